@@ -1,0 +1,113 @@
+# kshield build. `make` builds build/kshield and build/shields/<name>.bpf.o;
+# `make test` runs every test (host tests, then the quick kernel matrix).
+# V=1 shows full commands.
+
+BUILD     ?= build
+CC        ?= gcc
+CLANG     ?= clang-19
+BPFTOOL   ?= bpftool
+ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Iinclude -Isrc -I$(BUILD) \
+             -DKSHIELD_VERSION='"$(VERSION)"'
+LDLIBS    := -lbpf -lelf -lz -lsqlite3 -ljson-c -lm -lpthread
+STATIC_LDLIBS := -Wl,--start-group -lbpf -lelf -lz -lzstd -lsqlite3 -ljson-c -lm -lpthread -ldl -Wl,--end-group
+BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+              -Iinclude -Ibpf -I$(BUILD)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# kshield's own BPF programs (bpf/*.bpf.c) become skeletons.
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+# Each shields/<name>/shield.bpf.c becomes build/shields/<name>.bpf.o; its
+# test.c is linked into kshield (so `kshield test NAME` runs it anywhere).
+SHIELD_DIRS := $(patsubst %/shield.bpf.c,%,$(wildcard shields/*/shield.bpf.c))
+SHIELDS   := $(notdir $(SHIELD_DIRS))
+SHIELD_OBJS := $(patsubst %,$(BUILD)/shields/%.bpf.o,$(SHIELDS))
+SRCS      := $(wildcard src/*.c) $(wildcard shields/*/test.c)
+OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS))
+STATIC_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(SRCS))
+TEST_SRCS := $(wildcard tests/*.c)
+
+.PHONY: all static test test-host matrix matrix-quick bench clean install
+.DELETE_ON_ERROR:
+
+all: $(BUILD)/kshield $(SHIELD_OBJS)
+
+$(BUILD)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+BPF_HDRS := $(wildcard bpf/*.bpf.h) $(wildcard include/kshield/*.h)
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(BUILD)/shields/%.bpf.o: shields/%/shield.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
+	$(call msg,SHIELD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(SKELS) $(wildcard src/*.h) $(wildcard include/kshield/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/kshield: $(OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# Statically linked kshield for the kernel matrix guests.
+$(BUILD)/obj-static/%.o: %.c $(SKELS) $(wildcard src/*.h) $(wildcard include/kshield/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -DKSHIELD_STATIC -c $< -o $@
+
+$(BUILD)/static/kshield: $(STATIC_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LDLIBS) -o $@ 2>&1 | \
+	    { grep -v 'statically linked applications requires at runtime' | grep -v 'in function' || true; }
+	$(Q)test -x $@
+
+static: $(BUILD)/static/kshield $(SHIELD_OBJS)
+
+# Host tests: one Criterion binary built from tests/*.c.
+$(BUILD)/tests/kshield-tests: $(TEST_SRCS) tests/harness.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests $(TEST_SRCS) -lcriterion -ljson-c -lsqlite3 -lbpf -o $@
+
+test-host: all $(BUILD)/tests/kshield-tests
+	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \
+	    $(BUILD)/tests/kshield-tests --jobs 1 $(TESTFLAGS)
+
+test: test-host matrix-quick
+
+matrix-quick: static
+	$(Q)if [ -x matrix/run.sh ]; then matrix/run.sh --quick; else echo "matrix: not built yet"; fi
+
+matrix: static
+	$(Q)matrix/run.sh
+
+bench: all
+	$(Q)for b in bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done
+
+clean:
+	rm -rf $(BUILD)

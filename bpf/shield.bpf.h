@@ -1,0 +1,145 @@
+/* shield.bpf.h - the shield SDK. A shield is one BPF C file:
+ *
+ *	#include "shield.bpf.h"
+ *
+ *	KSHIELD_NAME("cve-2021-22555");
+ *	KSHIELD_META(cve, "CVE-2021-22555");
+ *	KSHIELD_META(summary, "x_tables IPT_SO_SET_REPLACE from a user namespace");
+ *	KSHIELD_VARIANTS("lsm,cgroup");	// strongest first
+ *
+ *	SEC("lsm/socket_setsockopt")
+ *	int BPF_PROG(lsm__setsockopt, struct socket *sock, int level, int optname)
+ *	{
+ *		if (!is_trigger(level, optname))
+ *			return 0;
+ *		return ks_refuse("socket_setsockopt", level, optname, 0, 0) ? -EPERM : 0;
+ *	}
+ *
+ * Programs belong to a variant by name: "<variant>__<anything>". The loader
+ * tries the variants in KSHIELD_VARIANTS order and keeps the first whose
+ * programs all load and attach on this kernel.
+ *
+ * Metadata keys (all strings, read from the object without loading it):
+ *   name, cve, summary, refs, hunt (SQL over the event store), variants,
+ *   variant_<v> (one line on what variant <v> does, e.g. that it is blunt),
+ *   target (user-space binary for uprobe variants), modules (kernel modules
+ *   the test needs).
+ */
+#ifndef KSHIELD_SHIELD_BPF_H
+#define KSHIELD_SHIELD_BPF_H
+
+#include "kshield.bpf.h"
+#include <kshield/shield.h>
+
+#define KSHIELD_META(key, val)						\
+	static const char __ks_meta_##key[]				\
+	__attribute__((section(KS_META_SECTION), used)) = #key "=" val
+
+#define KSHIELD_NAME(n)							\
+	KSHIELD_META(name, n);						\
+	static const char ks_shield_name[KS_NAME_LEN] = n
+
+#define KSHIELD_VARIANTS(v)	KSHIELD_META(variants, v)
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Runtime mode and identity, written by the loader, pinned per shield. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_shield_cfg);
+} ks_cfg SEC(".maps");
+
+/* Hits per verdict (enum ks_verdict), pinned per shield. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KS_VERDICT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} ks_stats SEC(".maps");
+
+static __always_inline struct ks_shield_cfg *ks_config(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&ks_cfg, &zero);
+}
+
+static __always_inline __u32 __ks_hit(const char *hook, __u32 verdict_enforce,
+				      __u64 a0, __u64 a1, __u64 a2, __u64 a3)
+{
+	struct ks_shield_cfg *cfg = ks_config();
+	struct ks_shield_event *e;
+	__u32 mode = cfg ? cfg->mode : KS_MODE_ENFORCE;
+	__u32 verdict = mode == KS_MODE_AUDIT ? KS_VERDICT_AUDITED : verdict_enforce;
+	__u64 *n;
+
+	n = bpf_map_lookup_elem(&ks_stats, &verdict);
+	if (n)
+		(*n)++;
+
+	e = ks_reserve(KS_EV_SHIELD, sizeof(*e));
+	if (e) {
+		ks_fill_hdr(&e->hdr, KS_EV_SHIELD, sizeof(*e));
+		__builtin_memcpy(e->shield, ks_shield_name, KS_NAME_LEN);
+		__builtin_memcpy(e->hook, hook, KS_HOOK_LEN);
+		if (cfg)
+			__builtin_memcpy(e->variant, cfg->variant, KS_VARIANT_LEN);
+		else
+			__builtin_memset(e->variant, 0, KS_VARIANT_LEN);
+		e->verdict = verdict;
+		e->mode = mode;
+		e->args[0] = a0;
+		e->args[1] = a1;
+		e->args[2] = a2;
+		e->args[3] = a3;
+		bpf_ringbuf_submit(e, 0);
+	}
+	return verdict;
+}
+
+/* The hook name is copied whole into the event, so it is padded here. */
+#define __KS_HOOK(h) ({ static const char __h[KS_HOOK_LEN] = h; __h; })
+
+/* Record a hit and say whether to refuse: true in enforce mode, false in
+ * audit mode. The caller turns it into its program type's refusal (-EPERM
+ * for LSM/fmod_ret, 0 for cgroup programs). */
+#define ks_refuse(hook, a0, a1, a2, a3)					\
+	(__ks_hit(__KS_HOOK(hook), KS_VERDICT_REFUSED,			\
+		  (__u64)(a0), (__u64)(a1), (__u64)(a2), (__u64)(a3))	\
+	 == KS_VERDICT_REFUSED)
+
+/* Last resort for hooks that cannot refuse (tracepoints, uprobes): record a
+ * hit and, in enforce mode, SIGKILL the caller before the call proceeds. */
+#define ks_kill(hook, a0, a1, a2, a3)					\
+	({								\
+		int __killed = __ks_hit(__KS_HOOK(hook), KS_VERDICT_KILLED, \
+					(__u64)(a0), (__u64)(a1),	\
+					(__u64)(a2), (__u64)(a3))	\
+			       == KS_VERDICT_KILLED;			\
+		if (__killed)						\
+			bpf_send_signal(SIGKILL);			\
+		__killed;						\
+	})
+
+/* cgroup/setsockopt and cgroup/getsockopt: let the call through unchanged.
+ * Setting optlen to 0 makes the kernel use the caller's own buffer, which
+ * also avoids -EFAULT for options longer than a page on older kernels. */
+static __always_inline int ks_sockopt_pass(struct bpf_sockopt *ctx)
+{
+	if (ctx->optlen > 4096)
+		ctx->optlen = 0;
+	return 1;
+}
+
+/* True when the current task's credentials belong to a user namespace other
+ * than the initial one: the precondition of most unprivileged kernel LPEs. */
+static __always_inline bool ks_in_child_userns(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, cred, user_ns, level) > 0;
+}
+
+#endif /* KSHIELD_SHIELD_BPF_H */

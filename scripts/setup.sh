@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install what kshield needs to build, test and run, from Debian packages only.
+# Idempotent: packages already present are not reinstalled; apt-get update runs
+# first only when something is missing. Mounts bpffs and tracefs when absent.
+#   scripts/setup.sh            build + test + run dependencies
+#   KSHIELD_ARM64=1 scripts/setup.sh   also the arm64 cross toolchain and libs
+set -euo pipefail
+
+pkgs=(
+  make gcc pkg-config clang-19 llvm-19 bpftool
+  libbpf-dev libelf-dev zlib1g-dev libzstd-dev libsqlite3-dev libjson-c-dev libdw-dev
+  libcriterion-dev libsodium-dev
+  qemu-system-x86 busybox-static cpio xz-utils kmod iproute2 util-linux
+  hyperfine sqlite3 iptables
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+# apt-get update runs first, as CI demands; skip it only when nothing is missing.
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all packages present"
+fi
+
+# Kernel filesystems the loader and tests need.
+mountpoint -q /sys/fs/bpf 2>/dev/null || mount -t bpf bpf /sys/fs/bpf
+if ! grep -q ' tracefs ' /proc/mounts; then
+  mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || \
+    mount -t tracefs tracefs /sys/kernel/debug/tracing
+fi
+echo "setup: done"

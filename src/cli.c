@@ -1,0 +1,117 @@
+/* cli.c - command dispatch by unambiguous prefix, error recording and
+ * reporting, JSON printing: the pieces every noun file uses. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+bool json_output;
+bool pretty_output;
+bool verbose;
+const char *ks_bpffs_root = "/sys/fs/bpf/kshield";
+
+static char errbuf[1024];
+
+int ks_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int ks_err_ctx(int err, const char *fmt, ...)
+{
+	char ctx[512], old[sizeof(errbuf)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx, sizeof(ctx), fmt, ap);
+	va_end(ap);
+	snprintf(old, sizeof(old), "%s", errbuf[0] ? errbuf : strerror(-err));
+	snprintf(errbuf, sizeof(errbuf), "%s: %s", ctx, old);
+	return err;
+}
+
+const char *ks_errmsg(void)
+{
+	return errbuf;
+}
+
+int ks_report(int err)
+{
+	const char *msg = errbuf[0] ? errbuf : strerror(err < 0 ? -err : err);
+
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "error", json_object_new_string(msg));
+		fprintf(stderr, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+	} else {
+		fprintf(stderr, "error: %s\n", msg);
+	}
+	return 1;
+}
+
+int ks_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+	ks_report(-EINVAL);
+	return 2;
+}
+
+void ks_json_print(struct json_object *obj)
+{
+	int flags = pretty_output ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+				  : JSON_C_TO_STRING_PLAIN;
+
+	printf("%s\n", json_object_to_json_string_ext(obj, flags | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(obj);
+}
+
+int ks_parse_u64(const char *s, const char *what, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-')
+		return ks_err(-EINVAL, "invalid %s '%s': expected a non-negative integer", what, s);
+	return 0;
+}
+
+int cmd_select(const struct cmd *cmds, int argc, char **argv,
+	       int (*help)(int argc, char **argv))
+{
+	const struct cmd *match = NULL;
+	size_t len;
+	int i;
+
+	if (argc < 1 || !strcmp(argv[0], "help") || !strcmp(argv[0], "--help") ||
+	    !strcmp(argv[0], "-h"))
+		return help(argc, argv);
+
+	len = strlen(argv[0]);
+	for (i = 0; cmds[i].name; i++) {
+		if (!strcmp(cmds[i].name, argv[0]))
+			return cmds[i].fn(argc - 1, argv + 1);
+		if (!strncmp(cmds[i].name, argv[0], len)) {
+			if (match)
+				return ks_usage("'%s' is ambiguous (%s, %s, ...); see 'help'",
+						argv[0], match->name, cmds[i].name);
+			match = &cmds[i];
+		}
+	}
+	if (!match)
+		return ks_usage("unknown command '%s'; see 'help'", argv[0]);
+	return match->fn(argc - 1, argv + 1);
+}

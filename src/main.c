@@ -1,0 +1,83 @@
+/* main.c - kshield's entry point: global options, then the noun table.
+ *
+ *	kshield [-j|-p] [-v] [--bpffs DIR] <noun> <verb> [args]
+ *
+ * Global flags may appear anywhere on the line (bpftool style); they are
+ * removed before the noun sees its arguments.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <stdarg.h>
+#include <bpf/libbpf.h>
+#include "cli.h"
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	if (level == LIBBPF_INFO && !verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr,
+		"Usage: kshield [OPTIONS] OBJECT COMMAND [ARGS]\n"
+		"       kshield --version\n"
+		"\n"
+		"OBJECT := { probe | shield | test | agent | events | hunt | stats | status }\n"
+		"OPTIONS := { -j|--json | -p|--pretty | -v|--verbose | --bpffs DIR }\n"
+		"\n"
+		"  probe              what this kernel offers to BPF shields\n"
+		"  shield load|list|info|mode|unload|stats   manage shields\n"
+		"  test NAME          prove a shield on this kernel (trigger, benign)\n"
+		"\n"
+		"Run 'kshield OBJECT help' for an object's commands.\n");
+	return 0;
+}
+
+static const struct cmd nouns[] = {
+	{ "help",	do_help },
+	{ "probe",	do_probe },
+	{ "shield",	do_shield },
+	{ "test",	do_test },
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	char *args[argc + 1];
+	int i, n = 0;
+
+	/* Pull global flags out of the whole line. The agent owns its own
+	 * "--json FILE" (event mirror), so only -j counts as global there. */
+	bool agent = false;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!n && !strncmp(a, "agent", strlen(a)) && strlen(a) >= 2)
+			agent = true;
+		if (!strcmp(a, "-j") || (!strcmp(a, "--json") && !agent)) {
+			json_output = true;
+		} else if (!strcmp(a, "-p") || !strcmp(a, "--pretty")) {
+			json_output = pretty_output = true;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose = true;
+		} else if (!strcmp(a, "--bpffs") && i + 1 < argc) {
+			ks_bpffs_root = argv[++i];
+		} else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+			printf(json_output ? "{\"version\":\"%s\"}\n" : "kshield %s\n",
+			       KSHIELD_VERSION);
+			return 0;
+		} else {
+			args[n++] = argv[i];
+		}
+	}
+	args[n] = NULL;
+
+	libbpf_set_print(print_libbpf);
+	return cmd_select(nouns, n, args, do_help);
+}

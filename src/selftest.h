@@ -1,0 +1,49 @@
+/* selftest.h - the shield test contract. Each shields/<name>/test.c registers
+ * a trigger case (the exploit's triggering call sequence) and a benign case
+ * (ordinary use of the same subsystem); `kshield test NAME` runs them around
+ * a real load of the shield, on the host or inside a matrix guest.
+ *
+ * Each case runs in a forked child (so namespace changes stay there and a
+ * SIGKILL shield can kill it) and returns:
+ *   KS_CASE_PASSED   the call sequence went through
+ *   KS_CASE_REFUSED  the guarded call failed with EPERM
+ *   < 0              the case could not run; @why says what is missing
+ * A child killed by SIGKILL counts as KS_CASE_REFUSED.
+ */
+#ifndef KSHIELD_SELFTEST_H
+#define KSHIELD_SELFTEST_H
+
+#include <stddef.h>
+
+#define KS_CASE_PASSED	0
+#define KS_CASE_REFUSED	1
+
+typedef int (*ks_case_fn)(char *why, size_t len);
+
+struct ks_shield_test {
+	const char *shield;	/* shield name, as in KSHIELD_NAME */
+	ks_case_fn trigger;
+	ks_case_fn benign;
+	struct ks_shield_test *next;
+};
+
+void ks_test_register(struct ks_shield_test *t);
+
+#define KSHIELD_TEST(name_, trigger_, benign_)				\
+	static struct ks_shield_test __ks_test = {			\
+		.shield = name_, .trigger = trigger_, .benign = benign_, \
+	};								\
+	__attribute__((constructor)) static void __ks_test_reg(void)	\
+	{ ks_test_register(&__ks_test); }
+
+/* Helpers for cases. */
+/* Become root of a new user namespace (and a new network namespace when
+ * @netns): the unprivileged attacker's position. 0 or -errno. */
+int ks_test_enter_userns(int netns);
+/* Drop to an unprivileged uid/gid in the initial namespace. */
+int ks_test_drop_to(unsigned uid, unsigned gid);
+/* Case result of a syscall return value: -1/EPERM is REFUSED, success is
+ * PASSED, anything else is an error described in @why. */
+int ks_case_from(int rc, int err, const char *what, char *why, size_t len);
+
+#endif
