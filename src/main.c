@@ -6,6 +6,7 @@
  * removed before the noun sees its arguments.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
 #include <bpf/libbpf.h>
@@ -30,6 +31,7 @@ static int do_help(int argc, char **argv)
 		"\n"
 		"OBJECT := { probe | shield | test | agent | events | hunt | stats | status }\n"
 		"OPTIONS := { -j|--json | -p|--pretty | -v|--verbose | --bpffs DIR }\n"
+		"(--bpffs defaults to $KSHIELD_BPFFS, else /sys/fs/bpf/kshield)\n"
 		"\n"
 		"  probe              what this kernel offers to BPF shields\n"
 		"  shield load|list|info|mode|unload|stats   manage shields\n"
@@ -49,6 +51,7 @@ static const struct cmd nouns[] = {
 
 int main(int argc, char **argv)
 {
+	const char *default_root = ks_bpffs_root;
 	char *args[argc + 1];
 	int i, n = 0;
 
@@ -78,6 +81,8 @@ int main(int argc, char **argv)
 	}
 	args[n] = NULL;
 
+	if (getenv("KSHIELD_BPFFS") && ks_bpffs_root == default_root)
+		ks_bpffs_root = getenv("KSHIELD_BPFFS");
 	libbpf_set_print(print_libbpf);
 	return cmd_select(nouns, n, args, do_help);
 }
