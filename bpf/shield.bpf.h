@@ -43,6 +43,9 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Defined by KSHIELD_NAME in the shield; declared here for the helpers. */
+static const char ks_shield_name[KS_NAME_LEN];
+
 /* Runtime mode and identity, written by the loader, pinned per shield. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -50,7 +50,7 @@ int ks_report(int err)
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "error", json_object_new_string(msg));
-		fprintf(stderr, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		fprintf(stderr, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
 		fprintf(stderr, "error: %s\n", msg);

@@ -46,4 +46,29 @@ int ks_test_drop_to(unsigned uid, unsigned gid);
  * PASSED, anything else is an error described in @why. */
 int ks_case_from(int rc, int err, const char *what, char *why, size_t len);
 
+/* Runner side (src/selftest.c, used by `kshield test`). */
+#include "loader.h"
+#include <stdbool.h>
+
+struct ks_test_result {
+	char shield[KS_NAME_LEN];
+	char variant[KS_VARIANT_LEN];
+	bool trigger_refused;	/* refused while enforcing */
+	bool hit_recorded;	/* ... and counted by the shield */
+	bool benign_ok;		/* benign passed while enforcing */
+	bool audit_ok;		/* audit: trigger passed and was counted */
+	bool unload_ok;		/* after unload the trigger passes again */
+	bool unsupported;	/* no variant loads on this kernel */
+	bool not_applicable;	/* the trigger cannot run on this kernel */
+	struct ks_load_result load;
+	char error[1024];	/* first failure, "" when all is well */
+};
+
+struct ks_shield_test *ks_test_find(const char *name);
+struct ks_shield_test *ks_test_first(void);
+/* Run the whole sequence for @t with the object @object. Returns <0 only
+ * when the test could not start; failures are in @r->error. */
+int ks_test_run(const struct ks_shield_test *t, const char *object,
+		struct ks_test_result *r);
+
 #endif

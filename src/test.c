@@ -1,0 +1,163 @@
+/* test.c - `kshield test NAME|--all`: prove shields on this kernel with
+ * their own trigger and benign cases (see selftest.c). Prints one JSON line
+ * per shield under -j, which is what the kernel matrix collects. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "cli.h"
+#include "selftest.h"
+
+static const char *default_dir(void)
+{
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (getenv("KSHIELD_SHIELDS"))
+		return getenv("KSHIELD_SHIELDS");
+	/* build/kshield -> build/shields; /usr/sbin -> /usr/lib/kshield/shields */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		*strrchr(exe, '/') = '\0';
+		snprintf(dir, sizeof(dir), "%s/shields", exe);
+		if (!access(dir, F_OK))
+			return dir;
+		snprintf(dir, sizeof(dir), "%s/../lib/kshield/shields", exe);
+		if (!access(dir, F_OK))
+			return dir;
+	}
+	return "/usr/lib/kshield/shields";
+}
+
+static void print_result(const struct ks_test_result *r)
+{
+	struct utsname u;
+
+	uname(&u);
+	if (json_output) {
+		struct json_object *o = json_object_new_object(), *tried = json_object_new_array();
+
+		json_object_object_add(o, "kernel", json_object_new_string(u.release));
+		json_object_object_add(o, "arch", json_object_new_string(u.machine));
+		json_object_object_add(o, "shield", json_object_new_string(r->shield));
+		json_object_object_add(o, "variant", r->variant[0] ?
+				       json_object_new_string(r->variant) : NULL);
+		json_object_object_add(o, "trigger_refused", json_object_new_boolean(r->trigger_refused));
+		json_object_object_add(o, "hit_recorded", json_object_new_boolean(r->hit_recorded));
+		json_object_object_add(o, "benign_ok", json_object_new_boolean(r->benign_ok));
+		json_object_object_add(o, "audit_ok", json_object_new_boolean(r->audit_ok));
+		json_object_object_add(o, "unload_ok", json_object_new_boolean(r->unload_ok));
+		json_object_object_add(o, "unsupported", json_object_new_boolean(r->unsupported));
+		json_object_object_add(o, "not_applicable", json_object_new_boolean(r->not_applicable));
+		json_object_object_add(o, "load_ms", json_object_new_double(r->load.load_ms));
+		for (int i = 0; i < r->load.ntried; i++) {
+			struct json_object *t = json_object_new_object();
+
+			json_object_object_add(t, "variant", json_object_new_string(r->load.tried[i].name));
+			json_object_object_add(t, "ok", json_object_new_boolean(!r->load.tried[i].err));
+			if (r->load.tried[i].err)
+				json_object_object_add(t, "why", json_object_new_string(r->load.tried[i].why));
+			json_object_array_add(tried, t);
+		}
+		json_object_object_add(o, "tried", tried);
+		json_object_object_add(o, "error", r->error[0] ? json_object_new_string(r->error) : NULL);
+		ks_json_print(o);
+		fflush(stdout);
+		return;
+	}
+	printf("%-22s %-8s trigger %-8s benign %-4s audit %-4s unload %-4s %6.1f ms  %s\n",
+	       r->shield, r->variant[0] ? r->variant : "-",
+	       r->trigger_refused ? "refused" : "PASSED", r->benign_ok ? "ok" : "FAIL",
+	       r->audit_ok ? "ok" : "FAIL", r->unload_ok ? "ok" : "FAIL",
+	       r->load.load_ms, r->error[0] ? r->error : "");
+	fflush(stdout);
+}
+
+static int run_one(const struct ks_shield_test *t, const char *object, bool *ok)
+{
+	struct ks_test_result r;
+	int err = ks_test_run(t, object, &r);
+
+	if (err)
+		return err;
+	print_result(&r);
+	*ok = !r.error[0];
+	return 0;
+}
+
+static int do_help(void)
+{
+	fprintf(stderr,
+		"Usage: kshield test NAME [--object FILE]\n"
+		"       kshield test --all [--dir DIR]\n"
+		"       kshield test list\n"
+		"\n"
+		"Loads each shield for real and runs its cases: trigger without the shield\n"
+		"(must pass), trigger enforcing (must be refused and counted), benign\n"
+		"enforcing (must pass), trigger in audit mode (must pass and be counted),\n"
+		"trigger after unload (must pass). Exit status 1 if any shield failed.\n"
+		"Shield objects are looked up in DIR (default $KSHIELD_SHIELDS, or the\n"
+		"shields directory beside the kshield binary).\n");
+	return 0;
+}
+
+int do_test(int argc, char **argv)
+{
+	const char *name = NULL, *object = NULL, *dir = default_dir();
+	char path[PATH_MAX];
+	bool all = false, ok = true, one;
+	int err;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help"))
+			return do_help();
+		if (!strcmp(argv[i], "--all"))
+			all = true;
+		else if (!strcmp(argv[i], "--object") && i + 1 < argc)
+			object = argv[++i];
+		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+			dir = argv[++i];
+		else if (argv[i][0] == '-')
+			return ks_usage("unknown option '%s' for 'test'; see 'kshield test help'", argv[i]);
+		else if (!name)
+			name = argv[i];
+		else
+			return ks_usage("'test' takes one shield NAME");
+	}
+	if (name && !strcmp(name, "list")) {
+		for (struct ks_shield_test *t = ks_test_first(); t; t = t->next)
+			printf("%s\n", t->shield);
+		return 0;
+	}
+	if (!all && !name)
+		return ks_usage("usage: kshield test NAME [--object FILE] | --all");
+	if (all) {
+		for (struct ks_shield_test *t = ks_test_first(); t; t = t->next) {
+			snprintf(path, sizeof(path), "%s/%s.bpf.o", dir, t->shield);
+			if (access(path, R_OK))
+				continue;
+			err = run_one(t, path, &one);
+			if (err)
+				return ks_report(err);
+			ok &= one;
+		}
+		return ok ? 0 : 1;
+	}
+	const struct ks_shield_test *t = ks_test_find(name);
+
+	if (!t)
+		return ks_report(ks_err(-ENOENT, "no test for shield '%s' (see 'kshield test list')", name));
+	if (!object) {
+		snprintf(path, sizeof(path), "%s/%s.bpf.o", dir, name);
+		object = path;
+	}
+	err = run_one(t, object, &one);
+	if (err)
+		return ks_report(err);
+	return one ? 0 : 1;
+}
