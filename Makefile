@@ -38,7 +38,7 @@ OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS))
 STATIC_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(SRCS))
 TEST_SRCS := $(wildcard tests/*.c)
 
-.PHONY: all static test test-host matrix matrix-quick bench clean install
+.PHONY: all setup run static test test-host matrix matrix-quick bench clean install
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/kshield $(SHIELD_OBJS)
@@ -88,17 +88,37 @@ $(BUILD)/static/kshield: $(STATIC_OBJS)
 
 static: $(BUILD)/static/kshield $(SHIELD_OBJS)
 
+# BPF objects the tests load on purpose (bad shields and the like).
+FIXTURES := $(patsubst tests/fixtures/%.bpf.c,$(BUILD)/tests/fixtures/%.bpf.o,$(wildcard tests/fixtures/*.bpf.c))
+
+$(BUILD)/tests/fixtures/%.bpf.o: tests/fixtures/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
 # Host tests: one Criterion binary built from tests/*.c.
 $(BUILD)/tests/kshield-tests: $(TEST_SRCS) tests/harness.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests $(TEST_SRCS) -lcriterion -ljson-c -lsqlite3 -lbpf -o $@
 
-test-host: all $(BUILD)/tests/kshield-tests
+test-host: all $(BUILD)/tests/kshield-tests $(FIXTURES)
 	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \
+	    KSHIELD_FIXTURES=$(abspath $(BUILD)/tests/fixtures) \
 	    $(BUILD)/tests/kshield-tests --jobs 1 $(TESTFLAGS)
 
-test: test-host matrix-quick
+# Fresh-machine entry points (see README): both install what they need first.
+setup:
+	$(Q)bash scripts/setup.sh
+
+run: setup
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)mkdir -p /var/lib/kshield
+	$(BUILD)/kshield agent --shields-dir $(BUILD)/shields --store /var/lib/kshield/events.db
+
+test: setup
+	$(Q)$(MAKE) --no-print-directory test-host
+	$(Q)$(MAKE) --no-print-directory matrix-quick
 
 matrix-quick: static
 	$(Q)if [ -x matrix/run.sh ]; then matrix/run.sh --quick; else echo "matrix: not built yet"; fi
@@ -106,7 +126,20 @@ matrix-quick: static
 matrix: static
 	$(Q)matrix/run.sh
 
-bench: all
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c))) \
+	      $(patsubst bench/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/*.bpf.c))
+
+$(BUILD)/bench/%.bpf.o: bench/%.bpf.c $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/%: bench/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+bench: all $(BENCH_BINS)
 	$(Q)for b in bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done
 
 clean:

@@ -126,13 +126,13 @@ static __always_inline __u32 __ks_hit(const char *hook, __u32 verdict_enforce,
 		__killed;						\
 	})
 
-/* cgroup/setsockopt and cgroup/getsockopt: let the call through unchanged.
- * Setting optlen to 0 makes the kernel use the caller's own buffer, which
- * also avoids -EFAULT for options longer than a page on older kernels. */
+/* cgroup/setsockopt: let the call through unchanged. optlen 0 tells the
+ * kernel to use the caller's own buffer: it saves a kmalloc+copy on every
+ * setsockopt and avoids -EFAULT for options longer than a page on older
+ * kernels. */
 static __always_inline int ks_sockopt_pass(struct bpf_sockopt *ctx)
 {
-	if (ctx->optlen > 4096)
-		ctx->optlen = 0;
+	ctx->optlen = 0;
 	return 1;
 }
 

@@ -52,25 +52,23 @@ static bool prog_in_variant(const struct bpf_program *prog, const char *variant)
 	return !strncmp(name, variant, n) && name[n] == '_' && name[n + 1] == '_';
 }
 
-/* The last few non-empty lines of a verifier log: where it gave up. */
-static void log_tail(const char *log, char *out, size_t len, int lines)
+/* The last few lines of a verifier log that say why it gave up: its
+ * closing statistics ("processed N insns", "verification time") are not. */
+static void log_tail(char *log, char *out, size_t len, int lines)
 {
-	const char *end = log + strlen(log), *p = end;
-	int seen = 0;
+	char *line[lines];
+	int n = 0, i;
+	size_t off = 0;
 
-	while (p > log && (p[-1] == '\n' || p[-1] == ' '))
-		p--, end--;
-	while (p > log && seen < lines) {
-		p--;
-		if (*p == '\n')
-			seen++;
+	for (char *p = strtok(log, "\n"); p; p = strtok(NULL, "\n")) {
+		if (!*p || !strncmp(p, "processed ", 10) || !strncmp(p, "verification time", 17) ||
+		    !strncmp(p, "stack depth", 11))
+			continue;
+		line[n++ % lines] = p;
 	}
-	if (*p == '\n')
-		p++;
-	snprintf(out, len, "%.*s", (int)(end - p), p);
-	for (char *c = out; *c; c++)
-		if (*c == '\n')
-			*c = '|';
+	out[0] = '\0';
+	for (i = n > lines ? n - lines : 0; i < n && off < len; i++)
+		off += snprintf(out + off, len - off, "%s%s", off ? " | " : "", line[i % lines]);
 }
 
 static bool is_cgroup_prog(const struct bpf_program *prog)
