@@ -11,7 +11,7 @@ pkgs=(
   libbpf-dev libelf-dev zlib1g-dev libzstd-dev libsqlite3-dev libjson-c-dev libdw-dev
   libcriterion-dev libsodium-dev
   qemu-system-x86 busybox-static cpio xz-utils kmod iproute2 util-linux
-  hyperfine sqlite3 iptables
+  hyperfine sqlite3 iptables strace bc
 )
 
 missing=()

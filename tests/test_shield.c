@@ -1,0 +1,302 @@
+/* test_shield.c - the shield loader on this host's real kernel, driven
+ * through the kshield binary: enforcement, audit, survival of the loader's
+ * death, unload, new-before-old replacement, and every bad input's one-line
+ * error with nothing left pinned. cve-2021-22555 enforces here through its
+ * cgroup/setsockopt variant (the host refuses BPF LSM). */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include "harness.h"
+
+#define SHIELD "cve-2021-22555"
+/* The exploit's trigger shape: table replace from a new user+net ns. */
+#define TRIGGER "unshare -Urn iptables-legacy -w -A INPUT -j ACCEPT"
+/* The same call by real root (initial user ns), in a scratch net ns. */
+#define BENIGN "unshare -n iptables-legacy -w -A INPUT -j ACCEPT"
+
+static char root[128];
+static char obj[512];
+
+static void setup(void)
+{
+	snprintf(root, sizeof(root), "/sys/fs/bpf/ks-test-%d", getpid());
+	snprintf(obj, sizeof(obj), "%s/%s.bpf.o", ks_shields_dir(), SHIELD);
+	setenv("KSHIELD_BPFFS", root, 1);
+}
+
+static void teardown(void)
+{
+	ks_runf(NULL, NULL, "%s shield unload %s; rm -rf %s", ks_bin(), SHIELD, root);
+}
+
+TestSuite(shield, .init = setup, .fini = teardown);
+
+static int sh(const char *cmd)
+{
+	return ks_run(cmd, NULL, NULL);
+}
+
+static json_object *shield_state(void)
+{
+	char cmd[256];
+	json_object *arr, *o = NULL;
+
+	snprintf(cmd, sizeof(cmd), "%s -j shield list", ks_bin());
+	arr = ks_run_json(cmd, NULL, NULL);
+	cr_assert(arr && json_object_is_type(arr, json_type_array), "shield list -j is not an array");
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+
+		if (!strcmp(json_object_get_string(ks_json_get(e, "name")), SHIELD))
+			o = json_object_get(e);
+	}
+	json_object_put(arr);
+	return o;
+}
+
+static long long hits(const char *verdict)
+{
+	char path[64];
+	json_object *o = shield_state();
+	long long n;
+
+	cr_assert(o, "shield not listed");
+	snprintf(path, sizeof(path), "verdicts.%s", verdict);
+	n = json_object_get_int64(ks_json_get(o, path));
+	json_object_put(o);
+	return n;
+}
+
+static void load(const char *extra)
+{
+	char *err;
+	int rc = ks_runf(NULL, &err, "%s shield load %s %s", ks_bin(), obj, extra);
+
+	cr_assert_eq(rc, 0, "load failed: %s", err);
+	free(err);
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+Test(shield, t01_enforces_and_records_a_hit)
+{
+	json_object *o;
+
+	cr_assert_eq(sh(TRIGGER " 2>/dev/null"), 0, "trigger must pass before the shield is loaded");
+	load("");
+	o = shield_state();
+	cr_assert(o);
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "mode")), "enforce");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "variant")), "cgroup");
+	cr_expect_eq(json_object_get_int(ks_json_get(o, "links")), 1);
+	json_object_put(o);
+
+	cr_assert_neq(sh(TRIGGER " 2>/dev/null"), 0, "trigger passed while enforcing");
+	cr_assert_eq(hits("refused"), 1, "one refusal must be counted");
+	cr_assert_eq(sh(BENIGN), 0, "real root's iptables must keep working");
+	cr_assert_eq(hits("refused"), 1, "real root must not be counted");
+}
+
+Test(shield, t02_audit_allows_and_counts_then_enforce_again)
+{
+	load("--audit");
+	cr_assert_eq(sh(TRIGGER), 0, "audit mode must let the trigger through");
+	cr_assert_eq(hits("audited"), 1);
+	cr_assert_eq(hits("refused"), 0);
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield mode %s enforce", ks_bin(), SHIELD), 0);
+	cr_assert_neq(sh(TRIGGER " 2>/dev/null"), 0, "mode change must take effect at once");
+	cr_assert_eq(hits("refused"), 1);
+}
+
+Test(shield, t03_survives_sigkill_of_the_loader)
+{
+	char *err;
+	int rc;
+
+	/* strace turns the loader's exit into a SIGKILL: nothing it might do
+	 * on a clean exit happens. */
+	rc = ks_runf(NULL, &err, "strace -qq -o /dev/null -e trace=exit_group "
+		     "-e inject=exit_group:signal=KILL %s shield load %s", ks_bin(), obj);
+	cr_assert_eq(rc, 128 + SIGKILL, "loader was not killed (rc %d): %s", rc, err);
+	free(err);
+	cr_assert_neq(sh(TRIGGER " 2>/dev/null"), 0, "shield stopped enforcing when its loader died");
+	cr_assert_eq(hits("refused"), 1);
+}
+
+Test(shield, t04_unload_restores_the_call_and_removes_pins)
+{
+	char dir[256];
+
+	load("");
+	cr_assert_neq(sh(TRIGGER " 2>/dev/null"), 0);
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield unload %s", ks_bin(), SHIELD), 0);
+	cr_assert_eq(sh(TRIGGER), 0, "trigger must pass after unload");
+	snprintf(dir, sizeof(dir), "%s/shields", root);
+	cr_assert_eq(count_entries(dir), 0, "pins left behind after unload");
+}
+
+Test(shield, t05_replace_is_new_before_old_with_no_gap)
+{
+	char cmd[1024], *out;
+	json_object *o;
+	int passed;
+
+	load("");
+	/* Hammer the trigger while the shield is replaced ten times: not one
+	 * call may get through. */
+	snprintf(cmd, sizeof(cmd),
+		 "n=0; (for i in $(seq 10); do %s shield load %s >/dev/null || exit 9; done) & l=$!; "
+		 "while kill -0 $l 2>/dev/null; do " TRIGGER " 2>/dev/null && n=$((n+1)); done; "
+		 "wait $l || echo loadfail; echo $n", ks_bin(), obj);
+	cr_assert_eq(ks_run(cmd, &out, NULL), 0);
+	cr_assert_null(strstr(out, "loadfail"), "a replacing load failed");
+	passed = atoi(out);
+	free(out);
+	cr_assert_eq(passed, 0, "%d trigger calls passed during replacement", passed);
+	o = shield_state();
+	cr_assert_eq(json_object_get_int(ks_json_get(o, "links")), 1, "links must not pile up");
+	json_object_put(o);
+	cr_assert_neq(sh(TRIGGER " 2>/dev/null"), 0);
+}
+
+/* Each bad input: non-zero exit, exactly one "error: " line, no pins. */
+static void expect_error(const char *args, const char *needle)
+{
+	char *out, *err, dir[256];
+	int rc = ks_runf(&out, &err, "%s %s", ks_bin(), args);
+
+	cr_expect_neq(rc, 0, "'%s' should fail", args);
+	cr_expect(!strncmp(err, "error: ", 7), "'%s': stderr is not one error line: %s", args, err);
+	cr_expect(strchr(err, '\n') == err + strlen(err) - 1, "'%s': more than one line: %s", args, err);
+	cr_expect(strstr(err, needle), "'%s': expected '%s' in: %s", args, needle, err);
+	snprintf(dir, sizeof(dir), "%s/shields", root);
+	cr_expect_eq(count_entries(dir), 0, "'%s' left pins behind", args);
+	free(out);
+	free(err);
+}
+
+Test(shield, t06_bad_inputs_give_one_line_and_leave_no_pin)
+{
+	char args[1024];
+	const char *fx = getenv("KSHIELD_FIXTURES");
+
+	cr_assert(fx, "KSHIELD_FIXTURES not set (run through make test-host)");
+	expect_error("shield load /etc/passwd", "not an ELF file");
+	expect_error("shield load /bin/true", "not a BPF object");
+	snprintf(args, sizeof(args), "shield load %s/not-a-shield.bpf.o", fx);
+	expect_error(args, "not a kshield shield");
+	snprintf(args, sizeof(args), "shield load %s/verifier-reject.bpf.o", fx);
+	expect_error(args, "verifier: ");
+	expect_error(args, "invalid access to map value");
+	snprintf(args, sizeof(args), "shield load %s/lsm-only.bpf.o", fx);
+	expect_error(args, "no variant of fixture-lsm-only loads on this kernel: lsm: lsm__create: load: Operation not permitted");
+	expect_error("shield load /nonexistent.bpf.o", "can't open /nonexistent.bpf.o");
+	expect_error("shield unload no-such-shield", "shield no-such-shield is not loaded");
+	expect_error("shield mode no-such-shield audit", "is not loaded");
+	expect_error("shield mode " SHIELD " sideways", "unknown mode 'sideways'");
+	expect_error("shield frobnicate", "unknown command 'frobnicate'");
+	snprintf(args, sizeof(args), "--bpffs /tmp/ks-not-bpffs shield load %s", obj);
+	expect_error(args, "not on a bpf file system: mount it with 'mount -t bpf bpf /sys/fs/bpf'");
+	snprintf(args, sizeof(args), "shield load %s", obj);
+	{
+		char *err;
+		int rc = ks_runf(NULL, &err, "setpriv --reuid 65534 --regid 65534 --clear-groups "
+				 "%s shield load %s", ks_bin(), obj);
+
+		cr_expect_neq(rc, 0);
+		cr_expect(strstr(err, "error: not privileged"), "unprivileged load: %s", err);
+		free(err);
+	}
+}
+
+Test(shield, t07_json_errors_and_listing)
+{
+	char *out, *err;
+	json_object *o;
+	int rc;
+
+	rc = ks_runf(&out, &err, "%s -j shield unload nope", ks_bin());
+	cr_assert_neq(rc, 0);
+	o = ks_json_parse(err);
+	cr_assert(o, "-j error is not JSON: %s", err);
+	cr_assert(strstr(json_object_get_string(ks_json_get(o, "error")), "not loaded"));
+	json_object_put(o);
+	free(out);
+	free(err);
+
+	/* Unambiguous prefixes work, like bpftool. */
+	load("");
+	rc = ks_runf(&out, NULL, "%s -j sh li", ks_bin());
+	cr_assert_eq(rc, 0);
+	o = ks_json_parse(out);
+	cr_assert(o && json_object_array_length(o) == 1);
+	json_object_put(o);
+	free(out);
+}
+
+Test(shield, t08_info_reads_metadata_without_loading)
+{
+	char cmd[600], dir[256];
+	json_object *o;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "%s -j shield info %s", ks_bin(), obj);
+	o = ks_run_json(cmd, &rc, NULL);
+	cr_assert(o && rc == 0);
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "name")), SHIELD);
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "cve")), "CVE-2021-22555");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "variants")), "lsm,cgroup");
+	cr_expect(ks_json_get(o, "hunt"));
+	cr_expect_eq(strlen(json_object_get_string(ks_json_get(o, "sha256"))), 64);
+	json_object_put(o);
+	snprintf(dir, sizeof(dir), "%s/shields", root);
+	cr_expect_eq(count_entries(dir), 0, "info must not load anything");
+}
+
+Test(shield, t09_selftest_proves_the_shield_here)
+{
+	char cmd[600];
+	json_object *o;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "%s -j test %s --object %s", ks_bin(), SHIELD, obj);
+	o = ks_run_json(cmd, &rc, NULL);
+	cr_assert(o, "kshield test printed no JSON");
+	cr_expect_eq(rc, 0, "error: %s", json_object_get_string(ks_json_get(o, "error")));
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "variant")), "cgroup");
+	cr_expect(json_object_get_boolean(ks_json_get(o, "trigger_refused")));
+	cr_expect(json_object_get_boolean(ks_json_get(o, "benign_ok")));
+	cr_expect(json_object_get_boolean(ks_json_get(o, "audit_ok")));
+	cr_expect(json_object_get_boolean(ks_json_get(o, "unload_ok")));
+	json_object_put(o);
+}
+
+Test(shield, t10_version_and_help_at_every_level)
+{
+	char *out, *err;
+
+	cr_expect_eq(ks_runf(&out, NULL, "%s --version", ks_bin()), 0);
+	cr_expect(!strncmp(out, "kshield ", 8));
+	free(out);
+	cr_expect_eq(ks_runf(NULL, &err, "%s help", ks_bin()), 0);
+	cr_expect(strstr(err, "Usage: kshield"));
+	free(err);
+	cr_expect_eq(ks_runf(NULL, &err, "%s shield help", ks_bin()), 0);
+	cr_expect(strstr(err, "kshield shield load FILE"));
+	free(err);
+	cr_expect_eq(ks_runf(NULL, &err, "%s test help", ks_bin()), 0);
+	cr_expect(strstr(err, "kshield test NAME"));
+	free(err);
+}
