@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -252,12 +253,31 @@ static void recover(const char *final, const char *staged, const char *old)
 	ks_pins_remove_dir(staged);
 }
 
+/* Serialise loads and unloads between kshield processes (an agent reloading
+ * on SIGHUP while someone runs `kshield shield load`): the staging and
+ * swapping below assume one writer. Returns an fd to close, or -errno. */
+static int lock_shields(void)
+{
+	char dir[PATH_MAX];
+	int fd;
+
+	ks_pin_path(dir, sizeof(dir), "%s", "shields");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ks_err(-errno, "can't open %s: %s", dir, strerror(errno));
+	if (flock(fd, LOCK_EX)) {
+		close(fd);
+		return ks_err(-errno, "can't lock %s: %s", dir, strerror(errno));
+	}
+	return fd;
+}
+
 int ks_shield_load(const char *path, enum ks_mode mode, struct ks_load_result *res)
 {
 	char final[PATH_MAX], staged[PATH_MAX], old[PATH_MAX], *list, *v, *save;
 	struct ks_meta meta;
 	double t0 = now_ms();
-	int err, idx = 0;
+	int err, idx = 0, lockfd = -1;
 	size_t off;
 
 	memset(res, 0, sizeof(*res));
@@ -268,6 +288,11 @@ int ks_shield_load(const char *path, enum ks_mode mode, struct ks_load_result *r
 	err = ks_pins_init();
 	if (err)
 		goto out_meta;
+	lockfd = lock_shields();
+	if (lockfd < 0) {
+		err = lockfd;
+		goto out_meta;
+	}
 	ks_pin_path(final, sizeof(final), "shields/%s", res->name);
 	ks_pin_path(staged, sizeof(staged), "shields/_new_%s", res->name);
 	ks_pin_path(old, sizeof(old), "shields/_old_%s", res->name);
@@ -315,6 +340,8 @@ int ks_shield_load(const char *path, enum ks_mode mode, struct ks_load_result *r
 	ks_pins_remove_dir(old);
 	res->load_ms = now_ms() - t0;
 out_meta:
+	if (lockfd >= 0)
+		close(lockfd);
 	ks_meta_free(&meta);
 	return err;
 }
@@ -332,11 +359,15 @@ static int shield_dir(const char *name, char *dir, size_t len)
 int ks_shield_unload(const char *name)
 {
 	char dir[PATH_MAX];
-	int err = shield_dir(name, dir, sizeof(dir));
+	int lockfd, err = shield_dir(name, dir, sizeof(dir));
 
 	if (err)
 		return err;
+	lockfd = lock_shields();
+	if (lockfd < 0)
+		return lockfd;
 	err = ks_pins_remove_dir(dir);
+	close(lockfd);
 	if (err)
 		return ks_err(err, "can't remove %s: %s", dir, strerror(-err));
 	return 0;
