@@ -38,7 +38,7 @@ OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS))
 STATIC_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(SRCS))
 TEST_SRCS := $(wildcard tests/*.c)
 
-.PHONY: all setup run static test test-host matrix matrix-quick bench clean install
+.PHONY: all setup run static test test-host matrix matrix-quick bench clean install uninstall
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/kshield $(SHIELD_OBJS)
@@ -141,6 +141,44 @@ $(BUILD)/bench/%: bench/%.c
 
 bench: all $(BENCH_BINS)
 	$(Q)for b in bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done
+
+# `make install` (PREFIX, DESTDIR): binary, shields, systemd unit, default
+# config, man page, bash completion. An existing config is never overwritten;
+# shields.d links to the bundled shields are made only when shields.d is new,
+# so a shield an administrator unlinked stays unlinked.
+PREFIX     ?= /usr/local
+SBINDIR    ?= $(PREFIX)/sbin
+KSLIBDIR   ?= $(PREFIX)/lib/kshield
+MANDIR     ?= $(PREFIX)/share/man
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
+
+install: all
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(KSLIBDIR)/shields $(DESTDIR)$(MANDIR)/man8 \
+	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPDIR) $(DESTDIR)$(SYSCONFDIR)/kshield
+	$(Q)install -m 0755 $(BUILD)/kshield $(DESTDIR)$(SBINDIR)/kshield
+	$(Q)$(if $(SHIELD_OBJS),install -m 0644 $(SHIELD_OBJS) $(DESTDIR)$(KSLIBDIR)/shields/)
+	$(Q)if [ ! -d $(DESTDIR)$(SYSCONFDIR)/kshield/shields.d ]; then \
+	    install -d $(DESTDIR)$(SYSCONFDIR)/kshield/shields.d && \
+	    for s in $(SHIELDS); do \
+	        ln -s $(KSLIBDIR)/shields/$$s.bpf.o $(DESTDIR)$(SYSCONFDIR)/kshield/shields.d/$$s.bpf.o; \
+	    done; fi
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/kshield/kshield.conf ] || \
+	    install -m 0644 packaging/kshield.conf $(DESTDIR)$(SYSCONFDIR)/kshield/kshield.conf
+	$(Q)sed -e 's|/usr/sbin/kshield|$(SBINDIR)/kshield|g' \
+	    -e 's|/etc/kshield|$(SYSCONFDIR)/kshield|g' packaging/kshield.service \
+	    > $(DESTDIR)$(UNITDIR)/kshield.service && chmod 0644 $(DESTDIR)$(UNITDIR)/kshield.service
+	$(Q)install -m 0644 docs/kshield.8 $(DESTDIR)$(MANDIR)/man8/kshield.8
+	$(Q)install -m 0644 packaging/kshield.bash-completion $(DESTDIR)$(COMPDIR)/kshield
+
+# Removes what install put in place except the config, shields.d and the
+# event store (administrator data). Loaded shields stay loaded.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/kshield $(DESTDIR)$(UNITDIR)/kshield.service \
+	    $(DESTDIR)$(MANDIR)/man8/kshield.8 $(DESTDIR)$(COMPDIR)/kshield
+	rm -rf $(DESTDIR)$(KSLIBDIR)
 
 clean:
 	rm -rf $(BUILD)
