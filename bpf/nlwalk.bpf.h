@@ -1,0 +1,371 @@
+/* nlwalk.bpf.h - a bounded walk over the netlink messages of one send, for
+ * shields that must look inside netlink requests (nf_tables batches,
+ * rtnetlink traffic-control requests) to refuse only the offending ones.
+ *
+ * The same walk runs on the kernel copy of the request (lsm/netlink_send
+ * sees the skb before it is delivered) and on the sender's own buffers
+ * (tracepoint fallbacks at sys_enter_sendmsg and friends). A shield that
+ * includes this header first defines two functions:
+ *
+ *   static __always_inline __u32 nlw_on_msg(struct nlw *w, __u32 type,
+ *                                           __u32 off, __u32 len);
+ *	Called for each message header at @off. Return 0 to skip the message,
+ *	or the size of the family header that follows the nlmsghdr (4 for
+ *	nfgenmsg, 20 for tcmsg) to walk its attributes along w->path (set
+ *	w->plen and w->path[] here). May set w->hit to stop the walk.
+ *
+ *   static __always_inline void nlw_on_leaf(struct nlw *w, __u32 off,
+ *                                           __u32 len);
+ *	Called for each attribute matching the last element of the path;
+ *	@off/@len are its payload. May set w->hit.
+ *
+ * Attribute types are compared as the kernel does (NLA_TYPE_MASK strips the
+ * nested and byte-order flags); NLW_ANY in a path matches every type, and
+ * every occurrence of a type is visited (the kernel keeps the last one, a
+ * shield that checks all of them cannot be fooled by duplicates).
+ *
+ * The walk is a flat state machine driven by bpf_loop (5.17+), one header
+ * per step. A request larger than the step budget is reported as
+ * w->truncated: shields refuse those from namespaces they guard (fail
+ * closed) rather than let padding hide an offending message.
+ */
+#ifndef KSHIELD_NLWALK_BPF_H
+#define KSHIELD_NLWALK_BPF_H
+
+#include "shield.bpf.h"
+
+#define NLW_DEPTH	6		/* deepest attribute path */
+#define NLW_ANY		0xffff
+#define NLW_STEPS	(1u << 20)	/* headers per request */
+#define NLW_IOVS	64		/* iovecs walked per sendmsg/writev */
+
+#define NLW_NLMSG_HDRLEN	16
+#define NLW_ALIGN(n)		(((n) + 3u) & ~3u)
+#define NLW_TYPE_MASK		0x3fff
+
+#define NLW_AF_NETLINK		16
+#define NLW_S_IFMT		00170000
+#define NLW_S_IFSOCK		0140000
+
+struct nlw {
+	__u64 data;			/* request bytes (kernel or user address) */
+	__u32 len;
+	__u32 pos;
+	__u32 depth;			/* 0: between messages */
+	__u32 plen;			/* path length for the current message */
+	__u16 path[NLW_DEPTH];
+	__u32 end[NLW_DEPTH + 2];	/* payload end of the container at depth d */
+	__u32 next[NLW_DEPTH + 2];	/* where the walk goes on after it */
+	__u32 user;			/* read with bpf_probe_read_user */
+	__u32 done;			/* reached the end of the request */
+	__u32 fault;			/* could not read the request */
+	__u32 hit;			/* shield-defined: non-zero stops the walk */
+	__u64 arg;			/* shield-defined detail of the hit */
+	__u32 msg_type;			/* type of the message being walked */
+	__u32 seen;			/* shield-defined message-level state */
+};
+
+/* The walk's state lives in task storage, not on the stack: the verifier
+ * tracks every constant stored on the stack, so a stack state makes it
+ * explore each (depth, path) combination separately, while map values are
+ * opaque to it. Per task, so concurrent senders cannot share it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct nlw);
+} nlw_state SEC(".maps");
+
+/* A zeroed walk state for the current task, or NULL (callers fail closed). */
+static __always_inline struct nlw *nlw_get(void)
+{
+	struct nlw *w = bpf_task_storage_get(&nlw_state, bpf_get_current_task_btf(), 0,
+					     BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (w)
+		__builtin_memset(w, 0, sizeof(*w));
+	return w;
+}
+
+/* bpf_loop's context must be on the stack: it carries the state pointer. */
+struct nlw_ref {
+	struct nlw *w;
+};
+
+static __always_inline __u32 nlw_on_msg(struct nlw *w, __u32 type, __u32 off, __u32 len);
+static __always_inline void nlw_on_leaf(struct nlw *w, __u32 off, __u32 len);
+
+static __always_inline int nlw_read(struct nlw *w, void *dst, __u32 size, __u32 off)
+{
+	const void *src = (const void *)(long)(w->data + off);
+
+	if (w->user)
+		return bpf_probe_read_user(dst, size, src);
+	return bpf_probe_read_kernel(dst, size, src);
+}
+
+static __always_inline __u32 nlw_read_be32(struct nlw *w, __u32 off)
+{
+	__u32 v = 0;
+
+	if (nlw_read(w, &v, sizeof(v), off))
+		w->fault = 1;
+	return __builtin_bswap32(v);
+}
+
+static __always_inline __u32 nlw_read_u32(struct nlw *w, __u32 off)
+{
+	__u32 v = 0;
+
+	if (nlw_read(w, &v, sizeof(v), off))
+		w->fault = 1;
+	return v;
+}
+
+static long nlw_step(__u32 i, void *ctx)
+{
+	struct nlw *w = ((struct nlw_ref *)ctx)->w;
+	__u32 d;
+
+	if (!w)
+		return 1;
+	d = w->depth;
+
+	if (w->hit || w->fault)
+		return 1;
+	if (d == 0) {
+		struct { __u32 len; __u16 type; __u16 flags; __u32 seq; __u32 pid; } h;
+		__u32 hdr;
+
+		if (w->pos + NLW_NLMSG_HDRLEN > w->len) {
+			w->done = 1;
+			return 1;
+		}
+		if (nlw_read(w, &h, sizeof(h), w->pos)) {
+			w->fault = 1;
+			return 1;
+		}
+		/* The kernel stops at the first malformed header too. */
+		if (h.len < NLW_NLMSG_HDRLEN || h.len > w->len - w->pos) {
+			w->done = 1;
+			return 1;
+		}
+		w->msg_type = h.type;
+		w->plen = 0;
+		hdr = nlw_on_msg(w, h.type, w->pos, h.len);
+		if (w->hit || w->fault)
+			return 1;
+		if (hdr && w->plen && w->plen <= NLW_DEPTH &&
+		    NLW_NLMSG_HDRLEN + hdr <= h.len) {
+			w->end[1] = w->pos + h.len;
+			w->next[1] = w->pos + NLW_ALIGN(h.len);
+			w->pos += NLW_NLMSG_HDRLEN + hdr;
+			w->depth = 1;
+		} else {
+			w->pos += NLW_ALIGN(h.len);
+		}
+		return 0;
+	}
+	if (d > NLW_DEPTH || d > w->plen) {
+		w->fault = 1;
+		return 1;
+	}
+
+	struct { __u16 len; __u16 type; } a;
+	__u32 end = w->end[d & 7], want, t, next;
+
+	if (w->pos + 4 > end || nlw_read(w, &a, sizeof(a), w->pos) ||
+	    a.len < 4 || a.len > end - w->pos) {
+		/* End of this container (or a malformed attribute, which
+		 * nla_parse refuses or ignores): back to the parent. */
+		w->pos = w->next[d & 7];
+		w->depth = d - 1;
+		return 0;
+	}
+	t = a.type & NLW_TYPE_MASK;
+	want = w->path[(d - 1) % NLW_DEPTH];
+	next = w->pos + NLW_ALIGN(a.len);
+	if (want == t || want == NLW_ANY) {
+		if (d == w->plen) {
+			nlw_on_leaf(w, w->pos + 4, a.len - 4);
+		} else {
+			w->end[(d + 1) & 7] = w->pos + a.len;
+			w->next[(d + 1) & 7] = next;
+			w->pos += 4;
+			w->depth = d + 1;
+			return 0;
+		}
+	}
+	w->pos = next;
+	return 0;
+}
+
+/* Walk one buffer of @len bytes at @data. Returns 0 when the walk ended
+ * (reached the end, or a hit), 1 when the step budget ran out first. */
+static __always_inline int nlw_walk(struct nlw *w, __u64 data, __u32 len, bool user)
+{
+	w->data = data;
+	w->len = len;
+	w->pos = 0;
+	w->depth = 0;
+	w->user = user;
+	w->done = 0;
+	struct nlw_ref r = { .w = w };
+
+	bpf_loop(NLW_STEPS, nlw_step, &r, 0);
+	return !(w->done || w->hit || w->fault);
+}
+
+/* The user namespace that owns @sk's network namespace is not the initial
+ * one: CAP_NET_ADMIN there is within reach of an unprivileged user. Keyed on
+ * the socket and not only on the sender, because the owner of a child
+ * namespace keeps its capabilities there from the parent namespace (a
+ * socket created inside can be passed out and used from outside). */
+static __always_inline bool nlw_sock_in_child_userns(struct sock *sk)
+{
+	return BPF_CORE_READ(sk, __sk_common.skc_net.net, user_ns, level) > 0;
+}
+
+/* The sock behind descriptor @fd of the current task when it is a netlink
+ * socket, else NULL. For the tracepoint fallbacks, which only get the fd. */
+static __always_inline struct sock *nlw_fd_netlink_sock(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *file = NULL;
+	struct socket *sock;
+	struct sock *sk;
+	unsigned int max;
+	umode_t mode;
+
+	if (fd < 0 || !fdt)
+		return NULL;
+	max = BPF_CORE_READ(fdt, max_fds);
+	if ((unsigned int)fd >= max)
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return NULL;
+	mode = BPF_CORE_READ(file, f_inode, i_mode);
+	if ((mode & NLW_S_IFMT) != NLW_S_IFSOCK)
+		return NULL;
+	sock = BPF_CORE_READ(file, private_data);
+	if (!sock)
+		return NULL;
+	sk = BPF_CORE_READ(sock, sk);
+	if (!sk || BPF_CORE_READ(sk, __sk_common.skc_family) != NLW_AF_NETLINK)
+		return NULL;
+	return sk;
+}
+
+/* Walk the iovecs of a sendmsg/writev from user memory. Each iovec is
+ * walked as its own run of messages: netlink libraries never split a
+ * message across iovecs, and one that does (or more than NLW_IOVS of them)
+ * is reported as truncated so that the caller fails closed. The iovecs are
+ * themselves a bpf_loop, so that the walk's callback is verified once. */
+struct nlw_iov_ctx {
+	struct nlw *w;
+	const struct iovec *iov;
+	__u64 n;
+	int truncated;
+};
+
+static long nlw_iov_step(__u32 i, void *ctx)
+{
+	struct nlw_iov_ctx *c = ctx;
+	struct nlw *w = c->w;
+	struct iovec v;
+
+	if (!w || i >= c->n)
+		return 1;
+	if (bpf_probe_read_user(&v, sizeof(v), &c->iov[i])) {
+		w->fault = 1;
+		return 1;
+	}
+	if (v.iov_len > 0xffffffffull) {
+		c->truncated = 1;
+		return 1;
+	}
+	c->truncated |= nlw_walk(w, (__u64)(long)v.iov_base, v.iov_len, true);
+	if (w->hit || w->fault)
+		return 1;
+	/* Stopped before the end of the iovec: a message ran past it. */
+	if (w->pos < w->len)
+		c->truncated = 1;
+	return 0;
+}
+
+static __always_inline int nlw_walk_iov(struct nlw *w, const struct iovec *iov, __u64 n)
+{
+	struct nlw_iov_ctx c = { .w = w, .iov = iov, .n = n };
+
+	if (n > NLW_IOVS)
+		return 1;
+	bpf_loop(NLW_IOVS, nlw_iov_step, &c, 0);
+	return c.truncated;
+}
+
+/* Tracepoint fallbacks: what the sender asked to send, from its own memory. */
+enum { NLW_CLEAN = 0, NLW_HIT = 1, NLW_UNPARSED = 2 };
+enum { NLW_SEND_BUF, NLW_SEND_IOV, NLW_SEND_MSG, NLW_SEND_MMSG };
+
+/* Walk one send of @kind: BUF (a = buffer, b = length), IOV (a = iovec
+ * array, b = count), MSG (a = user_msghdr). sendmmsg (MMSG) is not
+ * parsed. Returns NLW_HIT, NLW_CLEAN, or NLW_UNPARSED when the request could
+ * not be read whole (callers fail closed). */
+static __always_inline int nlw_tp_walk(struct nlw *w, int kind, __u64 a, __u64 b)
+{
+	int truncated;
+
+	if (kind == NLW_SEND_BUF) {
+		if (b > 0xffffffffull)
+			return NLW_UNPARSED;
+		truncated = nlw_walk(w, a, b, true);
+	} else if (kind == NLW_SEND_MSG) {
+		struct user_msghdr m;
+
+		if (bpf_probe_read_user(&m, sizeof(m), (const void *)(long)a))
+			return NLW_UNPARSED;
+		truncated = nlw_walk_iov(w, m.msg_iov, m.msg_iovlen);
+	} else if (kind == NLW_SEND_IOV) {
+		truncated = nlw_walk_iov(w, (const struct iovec *)(long)a, b);
+	} else {
+		return NLW_UNPARSED;
+	}
+	if (w->hit)
+		return NLW_HIT;
+	return truncated || w->fault ? NLW_UNPARSED : NLW_CLEAN;
+}
+
+/* The five syscalls that reach netlink_sendmsg() with user buffers, each
+ * handing (fd, kind, a, b) to the shield's @check. io_uring sends and
+ * 32-bit compat syscalls do not pass these tracepoints: the fallback's
+ * documented gap, which only the LSM variant closes. */
+#define NLW_TP_PROGRAMS(check)						\
+SEC("tracepoint/syscalls/sys_enter_sendmsg")				\
+int tp__sendmsg(struct trace_event_raw_sys_enter *ctx)			\
+{									\
+	return check((int)ctx->args[0], NLW_SEND_MSG, ctx->args[1], 0);	\
+}									\
+SEC("tracepoint/syscalls/sys_enter_sendto")				\
+int tp__sendto(struct trace_event_raw_sys_enter *ctx)			\
+{									\
+	return check((int)ctx->args[0], NLW_SEND_BUF, ctx->args[1], ctx->args[2]); \
+}									\
+SEC("tracepoint/syscalls/sys_enter_write")				\
+int tp__write(struct trace_event_raw_sys_enter *ctx)			\
+{									\
+	return check((int)ctx->args[0], NLW_SEND_BUF, ctx->args[1], ctx->args[2]); \
+}									\
+SEC("tracepoint/syscalls/sys_enter_writev")				\
+int tp__writev(struct trace_event_raw_sys_enter *ctx)			\
+{									\
+	return check((int)ctx->args[0], NLW_SEND_IOV, ctx->args[1], ctx->args[2]); \
+}									\
+SEC("tracepoint/syscalls/sys_enter_sendmmsg")				\
+int tp__sendmmsg(struct trace_event_raw_sys_enter *ctx)			\
+{									\
+	return check((int)ctx->args[0], NLW_SEND_MMSG, ctx->args[1], ctx->args[2]); \
+}
+
+#endif /* KSHIELD_NLWALK_BPF_H */

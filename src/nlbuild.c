@@ -1,0 +1,189 @@
+/* nlbuild.c - raw netlink request building for shield tests (see nlbuild.h).
+ * Messages are laid out exactly as libmnl lays them out: 4-byte aligned
+ * attributes, NLA_F_NESTED on nests, one request per sendmsg. */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <arpa/inet.h>
+#include <linux/netlink.h>
+#include <linux/netfilter/nfnetlink.h>
+#include "nlbuild.h"
+
+#define ALIGN4(n) (((n) + 3) & ~(size_t)3)
+
+void nlb_init(struct nlbuild *b, void *buf, size_t cap)
+{
+	memset(b, 0, sizeof(*b));
+	b->buf = buf;
+	b->cap = cap;
+	b->seq = 1;
+	memset(buf, 0, cap);
+}
+
+static void *reserve(struct nlbuild *b, size_t n)
+{
+	void *p;
+
+	if (b->overflow || b->len + ALIGN4(n) > b->cap) {
+		b->overflow = 1;
+		return NULL;
+	}
+	p = b->buf + b->len;
+	b->len += ALIGN4(n);
+	return p;
+}
+
+void nlb_msg(struct nlbuild *b, uint16_t type, uint16_t flags, const void *hdr, size_t hdrlen)
+{
+	struct nlmsghdr *h;
+	void *fh;
+
+	b->msg = b->len;
+	h = reserve(b, sizeof(*h));
+	if (!h)
+		return;
+	h->nlmsg_type = type;
+	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	h->nlmsg_seq = b->seq++;
+	if (hdrlen && (fh = reserve(b, hdrlen)))
+		memcpy(fh, hdr, hdrlen);
+}
+
+void nlb_msg_end(struct nlbuild *b)
+{
+	if (b->overflow)
+		return;
+	((struct nlmsghdr *)(b->buf + b->msg))->nlmsg_len = b->len - b->msg;
+}
+
+void nlb_put(struct nlbuild *b, uint16_t type, const void *data, size_t len)
+{
+	struct nlattr *a = reserve(b, NLA_HDRLEN + len);
+
+	if (!a)
+		return;
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	if (len)
+		memcpy((char *)a + NLA_HDRLEN, data, len);
+}
+
+void nlb_put_str(struct nlbuild *b, uint16_t type, const char *s)
+{
+	nlb_put(b, type, s, strlen(s) + 1);
+}
+
+void nlb_put_u32(struct nlbuild *b, uint16_t type, uint32_t v)
+{
+	nlb_put(b, type, &v, sizeof(v));
+}
+
+void nlb_put_be32(struct nlbuild *b, uint16_t type, uint32_t v)
+{
+	v = htonl(v);
+	nlb_put(b, type, &v, sizeof(v));
+}
+
+void nlb_nest(struct nlbuild *b, uint16_t type)
+{
+	if (b->depth >= NLB_MAX_NEST) {
+		b->overflow = 1;
+		return;
+	}
+	b->nest[b->depth++] = b->len;
+	nlb_put(b, type | NLA_F_NESTED, NULL, 0);
+}
+
+void nlb_nest_end(struct nlbuild *b)
+{
+	if (b->overflow || b->depth <= 0)
+		return;
+	b->depth--;
+	((struct nlattr *)(b->buf + b->nest[b->depth]))->nla_len = b->len - b->nest[b->depth];
+}
+
+void nlb_nft_begin(struct nlbuild *b)
+{
+	struct nfgenmsg g = { .nfgen_family = 0, .version = NFNETLINK_V0,
+			      .res_id = htons(NFNL_SUBSYS_NFTABLES) };
+
+	nlb_msg(b, NFNL_MSG_BATCH_BEGIN, 0, &g, sizeof(g));
+	((struct nlmsghdr *)(b->buf + b->msg))->nlmsg_flags = NLM_F_REQUEST;
+	nlb_msg_end(b);
+}
+
+void nlb_nft_msg(struct nlbuild *b, uint16_t nft_type, uint16_t flags, uint8_t family)
+{
+	struct nfgenmsg g = { .nfgen_family = family, .version = NFNETLINK_V0 };
+
+	nlb_msg(b, (NFNL_SUBSYS_NFTABLES << 8) | nft_type, flags, &g, sizeof(g));
+}
+
+void nlb_nft_end(struct nlbuild *b)
+{
+	struct nfgenmsg g = { .nfgen_family = 0, .version = NFNETLINK_V0,
+			      .res_id = htons(NFNL_SUBSYS_NFTABLES) };
+
+	nlb_msg(b, NFNL_MSG_BATCH_END, 0, &g, sizeof(g));
+	((struct nlmsghdr *)(b->buf + b->msg))->nlmsg_flags = NLM_F_REQUEST;
+	nlb_msg_end(b);
+}
+
+/* Read the replies the kernel queued while handling the request inside
+ * the send, until there are none; the first error goes to *ack. */
+static void read_acks(int fd, int *ack)
+{
+	char rbuf[8192];
+	ssize_t r;
+
+	*ack = 0;
+	while ((r = recv(fd, rbuf, sizeof(rbuf), MSG_DONTWAIT)) > 0) {
+		int n = r;
+
+		for (struct nlmsghdr *h = (struct nlmsghdr *)rbuf; NLMSG_OK(h, n);
+		     h = NLMSG_NEXT(h, n)) {
+			struct nlmsgerr *e = NLMSG_DATA(h);
+
+			if (h->nlmsg_type == NLMSG_ERROR && e->error && !*ack)
+				*ack = e->error;
+		}
+	}
+}
+
+int nlb_talk(int fd, struct nlbuild *b, int *ack)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+
+	*ack = 0;
+	if (b->overflow)
+		return -ENOBUFS;
+	if (sendto(fd, b->buf, b->len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return -errno;
+	read_acks(fd, ack);
+	return 0;
+}
+
+int nlb_talk_iov(int fd, struct nlbuild *b, int *ack)
+{
+	struct iovec iov[NLB_MAX_IOV];
+	struct msghdr m = { .msg_iov = iov };
+	size_t off = 0;
+
+	*ack = 0;
+	if (b->overflow)
+		return -ENOBUFS;
+	while (off < b->len) {
+		struct nlmsghdr *h = (struct nlmsghdr *)(b->buf + off);
+
+		if (m.msg_iovlen == NLB_MAX_IOV)
+			return -E2BIG;
+		iov[m.msg_iovlen].iov_base = h;
+		iov[m.msg_iovlen++].iov_len = NLMSG_ALIGN(h->nlmsg_len);
+		off += NLMSG_ALIGN(h->nlmsg_len);
+	}
+	if (sendmsg(fd, &m, 0) < 0)
+		return -errno;
+	read_acks(fd, ack);
+	return 0;
+}

@@ -1,0 +1,60 @@
+/* nlbuild.h - build and send raw netlink requests, for shield tests that
+ * must send the exact messages an exploit sends (nf_tables batches,
+ * rtnetlink traffic-control requests) without linking libmnl.
+ *
+ *	struct nlbuild b;
+ *	nlb_init(&b, buf, sizeof(buf));
+ *	nlb_msg(&b, type, NLM_F_CREATE, &nfg, sizeof(nfg));
+ *	nlb_put_str(&b, NFTA_TABLE_NAME, "t");
+ *	nlb_nest(&b, NFTA_RULE_EXPRESSIONS); ... nlb_nest_end(&b);
+ *	nlb_msg_end(&b);
+ *	err = nlb_talk(fd, &b, &ack);
+ *
+ * Overflowing the buffer is sticky (b->overflow) and makes nlb_talk fail
+ * with -ENOBUFS, so builders need not check each call.
+ */
+#ifndef KSHIELD_NLBUILD_H
+#define KSHIELD_NLBUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NLB_MAX_NEST 8
+
+struct nlbuild {
+	char *buf;
+	size_t len, cap;
+	size_t msg;			/* offset of the open message */
+	size_t nest[NLB_MAX_NEST];
+	int depth;
+	uint32_t seq;
+	int overflow;
+};
+
+void nlb_init(struct nlbuild *b, void *buf, size_t cap);
+/* Open a message with NLM_F_REQUEST|NLM_F_ACK|@flags and a family header. */
+void nlb_msg(struct nlbuild *b, uint16_t type, uint16_t flags, const void *hdr, size_t hdrlen);
+void nlb_msg_end(struct nlbuild *b);
+void nlb_put(struct nlbuild *b, uint16_t type, const void *data, size_t len);
+void nlb_put_str(struct nlbuild *b, uint16_t type, const char *s);
+void nlb_put_u32(struct nlbuild *b, uint16_t type, uint32_t v);
+void nlb_put_be32(struct nlbuild *b, uint16_t type, uint32_t v);
+void nlb_nest(struct nlbuild *b, uint16_t type);
+void nlb_nest_end(struct nlbuild *b);
+
+/* An nf_tables batch: nlb_nft_begin, nf_tables messages made with
+ * nlb_nft_msg (type NFT_MSG_*, family NFPROTO_*), nlb_nft_end. */
+void nlb_nft_begin(struct nlbuild *b);
+void nlb_nft_msg(struct nlbuild *b, uint16_t nft_type, uint16_t flags, uint8_t family);
+void nlb_nft_end(struct nlbuild *b);
+
+/* Send everything built so far in one sendmsg and collect the replies the
+ * kernel queued for it (netlink requests are processed inside sendmsg).
+ * Returns 0 or -errno of sendmsg itself; *ack gets 0 or the first error
+ * (-errno) the kernel reported for a message. */
+int nlb_talk(int fd, struct nlbuild *b, int *ack);
+/* The same with sendmsg and one iovec per message, as nft sends batches. */
+#define NLB_MAX_IOV 16
+int nlb_talk_iov(int fd, struct nlbuild *b, int *ack);
+
+#endif
