@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <linux/netlink.h>
 #include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nf_tables.h>
 #include "nlbuild.h"
 
 #define ALIGN4(n) (((n) + 3) & ~(size_t)3)
@@ -127,6 +128,21 @@ void nlb_nft_end(struct nlbuild *b)
 
 	nlb_msg(b, NFNL_MSG_BATCH_END, 0, &g, sizeof(g));
 	((struct nlmsghdr *)(b->buf + b->msg))->nlmsg_flags = NLM_F_REQUEST;
+	nlb_msg_end(b);
+}
+
+void nlb_nft_table(struct nlbuild *b, uint8_t family, const char *table)
+{
+	nlb_nft_msg(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, family);
+	nlb_put_str(b, NFTA_TABLE_NAME, table);
+	nlb_msg_end(b);
+}
+
+void nlb_nft_chain(struct nlbuild *b, uint8_t family, const char *table, const char *chain)
+{
+	nlb_nft_msg(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, family);
+	nlb_put_str(b, NFTA_CHAIN_TABLE, table);
+	nlb_put_str(b, NFTA_CHAIN_NAME, chain);
 	nlb_msg_end(b);
 }
 

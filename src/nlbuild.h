@@ -47,6 +47,9 @@ void nlb_nest_end(struct nlbuild *b);
 void nlb_nft_begin(struct nlbuild *b);
 void nlb_nft_msg(struct nlbuild *b, uint16_t nft_type, uint16_t flags, uint8_t family);
 void nlb_nft_end(struct nlbuild *b);
+/* NEWTABLE / NEWCHAIN (a regular chain, no hook) messages, whole. */
+void nlb_nft_table(struct nlbuild *b, uint8_t family, const char *table);
+void nlb_nft_chain(struct nlbuild *b, uint8_t family, const char *table, const char *chain);
 
 /* Send everything built so far in one sendmsg and collect the replies the
  * kernel queued for it (netlink requests are processed inside sendmsg).
