@@ -1,0 +1,62 @@
+/* config.h - the agent's configuration file (/etc/kshield/kshield.conf).
+ *
+ * Format: one `key = value` per line; blank lines and lines whose first
+ * non-blank character is '#' are ignored; whitespace around key and value is
+ * dropped; no quoting. An unknown key is an error, so that a typo never
+ * silently leaves a shield in the wrong mode. Keys:
+ *
+ *   store = PATH                 event store (SQLite)
+ *   retention = N[s|m|h|d]       how long events are kept (keep = alias)
+ *   max_size = N[K|M|G]          store size cap (bytes)
+ *   shields_dir = DIR            every *.bpf.o in it is loaded
+ *   bpffs = DIR                  bpffs root
+ *   default_mode = enforce|audit
+ *   shield.<name>.mode = enforce|audit
+ *   guard = on|off               tamper guard (see docs/guard.md)
+ *   check_interval = N[s|m|h]    how often the agent checks its pins
+ */
+#ifndef KSHIELD_CONFIG_H
+#define KSHIELD_CONFIG_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include <kshield/shield.h>
+
+#define KS_CONFIG_DEFAULT	"/etc/kshield/kshield.conf"
+#define KS_SHIELDS_DIR_DEFAULT	"/etc/kshield/shields.d"
+#define KS_STORE_DEFAULT	"/var/lib/kshield/events.db"
+#define KS_CONFIG_MAX_SHIELDS	64
+
+struct ks_shield_mode {
+	char name[KS_NAME_LEN];
+	enum ks_mode mode;
+	int line;		/* where it was set, for messages */
+};
+
+struct ks_config {
+	char path[4096];		/* file it was read from ("" = defaults) */
+	char store[4096];
+	char shields_dir[4096];
+	char bpffs[4096];		/* "" = keep the --bpffs / default root */
+	__u64 retention_s;		/* 0 = keep forever */
+	__u64 max_size;			/* bytes, 0 = no cap */
+	__u64 check_interval_s;		/* pin check period */
+	enum ks_mode default_mode;
+	bool guard;
+	int nshields;
+	struct ks_shield_mode shields[KS_CONFIG_MAX_SHIELDS];
+};
+
+/* Fill @cfg with the built-in defaults. */
+void ks_config_defaults(struct ks_config *cfg);
+/* Read @path over the defaults. A missing file is an error only when
+ * @must_exist (an explicit --config); otherwise the defaults stand.
+ * Returns 0 or a negative errno with "FILE:LINE: what is wrong" recorded. */
+int ks_config_load(struct ks_config *cfg, const char *path, bool must_exist);
+/* Mode for shield @name: its own line, else default_mode. */
+enum ks_mode ks_config_mode(const struct ks_config *cfg, const char *name);
+/* "enforce" / "audit" */
+int ks_mode_parse(const char *s, enum ks_mode *mode);
+const char *ks_mode_str(enum ks_mode mode);
+
+#endif
