@@ -1,0 +1,406 @@
+/* test_install.c - kshield installs like a service: `make install` lays out
+ * the expected tree (binary, shields, systemd unit, config, man page, bash
+ * completion), and the Debian package builds, installs on this machine,
+ * works (`kshield probe`, loading a bundled shield) and purges without a
+ * trace.
+ *
+ * The package test installs into the real root (dpkg needs it for its
+ * maintainer scripts) and so takes a lock, refuses to touch a kshield that
+ * someone else installed, and pins under its own bpffs root.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <limits.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include "harness.h"
+
+/* The source tree: tests run from it (make test-host's working directory). */
+static const char *src_root(void)
+{
+	static char root[PATH_MAX];
+
+	if (!root[0]) {
+		cr_assert_not_null(getcwd(root, sizeof(root)));
+		if (access("debian/control", F_OK) && getenv("KSHIELD")) {
+			/* $KSHIELD is <root>/build/kshield */
+			snprintf(root, sizeof(root), "%s/../..", getenv("KSHIELD"));
+		}
+	}
+	return root;
+}
+
+static char *mktemp_dir(const char *tag)
+{
+	char *d = malloc(64);
+
+	cr_assert_not_null(d);
+	snprintf(d, 64, "/tmp/ks-%s-XXXXXX", tag);
+	cr_assert_not_null(mkdtemp(d), "mkdtemp: %s", strerror(errno));
+	return d;
+}
+
+static void rm_rf(const char *dir)
+{
+	if (dir && !strncmp(dir, "/tmp/ks-", 8))
+		ks_runf(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+static bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; p && (p = strstr(p, line)); p += n)
+		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+static void expect_mode(const char *path, mode_t mode)
+{
+	struct stat st;
+
+	cr_assert_eq(lstat(path, &st), 0, "%s missing", path);
+	cr_expect_eq(st.st_mode & 07777, mode, "%s has mode %o, expected %o", path,
+		     st.st_mode & 07777, mode);
+}
+
+static void make_install(const char *dest, const char *extra)
+{
+	char *out, *err;
+	int rc = ks_runf(&out, &err, "make -s -C '%s' install DESTDIR='%s' %s",
+			 src_root(), dest, extra);
+
+	cr_assert_eq(rc, 0, "make install failed (%d): %s%s", rc, out, err);
+	free(out);
+	free(err);
+}
+
+/* Each built shield object is installed, and linked from shields.d. */
+static void expect_shields(const char *dest, const char *libdir)
+{
+	DIR *d = opendir(ks_shields_dir());
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert_not_null(d, "cannot list %s", ks_shields_dir());
+	while ((e = readdir(d))) {
+		char path[PATH_MAX], link[PATH_MAX], want[PATH_MAX];
+		ssize_t len;
+
+		if (!strstr(e->d_name, ".bpf.o"))
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "%s%s/shields/%s", dest, libdir, e->d_name);
+		expect_mode(path, 0644);
+		snprintf(path, sizeof(path), "%s/etc/kshield/shields.d/%s", dest, e->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		cr_assert_gt(len, 0, "%s is not a link", path);
+		link[len] = '\0';
+		snprintf(want, sizeof(want), "%s/shields/%s", libdir, e->d_name);
+		cr_expect_str_eq(link, want);
+	}
+	closedir(d);
+	cr_expect_gt(n, 0, "no shield objects were built in %s", ks_shields_dir());
+}
+
+/* Every line of the default config is blank, a comment, or `key = value`. */
+static void expect_config(const char *conf)
+{
+	char *text = ks_read_file(conf), *line, *save;
+
+	cr_assert_not_null(text, "%s missing", conf);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#' || line[strspn(line, " \t")] == '\0')
+			continue;
+		cr_expect_not_null(strstr(line, " = "), "not `key = value`: '%s'", line);
+	}
+	free(text);
+	text = ks_read_file(conf);
+	cr_expect(has_line(text, "shields_dir = /etc/kshield/shields.d"));
+	cr_expect(has_line(text, "store = /var/lib/kshield/events.db"));
+	cr_expect(has_line(text, "shield.cve-2021-22555.mode = enforce"));
+	free(text);
+}
+
+/* Tab-completion: the script completes nouns and verbs. bash-completion's
+ * own helpers are stubbed (the package may not be installed here). */
+static char *complete(const char *script, const char *words, int cword)
+{
+	char *out, *err;
+	int rc = ks_runf(&out, &err,
+		"bash -c '_init_completion() { words=(\"${COMP_WORDS[@]}\"); cword=$COMP_CWORD;"
+		" cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; };"
+		" _filedir() { :; }; source %s; COMP_WORDS=(%s); COMP_CWORD=%d; _kshield;"
+		" echo ${COMPREPLY[*]}'", script, words, cword);
+
+	cr_assert_eq(rc, 0, "completion script failed: %s", err);
+	free(err);
+	return out;
+}
+
+Test(install, t01_make_install_lays_out_the_tree, .timeout = 120)
+{
+	char *dest = mktemp_dir("inst"), path[PATH_MAX], *out, *err, *text;
+	int rc;
+
+	make_install(dest, "PREFIX=/usr");
+
+	snprintf(path, sizeof(path), "%s/usr/sbin/kshield", dest);
+	expect_mode(path, 0755);
+	rc = ks_runf(&out, &err, "%s --version", path);
+	cr_expect_eq(rc, 0);
+	cr_expect(strstr(out, "kshield "), "version: %s", out);
+	free(out);
+	free(err);
+	/* The installed binary works on its own: probe from the DESTDIR copy. */
+	json_object *o = ks_run_json(path, NULL, NULL);	/* no args: help, not JSON */
+	cr_expect_null(o);
+	snprintf(path, sizeof(path), "%s/usr/sbin/kshield probe ringbuf uprobe -j", dest);
+	o = ks_run_json(path, &rc, NULL);
+	cr_assert_not_null(o, "installed kshield probe printed no JSON");
+	cr_expect(json_object_get_boolean(ks_json_get(o, "hooks.uprobe")));
+	json_object_put(o);
+
+	expect_shields(dest, "/usr/lib/kshield");
+
+	snprintf(path, sizeof(path), "%s/etc/kshield/kshield.conf", dest);
+	expect_mode(path, 0644);
+	expect_config(path);
+
+	snprintf(path, sizeof(path), "%s/usr/lib/systemd/system/kshield.service", dest);
+	expect_mode(path, 0644);
+	text = ks_read_file(path);
+	cr_expect(has_line(text, "ExecStart=/usr/sbin/kshield agent --config /etc/kshield/kshield.conf"));
+	cr_expect(has_line(text, "Restart=on-failure"));
+	cr_expect(has_line(text, "ProtectSystem=strict"));
+	cr_expect(has_line(text, "NoNewPrivileges=yes"));
+	cr_expect(has_line(text, "ProtectHome=yes"));
+	cr_expect(has_line(text, "ReadWritePaths=-/sys/fs/bpf"));
+	cr_expect(has_line(text, "StateDirectory=kshield"));
+	cr_expect(strstr(text, "\nCapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_SYS_ADMIN CAP_NET_ADMIN"));
+	free(text);
+
+	/* systemd itself accepts every directive (warnings go to stderr).
+	 * It checks that ExecStart is executable, so point it at DESTDIR. */
+	rc = ks_runf(&out, &err,
+		     "sed 's|/usr/sbin/kshield|%s/usr/sbin/kshield|' %s > %s/kshield.service && "
+		     "systemd-analyze verify --man=no %s/kshield.service", dest, path, dest, dest);
+	cr_expect_eq(rc, 0, "systemd-analyze verify: %s", err);
+	cr_expect_str_empty(err, "systemd-analyze verify warns: %s", err);
+	free(out);
+	free(err);
+
+	snprintf(path, sizeof(path), "%s/usr/share/man/man8/kshield.8", dest);
+	expect_mode(path, 0644);
+	rc = ks_runf(&out, &err, "MANWIDTH=80 man --warnings -l %s", path);
+	cr_expect_eq(rc, 0);
+	cr_expect_str_empty(err, "man page warnings: %s", err);
+	static const char *const groups[] = { "PROBE", "SHIELD", "TEST", "AGENT", "EVENTS",
+					      "HUNT", "STATS", "STATUS", "FLEET", "DEBUGINFO" };
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+		cr_expect(has_line(out, groups[i]), "man page has no %s section", groups[i]);
+	free(out);
+	free(err);
+
+	snprintf(path, sizeof(path), "%s/usr/share/bash-completion/completions/kshield", dest);
+	expect_mode(path, 0644);
+	out = complete(path, "kshield sh", 1);
+	cr_expect_str_eq(out, "shield\n");
+	free(out);
+	out = complete(path, "kshield shield lo", 2);
+	cr_expect_str_eq(out, "load\n");
+	free(out);
+	out = complete(path, "kshield -j probe ker", 3);
+	cr_expect_str_eq(out, "\n");
+	free(out);
+	out = complete(path, "kshield probe tp", 2);
+	cr_expect_str_eq(out, "tp_btf\n");
+	free(out);
+	rm_rf(dest);
+	free(dest);
+}
+
+/* PREFIX defaults to /usr/local, and the unit points at that binary. */
+Test(install, t02_default_prefix_is_usr_local, .timeout = 120)
+{
+	char *dest = mktemp_dir("inst"), path[PATH_MAX], *text;
+
+	make_install(dest, "");
+	snprintf(path, sizeof(path), "%s/usr/local/sbin/kshield", dest);
+	expect_mode(path, 0755);
+	expect_shields(dest, "/usr/local/lib/kshield");
+	snprintf(path, sizeof(path), "%s/usr/local/lib/systemd/system/kshield.service", dest);
+	text = ks_read_file(path);
+	cr_assert_not_null(text);
+	cr_expect(has_line(text, "ExecStart=/usr/local/sbin/kshield agent --config /etc/kshield/kshield.conf"));
+	free(text);
+	snprintf(path, sizeof(path), "%s/etc/kshield/kshield.conf", dest);
+	expect_config(path);
+	rm_rf(dest);
+	free(dest);
+}
+
+/* Installing again keeps the administrator's config and shield choices. */
+Test(install, t03_reinstall_keeps_admin_changes, .timeout = 120)
+{
+	char *dest = mktemp_dir("inst"), conf[PATH_MAX], link[PATH_MAX], *text;
+	FILE *f;
+
+	make_install(dest, "PREFIX=/usr");
+	snprintf(conf, sizeof(conf), "%s/etc/kshield/kshield.conf", dest);
+	f = fopen(conf, "a");
+	cr_assert_not_null(f);
+	fputs("shield.cve-2021-22555.mode = audit\n", f);
+	fclose(f);
+	snprintf(link, sizeof(link), "%s/etc/kshield/shields.d/cve-2021-22555.bpf.o", dest);
+	cr_assert_eq(unlink(link), 0, "no %s: %s", link, strerror(errno));
+
+	make_install(dest, "PREFIX=/usr");
+	text = ks_read_file(conf);
+	cr_expect(has_line(text, "shield.cve-2021-22555.mode = audit"), "config overwritten");
+	free(text);
+	cr_expect_neq(access(link, F_OK), 0, "unlinked shield was linked again");
+	rm_rf(dest);
+	free(dest);
+}
+
+/* --- The Debian package --- */
+
+#define DEB_LOCK "/run/lock/kshield-deb-test.lock"
+
+static char *deb_tmp;
+static char deb_bpffs[64];
+
+/* Paths the package owns or creates; none may exist before or after. */
+static const char *const deb_paths[] = {
+	"/usr/sbin/kshield", "/usr/lib/kshield", "/etc/kshield",
+	"/lib/systemd/system/kshield.service", "/usr/lib/systemd/system/kshield.service",
+	"/usr/share/man/man8/kshield.8.gz", "/usr/share/bash-completion/completions/kshield",
+	"/usr/share/doc/kshield", "/var/lib/kshield",
+	"/etc/systemd/system/multi-user.target.wants/kshield.service",
+	"/var/lib/systemd/deb-systemd-helper-enabled/kshield.service.dsh-also",
+};
+
+static bool deb_installed(void)
+{
+	char *out;
+	bool yes;
+
+	ks_run("dpkg-query -W -f='${Status}' kshield 2>/dev/null", &out, NULL);
+	yes = strstr(out, "installed") && !strstr(out, "not-installed") &&
+	      !strstr(out, "config-files");
+	free(out);
+	return yes;
+}
+
+/* dpkg with the private bpffs root in its environment (the maintainer
+ * scripts honour it), retried while someone else's apt holds dpkg's lock. */
+static int dpkg(const char *args, char **err)
+{
+	int rc = -1;
+
+	for (int i = 0; i < 60; i++) {
+		free(*err);
+		*err = NULL;
+		rc = ks_runf(NULL, err, "KSHIELD_BPFFS=%s DEBIAN_FRONTEND=noninteractive dpkg %s",
+			     deb_bpffs, args);
+		if (rc == 0 || !strstr(*err, "lock"))
+			break;
+		sleep(1);
+	}
+	return rc;
+}
+
+static void deb_fini(void)
+{
+	char *err = NULL;
+
+	/* Whatever failed above, leave this machine as we found it. */
+	if (deb_bpffs[0] && deb_installed())
+		dpkg("--purge kshield", &err);
+	free(err);
+	if (deb_bpffs[0])
+		ks_runf(NULL, NULL, "rm -rf '%s'", deb_bpffs);
+	rm_rf(deb_tmp);
+}
+
+Test(install, t04_deb_builds_installs_probes_and_purges, .timeout = 300, .fini = deb_fini)
+{
+	char *out = NULL, *err = NULL, path[PATH_MAX];
+	int rc, lock;
+
+	cr_assert_eq(ks_run("command -v dpkg-buildpackage && dpkg-query -W debhelper",
+			    NULL, NULL), 0,
+		     "dpkg-buildpackage or debhelper missing: run scripts/setup.sh");
+
+	/* Build from a copy: dpkg-buildpackage cleans the tree it builds in,
+	 * and the checkout's build/ belongs to everyone working in it. */
+	deb_tmp = mktemp_dir("deb");
+	rc = ks_runf(&out, &err,
+		     "mkdir %s/src && tar -C '%s' --exclude=./build --exclude=./.git -cf - . | "
+		     "tar -C %s/src -xf - && cd %s/src && "
+		     "dpkg-buildpackage -us -uc -b > ../build.log 2>&1 || tail -30 ../build.log",
+		     deb_tmp, src_root(), deb_tmp, deb_tmp);
+	cr_assert_eq(rc, 0, "dpkg-buildpackage failed: %s%s", out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* One package test at a time on this machine. */
+	lock = open(DEB_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	cr_assert_geq(lock, 0);
+	cr_assert_eq(flock(lock, LOCK_EX), 0);
+	cr_assert(!deb_installed(), "a kshield package is already installed here; "
+		  "not touching it (dpkg --purge kshield first)");
+	for (size_t i = 0; i < sizeof(deb_paths) / sizeof(deb_paths[0]); i++)
+		cr_assert_neq(access(deb_paths[i], F_OK), 0,
+			      "%s exists before the package is installed", deb_paths[i]);
+	snprintf(deb_bpffs, sizeof(deb_bpffs), "/sys/fs/bpf/ks-debtest-%d", getpid());
+
+	rc = ks_runf(&out, NULL, "ls %s/kshield_*.deb | grep -v dbgsym", deb_tmp);
+	cr_assert_eq(rc, 0, "no .deb built");
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(path, sizeof(path), "-i %s", out);
+	free(out);
+	out = NULL;
+	rc = dpkg(path, &err);
+	cr_assert_eq(rc, 0, "dpkg -i failed: %s", err);
+	cr_assert(deb_installed());
+	expect_mode("/usr/sbin/kshield", 0755);
+	cr_expect_eq(access("/etc/kshield/kshield.conf", F_OK), 0);
+	cr_expect_eq(access("/lib/systemd/system/kshield.service", F_OK), 0);
+	cr_expect_eq(access("/etc/kshield/shields.d/cve-2021-22555.bpf.o", R_OK), 0,
+		     "bundled shield not linked from shields.d");
+
+	/* The installed command works. */
+	json_object *o = ks_run_json("/usr/sbin/kshield probe -j", &rc, &err);
+	cr_assert_eq(rc, 0, "installed kshield probe failed: %s", err);
+	cr_assert_not_null(o);
+	cr_expect_eq(json_object_object_length(ks_json_get(o, "hooks")), 13);
+	cr_expect(json_object_get_boolean(ks_json_get(o, "hooks.cgroup_sockopt")));
+	json_object_put(o);
+	free(err);
+	err = NULL;
+
+	/* A bundled shield loads from the package, so removal has
+	 * something to clean up. */
+	rc = ks_runf(&out, &err, "/usr/sbin/kshield --bpffs %s shield load "
+		     "/usr/lib/kshield/shields/cve-2021-22555.bpf.o", deb_bpffs);
+	cr_assert_eq(rc, 0, "loading the packaged shield failed: %s", err);
+	free(out);
+	free(err);
+	out = err = NULL;
+	snprintf(path, sizeof(path), "%s/shields/cve-2021-22555", deb_bpffs);
+	cr_assert_eq(access(path, F_OK), 0, "shield not pinned at %s", path);
+
+	rc = dpkg("--purge kshield", &err);
+	cr_assert_eq(rc, 0, "dpkg --purge failed: %s", err);
+	cr_expect(!deb_installed(), "kshield still installed after purge");
+	for (size_t i = 0; i < sizeof(deb_paths) / sizeof(deb_paths[0]); i++)
+		cr_expect_neq(access(deb_paths[i], F_OK), 0, "%s left after purge", deb_paths[i]);
+	/* Removal unloaded the shield (prerm), purge removed the pins root. */
+	cr_expect_neq(access(deb_bpffs, F_OK), 0, "%s left after purge", deb_bpffs);
+	free(err);
+	close(lock);
+}
