@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "loader.h"
 #include "meta.h"
+#include "sign.h"
 
 static const char *mode_name(__u32 mode)
 {
@@ -251,6 +252,7 @@ static int do_help(int argc, char **argv)
 		"       kshield shield mode NAME enforce|audit\n"
 		"       kshield shield unload NAME\n"
 		"       kshield shield stats\n"
+		"       kshield shield keygen PREFIX | sign FILE --key KEY | verify FILE --keys DIR\n"
 		"\n"
 		"load tries the shield's variants strongest first and keeps the first that\n"
 		"loads and attaches here; links are pinned under <bpffs>/shields/NAME so the\n"
@@ -269,6 +271,9 @@ int do_shield(int argc, char **argv)
 		{ "mode", do_mode },
 		{ "unload", do_unload },
 		{ "stats", do_stats },
+		{ "sign", do_shield_sign },
+		{ "verify", do_shield_verify },
+		{ "keygen", do_shield_keygen },
 		{ 0 }
 	};
 

@@ -1,0 +1,379 @@
+/* sign.c - Ed25519 signatures over shield objects, with libsodium, and the
+ * `kshield shield keygen|sign|verify` commands. File formats and the error
+ * contract are in sign.h. No cryptography is done here by hand: libsodium
+ * hashes (SHA-256, BLAKE2b for key ids), signs and verifies.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sodium.h>
+#include "cli.h"
+#include "sign.h"
+
+/* Domain separation: what a kshield signature covers, never anything else. */
+static const char sign_tag[] = "kshield-shield-object-v1";
+
+int ks_read_file(const char *path, char **buf, size_t *len)
+{
+	struct stat st;
+	char *b;
+	size_t off = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return ks_err(-errno, "can't open %s: %s", path, strerror(errno));
+	if (fstat(fd, &st)) {
+		int e = -errno;
+
+		close(fd);
+		return ks_err(e, "can't stat %s: %s", path, strerror(-e));
+	}
+	b = malloc(st.st_size + 1);
+	if (!b) {
+		close(fd);
+		return ks_err(-ENOMEM, "can't read %s: out of memory", path);
+	}
+	while (off < (size_t)st.st_size) {
+		ssize_t n = read(fd, b + off, st.st_size - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? -errno : -EIO;
+
+			free(b);
+			close(fd);
+			return ks_err(e, "can't read %s: %s", path, strerror(-e));
+		}
+		off += n;
+	}
+	close(fd);
+	b[off] = '\0';
+	*buf = b;
+	*len = off;
+	return 0;
+}
+
+static int sodium_ready(void)
+{
+	if (sodium_init() < 0)
+		return ks_err(-EIO, "libsodium failed to initialise");
+	return 0;
+}
+
+static void key_id(const unsigned char pk[crypto_sign_PUBLICKEYBYTES], char id[KS_KEYID_LEN])
+{
+	unsigned char h[8];
+
+	crypto_generichash(h, sizeof(h), pk, crypto_sign_PUBLICKEYBYTES, NULL, 0);
+	sodium_bin2hex(id, KS_KEYID_LEN, h, sizeof(h));
+}
+
+/* The message actually signed: tag || SHA-256(object). */
+static void signed_message(const void *obj, size_t len,
+			   unsigned char msg[sizeof(sign_tag) + crypto_hash_sha256_BYTES])
+{
+	memcpy(msg, sign_tag, sizeof(sign_tag));
+	crypto_hash_sha256(msg + sizeof(sign_tag), obj, len);
+}
+
+/* Parse "<word> <base64>" from a key file into @out (exactly @n bytes). */
+static int read_key(const char *path, const char *word, unsigned char *out, size_t n)
+{
+	char *buf, *b64;
+	size_t len, got;
+	int err = ks_read_file(path, &buf, &len);
+
+	if (err)
+		return err;
+	b64 = buf + strlen(word);
+	if (strncmp(buf, word, strlen(word)) || *b64 != ' ' ||
+	    sodium_base642bin(out, n, b64 + 1, strlen(b64 + 1), " \n", &got, NULL,
+			      sodium_base64_VARIANT_ORIGINAL) || got != n)
+		err = ks_err(-EINVAL, "%s is not a kshield %s key file", path, word);
+	sodium_memzero(buf, len);
+	free(buf);
+	return err;
+}
+
+static int write_new(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	size_t n = strlen(text);
+
+	if (fd < 0)
+		return ks_err(-errno, "can't create %s: %s", path, strerror(errno));
+	if (write(fd, text, n) != (ssize_t)n || fsync(fd)) {
+		int e = -errno;
+
+		close(fd);
+		unlink(path);
+		return ks_err(e ? e : -EIO, "can't write %s", path);
+	}
+	close(fd);
+	return 0;
+}
+
+int ks_sign_keygen(const char *prefix, char keyid[KS_KEYID_LEN])
+{
+	unsigned char pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
+	char path[4096], line[256], b64[sodium_base64_ENCODED_LEN(crypto_sign_SECRETKEYBYTES,
+								      sodium_base64_VARIANT_ORIGINAL)];
+	int err = sodium_ready();
+
+	if (err)
+		return err;
+	crypto_sign_keypair(pk, sk);
+	key_id(pk, keyid);
+
+	snprintf(path, sizeof(path), "%s.key", prefix);
+	sodium_bin2base64(b64, sizeof(b64), sk, sizeof(sk), sodium_base64_VARIANT_ORIGINAL);
+	snprintf(line, sizeof(line), "ed25519-secret %s\n", b64);
+	err = write_new(path, line, 0600);
+	sodium_memzero(sk, sizeof(sk));
+	sodium_memzero(line, sizeof(line));
+	if (err)
+		return err;
+
+	snprintf(path, sizeof(path), "%s.pub", prefix);
+	sodium_bin2base64(b64, sizeof(b64), pk, sizeof(pk), sodium_base64_VARIANT_ORIGINAL);
+	snprintf(line, sizeof(line), "ed25519 %s\n", b64);
+	err = write_new(path, line, 0644);
+	if (err) {
+		snprintf(path, sizeof(path), "%s.key", prefix);
+		unlink(path);
+	}
+	return err;
+}
+
+int ks_sign_buf(const void *obj, size_t len, const char *keyfile,
+		char sig[KS_SIG_TEXT_MAX], char keyid[KS_KEYID_LEN])
+{
+	unsigned char sk[crypto_sign_SECRETKEYBYTES], s[crypto_sign_BYTES];
+	unsigned char msg[sizeof(sign_tag) + crypto_hash_sha256_BYTES];
+	char b64[sodium_base64_ENCODED_LEN(crypto_sign_BYTES, sodium_base64_VARIANT_ORIGINAL)];
+	int err = sodium_ready();
+
+	if (!err)
+		err = read_key(keyfile, "ed25519-secret", sk, sizeof(sk));
+	if (err)
+		return err;
+	/* The public half is the second 32 bytes of a libsodium secret key. */
+	key_id(sk + crypto_sign_SEEDBYTES, keyid);
+	signed_message(obj, len, msg);
+	crypto_sign_detached(s, NULL, msg, sizeof(msg), sk);
+	sodium_memzero(sk, sizeof(sk));
+	sodium_bin2base64(b64, sizeof(b64), s, sizeof(s), sodium_base64_VARIANT_ORIGINAL);
+	snprintf(sig, KS_SIG_TEXT_MAX, "ed25519 %s %s\n", keyid, b64);
+	return 0;
+}
+
+/* Find the public key with id @want among @dir's *.pub files. */
+static int find_key(const char *dir, const char *want, unsigned char pk[crypto_sign_PUBLICKEYBYTES])
+{
+	struct dirent *de;
+	char path[4096], id[KS_KEYID_LEN];
+	DIR *d;
+	int found = -ENOKEY;
+
+	if (!dir || !*dir)
+		return ks_err(-ENOKEY, "signed by unknown key %s: no trusted keys configured", want);
+	d = opendir(dir);
+	if (!d)
+		return ks_err(-ENOKEY, "signed by unknown key %s: can't open keys dir %s: %s", want,
+			      dir, strerror(errno));
+	while (found && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n < 5 || strcmp(de->d_name + n - 4, ".pub"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (read_key(path, "ed25519", pk, crypto_sign_PUBLICKEYBYTES))
+			continue;	/* a stray file is not a trusted key */
+		key_id(pk, id);
+		if (!strcmp(id, want))
+			found = 0;
+	}
+	closedir(d);
+	if (found)
+		return ks_err(-ENOKEY, "signed by unknown key %s (not in %s)", want, dir);
+	return 0;
+}
+
+int ks_sign_verify(const void *obj, size_t len, const char *sig, const char *keys_dir,
+		   char keyid[KS_KEYID_LEN])
+{
+	unsigned char pk[crypto_sign_PUBLICKEYBYTES], s[crypto_sign_BYTES];
+	unsigned char msg[sizeof(sign_tag) + crypto_hash_sha256_BYTES];
+	char id[KS_KEYID_LEN + 8], b64[128];
+	size_t got;
+	int err = sodium_ready();
+
+	if (err)
+		return err;
+	keyid[0] = '\0';
+	if (!sig || !*sig)
+		return ks_err(-ENODATA, "unsigned: the object has no signature");
+	if (sscanf(sig, "ed25519 %23s %127s", id, b64) != 2 || strlen(id) != KS_KEYID_LEN - 1 ||
+	    sodium_base642bin(s, sizeof(s), b64, strlen(b64), NULL, &got, NULL,
+			      sodium_base64_VARIANT_ORIGINAL) || got != sizeof(s))
+		return ks_err(-EINVAL, "malformed signature: expected 'ed25519 KEYID BASE64'");
+	snprintf(keyid, KS_KEYID_LEN, "%s", id);
+	err = find_key(keys_dir, id, pk);
+	if (err)
+		return err;
+	signed_message(obj, len, msg);
+	if (crypto_sign_verify_detached(s, msg, sizeof(msg), pk))
+		return ks_err(-EBADMSG, "bad signature: the object was altered after key %s signed it", id);
+	return 0;
+}
+
+const char *ks_sign_status(int err)
+{
+	switch (err) {
+	case 0: return "verified";
+	case -ENODATA: return "unsigned";
+	case -ENOKEY: return "unknown-key";
+	case -EBADMSG: return "bad-signature";
+	case -EINVAL: return "malformed-signature";
+	default: return "error";
+	}
+}
+
+/* ---- commands ---- */
+
+int do_shield_keygen(int argc, char **argv)
+{
+	char id[KS_KEYID_LEN];
+	int err;
+
+	if (argc != 1 || argv[0][0] == '-')
+		return ks_usage("usage: kshield shield keygen PREFIX   (writes PREFIX.key, PREFIX.pub)");
+	err = ks_sign_keygen(argv[0], id);
+	if (err)
+		return ks_report(err);
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+		char p[4096];
+
+		json_object_object_add(o, "keyid", json_object_new_string(id));
+		snprintf(p, sizeof(p), "%s.key", argv[0]);
+		json_object_object_add(o, "secret", json_object_new_string(p));
+		snprintf(p, sizeof(p), "%s.pub", argv[0]);
+		json_object_object_add(o, "public", json_object_new_string(p));
+		ks_json_print(o);
+	} else {
+		printf("key %s: %s.key (secret, keep it off agents), %s.pub (give to agents)\n",
+		       id, argv[0], argv[0]);
+	}
+	return 0;
+}
+
+int do_shield_sign(int argc, char **argv)
+{
+	const char *path = NULL, *key = NULL, *out = NULL;
+	char sigpath[4096], tmp[4200], sig[KS_SIG_TEXT_MAX], id[KS_KEYID_LEN], *obj;
+	size_t len;
+	int err, fd;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--key") && i + 1 < argc)
+			key = argv[++i];
+		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+			out = argv[++i];
+		else if (argv[i][0] == '-' || path)
+			return ks_usage("usage: kshield shield sign FILE --key KEYFILE [--out SIGFILE]");
+		else
+			path = argv[i];
+	}
+	if (!path || !key)
+		return ks_usage("usage: kshield shield sign FILE --key KEYFILE [--out SIGFILE]");
+	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
+	if (!out)
+		out = sigpath;
+	err = ks_read_file(path, &obj, &len);
+	if (err)
+		return ks_report(err);
+	err = ks_sign_buf(obj, len, key, sig, id);
+	free(obj);
+	if (err)
+		return ks_report(err);
+	/* Replace the signature atomically: a reader sees the old or the new. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", out, getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, sig, strlen(sig)) != (ssize_t)strlen(sig) || fsync(fd) ||
+	    rename(tmp, out)) {
+		err = ks_err(-errno, "can't write %s: %s", out, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		return ks_report(err);
+	}
+	close(fd);
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "object", json_object_new_string(path));
+		json_object_object_add(o, "signature", json_object_new_string(out));
+		json_object_object_add(o, "keyid", json_object_new_string(id));
+		ks_json_print(o);
+	} else {
+		printf("%s signed by key %s: %s\n", path, id, out);
+	}
+	return 0;
+}
+
+int do_shield_verify(int argc, char **argv)
+{
+	const char *path = NULL, *keys = NULL, *sigarg = NULL;
+	char sigpath[4096], id[KS_KEYID_LEN], *obj, *sig = NULL;
+	size_t len, slen;
+	int err;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--keys") && i + 1 < argc)
+			keys = argv[++i];
+		else if (!strcmp(argv[i], "--sig") && i + 1 < argc)
+			sigarg = argv[++i];
+		else if (argv[i][0] == '-' || path)
+			return ks_usage("usage: kshield shield verify FILE --keys DIR [--sig SIGFILE]");
+		else
+			path = argv[i];
+	}
+	if (!path || !keys)
+		return ks_usage("usage: kshield shield verify FILE --keys DIR [--sig SIGFILE]");
+	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
+	err = ks_read_file(path, &obj, &len);
+	if (err)
+		return ks_report(err);
+	/* A missing signature file is "unsigned", not an I/O error. */
+	if (access(sigarg ? sigarg : sigpath, F_OK) == 0 &&
+	    (err = ks_read_file(sigarg ? sigarg : sigpath, &sig, &slen))) {
+		free(obj);
+		return ks_report(err);
+	}
+	err = ks_sign_verify(obj, len, sig, keys, id);
+	free(obj);
+	free(sig);
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "object", json_object_new_string(path));
+		json_object_object_add(o, "status", json_object_new_string(ks_sign_status(err)));
+		if (id[0])
+			json_object_object_add(o, "keyid", json_object_new_string(id));
+		if (err)
+			json_object_object_add(o, "error", json_object_new_string(ks_errmsg()));
+		ks_json_print(o);
+		return err ? 1 : 0;
+	}
+	if (err)
+		return ks_report(err);
+	printf("%s: verified, signed by key %s\n", path, id);
+	return 0;
+}

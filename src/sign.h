@@ -1,0 +1,46 @@
+/* sign.h - Ed25519 signatures over shield objects (libsodium).
+ *
+ * A key pair is two one-line text files: PREFIX.key (secret, mode 0600,
+ * "ed25519-secret <base64>") and PREFIX.pub ("ed25519 <base64>"). A signature
+ * is a detached one-line text file FILE.sig: "ed25519 <keyid> <base64 sig>",
+ * where keyid is the hex of the first 8 bytes of BLAKE2b(public key). What is
+ * signed is a domain tag followed by the SHA-256 of the whole object, so a
+ * signature can never be replayed over some other kind of message.
+ *
+ * An agent holds public keys in a directory (every *.pub in it) and refuses
+ * an object that is unsigned (-ENODATA), signed by a key not in that
+ * directory (-ENOKEY), or whose bytes do not match the signature (-EBADMSG).
+ */
+#ifndef KSHIELD_SIGN_H
+#define KSHIELD_SIGN_H
+
+#include <stddef.h>
+
+#define KS_KEYID_LEN 17		/* 16 hex digits + NUL */
+#define KS_SIG_TEXT_MAX 160	/* one signature line, with room to spare */
+
+/* Write PREFIX.key and PREFIX.pub; refuses to overwrite (-EEXIST). */
+int ks_sign_keygen(const char *prefix, char keyid[KS_KEYID_LEN]);
+/* Sign @len bytes at @obj with the secret key in @keyfile; the signature
+ * line (NUL-terminated, with a trailing newline) goes to @sig. */
+int ks_sign_buf(const void *obj, size_t len, const char *keyfile,
+		char sig[KS_SIG_TEXT_MAX], char keyid[KS_KEYID_LEN]);
+/* Verify @obj against the signature line @sig (NULL or "" = unsigned) with
+ * the public keys in @keys_dir. Returns 0 and the signer's key id, or a
+ * negative errno (above) with a one-line message recorded. */
+int ks_sign_verify(const void *obj, size_t len, const char *sig, const char *keys_dir,
+		   char keyid[KS_KEYID_LEN]);
+/* A short status word for a ks_sign_verify() result: "verified",
+ * "unsigned", "unknown-key", "bad-signature", "malformed-signature". */
+const char *ks_sign_status(int err);
+
+/* Read a whole file into a malloc'ed buffer (NUL-terminated, *len without
+ * the NUL). Returns 0 or a negative errno with a message recorded. */
+int ks_read_file(const char *path, char **buf, size_t *len);
+
+/* `kshield shield keygen|sign|verify`. */
+int do_shield_keygen(int argc, char **argv);
+int do_shield_sign(int argc, char **argv);
+int do_shield_verify(int argc, char **argv);
+
+#endif
