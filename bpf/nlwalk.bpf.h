@@ -19,6 +19,14 @@
  *	Called for each attribute matching the last element of the path;
  *	@off/@len are its payload. May set w->hit.
  *
+ * Optionally, before including this header, a shield may define
+ *   NLW_ON_ATTR(w, depth, type, off, len)  called for every attribute
+ *	visited on the way along the path (any type), e.g. to read a sibling
+ *	of the path at depth 1;
+ *   NLW_ON_MSG_END(w)  called when the walk leaves a message it entered,
+ *	for verdicts that need the whole message (attributes come in any
+ *	order).
+ *
  * Attribute types are compared as the kernel does (NLA_TYPE_MASK strips the
  * nested and byte-order flags); NLW_ANY in a path matches every type, and
  * every occurrence of a type is visited (the kernel keeps the last one, a
@@ -94,6 +102,13 @@ struct nlw_ref {
 
 static __always_inline __u32 nlw_on_msg(struct nlw *w, __u32 type, __u32 off, __u32 len);
 static __always_inline void nlw_on_leaf(struct nlw *w, __u32 off, __u32 len);
+
+#ifndef NLW_ON_ATTR
+#define NLW_ON_ATTR(w, depth, type, off, len) do { } while (0)
+#endif
+#ifndef NLW_ON_MSG_END
+#define NLW_ON_MSG_END(w) do { } while (0)
+#endif
 
 static __always_inline int nlw_read(struct nlw *w, void *dst, __u32 size, __u32 off)
 {
@@ -180,9 +195,14 @@ static long nlw_step(__u32 i, void *ctx)
 		 * nla_parse refuses or ignores): back to the parent. */
 		w->pos = w->next[d & 7];
 		w->depth = d - 1;
+		if (d == 1)
+			NLW_ON_MSG_END(w);
 		return 0;
 	}
 	t = a.type & NLW_TYPE_MASK;
+	NLW_ON_ATTR(w, d, t, w->pos + 4, a.len - 4);
+	if (w->hit || w->fault)
+		return 1;
 	want = w->path[(d - 1) % NLW_DEPTH];
 	next = w->pos + NLW_ALIGN(a.len);
 	if (want == t || want == NLW_ANY) {
