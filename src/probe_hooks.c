@@ -81,11 +81,38 @@ __attribute__((noinline)) int ks_probe_uprobe_target(int x)
 	return x + 1;
 }
 
+/* The verifier's last word on the program this thread is loading: libbpf
+ * hands the whole log to the print callback on a failed load. Per thread,
+ * because hooks are probed in parallel. */
+static __thread char verifier_tail[160];
+
+/* libbpf 1.1's format for a failed load's log (bpf_object_load_prog(),
+ * after pr_warn's "libbpf: " prefix). */
+#define LOAD_LOG_FMT "libbpf: prog '%s': -- BEGIN PROG LOAD LOG --\n%s-- END PROG LOAD LOG --\n"
+
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	(void)level;
-	(void)fmt;
-	(void)ap;
+	const char *log, *end, *start;
+	va_list aq;
+
+	if (level != LIBBPF_WARN || strcmp(fmt, LOAD_LOG_FMT))
+		return 0;
+	va_copy(aq, ap);
+	(void)va_arg(aq, const char *);		/* program name */
+	log = va_arg(aq, const char *);
+	va_end(aq);
+	/* Last line that is not the statistics: why the verifier gave up. */
+	end = log + strlen(log);
+	for (;;) {
+		while (end > log && (end[-1] == '\n' || end[-1] == ' '))
+			end--;
+		for (start = end; start > log && start[-1] != '\n'; start--)
+			;
+		if (start == log || strncmp(start, "processed ", 10))
+			break;
+		end = start;
+	}
+	snprintf(verifier_tail, sizeof(verifier_tail), "%.*s", (int)(end - start), start);
 	return 0;
 }
 
@@ -182,9 +209,10 @@ static int probe_prog(const char *name, enum how how, enum trigger trig,
 		bpf_program__set_autoload(p, p == prog);
 	skel->rodata->probe_tgid = getpid();
 
+	verifier_tail[0] = '\0';
 	err = probe_bpf__load(skel);
 	if (err) {
-		refuse(why, len, "load", err, NULL);
+		refuse(why, len, "load", err, verifier_tail[0] ? verifier_tail : NULL);
 		goto out;
 	}
 
