@@ -1,0 +1,274 @@
+/* fleet_nats.c - one NATS connection for the fleet commands and the agent:
+ * options (servers, TLS, credentials) handed to natsOptions unchanged,
+ * reconnecting forever, and the three KV buckets plus the events stream,
+ * created on first use with 3 replicas (1 on a single server).
+ */
+#ifndef KSHIELD_STATIC	/* no static libnats/libpq: the guest binary has no fleet */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+#include "fleet_nats.h"
+
+int64_t ks_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int ks_nats_err(natsStatus s, const char *what)
+{
+	const char *last = nats_GetLastError(NULL);
+
+	return ks_err(s == NATS_TIMEOUT ? -ETIMEDOUT : s == NATS_NOT_FOUND ? -ENOENT : -EIO,
+		      "%s: %s%s%s", what, natsStatus_GetText(s),
+		      last && *last ? ": " : "", last && *last ? last : "");
+}
+
+void ks_nats_key_safe(const char *in, char *out, size_t n)
+{
+	size_t i;
+
+	for (i = 0; in[i] && i + 1 < n; i++) {
+		char c = in[i];
+
+		out[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '-' || c == '_' ? c : '_';
+	}
+	out[i] = '\0';
+}
+
+int ks_nats_parse_opt(struct ks_nats_opts *o, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	const char **dst = NULL;
+
+	if (!o->urls)
+		o->urls = getenv("KSHIELD_NATS");
+	if (*i + 1 >= argc)
+		return 0;
+	if (!strcmp(a, "--nats") || !strcmp(a, "--fleet"))
+		dst = &o->urls;
+	else if (!strcmp(a, "--tls-ca"))
+		dst = &o->tls_ca;
+	else if (!strcmp(a, "--tls-cert"))
+		dst = &o->tls_cert;
+	else if (!strcmp(a, "--tls-key"))
+		dst = &o->tls_key;
+	else if (!strcmp(a, "--creds"))
+		dst = &o->creds;
+	else if (!strcmp(a, "--replicas")) {
+		o->replicas = atoi(argv[++*i]);
+		return 1;
+	}
+	if (!dst)
+		return 0;
+	*dst = argv[++*i];
+	return 1;
+}
+
+static void on_reconnected(natsConnection *nc, void *closure)
+{
+	struct ks_nats *n = closure;
+
+	(void)nc;
+	n->connected = true;
+	__atomic_add_fetch(&n->reconnects, 1, __ATOMIC_SEQ_CST);
+}
+
+static void on_disconnected(natsConnection *nc, void *closure)
+{
+	struct ks_nats *n = closure;
+
+	(void)nc;
+	n->connected = false;
+}
+
+static void on_connected(natsConnection *nc, void *closure)
+{
+	on_reconnected(nc, closure);
+}
+
+static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus err, void *closure)
+{
+	/* Slow consumers and missed heartbeats are recovered by recreating
+	 * watchers; nothing to print from inside the library's thread. */
+	(void)nc; (void)sub; (void)err; (void)closure;
+}
+
+static int ensure_kv(struct ks_nats *n, kvStore **kv, const char *bucket, int history,
+		     int replicas, bool create)
+{
+	natsStatus s = js_KeyValue(kv, n->js, bucket);
+	kvConfig cfg;
+	int r[2] = { replicas ? replicas : 3, 1 };
+
+	if (s == NATS_OK)
+		return 0;
+	if (s != NATS_NOT_FOUND || !create)
+		return ks_nats_err(s, bucket);
+	for (int i = 0; i < (replicas ? 1 : 2); i++) {
+		kvConfig_Init(&cfg);
+		cfg.Bucket = bucket;
+		cfg.History = history;
+		cfg.StorageType = js_FileStorage;
+		cfg.Replicas = r[i];
+		cfg.MaxValueSize = -1;
+		s = js_CreateKeyValue(kv, n->js, &cfg);
+		if (s == NATS_OK)
+			return 0;
+	}
+	return ks_nats_err(s, bucket);
+}
+
+static int ensure_stream(struct ks_nats *n, int replicas)
+{
+	const char *subj[] = { KS_EVENTS_SUBJECT ".>" };
+	int r[2] = { replicas ? replicas : 3, 1 };
+	jsStreamInfo *si = NULL;
+	jsStreamConfig sc;
+	jsErrCode jerr = 0;
+	natsStatus s;
+
+	s = js_GetStreamInfo(&si, n->js, KS_EVENTS_STREAM, NULL, &jerr);
+	if (s == NATS_OK) {
+		jsStreamInfo_Destroy(si);
+		return 0;
+	}
+	for (int i = 0; i < (replicas ? 1 : 2); i++) {
+		jsStreamConfig_Init(&sc);
+		sc.Name = KS_EVENTS_STREAM;
+		sc.Subjects = subj;
+		sc.SubjectsLen = 1;
+		sc.Storage = js_FileStorage;
+		sc.Replicas = r[i];
+		/* De-duplication window for Nats-Msg-Id (host:seq): long enough to
+		 * cover an agent re-sending a batch after a reconnect. */
+		sc.Duplicates = (int64_t)20 * 60 * 1000000000LL;
+		sc.MaxAge = (int64_t)7 * 24 * 3600 * 1000000000LL;
+		s = js_AddStream(&si, n->js, &sc, NULL, &jerr);
+		if (s == NATS_OK) {
+			jsStreamInfo_Destroy(si);
+			return 0;
+		}
+	}
+	return ks_nats_err(s, "creating stream " KS_EVENTS_STREAM);
+}
+
+int ks_nats_bind(struct ks_nats *n, const struct ks_nats_opts *o, bool create)
+{
+	int err;
+
+	err = ensure_kv(n, &n->desired, KS_BUCKET_DESIRED, 8, o->replicas, create);
+	if (!err && !n->objects)
+		err = ensure_kv(n, &n->objects, KS_BUCKET_OBJECTS, 1, o->replicas, create);
+	if (!err && !n->status)
+		err = ensure_kv(n, &n->status, KS_BUCKET_STATUS, 1, o->replicas, create);
+	return err;
+}
+
+int ks_nats_open(struct ks_nats *n, const struct ks_nats_opts *o, bool create, bool events)
+{
+	natsOptions *opts = NULL;
+	jsOptions jo;
+	natsStatus s;
+	int err = 0;
+
+	memset(n, 0, sizeof(*n));
+	if (!o->urls || !*o->urls)
+		return ks_err(-EINVAL, "no NATS servers: use --nats URLS or set KSHIELD_NATS");
+	s = natsOptions_Create(&opts);
+	if (s == NATS_OK) {
+		/* SetServers wants an array; split the comma list in place. */
+		char *copy = strdup(o->urls), *save, *tok;
+		const char *list[32];
+		int cnt = 0;
+
+		for (tok = strtok_r(copy, ",", &save); tok && cnt < 32; tok = strtok_r(NULL, ",", &save))
+			list[cnt++] = tok;
+		s = natsOptions_SetServers(opts, list, cnt);
+		free(copy);
+	}
+	if (s == NATS_OK)
+		s = natsOptions_SetMaxReconnect(opts, -1);
+	if (s == NATS_OK)
+		s = natsOptions_SetReconnectWait(opts, 250);
+	if (s == NATS_OK)
+		s = natsOptions_SetReconnectBufSize(opts, 64 * 1024 * 1024);
+	if (s == NATS_OK)
+		s = natsOptions_SetTimeout(opts, 2000);
+	if (s == NATS_OK)
+		s = natsOptions_SetReconnectedCB(opts, on_reconnected, n);
+	if (s == NATS_OK)
+		s = natsOptions_SetDisconnectedCB(opts, on_disconnected, n);
+	if (s == NATS_OK)
+		s = natsOptions_SetErrorHandler(opts, on_async_error, n);
+	if (s == NATS_OK && o->retry_connect)
+		s = natsOptions_SetRetryOnFailedConnect(opts, true, on_connected, n);
+	if (s == NATS_OK && (o->tls_ca || o->tls_cert))
+		s = natsOptions_SetSecure(opts, true);
+	if (s == NATS_OK && o->tls_ca)
+		s = natsOptions_LoadCATrustedCertificates(opts, o->tls_ca);
+	if (s == NATS_OK && o->tls_cert)
+		s = natsOptions_LoadCertificatesChain(opts, o->tls_cert, o->tls_key);
+	if (s == NATS_OK && o->creds)
+		s = natsOptions_SetUserCredentialsFromFiles(opts, o->creds, NULL);
+	if (s != NATS_OK) {
+		natsOptions_Destroy(opts);
+		return ks_nats_err(s, "nats options");
+	}
+	s = natsConnection_Connect(&n->nc, opts);
+	natsOptions_Destroy(opts);
+	if (s == NATS_NOT_YET_CONNECTED) {
+		s = NATS_OK;	/* retry_connect: on_connected will fire later */
+	} else if (s == NATS_OK) {
+		n->connected = true;
+	} else {
+		return ks_nats_err(s, "can't connect to NATS");
+	}
+	jsOptions_Init(&jo);
+	jo.Wait = 5000;
+	jo.PublishAsync.MaxPending = 65536;
+	s = natsConnection_JetStream(&n->js, n->nc, &jo);
+	if (s != NATS_OK) {
+		err = ks_nats_err(s, "jetstream");
+		ks_nats_close(n);
+		return err;
+	}
+	if (!n->connected)
+		return 0;	/* the caller binds once connected */
+	err = ks_nats_bind(n, o, create);
+	if (!err && events && create)
+		err = ensure_stream(n, o->replicas);
+	if (err)
+		ks_nats_close(n);
+	return err;
+}
+
+int ks_nats_ensure_stream(struct ks_nats *n, int replicas)
+{
+	return ensure_stream(n, replicas);
+}
+
+void ks_nats_close(struct ks_nats *n)
+{
+	if (n->desired)
+		kvStore_Destroy(n->desired);
+	if (n->objects)
+		kvStore_Destroy(n->objects);
+	if (n->status)
+		kvStore_Destroy(n->status);
+	if (n->js)
+		jsCtx_Destroy(n->js);
+	if (n->nc) {
+		natsConnection_Close(n->nc);
+		natsConnection_Destroy(n->nc);
+	}
+	memset(n, 0, sizeof(*n));
+}
+#endif /* KSHIELD_STATIC */
