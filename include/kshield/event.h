@@ -72,4 +72,152 @@ struct ks_shield_event {
 	__u64 args[4];		/* shield-chosen argument words */
 };
 
+/* ---- Monitor payloads (bpf/monitor.bpf.c) ----
+ *
+ * Exec ids: hdr.exec_id names the image a process is running. The monitor
+ * assigns (CLOCK_BOOTTIME ns of the exec << 8) | cpu at sched_process_exec
+ * and stores it in ks_exec_ids[tgid]; a forked child inherits its parent's
+ * id until it execs. Two execs share an id only if they happen in the same
+ * nanosecond of uptime on the same CPU number, so ids are unique within a
+ * boot and, in practice, across boots in one store. 0 = unknown (a process
+ * that started before the monitor was loaded).
+ */
+
+/* Flags of struct ks_exec_event. */
+#define KS_EXEC_SETUID		(1u << 0)	/* euid != uid after exec */
+#define KS_EXEC_SETGID		(1u << 1)	/* egid != gid after exec */
+#define KS_EXEC_SECURE		(1u << 2)	/* bprm->secureexec: set-id or file caps */
+#define KS_EXEC_ARGV_TRUNC	(1u << 3)	/* argv longer than KS_ARGV_LEN */
+#define KS_EXEC_PATH_TRUNC	(1u << 4)
+
+struct ks_exec_event {
+	struct ks_hdr hdr;
+	__u64 parent_exec_id;	/* image this process ran before (fork parent's) */
+	__u32 flags;		/* KS_EXEC_* */
+	__u32 argv_len;		/* bytes used in argv; args are NUL-separated */
+	char path[KS_PATH_LEN];	/* as passed to execve (bprm->filename) */
+	char argv[KS_ARGV_LEN];
+};
+
+struct ks_exit_event {
+	struct ks_hdr hdr;
+	__u32 exit_code;	/* status as wait() reports it (code << 8 | signal) */
+	__u32 _pad;
+	__u64 lifetime_ns;	/* since the process (thread group) started */
+};
+
+/* connect / accept / listen (TCP over IPv4 or IPv6). IPv4 addresses are
+ * stored in the first 4 bytes of the 16-byte arrays. */
+#define KS_CONN_ESTABLISHED	(1u << 0)	/* connect: handshake completed */
+#define KS_CONN_NO_OWNER	(1u << 1)	/* process unknown (began before the monitor) */
+
+struct ks_conn_event {
+	struct ks_hdr hdr;
+	__u16 family;		/* AF_INET / AF_INET6 */
+	__u16 lport;		/* host order */
+	__u16 rport;
+	__u16 flags;		/* KS_CONN_* */
+	__u8 laddr[16];
+	__u8 raddr[16];
+};
+
+/* socket(2) of a family (and for netlink, a protocol) the monitor watches. */
+struct ks_socket_event {
+	struct ks_hdr hdr;
+	__s32 family;
+	__s32 type;
+	__s32 protocol;
+	__s32 ret;		/* fd or -errno */
+};
+
+/* Creation of a user namespace (unshare/clone/clone3 with CLONE_NEWUSER)
+ * by a process whose euid is not 0. */
+struct ks_userns_event {
+	struct ks_hdr hdr;
+	__u64 flags;		/* clone flags */
+	__u32 syscall;		/* KS_USERNS_UNSHARE / _CLONE / _CLONE3 */
+	__s32 ret;
+};
+#define KS_USERNS_UNSHARE	1
+#define KS_USERNS_CLONE		2
+#define KS_USERNS_CLONE3	3
+
+/* Credentials rose without a set-id / file-capability exec. */
+struct ks_priv_event {
+	struct ks_hdr hdr;
+	__u32 old_uid, old_euid, old_suid;	/* the baseline (last exec) */
+	__u32 new_uid, new_euid, new_suid;
+	__u64 old_caps;				/* permitted at baseline */
+	__u64 new_caps;				/* effective now */
+	__u32 where;				/* KS_PRIV_AT_* */
+	__u32 _pad;
+};
+#define KS_PRIV_AT_EXEC		1
+#define KS_PRIV_AT_FORK		2
+#define KS_PRIV_AT_SYSCALL	3	/* a watched syscall (socket, bind, ...) */
+#define KS_PRIV_AT_EXIT		4
+
+/* bpf(BPF_PROG_LOAD) by a process other than the agent. */
+struct ks_bpf_event {
+	struct ks_hdr hdr;
+	__u32 cmd;
+	__u32 prog_type;
+	__u32 insn_cnt;
+	__s32 ret;
+	char prog_name[16];
+};
+
+/* bind(2) with an AF_ALG address: the algorithm type and name asked for. */
+struct ks_alg_bind_event {
+	struct ks_hdr hdr;
+	char type[16];
+	char name[KS_ALG_LEN];
+	__u32 feat;
+	__u32 mask;
+	__s32 ret;
+	__u32 _pad;
+};
+
+/* Someone other than the agent touched kshield's pins or links (issue 6's
+ * guard fills this). */
+struct ks_tamper_event {
+	struct ks_hdr hdr;
+	__u32 op;		/* KS_TAMPER_* */
+	__s32 ret;		/* what the caller got (-EPERM when refused) */
+	char target[KS_PATH_LEN];
+	__u32 id;		/* link or map id, or the pid signalled */
+	__u32 arg;		/* signal number, bpf command, umount flags */
+};
+#define KS_TAMPER_UNLINK	1	/* unlink/rename under the bpffs root */
+#define KS_TAMPER_DETACH	2	/* link detach/update */
+#define KS_TAMPER_SIGNAL	3	/* signal to the agent */
+#define KS_TAMPER_MAP		4	/* write to a kshield map */
+#define KS_TAMPER_UMOUNT	5	/* umount of the bpffs holding the pins */
+#define KS_TAMPER_PTRACE	6	/* ptrace / process_vm_* of the agent */
+#define KS_TAMPER_REPAIRED	7	/* agent: pins/links found undone, restored */
+#define KS_TAMPER_OP_MAX	8
+
+/* What the agent publishes about itself, in the monitor's pinned
+ * "mon_agent" array (entry 0), so `kshield stats` reads it while the agent
+ * runs and after it is gone. */
+struct ks_agent_stats {
+	__u32 tgid;		/* running agent, 0 when it exited cleanly */
+	__u32 _pad;
+	__u64 received;		/* records read from the ring buffer */
+	__u64 stored;		/* rows committed */
+	__u64 unstored;		/* records that could not be stored */
+	__u64 store_errors;	/* failed commits */
+	__u64 updated_realtime_ns;
+};
+
+/* Monitor knobs in the pinned "mon_config" array (entry 0). */
+struct ks_monitor_cfg {
+	__u32 wakeup_every;	/* force a consumer wakeup every N events (per CPU) */
+	__u32 _pad;
+	__u64 families;		/* bit per address family to report at socket() */
+	__u32 netlink_protos;	/* bit per netlink protocol to report */
+	__u32 _pad2;
+	__u64 object_hash;	/* FNV-1a of the monitor object that is attached */
+};
+
 #endif /* KSHIELD_EVENT_H */

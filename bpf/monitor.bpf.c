@@ -1,0 +1,632 @@
+/* monitor.bpf.c - kshield's monitor: what ran, what it connected to, and the
+ * symptoms exploits leave (odd socket families, AF_ALG binds, unprivileged
+ * user namespaces, BPF loads, credentials that rose without a set-id exec).
+ *
+ * Only hooks that exist on this host and on Debian 6.1/6.12 are used:
+ * tp_btf and classic tracepoints (sched, sock, syscalls); no kprobes, no
+ * trampolines. Everything is filtered here so that the ring buffer carries
+ * only what the store keeps.
+ *
+ * Records are submitted with BPF_RB_NO_WAKEUP and a forced wakeup every
+ * mon_config.wakeup_every records per CPU: a wakeup is an inter-processor
+ * interrupt, which costs more than the record itself (PLATFORM.md). The
+ * agent drains the buffer on a short timer for the low-rate case.
+ *
+ * The shared maps (ks_events, ks_lost, ks_exec_ids) come from kshield.bpf.h;
+ * the mon_* maps are the monitor's own, pinned by the agent under
+ * <bpffs>/monitor/ so that a restarted agent adopts this instance.
+ */
+#include "kshield.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define AF_INET		2
+#define AF_NETLINK	16
+#define AF_INET6	10
+#define AF_ALG		38
+#define IPPROTO_TCP	6
+#define CLONE_NEWUSER	0x10000000ULL
+#define BPF_PROG_LOAD_CMD 5
+
+/* TCP states (include/net/tcp_states.h) */
+#define TCP_ESTABLISHED	1
+#define TCP_SYN_SENT	2
+#define TCP_SYN_RECV	3
+#define TCP_CLOSE	7
+#define TCP_LISTEN	10
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_monitor_cfg);
+} mon_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_agent_stats);
+} mon_agent SEC(".maps");
+
+/* Credentials a thread group may legitimately return to: those it had at
+ * its last exec (or when first seen). */
+struct cred_base {
+	__u32 uid, euid, suid;
+	__u32 _pad;
+	__u64 caps;		/* permitted */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct cred_base);
+} mon_creds SEC(".maps");
+
+/* A watched syscall's record, made at sys_enter and sent at sys_exit with
+ * the result. Keyed by pid_tgid (one syscall at a time per thread). */
+struct pending {
+	__u32 kind;
+	__u32 _pad;
+	union {
+		struct ks_socket_event sock;
+		struct ks_userns_event userns;
+		struct ks_bpf_event bpf;
+		struct ks_alg_bind_event alg;
+	};
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct pending);
+} mon_pending SEC(".maps");
+
+/* Connecting sockets -> the header of the process that called connect()
+ * (the handshake completes in softirq, where current is anybody). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct ks_hdr);
+} mon_socks SEC(".maps");
+
+/* Listening (family, port) -> the header of the process that listened;
+ * accepted connections are attributed to it. */
+struct listen_key {
+	__u16 family;
+	__u16 port;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct listen_key);
+	__type(value, struct ks_hdr);
+} mon_listeners SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} mon_wake SEC(".maps");
+
+/* Scratch for the exec record's previous id when the buffer is full. */
+static __always_inline struct ks_monitor_cfg *cfg(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&mon_config, &zero);
+}
+
+/* Submit flags: wake the consumer only every wakeup_every-th record. */
+static __always_inline __u64 wake_flags(void)
+{
+	struct ks_monitor_cfg *c = cfg();
+	__u32 zero = 0, *n = bpf_map_lookup_elem(&mon_wake, &zero);
+	__u32 every = c && c->wakeup_every ? c->wakeup_every : 1024;
+
+	if (!n)
+		return 0;
+	if (++*n >= every) {
+		*n = 0;
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void submit(void *e)
+{
+	bpf_ringbuf_submit(e, wake_flags());
+}
+
+static __always_inline void output(void *data, __u32 size, __u32 kind)
+{
+	if (bpf_ringbuf_output(&ks_events, data, size, wake_flags()))
+		ks_count_lost(kind);
+}
+
+/* ---- privilege rise ---- */
+
+static __always_inline void read_creds(struct task_struct *t, struct cred_base *c,
+				       bool effective)
+{
+	const struct cred *cr = BPF_CORE_READ(t, cred);
+
+	c->uid = BPF_CORE_READ(cr, uid.val);
+	c->euid = BPF_CORE_READ(cr, euid.val);
+	c->suid = BPF_CORE_READ(cr, suid.val);
+	c->_pad = 0;
+	/* kernel_cap_t is u32[2] before 6.3 and one u64 since: the same eight
+	 * little-endian bytes either way. */
+	c->caps = 0;
+	if (effective)
+		bpf_probe_read_kernel(&c->caps, 8, &cr->cap_effective);
+	else
+		bpf_probe_read_kernel(&c->caps, 8, &cr->cap_permitted);
+}
+
+static __always_inline bool had_root(const struct cred_base *b)
+{
+	return b->uid == 0 || b->euid == 0 || b->suid == 0;
+}
+
+/* Compare the current thread's credentials with its group's baseline and
+ * report a rise that no exec explains; the baseline then follows, so one
+ * rise is reported once. */
+static __always_inline void priv_check(__u32 where)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct cred_base *base, cur, perm;
+	struct ks_priv_event *e;
+
+	base = bpf_map_lookup_elem(&mon_creds, &tgid);
+	read_creds(t, &cur, true);
+	if (!base) {
+		read_creds(t, &perm, false);
+		bpf_map_update_elem(&mon_creds, &tgid, &perm, BPF_ANY);
+		return;
+	}
+	if (!((cur.euid == 0 || cur.uid == 0) && !had_root(base)) &&
+	    !(cur.caps & ~base->caps))
+		return;
+	e = ks_reserve(KS_EV_PRIVILEGE, sizeof(*e));
+	if (e) {
+		ks_fill_hdr(&e->hdr, KS_EV_PRIVILEGE, sizeof(*e));
+		e->old_uid = base->uid;
+		e->old_euid = base->euid;
+		e->old_suid = base->suid;
+		e->old_caps = base->caps;
+		e->new_uid = cur.uid;
+		e->new_euid = cur.euid;
+		e->new_suid = cur.suid;
+		e->new_caps = cur.caps;
+		e->where = where;
+		e->_pad = 0;
+		submit(e);
+	}
+	read_creds(t, &perm, false);
+	bpf_map_update_elem(&mon_creds, &tgid, &perm, BPF_ANY);
+}
+
+/* ---- exec / fork / exit ---- */
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(mon_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = (bpf_ktime_get_boot_ns() << 8) | (bpf_get_smp_processor_id() & 0xff);
+	struct cred_base cur, *base;
+	__u64 prev = 0, *prevp, start, end, n;
+	struct ks_exec_event *e;
+	bool secure;
+	long len;
+
+	prevp = bpf_map_lookup_elem(&ks_exec_ids, &tgid);
+	if (prevp)
+		prev = *prevp;
+	bpf_map_update_elem(&ks_exec_ids, &tgid, &id, BPF_ANY);
+
+	/* A rise that shows up at a plain exec happened before it. */
+	secure = BPF_CORE_READ_BITFIELD(bprm, secureexec);
+	base = bpf_map_lookup_elem(&mon_creds, &tgid);
+	if (base && !secure)
+		priv_check(KS_PRIV_AT_EXEC);
+	read_creds(p, &cur, false);
+	bpf_map_update_elem(&mon_creds, &tgid, &cur, BPF_ANY);
+
+	e = ks_reserve(KS_EV_EXEC, sizeof(*e));
+	if (!e)
+		return 0;
+	ks_fill_hdr(&e->hdr, KS_EV_EXEC, sizeof(*e));
+	e->parent_exec_id = prev;
+	e->flags = secure ? KS_EXEC_SECURE : 0;
+	{
+		const struct cred *cr = BPF_CORE_READ(p, cred);
+
+		if (BPF_CORE_READ(cr, euid.val) != BPF_CORE_READ(cr, uid.val))
+			e->flags |= KS_EXEC_SETUID;
+		if (BPF_CORE_READ(cr, egid.val) != BPF_CORE_READ(cr, gid.val))
+			e->flags |= KS_EXEC_SETGID;
+	}
+	len = bpf_probe_read_kernel_str(e->path, sizeof(e->path), BPF_CORE_READ(bprm, filename));
+	if (len < 0)
+		e->path[0] = '\0';
+	else if (len >= (long)sizeof(e->path))
+		e->flags |= KS_EXEC_PATH_TRUNC;
+	start = BPF_CORE_READ(p, mm, arg_start);
+	end = BPF_CORE_READ(p, mm, arg_end);
+	n = end > start ? end - start : 0;
+	if (n > KS_ARGV_LEN) {
+		n = KS_ARGV_LEN;
+		e->flags |= KS_EXEC_ARGV_TRUNC;
+	}
+	barrier_var(n);
+	if (n > KS_ARGV_LEN)
+		n = KS_ARGV_LEN;
+	if (n && bpf_probe_read_user(e->argv, n, (void *)start))
+		n = 0;
+	e->argv_len = n;
+	submit(e);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(mon_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ctgid = child->tgid, ptgid = parent->tgid;
+	struct cred_base c;
+	__u64 *id;
+
+	if (child->pid != ctgid)
+		return 0;	/* a thread: same process, same image */
+	priv_check(KS_PRIV_AT_FORK);
+	id = bpf_map_lookup_elem(&ks_exec_ids, &ptgid);
+	if (id)
+		bpf_map_update_elem(&ks_exec_ids, &ctgid, id, BPF_ANY);
+	read_creds(child, &c, false);
+	bpf_map_update_elem(&mon_creds, &ctgid, &c, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int mon_exit(void *ctx)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ks_exit_event *e;
+
+	/* Only the last thread of the group: signal->live already dropped. */
+	if (BPF_CORE_READ(t, signal, live.counter) != 0)
+		return 0;
+	priv_check(KS_PRIV_AT_EXIT);
+	e = ks_reserve(KS_EV_EXIT, sizeof(*e));
+	if (e) {
+		ks_fill_hdr(&e->hdr, KS_EV_EXIT, sizeof(*e));
+		e->exit_code = BPF_CORE_READ(t, exit_code);
+		e->_pad = 0;
+		e->lifetime_ns = e->hdr.ts_ns - BPF_CORE_READ(t, group_leader, start_boottime);
+		submit(e);
+	}
+	bpf_map_delete_elem(&ks_exec_ids, &tgid);
+	bpf_map_delete_elem(&mon_creds, &tgid);
+	return 0;
+}
+
+/* ---- watched syscalls: record at enter, send with the result at exit ---- */
+
+struct sys_enter_ctx {
+	__u64 _ent;
+	long nr;
+	unsigned long args[6];
+};
+
+struct sys_exit_ctx {
+	__u64 _ent;
+	long nr;
+	long ret;
+};
+
+static __always_inline struct pending *pending_new(__u32 kind)
+{
+	static const struct pending zero;
+	__u64 key = bpf_get_current_pid_tgid();
+	struct pending *p;
+
+	bpf_map_update_elem(&mon_pending, &key, &zero, BPF_ANY);
+	p = bpf_map_lookup_elem(&mon_pending, &key);
+	if (p)
+		p->kind = kind;
+	return p;
+}
+
+/* Send the pending record of @kind, if this thread has one, with @ret. */
+static __always_inline void pending_send(__u32 kind, long ret)
+{
+	__u64 key = bpf_get_current_pid_tgid();
+	struct pending *p = bpf_map_lookup_elem(&mon_pending, &key);
+
+	if (!p || p->kind != kind)
+		return;
+	switch (kind) {
+	case KS_EV_SOCKET:
+		p->sock.ret = ret;
+		output(&p->sock, sizeof(p->sock), kind);
+		break;
+	case KS_EV_USERNS:
+		p->userns.ret = ret;
+		output(&p->userns, sizeof(p->userns), kind);
+		break;
+	case KS_EV_BPF:
+		p->bpf.ret = ret;
+		output(&p->bpf, sizeof(p->bpf), kind);
+		break;
+	case KS_EV_ALG_BIND:
+		p->alg.ret = ret;
+		output(&p->alg, sizeof(p->alg), kind);
+		break;
+	}
+	bpf_map_delete_elem(&mon_pending, &key);
+}
+
+SEC("tracepoint/syscalls/sys_enter_socket")
+int mon_socket_enter(struct sys_enter_ctx *ctx)
+{
+	struct ks_monitor_cfg *c = cfg();
+	int family = ctx->args[0], type = ctx->args[1], proto = ctx->args[2];
+	struct pending *p;
+
+	if (!c || family < 0 || family >= 64 || !(c->families & (1ULL << family)))
+		return 0;
+	if (family == AF_NETLINK && (proto < 0 || proto >= 32 ||
+				     !(c->netlink_protos & (1u << proto))))
+		return 0;
+	priv_check(KS_PRIV_AT_SYSCALL);
+	p = pending_new(KS_EV_SOCKET);
+	if (!p)
+		return 0;
+	ks_fill_hdr(&p->sock.hdr, KS_EV_SOCKET, sizeof(p->sock));
+	p->sock.family = family;
+	p->sock.type = type;
+	p->sock.protocol = proto;
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_socket")
+int mon_socket_exit(struct sys_exit_ctx *ctx)
+{
+	pending_send(KS_EV_SOCKET, ctx->ret);
+	return 0;
+}
+
+/* struct sockaddr_alg */
+struct ks_sockaddr_alg {
+	__u16 family;
+	__u8 type[14];
+	__u32 feat;
+	__u32 mask;
+	__u8 name[64];
+};
+
+SEC("tracepoint/syscalls/sys_enter_bind")
+int mon_bind_enter(struct sys_enter_ctx *ctx)
+{
+	const void *uaddr = (const void *)ctx->args[1];
+	struct pending *p;
+	__u16 family = 0;
+
+	if (bpf_probe_read_user(&family, sizeof(family), uaddr) || family != AF_ALG)
+		return 0;
+	priv_check(KS_PRIV_AT_SYSCALL);
+	p = pending_new(KS_EV_ALG_BIND);
+	if (!p)
+		return 0;
+	ks_fill_hdr(&p->alg.hdr, KS_EV_ALG_BIND, sizeof(p->alg));
+	bpf_probe_read_user(p->alg.type, 14, uaddr + 2);
+	bpf_probe_read_user(&p->alg.feat, 4, uaddr + 16);
+	bpf_probe_read_user(&p->alg.mask, 4, uaddr + 20);
+	bpf_probe_read_user(p->alg.name, KS_ALG_LEN, uaddr + 24);
+	p->alg.type[14] = p->alg.type[15] = 0;
+	p->alg.name[KS_ALG_LEN - 1] = 0;
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_bind")
+int mon_bind_exit(struct sys_exit_ctx *ctx)
+{
+	pending_send(KS_EV_ALG_BIND, ctx->ret);
+	return 0;
+}
+
+static __always_inline void userns_enter(__u64 flags, __u32 sc)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct pending *p;
+
+	if (!(flags & CLONE_NEWUSER) || BPF_CORE_READ(t, cred, euid.val) == 0)
+		return;
+	priv_check(KS_PRIV_AT_SYSCALL);
+	p = pending_new(KS_EV_USERNS);
+	if (!p)
+		return;
+	ks_fill_hdr(&p->userns.hdr, KS_EV_USERNS, sizeof(p->userns));
+	p->userns.flags = flags;
+	p->userns.syscall = sc;
+}
+
+SEC("tracepoint/syscalls/sys_enter_unshare")
+int mon_unshare_enter(struct sys_enter_ctx *ctx)
+{
+	userns_enter(ctx->args[0], KS_USERNS_UNSHARE);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_unshare")
+int mon_unshare_exit(struct sys_exit_ctx *ctx)
+{
+	pending_send(KS_EV_USERNS, ctx->ret);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_clone")
+int mon_clone_enter(struct sys_enter_ctx *ctx)
+{
+	userns_enter(ctx->args[0], KS_USERNS_CLONE);
+	return 0;
+}
+
+/* Also runs in the child (ret 0), which has no pending record. */
+SEC("tracepoint/syscalls/sys_exit_clone")
+int mon_clone_exit(struct sys_exit_ctx *ctx)
+{
+	pending_send(KS_EV_USERNS, ctx->ret);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_clone3")
+int mon_clone3_enter(struct sys_enter_ctx *ctx)
+{
+	__u64 flags = 0;
+
+	bpf_probe_read_user(&flags, sizeof(flags), (void *)ctx->args[0]);
+	userns_enter(flags, KS_USERNS_CLONE3);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_clone3")
+int mon_clone3_exit(struct sys_exit_ctx *ctx)
+{
+	pending_send(KS_EV_USERNS, ctx->ret);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_bpf")
+int mon_bpf_enter(struct sys_enter_ctx *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	const union bpf_attr *uattr = (const void *)ctx->args[1];
+	struct ks_agent_stats *agent;
+	struct pending *p;
+
+	if (ctx->args[0] != BPF_PROG_LOAD_CMD)
+		return 0;
+	/* The agent names itself by tgid in mon_agent: comm can be forged. */
+	agent = bpf_map_lookup_elem(&mon_agent, &zero);
+	if (agent && agent->tgid == tgid)
+		return 0;
+	priv_check(KS_PRIV_AT_SYSCALL);
+	p = pending_new(KS_EV_BPF);
+	if (!p)
+		return 0;
+	ks_fill_hdr(&p->bpf.hdr, KS_EV_BPF, sizeof(p->bpf));
+	p->bpf.cmd = ctx->args[0];
+	bpf_probe_read_user(&p->bpf.prog_type, 4, &uattr->prog_type);
+	bpf_probe_read_user(&p->bpf.insn_cnt, 4, &uattr->insn_cnt);
+	bpf_probe_read_user(p->bpf.prog_name, 16, &uattr->prog_name);
+	p->bpf.prog_name[15] = 0;
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_bpf")
+int mon_bpf_exit(struct sys_exit_ctx *ctx)
+{
+	pending_send(KS_EV_BPF, ctx->ret);
+	return 0;
+}
+
+/* ---- TCP: connect / accept / listen from socket state changes ---- */
+
+static __always_inline void conn_addrs(struct trace_event_raw_inet_sock_set_state *ctx,
+				       struct ks_conn_event *e)
+{
+	e->family = ctx->family;
+	e->lport = ctx->sport;
+	e->rport = ctx->dport;
+	if (ctx->family == AF_INET) {
+		__builtin_memset(e->laddr, 0, 16);
+		__builtin_memset(e->raddr, 0, 16);
+		__builtin_memcpy(e->laddr, ctx->saddr, 4);
+		__builtin_memcpy(e->raddr, ctx->daddr, 4);
+	} else {
+		__builtin_memcpy(e->laddr, ctx->saddr_v6, 16);
+		__builtin_memcpy(e->raddr, ctx->daddr_v6, 16);
+	}
+}
+
+/* Emit a connection record whose process header is @owner (or unknown). */
+static __always_inline void conn_emit(struct trace_event_raw_inet_sock_set_state *ctx,
+				      __u32 kind, const struct ks_hdr *owner, __u16 flags)
+{
+	struct ks_conn_event *e = ks_reserve(kind, sizeof(*e));
+
+	if (!e)
+		return;
+	if (owner) {
+		e->hdr = *owner;
+	} else {
+		__builtin_memset(&e->hdr, 0, sizeof(e->hdr));
+		flags |= KS_CONN_NO_OWNER;
+	}
+	e->hdr.kind = kind;
+	e->hdr.size = sizeof(*e);
+	e->hdr.ts_ns = bpf_ktime_get_boot_ns();
+	e->flags = flags;
+	conn_addrs(ctx, e);
+	submit(e);
+}
+
+SEC("tracepoint/sock/inet_sock_set_state")
+int mon_sock_state(struct trace_event_raw_inet_sock_set_state *ctx)
+{
+	int o = ctx->oldstate, n = ctx->newstate;
+	__u64 sk = (__u64)ctx->skaddr;
+	struct listen_key lk = {};
+	struct ks_hdr *h, hdr;
+
+	if (ctx->protocol != IPPROTO_TCP)
+		return 0;
+	if (o == TCP_CLOSE && n == TCP_SYN_SENT) {
+		/* connect(): process context; completed later in softirq */
+		priv_check(KS_PRIV_AT_SYSCALL);
+		ks_fill_hdr(&hdr, KS_EV_CONNECT, sizeof(struct ks_conn_event));
+		bpf_map_update_elem(&mon_socks, &sk, &hdr, BPF_ANY);
+	} else if (o == TCP_SYN_SENT) {
+		h = bpf_map_lookup_elem(&mon_socks, &sk);
+		conn_emit(ctx, KS_EV_CONNECT, h, n == TCP_ESTABLISHED ? KS_CONN_ESTABLISHED : 0);
+		if (h)
+			bpf_map_delete_elem(&mon_socks, &sk);
+	} else if (n == TCP_LISTEN) {
+		struct ks_conn_event *e;
+
+		priv_check(KS_PRIV_AT_SYSCALL);
+		e = ks_reserve(KS_EV_LISTEN, sizeof(*e));
+		if (!e)
+			return 0;
+		ks_fill_hdr(&e->hdr, KS_EV_LISTEN, sizeof(*e));
+		e->flags = 0;
+		conn_addrs(ctx, e);
+		lk.family = ctx->family;
+		lk.port = ctx->sport;
+		bpf_map_update_elem(&mon_listeners, &lk, &e->hdr, BPF_ANY);
+		submit(e);
+	} else if (o == TCP_LISTEN && n == TCP_CLOSE) {
+		lk.family = ctx->family;
+		lk.port = ctx->sport;
+		bpf_map_delete_elem(&mon_listeners, &lk);
+	} else if (o == TCP_SYN_RECV && n == TCP_ESTABLISHED) {
+		lk.family = ctx->family;
+		lk.port = ctx->sport;
+		h = bpf_map_lookup_elem(&mon_listeners, &lk);
+		if (!h && ctx->family == AF_INET) {
+			/* an IPv4 client of a dual-stack IPv6 listener */
+			lk.family = AF_INET6;
+			h = bpf_map_lookup_elem(&mon_listeners, &lk);
+		}
+		conn_emit(ctx, KS_EV_ACCEPT, h, 0);
+	}
+	return 0;
+}

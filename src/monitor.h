@@ -1,0 +1,47 @@
+/* monitor.h - load the BPF monitor (bpf/monitor.bpf.c) and pin it under
+ * <bpffs root>/monitor/, or adopt the one already pinned there, so that it
+ * keeps recording into the pinned ring buffer while no agent runs.
+ *
+ * Pins: monitor/link_<program> (one per attached program) and
+ * monitor/mon_<map> (its own maps); the ring buffer, loss counters and exec
+ * ids are the shared maps under <bpffs root>/maps.
+ */
+#ifndef KSHIELD_MONITOR_H
+#define KSHIELD_MONITOR_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include <kshield/event.h>
+
+struct ks_monitor {
+	struct monitor_bpf *skel;	/* NULL when adopted */
+	int events_fd;			/* ks_events ring buffer */
+	int lost_fd;			/* ks_lost */
+	int config_fd;			/* mon_config */
+	int agent_fd;			/* mon_agent */
+	bool adopted;			/* found pinned and current: not reloaded */
+	bool replaced;			/* pinned but stale or partial: reloaded */
+	int nlinks;
+};
+
+/* Default socket families (and netlink protocols) reported at socket(). */
+void ks_monitor_default_cfg(struct ks_monitor_cfg *cfg);
+
+/* Adopt the pinned monitor when it is complete and built from this
+ * binary's object; otherwise load, attach and pin a new one (new links are
+ * attached before stale ones are unpinned). @cfg, when not NULL, is written
+ * to mon_config. Returns 0 or a negative errno with a message recorded. */
+int ks_monitor_start(struct ks_monitor *m, const struct ks_monitor_cfg *cfg);
+/* Close our descriptors; the pinned monitor keeps running. */
+void ks_monitor_close(struct ks_monitor *m);
+/* Unpin the monitor's links and maps: it stops. */
+int ks_monitor_remove(void);
+
+/* Per-kind losses summed over CPUs, from the pinned ks_lost map. */
+int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX]);
+/* The agent's published counters from the pinned mon_agent map. */
+int ks_monitor_read_agent(struct ks_agent_stats *st);
+/* Whether the monitor is pinned (and how many links). */
+int ks_monitor_links(void);
+
+#endif
