@@ -15,20 +15,27 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile __u32 probe_tgid;
-__u64 hits;
+/* Hit counters indexed by the hook's position in ks_probe_hook_names[]
+ * (src/probe_hooks.c): several programs may share one loaded object. */
+enum {
+	H_LSM, H_FENTRY, H_FEXIT, H_FMOD_RET, H_KPROBE, H_KPROBE_OVERRIDE,
+	H_UPROBE, H_TRACEPOINT, H_RAW_TRACEPOINT, H_TP_BTF, H_MAX = 13,
+};
 
-static __always_inline void count(void)
+const volatile __u32 probe_tgid;
+__u64 hits[H_MAX];
+
+static __always_inline void count(int hook)
 {
 	if ((bpf_get_current_pid_tgid() >> 32) == probe_tgid)
-		__sync_fetch_and_add(&hits, 1);
+		__sync_fetch_and_add(&hits[hook], 1);
 }
 
 /* BPF LSM: allow everything (0), just be attached. */
 SEC("lsm/socket_create")
 int BPF_PROG(probe_lsm)
 {
-	count();
+	count(H_LSM);
 	return 0;
 }
 
@@ -36,14 +43,14 @@ int BPF_PROG(probe_lsm)
 SEC("fentry/security_socket_create")
 int BPF_PROG(probe_fentry)
 {
-	count();
+	count(H_FENTRY);
 	return 0;
 }
 
 SEC("fexit/security_socket_create")
 int BPF_PROG(probe_fexit)
 {
-	count();
+	count(H_FEXIT);
 	return 0;
 }
 
@@ -51,14 +58,14 @@ int BPF_PROG(probe_fexit)
 SEC("fmod_ret/security_socket_create")
 int BPF_PROG(probe_fmod_ret)
 {
-	count();
+	count(H_FMOD_RET);
 	return 0;
 }
 
 SEC("kprobe/security_socket_create")
 int BPF_KPROBE(probe_kprobe)
 {
-	count();
+	count(H_KPROBE);
 	return 0;
 }
 
@@ -71,7 +78,7 @@ int BPF_KPROBE(probe_kprobe_override)
 {
 	if ((bpf_get_current_pid_tgid() >> 32) != probe_tgid)
 		return 0;
-	__sync_fetch_and_add(&hits, 1);
+	__sync_fetch_and_add(&hits[H_KPROBE_OVERRIDE], 1);
 	bpf_override_return(ctx, 0);
 	return 0;
 }
@@ -81,7 +88,7 @@ int BPF_KPROBE(probe_kprobe_override)
 SEC("uprobe")
 int BPF_KPROBE(probe_uprobe)
 {
-	count();
+	count(H_UPROBE);
 	return 0;
 }
 
@@ -90,21 +97,21 @@ int BPF_KPROBE(probe_uprobe)
 SEC("tracepoint/raw_syscalls/sys_enter")
 int probe_tracepoint(void *ctx)
 {
-	count();
+	count(H_TRACEPOINT);
 	return 0;
 }
 
 SEC("raw_tracepoint/sys_enter")
 int probe_raw_tracepoint(void *ctx)
 {
-	count();
+	count(H_RAW_TRACEPOINT);
 	return 0;
 }
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(probe_tp_btf)
 {
-	count();
+	count(H_TP_BTF);
 	return 0;
 }
 

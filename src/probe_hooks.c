@@ -187,38 +187,65 @@ static int probe_ringbuf(char *why, size_t len)
 	return 1;
 }
 
-static int probe_prog(const char *name, enum how how, enum trigger trig,
-		      char *why, size_t len)
+/* Open the probe object with only the programs of hooks @idx[0..@n)
+ * enabled, and load it. Returns the skeleton, or NULL with the reason in
+ * @why (a refused program fails the whole load). */
+static struct probe_bpf *load_progs(const int *idx, int n, char *why, size_t len)
 {
-	char progname[64], e[96];
-	struct probe_bpf *skel;
-	struct bpf_program *prog, *p;
-	struct bpf_link *link = NULL;
-	int cgfd = -1, err, ret = 0;
+	struct probe_bpf *skel = probe_bpf__open();
+	struct bpf_program *p;
+	char progname[64];
+	int i, err;
 
-	snprintf(progname, sizeof(progname), "probe_%s", name);
-	skel = probe_bpf__open();
-	if (!skel)
-		return refuse(why, len, "open", -errno, NULL);
-	prog = bpf_object__find_program_by_name(skel->obj, progname);
-	if (!prog) {
-		snprintf(why, len, "open: no program %s in probe object", progname);
-		goto out;
+	if (!skel) {
+		refuse(why, len, "open", -errno, NULL);
+		return NULL;
 	}
 	bpf_object__for_each_program(p, skel->obj)
-		bpf_program__set_autoload(p, p == prog);
+		bpf_program__set_autoload(p, false);
+	for (i = 0; i < n; i++) {
+		snprintf(progname, sizeof(progname), "probe_%s", hooks[idx[i]].name);
+		p = bpf_object__find_program_by_name(skel->obj, progname);
+		if (!p) {
+			snprintf(why, len, "open: no program %s in probe object", progname);
+			probe_bpf__destroy(skel);
+			return NULL;
+		}
+		bpf_program__set_autoload(p, true);
+	}
 	skel->rodata->probe_tgid = getpid();
 
 	verifier_tail[0] = '\0';
 	err = probe_bpf__load(skel);
 	if (err) {
 		refuse(why, len, "load", err, verifier_tail[0] ? verifier_tail : NULL);
-		goto out;
+		probe_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/* Attach the loaded program of hook @idx, trigger it, check that it ran,
+ * detach it. Returns 1 or 0 with the reason in @why. */
+static int attach_and_fire(struct probe_bpf *skel, int idx, char *why, size_t len)
+{
+	const char *name = hooks[idx].name;
+	enum trigger trig = hooks[idx].trig;
+	struct bpf_program *prog;
+	struct bpf_link *link = NULL;
+	char progname[64], e[96];
+	int cgfd = -1, err, ret = 0;
+
+	snprintf(progname, sizeof(progname), "probe_%s", name);
+	prog = bpf_object__find_program_by_name(skel->obj, progname);
+	if (!prog) {
+		snprintf(why, len, "open: no program %s in probe object", progname);
+		return 0;
 	}
 
-	switch (how) {
+	switch (hooks[idx].how) {
 	case BY_SECTION:
-		if (trig == BY_SYSCALL && strcmp(name, "tracepoint") == 0)
+		if (!strcmp(name, "tracepoint"))
 			ensure_tracefs();
 		link = bpf_program__attach(prog);
 		break;
@@ -285,7 +312,7 @@ static int probe_prog(const char *name, enum how how, enum trigger trig,
 		break;
 	}
 	}
-	if (trig != NO_TRIGGER && skel->bss->hits == 0) {
+	if (trig != NO_TRIGGER && skel->bss->hits[idx] == 0) {
 		snprintf(why, len, "attached, but the program never ran when triggered");
 		goto out;
 	}
@@ -294,6 +321,17 @@ out:
 	bpf_link__destroy(link);
 	if (cgfd >= 0)
 		close(cgfd);
+	return ret;
+}
+
+static int probe_prog(int idx, char *why, size_t len)
+{
+	struct probe_bpf *skel = load_progs(&idx, 1, why, len);
+	int ret;
+
+	if (!skel)
+		return 0;
+	ret = attach_and_fire(skel, idx, why, len);
 	probe_bpf__destroy(skel);
 	return ret;
 }
@@ -313,7 +351,7 @@ static int probe_one(int idx, char *why, size_t len)
 		why[0] = '\0';
 	if (hooks[idx].how == BY_MAP)
 		return probe_ringbuf(why, len);
-	return probe_prog(hooks[idx].name, hooks[idx].how, hooks[idx].trig, why, len);
+	return probe_prog(idx, why, len);
 }
 
 int ks_probe_hook(const char *name, char *why, size_t len)
@@ -332,47 +370,83 @@ int ks_probe_hook(const char *name, char *why, size_t len)
 	return ret;
 }
 
+/* Hooks whose programs need the kernel's BTF (attach by BTF id). Loading
+ * them from one object parses vmlinux BTF once instead of once each, which
+ * is most of their cost in a QEMU guest under TCG. */
+static bool needs_vmlinux_btf(int idx)
+{
+	const char *n = hooks[idx].name;
+
+	return !strcmp(n, "lsm") || !strcmp(n, "fentry") || !strcmp(n, "fexit") ||
+	       !strcmp(n, "fmod_ret") || !strcmp(n, "tp_btf");
+}
+
 struct probe_job {
 	pthread_t thread;
 	bool started;
-	int idx;
-	struct ks_probe_result *res;
+	int n;
+	int idx[KS_PROBE_NHOOKS];
+	struct ks_probe_result *res[KS_PROBE_NHOOKS];
 };
 
 static void *probe_thread(void *arg)
 {
 	struct probe_job *job = arg;
+	struct probe_bpf *skel = NULL;
+	char why[256];
+	int i;
 
-	job->res->works = probe_one(job->idx, job->res->why, sizeof(job->res->why));
+	/* A group loads together when the kernel takes all of it; when it
+	 * refuses one program, each is probed on its own for its own answer. */
+	if (job->n > 1)
+		skel = load_progs(job->idx, job->n, why, sizeof(why));
+	for (i = 0; i < job->n; i++) {
+		struct ks_probe_result *r = job->res[i];
+
+		r->why[0] = '\0';
+		r->works = skel ? attach_and_fire(skel, job->idx[i], r->why, sizeof(r->why))
+				: probe_one(job->idx[i], r->why, sizeof(r->why));
+	}
+	if (skel)
+		probe_bpf__destroy(skel);
 	return NULL;
 }
 
 int ks_probe_hooks(struct ks_probe_result *res, int n)
 {
-	struct probe_job jobs[KS_PROBE_NHOOKS];
+	struct probe_job jobs[KS_PROBE_NHOOKS] = {}, *btf_job = NULL;
 	libbpf_print_fn_t old = NULL;
-	int i, idx;
+	int i, idx, njobs = 0;
 
 	if (n > KS_PROBE_NHOOKS)
 		return ks_err(-E2BIG, "too many hooks to probe (%d)", n);
 	for (i = 0; i < n; i++) {
+		struct probe_job *job;
+
 		idx = hook_index(res[i].name);
 		if (idx < 0)
 			return idx;
-		jobs[i].idx = idx;
-		jobs[i].res = &res[i];
+		if (needs_vmlinux_btf(idx)) {
+			if (!btf_job)
+				btf_job = &jobs[njobs++];
+			job = btf_job;
+		} else {
+			job = &jobs[njobs++];
+		}
+		job->idx[job->n] = idx;
+		job->res[job->n++] = &res[i];
 	}
 	if (!verbose)
 		old = libbpf_set_print(quiet_print);
-	/* One thread per hook: most of a probe's time is the kernel sleeping
+	/* One thread per job: most of a probe's time is the kernel sleeping
 	 * in RCU grace periods while it registers or tears down a uprobe or
 	 * tracepoint, so probing in parallel costs about the slowest hook. */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < njobs; i++)
 		jobs[i].started = !pthread_create(&jobs[i].thread, NULL, probe_thread, &jobs[i]);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < njobs; i++)
 		if (!jobs[i].started)	/* out of threads: probe it here */
 			probe_thread(&jobs[i]);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < njobs; i++)
 		if (jobs[i].started)
 			pthread_join(jobs[i].thread, NULL);
 	if (!verbose)

@@ -340,7 +340,8 @@ Test(install, t04_deb_builds_installs_probes_and_purges, .timeout = 300, .fini =
 	rc = ks_runf(&out, &err,
 		     "mkdir %s/src && tar -C '%s' --exclude=./build --exclude=./.git -cf - . | "
 		     "tar -C %s/src -xf - && cd %s/src && "
-		     "dpkg-buildpackage -us -uc -b > ../build.log 2>&1 || tail -30 ../build.log",
+		     "{ dpkg-buildpackage -us -uc -b > ../build.log 2>&1 || "
+		     "{ tail -30 ../build.log; exit 1; }; }",
 		     deb_tmp, src_root(), deb_tmp, deb_tmp);
 	cr_assert_eq(rc, 0, "dpkg-buildpackage failed: %s%s", out, err);
 	free(out);
