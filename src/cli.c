@@ -12,7 +12,7 @@ bool pretty_output;
 bool verbose;
 const char *ks_bpffs_root = "/sys/fs/bpf/kshield";
 
-static char errbuf[1024];
+static __thread char errbuf[1024];	/* per thread: the fleet agent loads from its own threads */
 
 int ks_err(int err, const char *fmt, ...)
 {

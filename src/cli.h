@@ -49,5 +49,9 @@ int ks_parse_u64(const char *s, const char *what, unsigned long long *out);
 int do_probe(int argc, char **argv);
 int do_shield(int argc, char **argv);
 int do_test(int argc, char **argv);
+#ifndef KSHIELD_STATIC	/* no static libnats/libpq: the guest binary has no fleet */
+int do_fleet(int argc, char **argv);
+int do_collect(int argc, char **argv);
+#endif
 
 #endif /* KSHIELD_CLI_H */

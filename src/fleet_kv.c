@@ -39,10 +39,17 @@ int ks_kv_put_json(kvStore *kv, const char *key, json_object *o, uint64_t last)
 							JSON_C_TO_STRING_NOSLASHESCAPE);
 	natsStatus s;
 
-	if (last)
-		s = kvStore_UpdateString(NULL, kv, key, txt, last);
-	else
-		s = kvStore_PutString(NULL, kv, key, txt);
+	/* A bucket just created (or a cluster just electing) has no stream
+	 * leader for a moment: "no responders". Retry that for a few seconds. */
+	for (int tries = 0; tries < 40; tries++) {
+		if (last)
+			s = kvStore_UpdateString(NULL, kv, key, txt, last);
+		else
+			s = kvStore_PutString(NULL, kv, key, txt);
+		if (s != NATS_NO_RESPONDERS)
+			break;
+		nats_Sleep(250);
+	}
 	if (s == NATS_OK)
 		return 0;
 	/* A failed compare-and-set comes back as a JetStream "wrong last

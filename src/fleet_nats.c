@@ -101,6 +101,15 @@ static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus
 	(void)nc; (void)sub; (void)err; (void)closure;
 }
 
+static void on_pub_error(jsCtx *js, jsPubAckErr *pae, void *closure)
+{
+	struct ks_nats *n = closure;
+
+	(void)js;
+	(void)pae;	/* the library destroys the message: the shipper re-sends from its mark */
+	__atomic_add_fetch(&n->pub_errors, 1, __ATOMIC_SEQ_CST);
+}
+
 static int ensure_kv(struct ks_nats *n, kvStore **kv, const char *bucket, int history,
 		     int replicas, bool create)
 {
@@ -234,6 +243,8 @@ int ks_nats_open(struct ks_nats *n, const struct ks_nats_opts *o, bool create, b
 	jsOptions_Init(&jo);
 	jo.Wait = 5000;
 	jo.PublishAsync.MaxPending = 65536;
+	jo.PublishAsync.ErrHandler = on_pub_error;
+	jo.PublishAsync.ErrHandlerClosure = n;
 	s = natsConnection_JetStream(&n->js, n->nc, &jo);
 	if (s != NATS_OK) {
 		err = ks_nats_err(s, "jetstream");

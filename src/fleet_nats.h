@@ -33,6 +33,7 @@ struct ks_nats {
 	kvStore *desired, *objects, *status;
 	volatile int reconnects;	/* bumped by the reconnected callback */
 	volatile bool connected;
+	volatile int pub_errors;	/* async publishes the server refused or timed out */
 };
 
 /* Parse one of --nats/--tls-ca/--tls-cert/--tls-key/--creds/--replicas at

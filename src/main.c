@@ -37,6 +37,8 @@ static int do_help(int argc, char **argv)
 		"  probe              what this kernel offers to BPF shields\n"
 		"  shield load|list|info|mode|unload|stats   manage shields\n"
 		"  test NAME          prove a shield on this kernel (trigger, benign)\n"
+		"  fleet deploy|status|wait|promote|rollback|agent   signed shields to a fleet (NATS)\n"
+		"  collect            fleet events from NATS into PostgreSQL\n"
 		"\n"
 		"Run 'kshield OBJECT help' for an object's commands.\n");
 	return 0;
@@ -47,6 +49,10 @@ static const struct cmd nouns[] = {
 	{ "probe",	do_probe },
 	{ "shield",	do_shield },
 	{ "test",	do_test },
+#ifndef KSHIELD_STATIC
+	{ "fleet",	do_fleet },
+	{ "collect",	do_collect },
+#endif
 	{ 0 }
 };
 

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# cluster.sh - the fleet tests' own servers, on loopback only: a 3-node NATS
+# JetStream cluster (unique server_name, one cluster.name, routes on
+# 127.0.0.1, separate ports and store dirs) and a PostgreSQL 15 instance
+# (initdb into DIR as the postgres user, pg_ctl on a loopback port).
+#
+#   cluster.sh start DIR [BASEPORT]   start everything; writes DIR/env
+#   cluster.sh stop DIR               stop everything (DIR stays)
+#   cluster.sh nats-stop DIR N        kill node N (1..3) / nats-start DIR N
+#   cluster.sh pg-stop DIR            stop PostgreSQL   / pg-start DIR
+#
+# DIR/env holds NATS_URLS (all three nodes) and PG_CONNINFO.
+set -euo pipefail
+
+cmd=${1:?usage: cluster.sh start|stop|nats-stop|nats-start|pg-stop|pg-start DIR}
+dir=${2:?DIR}
+PGBIN=/usr/lib/postgresql/15/bin
+
+nats_start() {
+  local i=$1
+  # shellcheck disable=SC1091
+  . "$dir/env"
+  setsid nats-server -c "$dir/n$i.conf" >"$dir/n$i.log" 2>&1 < /dev/null &
+  echo $! > "$dir/n$i.pid"
+}
+
+nats_stop() {
+  local i=$1 pid
+  [ -f "$dir/n$i.pid" ] || return 0
+  pid=$(cat "$dir/n$i.pid")
+  kill -KILL "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+  rm -f "$dir/n$i.pid"
+}
+
+wait_port() {
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "cluster.sh: port $1 did not open" >&2
+  return 1
+}
+
+pg() { su postgres -s /bin/sh -c "$*"; }
+
+case "$cmd" in
+start)
+  base=${3:-$(( 20000 + ($$ % 4000) * 10 ))}
+  mkdir -p "$dir"
+  chmod 755 "$dir"
+  routes=""
+  for i in 1 2 3; do routes="$routes nats-route://127.0.0.1:$((base + 3 + i))"; done
+  for i in 1 2 3; do
+    mkdir -p "$dir/js$i"
+    cat > "$dir/n$i.conf" <<CONF
+server_name: ks-n$i
+listen: 127.0.0.1:$((base + i))
+jetstream { store_dir: "$dir/js$i", max_memory_store: 256MB, max_file_store: 4GB }
+cluster {
+  name: kshield-test
+  listen: 127.0.0.1:$((base + 3 + i))
+  routes: [$(echo $routes | sed 's/ /, /g')]
+}
+CONF
+  done
+  urls="nats://127.0.0.1:$((base + 1)),nats://127.0.0.1:$((base + 2)),nats://127.0.0.1:$((base + 3))"
+  pgport=$((base + 7))
+  printf 'NATS_URLS=%s\nPG_PORT=%s\nPG_CONNINFO="host=127.0.0.1 port=%s user=postgres dbname=postgres"\nBASE=%s\n' \
+    "$urls" "$pgport" "$pgport" "$base" > "$dir/env"
+  for i in 1 2 3; do nats_start $i; done
+  for i in 1 2 3; do wait_port $((base + i)); done
+
+  mkdir -p "$dir/pg"
+  chown postgres "$dir/pg"
+  pg "$PGBIN/initdb -D '$dir/pg/data' -A trust -U postgres --no-sync >'$dir/pg/initdb.log' 2>&1"
+  pg "$PGBIN/pg_ctl -D '$dir/pg/data' -l '$dir/pg/log' -w -o \"-p $pgport -k '$dir/pg' -c listen_addresses=127.0.0.1 -c fsync=off\" start >/dev/null"
+  echo "$dir/env"
+  ;;
+stop)
+  for i in 1 2 3; do nats_stop $i; done
+  if [ -f "$dir/pg/data/postmaster.pid" ]; then
+    pg "$PGBIN/pg_ctl -D '$dir/pg/data' -m immediate -w stop >/dev/null 2>&1" || true
+  fi
+  ;;
+nats-stop)  nats_stop "${3:?N}" ;;
+nats-start)
+  nats_start "${3:?N}"
+  . "$dir/env"
+  wait_port $((BASE + $3))
+  ;;
+pg-stop)
+  pg "$PGBIN/pg_ctl -D '$dir/pg/data' -m fast -w stop >/dev/null"
+  ;;
+pg-start)
+  . "$dir/env"
+  pg "$PGBIN/pg_ctl -D '$dir/pg/data' -l '$dir/pg/log' -w -o \"-p $PG_PORT -k '$dir/pg' -c listen_addresses=127.0.0.1 -c fsync=off\" start >/dev/null"
+  ;;
+*) echo "cluster.sh: unknown command $cmd" >&2; exit 2 ;;
+esac
