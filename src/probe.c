@@ -9,6 +9,7 @@
  * what the kernel matrix records for each guest, so keep it stable.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -33,6 +34,25 @@ static int probe_help(void)
 		"With -j: one JSON object; \"hooks\" maps each HOOK to true/false and\n"
 		"\"hook_errors\" gives the reason for each false one.\n");
 	return 0;
+}
+
+/* Effective capabilities from /proc/self/status. Without CAP_BPF and
+ * CAP_PERFMON (or CAP_SYS_ADMIN, which covers both) every load fails with
+ * EPERM, which would read as "this kernel refuses everything". */
+static bool privileged(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return true;	/* cannot tell: let the kernel answer */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return (eff >> 21 & 1) /* CAP_SYS_ADMIN */ ||
+	       ((eff >> 39 & 1) && (eff >> 38 & 1)) /* CAP_BPF, CAP_PERFMON */;
 }
 
 static double now_ms(void)
@@ -102,6 +122,9 @@ int do_probe(int argc, char **argv)
 		for (n = 0; n < KS_PROBE_NHOOKS; n++)
 			res[n].name = ks_probe_hook_names[n];
 
+	if (!privileged())
+		return ks_report(ks_err(-EPERM, "probing needs root (CAP_BPF and CAP_PERFMON, or "
+					"CAP_SYS_ADMIN): without them every hook looks refused"));
 	ks_sysinfo_read(&si);
 	err = ks_probe_hooks(res, n);
 	if (err)

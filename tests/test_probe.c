@@ -222,3 +222,22 @@ Test(probe, t08_leaves_nothing_loaded)
 	}
 	cr_expect_eq(n, 0, "%d probe_* programs still loaded after probe exited", n);
 }
+
+/* Without privileges every load fails with EPERM; probe must say that it
+ * is not privileged rather than report a kernel that refuses everything. */
+Test(probe, t09_unprivileged_is_an_error)
+{
+	char *out, *err;
+	int rc = ks_runf(&out, &err, "setpriv --reuid=65534 --regid=65534 --clear-groups "
+			 "--inh-caps=-all --bounding-set=-all %s probe -j", ks_bin());
+	json_object *e = ks_json_parse(err);
+
+	cr_expect_eq(rc, 1, "exit %d, stdout: %s", rc, out);
+	cr_assert_not_null(e, "stderr is not a JSON error: %s", err);
+	cr_expect(strstr(json_object_get_string(ks_json_get(e, "error")), "needs root"),
+		  "error: %s", err);
+	cr_expect_str_empty(out);
+	json_object_put(e);
+	free(out);
+	free(err);
+}
