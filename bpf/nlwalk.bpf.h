@@ -61,7 +61,7 @@ struct nlw {
 	__u32 pos;
 	__u32 depth;			/* 0: between messages */
 	__u32 plen;			/* path length for the current message */
-	__u16 path[NLW_DEPTH];
+	__u16 path[NLW_DEPTH + 2];	/* sized for masked indexing */
 	__u32 end[NLW_DEPTH + 2];	/* payload end of the container at depth d */
 	__u32 next[NLW_DEPTH + 2];	/* where the walk goes on after it */
 	__u32 user;			/* read with bpf_probe_read_user */
@@ -203,7 +203,7 @@ static long nlw_step(__u32 i, void *ctx)
 	NLW_ON_ATTR(w, d, t, w->pos + 4, a.len - 4);
 	if (w->hit || w->fault)
 		return 1;
-	want = w->path[(d - 1) % NLW_DEPTH];
+	want = w->path[(d - 1) & 7];	/* a mask: 6.1's verifier cannot bound % */
 	next = w->pos + NLW_ALIGN(a.len);
 	if (want == t || want == NLW_ANY) {
 		if (d == w->plen) {
