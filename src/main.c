@@ -49,6 +49,8 @@ static const struct cmd nouns[] = {
 	{ "probe",	do_probe },
 	{ "shield",	do_shield },
 	{ "test",	do_test },
+	{ "guard",	do_guard },
+	{ "status",	do_kstatus },
 #ifndef KSHIELD_STATIC
 	{ "fleet",	do_fleet },
 	{ "collect",	do_collect },

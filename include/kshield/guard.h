@@ -1,0 +1,33 @@
+/* guard.h - the contract between the tamper guard (bpf/guard.bpf.c) and the
+ * agent (src/guard.c): its configuration entry and the set of protected BPF
+ * object ids. Pinned as <bpffs>/guard/cfg and <bpffs>/guard/ids.
+ */
+#ifndef KSHIELD_GUARD_H
+#define KSHIELD_GUARD_H
+
+#define KS_PIN_GUARD		"guard"
+
+/* Single entry of the guard's "guard_cfg" array map. */
+struct ks_guard_cfg {
+	__u32 enabled;		/* 1: refuse tampering (LSM); 0: record only */
+	__u32 agent_tgid;	/* the running agent; 0 when none (cleared at its exit) */
+	__u64 root_ino;		/* bpffs root directory: inode ... */
+	__u32 root_dev;		/* ... and kernel dev_t (MKDEV) of its file system */
+	__u32 exe_dev;		/* agent binary (kernel dev_t) ... */
+	__u64 exe_ino;		/* ... and inode: trusted only while no agent runs */
+	__u32 lsm;		/* 1 when the LSM variant is loaded */
+	__u32 _pad;
+};
+
+/* Key of "guard_ids": a BPF object kshield owns. */
+enum ks_guard_obj {
+	KS_GUARD_LINK = 1,
+	KS_GUARD_MAP = 2,
+};
+
+struct ks_guard_id {
+	__u32 type;		/* enum ks_guard_obj */
+	__u32 id;		/* kernel link or map id */
+};
+
+#endif /* KSHIELD_GUARD_H */
