@@ -122,6 +122,12 @@ static const char *errno_str(int err, char *buf, size_t len)
 	const char *name;
 
 	err = err < 0 ? -err : err;
+	/* Kernel-internal errno that leaks to user space, e.g. attaching a BPF
+	 * trampoline on arm64 kernels before 6.0: libc has no name for it. */
+	if (err == 524) {
+		snprintf(buf, len, "ENOTSUPP (Operation is not supported by this kernel)");
+		return buf;
+	}
 	name = strerrorname_np(err);
 	if (name)
 		snprintf(buf, len, "%s (%s)", name, strerrordesc_np(err));
