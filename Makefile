@@ -120,10 +120,19 @@ test: setup
 	$(Q)$(MAKE) --no-print-directory test-host
 	$(Q)$(MAKE) --no-print-directory matrix-quick
 
-matrix-quick: static
-	$(Q)if [ -x matrix/run.sh ]; then matrix/run.sh --quick; else echo "matrix: not built yet"; fi
+# Kernel matrix (matrix/run.sh over matrix/kernels.list): every shield on
+# real kernels under QEMU, plus the host. Its fixtures test the matrix itself.
+MATRIX_FIXTURES := $(patsubst matrix/fixtures/%.bpf.c,$(BUILD)/matrix/fixtures/%.bpf.o,$(wildcard matrix/fixtures/*.bpf.c))
 
-matrix: static
+$(BUILD)/matrix/fixtures/%.bpf.o: matrix/fixtures/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+matrix-quick: all static $(MATRIX_FIXTURES)
+	$(Q)matrix/run.sh --quick
+
+matrix: all static $(MATRIX_FIXTURES)
 	$(Q)matrix/run.sh
 
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c))) \

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# initramfs.sh KDIR STAGE OUT CHECKS - build a guest initramfs (uncompressed
+# newc cpio: nothing for the guest to decompress under TCG) for the kernel
+# unpacked in KDIR (matrix/fetch.sh), staging it in STAGE.
+#
+# It holds busybox ($BUSYBOX, statically linked, of the guest's arch), the
+# statically linked kshield ($KSHIELD_STATIC), the shield objects
+# ($SHIELDS/*.bpf.o), the check fixtures ($FIXTURES) when CHECKS asks for
+# them, matrix/init as /init, and the kernel modules each shield's test
+# needs: the shields' "modules" metadata, resolved with the package's own
+# modules.dep (modprobe -d KDIR --show-depends) into load order, and
+# decompressed here because busybox insmod may not read .ko.xz. A module
+# the package lacks, or has built in, is listed for the guest to report.
+set -euo pipefail
+
+kdir=${1:?usage: initramfs.sh KDIR STAGE OUT CHECKS}
+stage=${2:?}
+out=${3:?}
+checks=${4:--}
+here=$(cd "$(dirname "$0")" && pwd)
+: "${BUSYBOX:?}" "${KSHIELD_STATIC:?}" "${SHIELDS:?}"
+
+kver=$(basename "$(ls -d "$kdir"/lib/modules/*/ | head -1)")
+mdir=lib/modules/$kver
+
+rm -rf "$stage"
+mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,run,etc/kshield,shields,fixtures,"$mdir"}
+cp "$BUSYBOX" "$stage/bin/busybox"
+cp "$KSHIELD_STATIC" "$stage/bin/kshield"
+cp "$here/init" "$stage/init"
+chmod 0755 "$stage/init" "$stage/bin/busybox" "$stage/bin/kshield"
+mknod -m 0600 "$stage/dev/console" c 5 1
+cp "$SHIELDS"/*.bpf.o "$stage/shields/"
+echo "$checks" >"$stage/etc/kshield/checks"
+
+# The "modules" metadata of an object (comma list), one name per line.
+modules_of() {
+	readelf -p .kshield "$1" 2>/dev/null |
+		sed -n 's/^ *\[ *[0-9a-f]*\] *modules=//p' | tr ',' '\n' | sed '/^$/d'
+}
+
+objs=("$SHIELDS"/*.bpf.o)
+if [[ ,$checks, == *,broken,* || ,$checks, == *,broken-as-shield,* ]]; then
+	cp "$FIXTURES/broken-shield.bpf.o" "$stage/fixtures/"
+	readelf -p .kshield "$FIXTURES/broken-shield.bpf.o" |
+		sed -n 's/^ *\[ *[0-9a-f]*\] *name=//p' >"$stage/fixtures/broken-shield.name"
+	objs+=("$FIXTURES/broken-shield.bpf.o")
+fi
+
+: >"$stage/etc/kshield/modules.load"
+: >"$stage/etc/kshield/modules.missing"
+declare -A seen=()
+for m in $(for o in "${objs[@]}"; do modules_of "$o"; done | sort -u); do
+	if ! deps=$(modprobe -d "$kdir" -S "$kver" --show-depends "$m" 2>/dev/null); then
+		echo "$m" >>"$stage/etc/kshield/modules.missing"
+		continue
+	fi
+	while read -r kind path _; do
+		[ "$kind" = insmod ] || continue	# "builtin NAME": nothing to load
+		rel=${path#"$kdir/$mdir/"}
+		rel=${rel%.xz}
+		rel=${rel%.zst}
+		[ -z "${seen[$rel]:-}" ] || continue
+		seen[$rel]=1
+		mkdir -p "$(dirname "$stage/$mdir/$rel")"
+		case $path in
+		*.xz) xz -dc "$path" >"$stage/$mdir/$rel" ;;
+		*.zst) zstd -qdc "$path" >"$stage/$mdir/$rel" ;;
+		*) cp "$path" "$stage/$mdir/$rel" ;;
+		esac
+		echo "$rel" >>"$stage/etc/kshield/modules.load"
+	done <<<"$deps"
+done
+# modules.dep for what is in the image, so a request_module() in the guest
+# (crypto templates, netfilter families) finds busybox modprobe's way.
+cp "$kdir/$mdir"/modules.builtin* "$kdir/$mdir/modules.order" "$stage/$mdir/" 2>/dev/null || true
+depmod -b "$stage" "$kver"
+
+(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$out.tmp"
+mv "$out.tmp" "$out"

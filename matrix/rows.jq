@@ -1,0 +1,87 @@
+# rows.jq - turn one kernel's console (or the host's test output) into
+# matrix rows. Run as: jq -R -n -f rows.jq --arg ... <console.log
+# Input: raw lines; only lines starting with a KSHIELD-* tag are read (see
+# matrix/init). Output: {kernel: {...}, rows: [...]}.
+#
+# Args: $kernel (row label), $package, $arch, $flavour, $checks (comma list
+# or "-"), $lsm (the boot's lsm=, "" for the host), $error (why the boot
+# failed, "" when it finished), $wall (host seconds from QEMU start to exit).
+#
+# Each row's status:
+#   pass           the shield loaded, refused the trigger, left benign use alone
+#   fail           anything else the shield claimed and did not do
+#   unprotected    no variant loads on this kernel (the shield says so:
+#                  "unsupported"); shown apart, never counted as a pass
+#   n/a            the trigger cannot run here at all (the kernel lacks the
+#                  subsystem): nothing to protect and nothing proven
+#   expected-fail  a check row that failed, as it must (broken fixture)
+#   check-failed   a check of the matrix itself did not hold
+
+def tagged($t): select(startswith($t + " ")) | .[($t | length) + 1:];
+def checks: if $checks == "-" then [] else ($checks | split(",")) end;
+def lsm_variant: (. // "") | startswith("lsm");
+
+def status:
+  if .check_error != null then "check-failed"
+  elif .check == "broken" then
+    (if .error != null then "expected-fail" else "check-failed" end)
+  elif .unsupported == true then "unprotected"
+  elif .not_applicable == true then "n/a"
+  elif .error == null and .trigger_refused == true and .benign_ok == true then "pass"
+  else "fail" end;
+
+# The nobpf check: with bpf left out of lsm=, an LSM variant must not load,
+# and the row says which fallback (if any) took over.
+def nobpf_check:
+  if (checks | index("nobpf")) == null then .
+  else
+    ([.tried[]? | select(.variant | lsm_variant)] | first) as $l
+    | if $l == null then .fallback = "no lsm variant"
+      elif $l.ok == true and (.variant | lsm_variant) then
+        .check_error = "lsm variant '\($l.variant)' loaded with bpf left out of lsm="
+      else
+        .lsm_unavailable = ($l.why // "not tried")
+        | .fallback = (.variant // "none: unprotected")
+      end
+  end;
+
+[inputs | gsub("\r"; "") | gsub("\u001b\\[[0-9;?]*[a-zA-Z]|\u001bc"; "")] as $lines
+| ($lines | map(tagged("KSHIELD-PROBE") | fromjson?) | first) as $probe
+| ($lines | map(tagged("KSHIELD-BOOT") | tonumber?) | first) as $boot
+| ($lines | map(tagged("KSHIELD-DONE") | tonumber?) | first) as $done
+| ($lines | map(tagged("KSHIELD-LOG"))) as $log
+| {kernel: $kernel, package: $package, arch: $arch, flavour: $flavour,
+   checks: checks, lsm: $lsm,
+   release: ($probe.release // null),
+   boot_s: $boot, done_s: $done, wall_s: ($wall | tonumber? // null),
+   error: (if $error == "" then null else $error end),
+   log: $log, probe: $probe} as $k
+| def base: {kernel: $kernel, package: $package, arch: $arch, flavour: $flavour,
+              lsm: $lsm, check: null};
+  ( [ $lines[] | tagged("KSHIELD-RESULT") ]
+    | map((fromjson? // {garbled: .}) as $r
+          | if $r.garbled then base + {shield: null, error: "garbled result line: \($r.garbled[:120])"}
+            else base + ($r | del(.kernel, .arch)) + {release: $r.kernel, arch: ($r.arch // $arch)}
+                 | nobpf_check end) ) as $results
+| ( [ $lines[] | tagged("KSHIELD-CHECK") | capture("^(?<check>\\S+) (?<json>.*)$") ]
+    | map((.json | fromjson? // {error: "garbled check line"}) as $r
+          | base + ($r | del(.kernel, .arch)) + {release: $r.kernel, arch: ($r.arch // $arch),
+                                                  check: .check}) ) as $checked
+| ( [ if $k.error != null then base + {shield: null, error: $k.error} else empty end ]
+    + [ $log[] | select(test("^insmod .* failed")) | base + {shield: null, error: .} ]
+    + [ if $k.error == null and ($results | length) == 0 then
+          base + {shield: null, error: "no shield results reported"} else empty end ]
+    + [ if (checks | index("nobpf")) != null and $probe != null
+           and ($probe.hooks.lsm == true or (($probe.lsms // []) | index("bpf")) != null) then
+          base + {shield: null, check: "nobpf",
+                  check_error: "probe: BPF LSM active with bpf left out of lsm= (lsms \($probe.lsms))"}
+        else empty end ]
+    + [ if (checks | index("broken")) != null and $k.error == null and ($checked | length) == 0 then
+          base + {shield: null, check: "broken", check_error: "broken fixture reported nothing"}
+        else empty end ]
+  ) as $kernel_rows
+| {kernel: $k,
+   rows: (($results + $checked + $kernel_rows)
+          | map(. + {boot_s: $k.boot_s, done_s: $k.done_s, wall_s: $k.wall_s}
+                | .error = (.check_error // .error)
+                | .status = status))}
