@@ -12,6 +12,7 @@ pkgs=(
   libcriterion-dev libsodium-dev
   qemu-system-x86 busybox-static cpio xz-utils kmod iproute2 util-linux
   hyperfine sqlite3 iptables strace bc
+  dwz debuginfod libdebuginfod-dev elfutils liblzma-dev libbz2-dev
   nats-server libnats-dev postgresql-15 libpq-dev
   jq   # matrix/: reads the guests' JSON result lines
   debhelper dpkg-dev man-db systemd   # tests/test_install.c: .deb build, unit and man page checks

@@ -49,6 +49,8 @@ int ks_parse_u64(const char *s, const char *what, unsigned long long *out);
 int do_probe(int argc, char **argv);
 int do_shield(int argc, char **argv);
 int do_test(int argc, char **argv);
+int do_debuginfo(int argc, char **argv);
+int do_sites(int argc, char **argv);
 int do_guard(int argc, char **argv);
 int do_kstatus(int argc, char **argv);	/* status.c (fleet.c has a static do_status) */
 #ifndef KSHIELD_STATIC	/* no static libnats/libpq: the guest binary has no fleet */

@@ -37,6 +37,8 @@ static int do_help(int argc, char **argv)
 		"  probe              what this kernel offers to BPF shields\n"
 		"  shield load|list|info|mode|unload|stats   manage shields\n"
 		"  test NAME          prove a shield on this kernel (trigger, benign)\n"
+		"  debuginfo          build IDs, BTF and DWARF of binaries, processes, the kernel\n"
+		"  sites list|trace   every inlined and out-of-line copy of a function\n"
 		"  fleet deploy|status|wait|promote|rollback|agent   signed shields to a fleet (NATS)\n"
 		"  collect            fleet events from NATS into PostgreSQL\n"
 		"\n"
@@ -49,6 +51,8 @@ static const struct cmd nouns[] = {
 	{ "probe",	do_probe },
 	{ "shield",	do_shield },
 	{ "test",	do_test },
+	{ "debuginfo",	do_debuginfo },
+	{ "sites",	do_sites },
 	{ "guard",	do_guard },
 	{ "status",	do_kstatus },
 #ifndef KSHIELD_STATIC

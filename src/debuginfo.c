@@ -1,0 +1,309 @@
+/* debuginfo.c - the `kshield debuginfo` noun: build IDs, and whether BTF and
+ * DWARF are found for them, of binaries, of a running process's mappings, or
+ * of the running kernel. Shields on inlined functions (see `kshield sites`)
+ * need DWARF that matches the running build exactly; this says beforehand
+ * whether it is there.
+ *
+ *	kshield debuginfo file PATH...
+ *	kshield debuginfo pid PID
+ *	kshield debuginfo kernel
+ *
+ * Lookups are local ($KSHIELD_DEBUG_DIRS or /usr/lib/debug) unless
+ * --debuginfod is given, which also asks the servers in $DEBUGINFOD_URLS
+ * (and may download large files: a kernel's vmlinux is hundreds of MB).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+#include "cli.h"
+#include "dwsites.h"
+
+static unsigned lookup_flags = KS_DEBUG_LOCAL;
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr,
+		"Usage: kshield debuginfo file PATH... [--debuginfod] [-j]\n"
+		"       kshield debuginfo pid PID [--debuginfod] [-j]\n"
+		"       kshield debuginfo kernel [--debuginfod] [-j]\n"
+		"\n"
+		"Build IDs and whether BTF and DWARF are found for each object. DWARF is\n"
+		"looked for in the file itself, then the .build-id trees of\n"
+		"$KSHIELD_DEBUG_DIRS (default /usr/lib/debug); --debuginfod also asks the\n"
+		"servers in $DEBUGINFOD_URLS.\n");
+	return 0;
+}
+
+/* Drop --debuginfod from the arguments. */
+static int take_flags(int argc, char **argv)
+{
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--debuginfod"))
+			lookup_flags &= ~KS_DEBUG_LOCAL;
+		else
+			argv[n++] = argv[i];
+	}
+	return n;
+}
+
+/* One object's report: build ID, BTF, DWARF location. @open_path is what we
+ * read (e.g. /proc/PID/map_files/...), @path what we show. */
+static struct json_object *describe(const char *path, const char *open_path)
+{
+	struct json_object *o = json_object_new_object();
+	char id[KS_BUILD_ID_HEX] = "", dbg[PATH_MAX];
+	const char *src = NULL;
+	int err;
+
+	json_object_object_add(o, "path", json_object_new_string(path));
+	err = ks_build_id_file(open_path, id, sizeof(id));
+	if (err < 0 && err != -ENODATA) {
+		json_object_object_add(o, "error", json_object_new_string(ks_errmsg()));
+		return o;
+	}
+	json_object_object_add(o, "build_id", id[0] ? json_object_new_string(id) : NULL);
+	json_object_object_add(o, "btf", json_object_new_boolean(ks_elf_has_btf(open_path)));
+	err = ks_debug_find(id, open_path, lookup_flags, dbg, sizeof(dbg), &src);
+	if (!err) {
+		json_object_object_add(o, "dwarf", json_object_new_string(
+			!strcmp(src, "binary") ? path : dbg));
+		json_object_object_add(o, "dwarf_source", json_object_new_string(src));
+	} else {
+		json_object_object_add(o, "dwarf", NULL);
+		if (err == -EILSEQ)
+			json_object_object_add(o, "dwarf_refused", json_object_new_string(ks_errmsg()));
+	}
+	return o;
+}
+
+static void print_plain(struct json_object *o)
+{
+	struct json_object *v;
+	const char *id = NULL, *dwarf = NULL, *src = NULL;
+
+	if (json_object_object_get_ex(o, "error", &v)) {
+		printf("%s\n  error: %s\n", json_object_get_string(json_object_object_get(o, "path")),
+		       json_object_get_string(v));
+		return;
+	}
+	if (json_object_object_get_ex(o, "build_id", &v) && v)
+		id = json_object_get_string(v);
+	if (json_object_object_get_ex(o, "dwarf", &v) && v)
+		dwarf = json_object_get_string(v);
+	if (json_object_object_get_ex(o, "dwarf_source", &v) && v)
+		src = json_object_get_string(v);
+	printf("%s\n  build id %s\n  btf      %s\n  dwarf    %s%s%s%s\n",
+	       json_object_get_string(json_object_object_get(o, "path")), id ? id : "(none)",
+	       json_object_get_boolean(json_object_object_get(o, "btf")) ? "yes" : "no",
+	       dwarf ? dwarf : "not found", src ? " (" : "", src ? src : "", src ? ")" : "");
+	if (json_object_object_get_ex(o, "dwarf_refused", &v))
+		printf("  refused  %s\n", json_object_get_string(v));
+}
+
+static int emit(struct json_object *list, struct json_object *top)
+{
+	size_t i;
+
+	if (json_output) {
+		ks_json_print(top);
+		return 0;
+	}
+	for (i = 0; i < json_object_array_length(list); i++)
+		print_plain(json_object_array_get_idx(list, i));
+	json_object_put(top);
+	return 0;
+}
+
+static int do_file(int argc, char **argv)
+{
+	struct json_object *top = json_object_new_object(), *list = json_object_new_array();
+	int i;
+
+	argc = take_flags(argc, argv);
+	if (argc < 1) {
+		json_object_put(top);
+		json_object_put(list);
+		return ks_usage("usage: kshield debuginfo file PATH...");
+	}
+	for (i = 0; i < argc; i++) {
+		char real[PATH_MAX];
+
+		if (!realpath(argv[i], real)) {
+			int err = ks_err(-errno, "%s: %s", argv[i], strerror(errno));
+
+			json_object_put(top);
+			json_object_put(list);
+			return ks_report(err);
+		}
+		json_object_array_add(list, describe(real, real));
+	}
+	json_object_object_add(top, "objects", list);
+	return emit(list, top);
+}
+
+static int do_pid(int argc, char **argv)
+{
+	struct json_object *top, *list;
+	unsigned long long pid;
+	char maps[64], line[PATH_MAX + 256];
+	FILE *f;
+	int err;
+
+	argc = take_flags(argc, argv);
+	if (argc != 1)
+		return ks_usage("usage: kshield debuginfo pid PID");
+	if ((err = ks_parse_u64(argv[0], "pid", &pid)))
+		return ks_report(err);
+	snprintf(maps, sizeof(maps), "/proc/%llu/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return ks_report(ks_err(-errno, "can't read %s: %s", maps, strerror(errno)));
+	top = json_object_new_object();
+	list = json_object_new_array();
+	json_object_object_add(top, "pid", json_object_new_int64(pid));
+	/* One entry per mapped file: the first mapping of each path names it,
+	 * read through map_files so a replaced file still shows what runs. */
+	while (fgets(line, sizeof(line), f)) {
+		char range[64], *path = strchr(line, '/'), mf[PATH_MAX], id[KS_BUILD_ID_HEX];
+		size_t i;
+		bool seen = false;
+
+		if (!path || sscanf(line, "%63s", range) != 1)
+			continue;
+		path[strcspn(path, "\n")] = 0;
+		for (i = 0; i < json_object_array_length(list); i++)
+			if (!strcmp(json_object_get_string(json_object_object_get(
+					    json_object_array_get_idx(list, i), "path")), path))
+				seen = true;
+		if (seen)
+			continue;
+		snprintf(mf, sizeof(mf), "/proc/%llu/map_files/%s", pid, range);
+		if (access(mf, R_OK))
+			snprintf(mf, sizeof(mf), "%s", path);
+		/* Data files mapped by the process (locales, caches) are not
+		 * objects with build IDs: leave them out. */
+		if (ks_build_id_file(mf, id, sizeof(id)) == -ENOEXEC)
+			continue;
+		json_object_array_add(list, describe(path, mf));
+	}
+	fclose(f);
+	json_object_object_add(top, "objects", list);
+	return emit(list, top);
+}
+
+/* The GNU build ID note of the running kernel, from /sys/kernel/notes
+ * (a sequence of ELF notes: namesz, descsz, type, name, desc, 4-aligned). */
+static int kernel_build_id(char *hex, size_t len)
+{
+	unsigned char buf[4096];
+	size_t off = 0;
+	ssize_t n;
+	FILE *f = fopen("/sys/kernel/notes", "re");
+
+	if (!f)
+		return ks_err(-errno, "can't read /sys/kernel/notes: %s", strerror(errno));
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (off + 12 <= (size_t)n) {
+		__u32 namesz, descsz, type;
+		size_t name_off = off + 12, desc_off;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		desc_off = name_off + ((namesz + 3) & ~3u);
+		if (desc_off + descsz > (size_t)n)
+			break;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 &&
+		    !memcmp(buf + name_off, "GNU", 4)) {
+			size_t i;
+
+			for (i = 0; i < descsz && 2 * i + 2 < len; i++)
+				sprintf(hex + 2 * i, "%02x", buf[desc_off + i]);
+			return 0;
+		}
+		off = desc_off + ((descsz + 3) & ~3u);
+	}
+	return ks_err(-ENODATA, "no GNU build ID note in /sys/kernel/notes");
+}
+
+static int do_kernel(int argc, char **argv)
+{
+	struct json_object *top = json_object_new_object(), *list = json_object_new_array();
+	struct json_object *o = json_object_new_object();
+	char id[KS_BUILD_ID_HEX] = "", path[PATH_MAX], dbg[PATH_MAX] = "";
+	const char *src = NULL;
+	struct utsname u;
+	int err, i;
+
+	argc = take_flags(argc, argv);
+	(void)argv;
+	if (argc) {
+		json_object_put(top);
+		json_object_put(list);
+		json_object_put(o);
+		return ks_usage("usage: kshield debuginfo kernel");
+	}
+	uname(&u);
+	if ((err = kernel_build_id(id, sizeof(id)))) {
+		json_object_put(top);
+		json_object_put(list);
+		json_object_put(o);
+		return ks_report(err);
+	}
+	snprintf(path, sizeof(path), "vmlinux-%s", u.release);
+	json_object_object_add(o, "path", json_object_new_string(path));
+	json_object_object_add(o, "build_id", json_object_new_string(id));
+	json_object_object_add(o, "btf", json_object_new_boolean(!access("/sys/kernel/btf/vmlinux", R_OK)));
+
+	/* Where Debian's -dbg packages and kernel builds put vmlinux; each
+	 * candidate must carry the running kernel's build ID. */
+	{
+		const char *cands[] = { "/usr/lib/debug/boot/vmlinux-%s",
+					"/usr/lib/debug/lib/modules/%s/vmlinux",
+					"/boot/vmlinux-%s", "/lib/modules/%s/build/vmlinux" };
+
+		err = -ENOENT;
+		for (i = 0; i < (int)(sizeof(cands) / sizeof(cands[0])) && err; i++) {
+			snprintf(dbg, sizeof(dbg), cands[i], u.release);
+			err = ks_debug_check(dbg, id);
+			if (!err) {
+				src = "debug package";
+			} else if (err == -EILSEQ) {
+				json_object_object_add(o, "dwarf_refused",
+						       json_object_new_string(ks_errmsg()));
+			}
+		}
+	}
+	if (err)
+		err = ks_debug_find(id, NULL, lookup_flags, dbg, sizeof(dbg), &src);
+	json_object_object_add(o, "dwarf", err ? NULL : json_object_new_string(dbg));
+	if (!err)
+		json_object_object_add(o, "dwarf_source", json_object_new_string(src));
+	else if (err == -EILSEQ)
+		json_object_object_add(o, "dwarf_refused", json_object_new_string(ks_errmsg()));
+	json_object_array_add(list, o);
+	json_object_object_add(top, "kernel", json_object_new_string(u.release));
+	json_object_object_add(top, "objects", list);
+	return emit(list, top);
+}
+
+int do_debuginfo(int argc, char **argv)
+{
+	static const struct cmd cmds[] = {
+		{ "file",	do_file },
+		{ "pid",	do_pid },
+		{ "kernel",	do_kernel },
+		{ "help",	do_help },
+		{ 0 }
+	};
+
+	return cmd_select(cmds, argc, argv, do_help);
+}

@@ -1,0 +1,103 @@
+/* dwsites.h - every copy of a user-space function, from build-ID matched
+ * DWARF: the out-of-line copies (DW_TAG_subprogram with code) and the
+ * inlined ones (DW_TAG_inlined_subroutine whose abstract origin is the
+ * function), each with its entry address, file offset, call site, whether a
+ * uprobe can sit there, and where its arguments live at that address.
+ *
+ * Debug info is looked up by the binary's build ID: in the binary itself,
+ * then in each debug root's .build-id tree ($KSHIELD_DEBUG_DIRS, colon
+ * separated, default /usr/lib/debug), then through libdebuginfod when
+ * $DEBUGINFOD_URLS is set. A debug file whose build ID differs from the
+ * binary's is refused: a probe at an offset computed from another build
+ * would corrupt the target's code. DWZ alt files (.gnu_debugaltlink) and
+ * split DWARF (.dwo next to the skeleton's comp_dir) are followed.
+ */
+#ifndef KSHIELD_DWSITES_H
+#define KSHIELD_DWSITES_H
+
+#include <stdbool.h>
+#include <limits.h>
+#include <linux/types.h>
+#include <kshield/sites.h>
+
+#define KS_BUILD_ID_HEX	(2 * 64 + 1)
+
+enum ks_site_kind {
+	KS_SITE_OUTLINE,	/* out-of-line copy: the symbol's own entry */
+	KS_SITE_CLONE,		/* out-of-line specialised copy (constprop, isra) */
+	KS_SITE_INLINED,	/* inlined into a caller */
+};
+
+struct ks_site_arg {
+	char name[64];
+	char loc[96];		/* human form: "rdi", "const 7", "[rsp+8]", or
+				 * "unavailable at this site (...)" */
+	struct ks_argloc where;
+};
+
+struct ks_site {
+	__u64 addr;		/* link-time virtual address of the entry */
+	__u64 offset;		/* file offset of the entry (uprobe offset) */
+	enum ks_site_kind kind;
+	char caller[128];	/* function the copy lives in */
+	char symbol[128];	/* ELF symbol covering addr, "" when stripped */
+	char call_file[128];	/* call site of an inlined copy */
+	int call_line;
+	bool probeable;
+	bool covered;		/* not probed on purpose: other sites see its calls */
+	char why[160];		/* why not probeable */
+	int nargs;
+	struct ks_site_arg args[KS_SITE_MAX_ARGS];
+};
+
+struct ks_sites {
+	char binary[PATH_MAX];
+	char function[128];
+	char build_id[KS_BUILD_ID_HEX];
+	char debug_file[PATH_MAX];	/* where the DWARF came from */
+	const char *debug_source;	/* "binary", "build-id dir", "debuginfod" */
+	char alt_file[PATH_MAX];	/* DWZ alt file, "" when none */
+	int split_units;		/* skeleton units whose .dwo was read */
+	int missing_dwo;		/* skeleton units whose .dwo was not found */
+	int nsites;
+	struct ks_site *site;		/* sorted by address */
+};
+
+/* Build ID of the ELF file @path as lowercase hex into @hex. Returns the
+ * number of ID bytes, -ENODATA when it has none, or another -errno. */
+int ks_build_id_file(const char *path, char *hex, size_t len);
+
+#define KS_DEBUG_LOCAL	(1u << 0)	/* don't ask debuginfod */
+
+/* Find the debug file for @build_id (hex). @binary may be NULL; when it
+ * carries DWARF itself it is the answer. Fills @path and *@source. Returns 0,
+ * -ENOENT when nothing was found, or -EILSEQ when a candidate was found but
+ * its build ID does not match (message recorded). */
+int ks_debug_find(const char *build_id, const char *binary, unsigned flags,
+		  char *path, size_t len, const char **source);
+/* 0 when @path exists and has build ID @build_id, -ENOENT when it does not
+ * exist or is not ELF, -EILSEQ (message recorded) when the IDs differ. */
+int ks_debug_check(const char *path, const char *build_id);
+/* Whether the ELF file @path has DWARF sections / a .BTF section. */
+bool ks_elf_has_dwarf(const char *path);
+bool ks_elf_has_btf(const char *path);
+
+/* Resolve "PATH:FUNCTION" or "BUILDID:FUNCTION" (a build ID names the
+ * binary through the running processes' mappings) into @binary and
+ * @function. Returns 0 or -errno with a message recorded. */
+int ks_target_parse(const char *spec, char *binary, size_t blen,
+		    char *function, size_t flen);
+
+/* Every copy of @function in @binary. Sites are listed even when not
+ * probeable (site->probeable false, site->why says why). Returns 0 (with
+ * zero sites when the function has none: -ENOENT with a message), or -errno.
+ * Free with ks_sites_free(). */
+int ks_sites_find(const char *binary, const char *function, struct ks_sites *out);
+void ks_sites_free(struct ks_sites *s);
+
+/* Per-site table for the "ks_sites" map (see kshield/sites.h). */
+void ks_site_info(const struct ks_site *site, struct ks_site_info *info);
+
+const char *ks_site_kind_name(enum ks_site_kind k);
+
+#endif /* KSHIELD_DWSITES_H */

@@ -1,0 +1,319 @@
+/* sites.c - the `kshield sites` noun: every copy of a user-space function
+ * (out-of-line and inlined) from build-ID matched DWARF, and a tracer that
+ * counts the hits of each copy or kills at it.
+ *
+ *	kshield sites list TARGET
+ *	kshield sites trace TARGET [--kill] [--partial] [--duration S] [-- CMD ARGS...]
+ *
+ * TARGET is PATH:FUNCTION or BUILDID:FUNCTION. `trace` attaches
+ * bpf/inline_probe.bpf.c at every site, runs CMD (or waits --duration
+ * seconds, or until SIGINT), detaches, and reports hits per site. It is what
+ * a shield with KSHIELD_META(target, ...) gets from the loader, made visible.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <bpf/libbpf.h>
+#include "cli.h"
+#include "dwsites.h"
+#include "uprobe_sites.h"
+#include "inline_probe.skel.h"
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr,
+		"Usage: kshield sites list TARGET [-j]\n"
+		"       kshield sites trace TARGET [--kill] [--partial] [--duration S] [-- CMD ARGS...]\n"
+		"\n"
+		"TARGET := { PATH:FUNCTION | BUILDID:FUNCTION }\n"
+		"Every out-of-line and inlined copy of FUNCTION, from DWARF matched by build ID\n"
+		"(the binary itself, $KSHIELD_DEBUG_DIRS or /usr/lib/debug/.build-id, then\n"
+		"debuginfod when DEBUGINFOD_URLS is set). 'trace' counts the hits of each copy\n"
+		"(or SIGKILLs the caller with --kill) while CMD runs.\n");
+	return 0;
+}
+
+static struct json_object *site_json(const struct ks_site *site, int id,
+				     const struct ks_site_hits *h)
+{
+	struct json_object *o = json_object_new_object(), *args = json_object_new_array();
+	char buf[64];
+	int i;
+
+	json_object_object_add(o, "id", json_object_new_int(id));
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)site->addr);
+	json_object_object_add(o, "addr", json_object_new_string(buf));
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)site->offset);
+	json_object_object_add(o, "offset", json_object_new_string(buf));
+	json_object_object_add(o, "kind", json_object_new_string(ks_site_kind_name(site->kind)));
+	json_object_object_add(o, "caller", json_object_new_string(site->caller));
+	json_object_object_add(o, "symbol", json_object_new_string(site->symbol));
+	if (site->kind == KS_SITE_INLINED) {
+		snprintf(buf, sizeof(buf), "%s:%d", site->call_file, site->call_line);
+		json_object_object_add(o, "call", json_object_new_string(buf));
+	}
+	json_object_object_add(o, "probeable", json_object_new_boolean(site->probeable));
+	if (site->why[0])
+		json_object_object_add(o, "why", json_object_new_string(site->why));
+	for (i = 0; i < site->nargs; i++) {
+		struct json_object *a = json_object_new_object();
+
+		json_object_object_add(a, "name", json_object_new_string(site->args[i].name));
+		json_object_object_add(a, "loc", json_object_new_string(site->args[i].loc));
+		json_object_object_add(a, "available",
+				       json_object_new_boolean(site->args[i].where.kind !=
+							       KS_ARGLOC_UNAVAILABLE));
+		json_object_array_add(args, a);
+	}
+	json_object_object_add(o, "args", args);
+	if (h) {
+		json_object_object_add(o, "hits", json_object_new_int64(h->hits));
+		if (h->arg0_ok)
+			json_object_object_add(o, "arg0", json_object_new_int64((__s64)h->arg0));
+	}
+	return o;
+}
+
+static struct json_object *sites_json(const struct ks_sites *s, const struct ks_site_hits *hits)
+{
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	int i;
+
+	json_object_object_add(o, "binary", json_object_new_string(s->binary));
+	json_object_object_add(o, "function", json_object_new_string(s->function));
+	json_object_object_add(o, "build_id", json_object_new_string(s->build_id));
+	json_object_object_add(o, "debug_file", json_object_new_string(s->debug_file));
+	json_object_object_add(o, "debug_source", json_object_new_string(s->debug_source ?: ""));
+	if (s->alt_file[0])
+		json_object_object_add(o, "alt_file", json_object_new_string(s->alt_file));
+	json_object_object_add(o, "split_units", json_object_new_int(s->split_units));
+	json_object_object_add(o, "missing_dwo", json_object_new_int(s->missing_dwo));
+	for (i = 0; i < s->nsites; i++)
+		json_object_array_add(arr, site_json(&s->site[i], i, hits ? &hits[i] : NULL));
+	json_object_object_add(o, "sites", arr);
+	return o;
+}
+
+static void sites_plain(const struct ks_sites *s, const struct ks_site_hits *hits)
+{
+	int i, j;
+
+	printf("%s in %s\n  build id %s, DWARF from %s (%s)%s%s\n", s->function, s->binary,
+	       s->build_id[0] ? s->build_id : "(none)", s->debug_file, s->debug_source,
+	       s->alt_file[0] ? ", alt " : "", s->alt_file);
+	if (s->split_units || s->missing_dwo)
+		printf("  split DWARF: %d units read, %d .dwo missing\n", s->split_units,
+		       s->missing_dwo);
+	for (i = 0; i < s->nsites; i++) {
+		const struct ks_site *site = &s->site[i];
+
+		printf("  #%-3d 0x%-8llx off 0x%-8llx %-8s in %s", i,
+		       (unsigned long long)site->addr, (unsigned long long)site->offset,
+		       ks_site_kind_name(site->kind), site->caller);
+		if (site->kind == KS_SITE_INLINED)
+			printf(" (%s:%d)", site->call_file, site->call_line);
+		if (hits)
+			printf("  hits %llu", (unsigned long long)hits[i].hits);
+		printf("\n");
+		if (!site->probeable)
+			printf("       not probed: %s\n", site->why);
+		for (j = 0; j < site->nargs; j++)
+			printf("       %s: %s\n", site->args[j].name, site->args[j].loc);
+	}
+}
+
+static int resolve(const char *spec, struct ks_sites *s)
+{
+	char binary[PATH_MAX], function[128];
+	int err = ks_target_parse(spec, binary, sizeof(binary), function, sizeof(function));
+
+	return err ? err : ks_sites_find(binary, function, s);
+}
+
+static int do_list(int argc, char **argv)
+{
+	struct ks_sites s;
+	int err;
+
+	if (argc != 1)
+		return ks_usage("usage: kshield sites list PATH:FUNCTION");
+	err = resolve(argv[0], &s);
+	if (err)
+		return ks_report(err);
+	if (json_output)
+		ks_json_print(sites_json(&s, NULL));
+	else
+		sites_plain(&s, NULL);
+	ks_sites_free(&s);
+	return 0;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* Run @argv to completion; the exit status as wait() reports it. */
+static int run_command(char **argv, int *status)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return ks_err(-errno, "fork: %s", strerror(errno));
+	if (!pid) {
+		/* Under -j our stdout carries one JSON document: the command's
+		 * own output goes to stderr. */
+		if (json_output)
+			dup2(2, 1);
+		execvp(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return ks_err(-errno, "waitpid: %s", strerror(errno));
+	return 0;
+}
+
+static int do_trace(int argc, char **argv)
+{
+	struct inline_probe_bpf *skel = NULL;
+	struct bpf_link **links = NULL;
+	struct ks_site_hits *hits = NULL;
+	struct ks_sites s = { 0 };
+	unsigned flags = 0;
+	bool kill = false;
+	double duration = -1;
+	char **cmd = NULL;
+	int nlinks = 0, status = 0, err, i;
+	const char *spec = NULL;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--kill")) {
+			kill = true;
+		} else if (!strcmp(argv[i], "--partial")) {
+			flags |= KS_SITES_PARTIAL;
+		} else if (!strcmp(argv[i], "--duration") && i + 1 < argc) {
+			char *end;
+
+			duration = strtod(argv[++i], &end);
+			if (*end || duration < 0)
+				return ks_usage("invalid --duration '%s'", argv[i]);
+		} else if (!strcmp(argv[i], "--")) {
+			cmd = &argv[i + 1];
+			break;
+		} else if (!spec) {
+			spec = argv[i];
+		} else {
+			return ks_usage("unexpected argument '%s'; see 'kshield sites help'", argv[i]);
+		}
+	}
+	if (!spec || (cmd && !cmd[0]))
+		return ks_usage("usage: kshield sites trace TARGET [--kill] [-- CMD ARGS...]");
+
+	err = resolve(spec, &s);
+	if (err)
+		return ks_report(err);
+	skel = inline_probe_bpf__open();
+	if (!skel) {
+		err = ks_err(-errno, "can't open the site probe: %s", strerror(errno));
+		goto out;
+	}
+	skel->rodata->kill = kill;
+	err = inline_probe_bpf__load(skel);
+	if (err) {
+		ks_err(err, "can't load the site probe: %s", strerror(-err));
+		goto out;
+	}
+	err = ks_uprobe_attach_resolved(skel->progs.site_hit, &s, skel->maps.ks_sites, flags,
+					&links, &nlinks);
+	if (err)
+		goto out;
+
+	if (cmd) {
+		err = run_command(cmd, &status);
+	} else {
+		struct timespec t0, t;
+
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		if (!json_output)
+			fprintf(stderr, "tracing %d sites of %s; Ctrl-C to stop\n", nlinks,
+				s.function);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (!stop) {
+			usleep(100 * 1000);
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (duration >= 0 &&
+			    (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 >= duration)
+				break;
+		}
+	}
+	ks_uprobe_links_free(links, nlinks);
+	links = NULL;
+	if (err)
+		goto out;
+
+	hits = calloc(s.nsites ? s.nsites : 1, sizeof(*hits));
+	if (!hits) {
+		err = ks_err(-ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < s.nsites; i++) {
+		__u32 key = i;
+
+		bpf_map__lookup_elem(skel->maps.site_hits, &key, sizeof(key), &hits[i],
+				     sizeof(hits[i]), 0);
+	}
+	if (json_output) {
+		struct json_object *o = sites_json(&s, hits);
+
+		json_object_object_add(o, "attached", json_object_new_int(nlinks));
+		json_object_object_add(o, "kill", json_object_new_boolean(kill));
+		if (cmd) {
+			struct json_object *c = json_object_new_object();
+
+			if (WIFEXITED(status))
+				json_object_object_add(c, "exit", json_object_new_int(WEXITSTATUS(status)));
+			if (WIFSIGNALED(status))
+				json_object_object_add(c, "signal", json_object_new_int(WTERMSIG(status)));
+			json_object_object_add(o, "command", c);
+		}
+		ks_json_print(o);
+	} else {
+		sites_plain(&s, hits);
+		if (cmd && WIFSIGNALED(status))
+			printf("command killed by signal %d\n", WTERMSIG(status));
+		else if (cmd)
+			printf("command exited %d\n", WEXITSTATUS(status));
+	}
+out:
+	if (links)
+		ks_uprobe_links_free(links, nlinks);
+	inline_probe_bpf__destroy(skel);
+	ks_sites_free(&s);
+	free(hits);
+	return err ? ks_report(err) : 0;
+}
+
+int do_sites(int argc, char **argv)
+{
+	static const struct cmd cmds[] = {
+		{ "list",	do_list },
+		{ "trace",	do_trace },
+		{ "help",	do_help },
+		{ 0 }
+	};
+
+	return cmd_select(cmds, argc, argv, do_help);
+}

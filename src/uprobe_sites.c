@@ -1,0 +1,101 @@
+/* uprobe_sites.c - attach a uprobe program at each DWARF-resolved copy of a
+ * function: raw file offsets (no symbol lookup, which would find only the
+ * out-of-line copy), one link per site, the site index as BPF cookie so the
+ * program knows which copy fired, and the per-site argument table.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "uprobe_sites.h"
+
+void ks_uprobe_links_free(struct bpf_link **links, int nlinks)
+{
+	int i;
+
+	for (i = 0; i < nlinks; i++)
+		bpf_link__destroy(links[i]);
+	free(links);
+}
+
+int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s,
+			      struct bpf_map *sites_map, unsigned flags,
+			      struct bpf_link ***links, int *nlinks)
+{
+	struct bpf_link **l;
+	int i, n = 0, err = 0;
+
+	*links = NULL;
+	*nlinks = 0;
+	if (s->nsites > KS_SITES_MAX)
+		return ks_err(-E2BIG, "%s has %d copies in %s, more than the %d one program "
+			      "can tell apart", s->function, s->nsites, s->binary, KS_SITES_MAX);
+	if (!(flags & KS_SITES_PARTIAL) && s->missing_dwo)
+		return ks_err(-ENOENT, "%s: %d split DWARF units (.dwo) not found: copies of %s "
+			      "in them would go unprobed", s->binary, s->missing_dwo, s->function);
+	if (!(flags & KS_SITES_PARTIAL))
+		for (i = 0; i < s->nsites; i++)
+			if (!s->site[i].probeable && !s->site[i].covered)
+				return ks_err(-EOPNOTSUPP, "%s: copy #%d of %s in %s at 0x%llx "
+					      "cannot carry a uprobe: %s", s->binary, i,
+					      s->function, s->site[i].caller,
+					      (unsigned long long)s->site[i].addr, s->site[i].why);
+	l = calloc(s->nsites ? s->nsites : 1, sizeof(*l));
+	if (!l)
+		return ks_err(-ENOMEM, "out of memory");
+
+	for (i = 0; i < s->nsites; i++) {
+		const struct ks_site *site = &s->site[i];
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = i);
+		struct ks_site_info info;
+		__u32 key = i;
+
+		if (sites_map) {
+			ks_site_info(site, &info);
+			err = bpf_map__update_elem(sites_map, &key, sizeof(key), &info,
+						   sizeof(info), 0);
+			if (err) {
+				ks_err(err, "can't write site %d into %s: %s", i,
+				       bpf_map__name(sites_map), strerror(-err));
+				goto fail;
+			}
+		}
+		if (!site->probeable)
+			continue;
+		l[n] = bpf_program__attach_uprobe_opts(prog, -1, s->binary, site->offset, &opts);
+		if (!l[n]) {
+			err = -errno;
+			ks_err(err, "%s: uprobe at %s+0x%llx (copy #%d of %s in %s): %s",
+			       bpf_program__name(prog), s->binary,
+			       (unsigned long long)site->offset, i, s->function, site->caller,
+			       strerror(-err));
+			goto fail;
+		}
+		n++;
+	}
+	*links = l;
+	*nlinks = n;
+	return 0;
+fail:
+	ks_uprobe_links_free(l, n);
+	return err;
+}
+
+int ks_uprobe_attach_sites(struct bpf_program *prog, const char *target_spec,
+			   struct bpf_map *sites_map, struct bpf_link ***links, int *nlinks)
+{
+	char binary[PATH_MAX], function[128];
+	struct ks_sites s;
+	int err;
+
+	*links = NULL;
+	*nlinks = 0;
+	err = ks_target_parse(target_spec, binary, sizeof(binary), function, sizeof(function));
+	if (!err)
+		err = ks_sites_find(binary, function, &s);
+	if (err)
+		return ks_err_ctx(err, "target %s", target_spec);
+	err = ks_uprobe_attach_resolved(prog, &s, sites_map, 0, links, nlinks);
+	ks_sites_free(&s);
+	return err;
+}

@@ -1,0 +1,36 @@
+/* uprobe_sites.h - attach one uprobe program at every copy of a function
+ * (dwsites.h), at raw file offsets, each link carrying its site index as the
+ * BPF cookie. Used by the loader for shields that declare
+ * KSHIELD_META(target, "PATH:FUNCTION") or "BUILDID:FUNCTION", and by
+ * `kshield sites trace`.
+ */
+#ifndef KSHIELD_UPROBE_SITES_H
+#define KSHIELD_UPROBE_SITES_H
+
+#include <bpf/libbpf.h>
+#include "dwsites.h"
+
+/* Attach even when some sites cannot carry a uprobe (they are reported in
+ * the sites list). Without it, one such site fails the whole attach: a
+ * shield with a hole is worse than a shield that says it cannot load. */
+#define KS_SITES_PARTIAL	(1u << 0)
+
+/* Attach @prog (already loaded) at every probeable site of @s. When
+ * @sites_map (an array of struct ks_site_info, may be NULL) is given, each
+ * site's argument locations are written at its index. On success *@links
+ * is a malloc'ed array of *@nlinks links, in site order (unprobeable sites
+ * have none); free it with ks_uprobe_links_free(). All or nothing: on
+ * failure nothing stays attached. Returns 0 or -errno, message recorded. */
+int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s,
+			      struct bpf_map *sites_map, unsigned flags,
+			      struct bpf_link ***links, int *nlinks);
+
+/* Resolve @target_spec ("PATH:FUNCTION" or "BUILDID:FUNCTION") and attach
+ * as above, without KS_SITES_PARTIAL. */
+int ks_uprobe_attach_sites(struct bpf_program *prog, const char *target_spec,
+			   struct bpf_map *sites_map, struct bpf_link ***links, int *nlinks);
+
+/* Destroy (detach, unless pinned) and free what an attach returned. */
+void ks_uprobe_links_free(struct bpf_link **links, int nlinks);
+
+#endif /* KSHIELD_UPROBE_SITES_H */
