@@ -163,6 +163,10 @@ static __always_inline void read_creds(struct task_struct *t, struct cred_base *
 	/* kernel_cap_t is u32[2] before 6.3 and one u64 since: the same eight
 	 * little-endian bytes either way. */
 	c->caps = 0;
+	/* Capabilities inside a user namespace of one's own are not
+	 * privilege over the system (that is the `userns` event's business). */
+	if (BPF_CORE_READ(cr, user_ns, level) != 0)
+		return;
 	if (effective)
 		bpf_probe_read_kernel(&c->caps, 8, &cr->cap_effective);
 	else
@@ -543,17 +547,25 @@ int mon_bpf_exit(struct sys_exit_ctx *ctx)
 static __always_inline void conn_addrs(struct trace_event_raw_inet_sock_set_state *ctx,
 				       struct ks_conn_event *e)
 {
+	/* Context fields must be read at constant offsets, a word at a time. */
+	__u32 *l = (__u32 *)e->laddr, *r = (__u32 *)e->raddr;
+
 	e->family = ctx->family;
 	e->lport = ctx->sport;
 	e->rport = ctx->dport;
 	if (ctx->family == AF_INET) {
-		__builtin_memset(e->laddr, 0, 16);
-		__builtin_memset(e->raddr, 0, 16);
-		__builtin_memcpy(e->laddr, ctx->saddr, 4);
-		__builtin_memcpy(e->raddr, ctx->daddr, 4);
+		l[0] = *(__u32 *)ctx->saddr;
+		r[0] = *(__u32 *)ctx->daddr;
+		l[1] = l[2] = l[3] = r[1] = r[2] = r[3] = 0;
 	} else {
-		__builtin_memcpy(e->laddr, ctx->saddr_v6, 16);
-		__builtin_memcpy(e->raddr, ctx->daddr_v6, 16);
+		l[0] = *(__u32 *)&ctx->saddr_v6[0];
+		l[1] = *(__u32 *)&ctx->saddr_v6[4];
+		l[2] = *(__u32 *)&ctx->saddr_v6[8];
+		l[3] = *(__u32 *)&ctx->saddr_v6[12];
+		r[0] = *(__u32 *)&ctx->daddr_v6[0];
+		r[1] = *(__u32 *)&ctx->daddr_v6[4];
+		r[2] = *(__u32 *)&ctx->daddr_v6[8];
+		r[3] = *(__u32 *)&ctx->daddr_v6[12];
 	}
 }
 

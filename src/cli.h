@@ -49,6 +49,10 @@ int ks_parse_u64(const char *s, const char *what, unsigned long long *out);
 int do_probe(int argc, char **argv);
 int do_shield(int argc, char **argv);
 int do_test(int argc, char **argv);
+int do_kagent(int argc, char **argv);	/* agent.c (fleet.c has a static do_agent) */
+int do_events(int argc, char **argv);
+int do_hunt(int argc, char **argv);
+int do_kstats(int argc, char **argv);	/* stats.c (shield.c has a static do_stats) */
 int do_debuginfo(int argc, char **argv);
 int do_sites(int argc, char **argv);
 int do_guard(int argc, char **argv);

@@ -242,3 +242,22 @@ enum ks_mode ks_config_mode(const struct ks_config *cfg, const char *name)
 			return cfg->shields[i].mode;
 	return cfg->default_mode;
 }
+
+int ks_config_reload(struct ks_config *cfg)
+{
+	static struct ks_config n;	/* large; the agent is single-threaded */
+	int err;
+
+	if (!cfg->path[0])
+		return 0;
+	ks_config_defaults(&n);
+	err = ks_config_load(&n, cfg->path, true);
+	if (err)
+		return err;
+	cfg->default_mode = n.default_mode;
+	cfg->guard = n.guard;
+	cfg->check_interval_s = n.check_interval_s;
+	cfg->nshields = n.nshields;
+	memcpy(cfg->shields, n.shields, sizeof(n.shields));
+	return 0;
+}

@@ -461,6 +461,8 @@ int ks_shieldset_verify(const struct ks_config *cfg, struct ks_sync_result *res)
 		for (int i = 0; i < res->n; i++)
 			if (res->items[i].action == KS_SYNC_LOADED) {
 				res->items[i].action = KS_SYNC_REPAIRED;
+				snprintf(res->items[i].why, sizeof(res->items[i].why),
+					 "shield pins and the owned-shields record removed");
 				nrep++;
 			}
 		return err && err != -EAGAIN ? err : nrep;

@@ -1,0 +1,221 @@
+/* eventfmt.c - event rows for people (a line each) and scripts (JSON), and
+ * process ancestry through the exec records' parent_exec_id links. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "config.h"
+#include "eventfmt.h"
+#include "store.h"
+
+const char *ks_store_path(const char *opt)
+{
+	static struct ks_config cfg;
+	const char *env = getenv("KSHIELD_STORE");
+
+	if (opt)
+		return opt;
+	if (env && *env)
+		return env;
+	ks_config_defaults(&cfg);
+	if (ks_config_load(&cfg, KS_CONFIG_DEFAULT, false))
+		ks_config_defaults(&cfg);	/* a broken config is the agent's to report */
+	return cfg.store;
+}
+
+struct json_object *ks_row_json(sqlite3_stmt *st)
+{
+	struct json_object *o = json_object_new_object();
+	int n = sqlite3_column_count(st);
+	char ts[40];
+
+	for (int i = 0; i < n; i++) {
+		const char *name = sqlite3_column_name(st, i);
+		struct json_object *v = NULL;
+
+		switch (sqlite3_column_type(st, i)) {
+		case SQLITE_NULL:
+			continue;
+		case SQLITE_INTEGER:
+			if (!strcmp(name, "ts")) {
+				ks_time_fmt(sqlite3_column_int64(st, i), ts, sizeof(ts));
+				json_object_object_add(o, "ts_ns",
+						       json_object_new_int64(sqlite3_column_int64(st, i)));
+				v = json_object_new_string(ts);
+			} else if (!strcmp(name, "exec_id") || !strcmp(name, "parent_exec_id") ||
+				   !strcmp(name, "cgroup_id")) {
+				v = json_object_new_uint64((uint64_t)sqlite3_column_int64(st, i));
+			} else {
+				v = json_object_new_int64(sqlite3_column_int64(st, i));
+			}
+			break;
+		case SQLITE_FLOAT:
+			v = json_object_new_double(sqlite3_column_double(st, i));
+			break;
+		default: {
+			const char *t = (const char *)sqlite3_column_text(st, i);
+
+			if (!strcmp(name, "detail") && (v = json_tokener_parse(t)))
+				break;
+			v = json_object_new_string(t ? t : "");
+		}
+		}
+		json_object_object_add(o, name, v);
+	}
+	return o;
+}
+
+static int col(sqlite3_stmt *st, const char *name)
+{
+	int n = sqlite3_column_count(st);
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(sqlite3_column_name(st, i), name))
+			return i;
+	return -1;
+}
+
+static const char *text(sqlite3_stmt *st, const char *name)
+{
+	int i = col(st, name);
+	const char *t = i >= 0 ? (const char *)sqlite3_column_text(st, i) : NULL;
+
+	return t ? t : "";
+}
+
+static long long num(sqlite3_stmt *st, const char *name)
+{
+	int i = col(st, name);
+
+	return i >= 0 ? sqlite3_column_int64(st, i) : 0;
+}
+
+/* One human line of what the event says beyond who and when. */
+static void summary(sqlite3_stmt *st, char *buf, size_t len)
+{
+	const char *kind = text(st, "kind"), *detail = text(st, "detail");
+
+	if (!strcmp(kind, "exec"))
+		snprintf(buf, len, "%s  [%s]", text(st, "binary"), text(st, "args"));
+	else if (!strcmp(kind, "connect") || !strcmp(kind, "accept"))
+		snprintf(buf, len, "%s:%lld -> %s:%lld", text(st, "laddr"), num(st, "lport"),
+			 text(st, "raddr"), num(st, "rport"));
+	else if (!strcmp(kind, "listen"))
+		snprintf(buf, len, "%s:%lld", text(st, "laddr"), num(st, "lport"));
+	else if (!strcmp(kind, "shield"))
+		snprintf(buf, len, "%s %s %s", text(st, "shield"), text(st, "verdict"), detail);
+	else if (!strcmp(kind, "alg_bind"))
+		snprintf(buf, len, "%s %s ret=%lld", text(st, "alg_type"), text(st, "alg_name"),
+			 num(st, "ret"));
+	else if (col(st, "ret") >= 0 && sqlite3_column_type(st, col(st, "ret")) != SQLITE_NULL)
+		snprintf(buf, len, "ret=%lld %s", num(st, "ret"), detail);
+	else
+		snprintf(buf, len, "%s", detail);
+}
+
+void ks_row_print(sqlite3_stmt *st, bool header)
+{
+	char ts[40], sum[1024];
+	int n = sqlite3_column_count(st);
+
+	if (col(st, "ts") < 0 || col(st, "kind") < 0) {
+		for (int i = 0; header && i < n; i++)
+			printf("%s%s", sqlite3_column_name(st, i), i + 1 < n ? "\t" : "\n");
+		for (int i = 0; i < n; i++) {
+			const char *t = (const char *)sqlite3_column_text(st, i);
+
+			printf("%s%s", t ? t : "-", i + 1 < n ? "\t" : "\n");
+		}
+		return;
+	}
+	if (header)
+		printf("%-27s %-9s %7s %6s %-16s %s\n", "TIME", "KIND", "PID", "UID", "COMM", "WHAT");
+	ks_time_fmt(num(st, "ts"), ts, sizeof(ts));
+	summary(st, sum, sizeof(sum));
+	printf("%-27s %-9s %7lld %6lld %-16s %s\n", ts, text(st, "kind"),
+	       col(st, "tgid") >= 0 ? num(st, "tgid") : num(st, "pid"),
+	       num(st, "uid"), text(st, "comm")[0] ? text(st, "comm") : "-", sum);
+}
+
+struct json_object *ks_ancestry(sqlite3 *db, __u64 exec_id)
+{
+	struct json_object *chain = NULL;
+	sqlite3_stmt *st;
+	char ts[40];
+
+	if (sqlite3_prepare_v2(db, "SELECT ts, tgid, uid, euid, comm, binary, args, parent_exec_id "
+			       "FROM events WHERE kind = 'exec' AND exec_id = ?1 LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	for (int depth = 0; exec_id && depth < KS_ANCESTRY_MAX; depth++) {
+		struct json_object *o;
+
+		sqlite3_bind_int64(st, 1, exec_id);
+		if (sqlite3_step(st) != SQLITE_ROW) {
+			sqlite3_reset(st);
+			break;
+		}
+		if (!chain)
+			chain = json_object_new_array();
+		o = json_object_new_object();
+		ks_time_fmt(sqlite3_column_int64(st, 0), ts, sizeof(ts));
+		json_object_object_add(o, "exec_id", json_object_new_uint64(exec_id));
+		json_object_object_add(o, "ts", json_object_new_string(ts));
+		json_object_object_add(o, "pid", json_object_new_int64(sqlite3_column_int64(st, 1)));
+		json_object_object_add(o, "uid", json_object_new_int64(sqlite3_column_int64(st, 2)));
+		json_object_object_add(o, "euid", json_object_new_int64(sqlite3_column_int64(st, 3)));
+		json_object_object_add(o, "comm", json_object_new_string(
+			(const char *)sqlite3_column_text(st, 4) ?: ""));
+		json_object_object_add(o, "binary", json_object_new_string(
+			(const char *)sqlite3_column_text(st, 5) ?: ""));
+		json_object_object_add(o, "args", json_object_new_string(
+			(const char *)sqlite3_column_text(st, 6) ?: ""));
+		json_object_array_add(chain, o);
+		exec_id = (__u64)sqlite3_column_int64(st, 7);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return chain;
+}
+
+void ks_ancestry_print(struct json_object *chain, const char *indent)
+{
+	size_t n = chain ? json_object_array_length(chain) : 0;
+
+	if (!n) {
+		printf("%s(no exec of this process in the store)\n", indent);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(chain, i), *v;
+		const char *f[4] = { "", "", "", "" };
+		static const char *const keys[] = { "ts", "binary", "args", "comm" };
+		long long pid = 0, uid = 0;
+
+		for (int k = 0; k < 4; k++)
+			if (json_object_object_get_ex(o, keys[k], &v))
+				f[k] = json_object_get_string(v);
+		if (json_object_object_get_ex(o, "pid", &v))
+			pid = json_object_get_int64(v);
+		if (json_object_object_get_ex(o, "uid", &v))
+			uid = json_object_get_int64(v);
+		printf("%s%*s%s pid %lld uid %lld %s [%s] at %s\n", indent, (int)i * 2, "",
+		       i ? "<- " : "", pid, uid, f[1], f[2], f[0]);
+	}
+}
+
+__u64 ks_exec_of_pid(sqlite3 *db, __u32 pid)
+{
+	sqlite3_stmt *st;
+	__u64 id = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT exec_id FROM events WHERE kind = 'exec' AND tgid = ?1 "
+			       "ORDER BY ts DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, pid);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
