@@ -90,8 +90,15 @@ static inline int ks_run(const char *cmdline, char **out, char **err)
 	}
 	fflush(NULL);
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(po[0]);
+		close(po[1]);
+		close(pe[0]);
+		close(pe[1]);
+		free(bo);
+		free(be);
 		return -1;
+	}
 	if (pid == 0) {
 		dup2(po[1], 1);
 		dup2(pe[1], 2);

@@ -380,6 +380,10 @@ Test(install, t04_deb_builds_installs_probes_and_purges, .timeout = 300, .fini =
 	cr_assert_not_null(o);
 	cr_expect_eq(json_object_object_length(ks_json_get(o, "hooks")), 13);
 	cr_expect(json_object_get_boolean(ks_json_get(o, "hooks.cgroup_sockopt")));
+	/* The packaged binary is stripped: the uprobe probe must not need
+	 * symbols. */
+	cr_expect(json_object_get_boolean(ks_json_get(o, "hooks.uprobe")), "%s",
+		  json_object_to_json_string(ks_json_get(o, "hook_errors")));
 	json_object_put(o);
 	free(err);
 	err = NULL;
