@@ -1,0 +1,358 @@
+/* test_agent.c - the agent's life on this host: adopting the pinned monitor
+ * on restart, events made while it is down, SIGKILL mid-ingest, a ring
+ * buffer filled on purpose, and stores that are missing, foreign or
+ * corrupt. Real kernel, real SQLite, the kshield binary. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include "agent_harness.h"
+
+static struct ka_env env;
+
+static void setup(void)
+{
+	ka_setup(&env, "a");
+}
+
+static void teardown(void)
+{
+	ka_teardown(&env);
+}
+
+TestSuite(agent, .init = setup, .fini = teardown, .timeout = 90);
+
+static int count_links(void)
+{
+	char dir[256];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/monitor", env.root);
+	d = opendir(dir);
+	while (d && (de = readdir(d)))
+		n += !strncmp(de->d_name, "link_", 5);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Make @n socket(AF_ALG) attempts from a child; returns the child's pid. */
+static pid_t alg_sockets(long n)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		for (long i = 0; i < n; i++) {
+			int fd = socket(38, SOCK_SEQPACKET, 0);
+
+			if (fd >= 0)
+				close(fd);
+		}
+		_exit(0);
+	}
+	return pid;
+}
+
+static json_object *stats(void)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s -j stats --store %s", ks_bin(), env.store);
+	return ks_run_json(cmd, NULL, NULL);
+}
+
+Test(agent, t01_restart_adopts_the_pinned_monitor)
+{
+	char *err;
+	int links;
+
+	ka_start(&env, NULL);
+	err = ka_agent_err(&env);
+	cr_assert(strstr(err, "monitor loaded"), "%s", err);
+	free(err);
+	links = count_links();
+	cr_assert(links >= 10, "only %d link pins", links);
+	cr_assert_eq(WEXITSTATUS(ka_stop(&env, SIGTERM)), 0, "SIGTERM is a clean exit");
+	cr_expect_eq(count_links(), links, "the monitor stays pinned without the agent");
+
+	for (int i = 0; i < 3; i++) {
+		ka_start(&env, NULL);
+		err = ka_agent_err(&env);
+		cr_expect(strstr(err, "monitor adopted"), "restart %d: %s", i, err);
+		free(err);
+		cr_expect_eq(count_links(), links, "restart %d changed the link count", i);
+		ka_stop(&env, SIGTERM);
+	}
+}
+
+Test(agent, t02_events_made_while_the_agent_is_down_are_stored_after)
+{
+	char marker[64], cmd[256];
+	json_object *arr;
+	bool found = false;
+
+	ka_start(&env, NULL);
+	ka_stop(&env, SIGTERM);
+	snprintf(marker, sizeof(marker), "ks-down-%d", getpid());
+	snprintf(cmd, sizeof(cmd), "/bin/true %s", marker);
+	cr_assert_eq(ks_run(cmd, NULL, NULL), 0);
+	ka_start(&env, NULL);
+	arr = ka_events(&env, "--binary /bin/true", 1, 10);
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++)
+		found |= !!strstr(ka_str(json_object_array_get_idx(arr, i), "args"), marker);
+	json_object_put(arr);
+	cr_expect(found, "the exec made while the agent was down is not in the store");
+}
+
+Test(agent, t03_sigkill_mid_ingest_leaves_a_clean_store)
+{
+	json_object *st;
+	long long published, rows;
+	char q[128];
+	pid_t gen;
+
+	ka_start(&env, NULL);
+	gen = alg_sockets(2000000);
+	usleep(700000);
+	/* what the agent last said it had committed */
+	st = stats();
+	published = ka_int(st, "agent.stored");
+	json_object_put(st);
+	cr_assert(published > 0, "nothing committed before the kill");
+	cr_assert_eq(WTERMSIG(ka_stop(&env, SIGKILL)), SIGKILL);
+	kill(gen, SIGKILL);
+	waitpid(gen, NULL, 0);
+
+	snprintf(q, sizeof(q), "PRAGMA integrity_check");
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	cr_assert_eq(sqlite3_open_v2(env.store, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, q, -1, &s, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_step(s), SQLITE_ROW);
+	cr_expect_str_eq((const char *)sqlite3_column_text(s, 0), "ok");
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	rows = ka_sql_int(env.store, "SELECT count(*) FROM events");
+	cr_expect(rows >= published, "store has %lld rows, agent had committed %lld", rows, published);
+
+	/* and the next agent carries on in the same store */
+	ka_start(&env, NULL);
+	char *err = ka_agent_err(&env);
+	cr_expect(strstr(err, "storing events"), "%s", err);
+	free(err);
+}
+
+Test(agent, t04_a_full_ring_buffer_counts_every_lost_event)
+{
+	const long n = 400000;	/* ~112 bytes each: three times the 16 MiB buffer */
+	json_object *st;
+	long long lost0, lost1, stored;
+	char q[256];
+	pid_t gen;
+
+	ka_start(&env, NULL);
+	st = stats();
+	lost0 = ka_int(st, "lost.socket");
+	json_object_put(st);
+	cr_assert(lost0 >= 0, "no loss counters");
+	ka_stop(&env, SIGTERM);
+
+	/* nobody reads the buffer now: the monitor keeps writing until full */
+	gen = alg_sockets(n);
+	waitpid(gen, NULL, 0);
+	st = stats();
+	lost1 = ka_int(st, "lost.socket");
+	json_object_put(st);
+	cr_expect(lost1 > lost0, "no loss counted after %ld events into a stopped agent", n);
+
+	ka_start(&env, NULL);
+	snprintf(q, sizeof(q), "SELECT count(*) FROM events WHERE kind = 'socket' AND tgid = %d", gen);
+	stored = -1;
+	for (double t0 = ka_now(); ka_now() - t0 < 20; usleep(200000)) {
+		long long v = ka_sql_int(env.store, q);
+
+		if (v == stored && v > 0)
+			break;	/* drained */
+		stored = v;
+	}
+	/* Every event is either stored or counted lost (other processes'
+	 * watched sockets may have been lost too, hence >=). */
+	cr_expect(stored > 0 && stored < n, "stored %lld of %ld", stored, n);
+	cr_expect(stored + (lost1 - lost0) >= n, "stored %lld + lost %lld < made %ld", stored,
+		  lost1 - lost0, n);
+	cr_expect(stored + (lost1 - lost0) <= n + 1000, "stored %lld + lost %lld >> made %ld", stored,
+		  lost1 - lost0, n);
+}
+
+Test(agent, t05_unwritable_store_is_counted_then_recovers)
+{
+	char extra[512], *err;
+	json_object *st;
+
+	/* the store's directory does not exist yet */
+	snprintf(env.store, sizeof(env.store), "%s/later/events.db", env.dir);
+	ka_start(&env, NULL);
+	err = ka_agent_err(&env);
+	cr_assert(strstr(err, "store:"), "%s", err);
+	cr_expect_eq(kill(env.agent, 0), 0, "the agent must keep running");
+	free(err);
+	ks_runf(NULL, NULL, "/bin/true ks-unstored");
+	usleep(300000);
+	st = stats();
+	cr_expect(ka_int(st, "agent.unstored") > 0, "unstored events not counted");
+	json_object_put(st);
+
+	snprintf(extra, sizeof(extra), "mkdir -p %s/later", env.dir);
+	ks_run(extra, NULL, NULL);
+	for (double t0 = ka_now(); ka_now() - t0 < 8; usleep(200000)) {
+		err = ka_agent_err(&env);
+		bool ok = strstr(err, "recovered");
+		free(err);
+		if (ok)
+			break;
+	}
+	err = ka_agent_err(&env);
+	cr_expect(strstr(err, "store: recovered"), "%s", err);
+	free(err);
+	ks_runf(NULL, NULL, "/bin/true ks-after-recovery");
+	json_object *arr = ka_events(&env, "--binary /bin/true", 1, 10);
+	cr_expect(arr && json_object_array_length(arr) >= 1, "nothing stored after recovery");
+	json_object_put(arr);
+}
+
+Test(agent, t06_a_foreign_sqlite_file_is_refused_not_clobbered)
+{
+	char cmd[512], *out = NULL, *errs = NULL;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "sqlite3 %s 'CREATE TABLE payroll(x); INSERT INTO payroll VALUES(1)' "
+		 "2>/dev/null || python3 -c \"import sqlite3; c=sqlite3.connect('%s'); "
+		 "c.execute('CREATE TABLE payroll(x)'); c.execute('INSERT INTO payroll VALUES(1)'); "
+		 "c.commit()\"", env.store, env.store);
+	cr_assert_eq(ks_run(cmd, NULL, NULL), 0);
+	ka_start(&env, NULL);
+	char *err = ka_agent_err(&env);
+	cr_expect(strstr(err, "not a kshield store"), "%s", err);
+	cr_expect_eq(kill(env.agent, 0), 0, "the agent must keep running");
+	free(err);
+	cr_expect_eq(ka_sql_int(env.store, "SELECT count(*) FROM payroll"), 1);
+	cr_expect_eq(ka_sql_int(env.store, "SELECT count(*) FROM sqlite_master WHERE name = 'events'"), 0);
+
+	rc = ks_runf(&out, &errs, "%s events --store %s", ks_bin(), env.store);
+	cr_expect_eq(rc, 1);
+	cr_expect(strstr(errs, "not a kshield store") && strchr(errs, '\n') == errs + strlen(errs) - 1,
+		  "want one line: %s", errs);
+	free(out);
+	free(errs);
+}
+
+Test(agent, t07_a_corrupt_store_is_moved_aside_and_replaced)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "head -c 65536 /dev/urandom > %s", env.store);
+	cr_assert_eq(ks_run(cmd, NULL, NULL), 0);
+	ka_start(&env, NULL);
+	json_object *arr = NULL;
+	for (double t0 = ka_now(); ka_now() - t0 < 10; usleep(200000)) {
+		ks_runf(NULL, NULL, "/bin/true ks-after-corrupt");
+		json_object_put(arr);
+		arr = ka_events(&env, "--binary /bin/true", 1, 0.1);
+		if (arr && json_object_array_length(arr))
+			break;
+	}
+	cr_expect(arr && json_object_array_length(arr) >= 1, "no new store after corruption");
+	json_object_put(arr);
+	snprintf(cmd, sizeof(cmd), "ls %s/events.db.corrupt-* >/dev/null", env.dir);
+	cr_expect_eq(ks_run(cmd, NULL, NULL), 0, "the corrupt file was not kept aside");
+	char *err = ka_agent_err(&env);
+	cr_expect(strstr(err, "corrupt"), "%s", err);
+	free(err);
+}
+
+Test(agent, t08_retention_by_age_and_json_mirror)
+{
+	char extra[512], *mirror;
+	long long old;
+
+	ka_start(&env, NULL);
+	ka_stop(&env, SIGTERM);
+	/* 1000 rows 40 days old */
+	sqlite3 *db;
+	cr_assert_eq(sqlite3_open(env.store, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n "
+				  "WHERE i < 1000) INSERT INTO events(ts, kind, comm) SELECT "
+				  "(strftime('%s','now') - 40*86400) * 1000000000, 'exec', 'ancient' FROM n",
+				  NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	cr_assert_eq(ka_sql_int(env.store, "SELECT count(*) FROM events WHERE comm = 'ancient'"), 1000);
+
+	snprintf(extra, sizeof(extra), "--keep 30d --json %s/mirror.jsonl", env.dir);
+	ka_start(&env, extra);
+	ks_runf(NULL, NULL, "/bin/true ks-mirror-%d", getpid());
+	old = -1;
+	for (double t0 = ka_now(); ka_now() - t0 < 10 && old; usleep(200000))
+		old = ka_sql_int(env.store, "SELECT count(*) FROM events WHERE comm = 'ancient'");
+	cr_expect_eq(old, 0, "events older than --keep were not deleted");
+
+	char path[300], want[64];
+	snprintf(path, sizeof(path), "%s/mirror.jsonl", env.dir);
+	snprintf(want, sizeof(want), "ks-mirror-%d", getpid());
+	bool found = false;
+	for (double t0 = ka_now(); ka_now() - t0 < 5 && !found; usleep(200000)) {
+		mirror = ks_read_file(path);
+		for (char *line = mirror ? strtok(mirror, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+			json_object *o = ks_json_parse(line);
+
+			cr_assert(o, "mirror line is not JSON: %s", line);
+			if (strstr(ka_str(o, "args"), want) && !strcmp(ka_str(o, "kind"), "exec"))
+				found = true;
+			json_object_put(o);
+		}
+		free(mirror);
+	}
+	cr_expect(found, "exec not mirrored as a JSON line");
+}
+
+Test(agent, t09_bad_inputs_give_one_clear_line)
+{
+	static const struct { const char *args, *want; } cases[] = {
+		{ "events --since yesterday", "--since" },
+		{ "events --until 2026-13-45T99:00:00Z", "--until" },
+		{ "events --kind exce", "unknown event kind" },
+		{ "events --port 70000", "--port" },
+		{ "events --tree 0", "no exec" },
+		{ "hunt --sql 'DELETE FROM events'", "read-only" },
+		{ "hunt --sql 'UPDATE events SET comm = 1'", "read-only" },
+		{ "hunt --sql 'DROP TABLE events'", "read-only" },
+		{ "hunt --sql \"ATTACH '/tmp/x.db' AS x\"", "hunt sql" },
+		{ "hunt --sql 'SELECT 1; DELETE FROM events'", "one SQL statement" },
+		{ "hunt no-such-hunt", "no hunt named" },
+		{ "hunt c2-connections", "--file" },
+		{ "agent --keep 3x", "--keep" },
+		{ "agent --max-size 1Q", "--max-size" },
+		{ "agent --bogus", "unknown argument" },
+	};
+	char *out, *err;
+
+	ka_start(&env, NULL);
+	ka_stop(&env, SIGTERM);	/* a real store to aim at */
+	long long before = ka_sql_int(env.store, "SELECT count(*) FROM events");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = ks_runf(&out, &err, "%s %s --store %s", ks_bin(), cases[i].args, env.store);
+
+		cr_expect(rc != 0, "'%s' succeeded", cases[i].args);
+		cr_expect(strstr(err, cases[i].want), "'%s': want '%s' in: %s", cases[i].args,
+			  cases[i].want, err);
+		cr_expect(strlen(err) > 0 && strchr(err, '\n') == err + strlen(err) - 1,
+			  "'%s': not one line: %s", cases[i].args, err);
+		free(out);
+		free(err);
+	}
+	cr_expect_eq(ka_sql_int(env.store, "SELECT count(*) FROM events"), before,
+		     "a refused statement changed the store");
+	cr_expect_eq(ka_sql_int(env.store, "SELECT count(*) FROM sqlite_master WHERE name = 'events'"), 1);
+}
