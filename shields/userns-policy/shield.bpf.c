@@ -17,7 +17,7 @@
 KSHIELD_NAME("userns-policy");
 KSHIELD_META(summary, "unprivileged user namespace creation only for allow-listed binaries (by executable inode and name)");
 KSHIELD_META(refs, "https://lwn.net/Articles/903580/");
-KSHIELD_META(hunt, "SELECT * FROM events WHERE kind = 'userns' ORDER BY ts");
+KSHIELD_META(hunt, "SELECT * FROM events WHERE ts BETWEEN :since AND :until AND (kind = 'userns' OR (kind = 'shield' AND shield = 'userns-policy')) ORDER BY ts");
 KSHIELD_VARIANTS("lsm,tp");
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
 KSHIELD_META(variant_tp, "fallback: SIGKILL at sys_enter_unshare/clone/clone3 with CLONE_NEWUSER for the same callers (io_uring cannot create user namespaces; the check reads clone3's flags from user memory)");
