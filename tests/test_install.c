@@ -409,3 +409,78 @@ Test(install, t04_deb_builds_installs_probes_and_purges, .timeout = 300, .fini =
 	free(err);
 	close(lock);
 }
+
+/* The unit's CapabilityBoundingSet (with NoNewPrivileges) is enough to do
+ * kshield's work: probing gives the same answers as full root, and a shield
+ * loads, enforces (is listed with its links) and unloads. The same run with
+ * the BPF capabilities removed fails, so the restriction is real. */
+static void unit_caps(char *setpriv_caps, size_t len, const char *drop)
+{
+	char path[PATH_MAX], *text, *line, *save, *tok, *tsave;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "%s/packaging/kshield.service", src_root());
+	text = ks_read_file(path);
+	cr_assert_not_null(text);
+	n = snprintf(setpriv_caps, len, "-all");
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "CapabilityBoundingSet=", 22))
+			continue;
+		for (tok = strtok_r(line + 22, " ", &tsave); tok; tok = strtok_r(NULL, " ", &tsave)) {
+			if (drop && strstr(drop, tok))
+				continue;
+			n += snprintf(setpriv_caps + n, len - n, ",+");
+			for (const char *c = tok + 4; *c && n + 1 < len; c++)	/* skip CAP_ */
+				setpriv_caps[n++] = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+			setpriv_caps[n] = '\0';
+		}
+	}
+	free(text);
+	cr_assert(strstr(setpriv_caps, "+net_admin"), "no CapabilityBoundingSet in the unit");
+}
+
+Test(install, t05_unit_capabilities_are_enough_for_bpf, .timeout = 60)
+{
+	char caps[512], cmd[1024], *out, *err, root[64];
+	json_object *full, *limited;
+	int rc;
+
+	unit_caps(caps, sizeof(caps), NULL);
+	snprintf(cmd, sizeof(cmd), "%s probe -j", ks_bin());
+	full = ks_run_json(cmd, &rc, NULL);
+	cr_assert_not_null(full);
+	snprintf(cmd, sizeof(cmd), "setpriv --bounding-set=%s --inh-caps=-all "
+		 "--no-new-privs -- %s probe -j", caps, ks_bin());
+	limited = ks_run_json(cmd, &rc, &err);
+	cr_assert_not_null(limited, "probe under the unit's capabilities failed: %s", err);
+	free(err);
+	cr_expect_str_eq(json_object_to_json_string(ks_json_get(limited, "hooks")),
+			 json_object_to_json_string(ks_json_get(full, "hooks")),
+			 "the unit's capabilities change what probe finds");
+	cr_expect_str_eq(json_object_to_json_string(ks_json_get(limited, "lsms")),
+			 json_object_to_json_string(ks_json_get(full, "lsms")));
+	json_object_put(full);
+	json_object_put(limited);
+
+	snprintf(root, sizeof(root), "/sys/fs/bpf/ks-captest-%d", getpid());
+	rc = ks_runf(&out, &err, "setpriv --bounding-set=%s --inh-caps=-all --no-new-privs -- "
+		     "%s --bpffs %s shield load %s/cve-2021-22555.bpf.o && "
+		     "setpriv --bounding-set=%s --inh-caps=-all --no-new-privs -- "
+		     "%s --bpffs %s -j shield list", caps, ks_bin(), root, ks_shields_dir(),
+		     caps, ks_bin(), root);
+	cr_expect_eq(rc, 0, "load under the unit's capabilities failed: %s", err);
+	cr_expect(strstr(out, "\"cve-2021-22555\""), "not listed: %s", out);
+	free(out);
+	free(err);
+	rc = ks_runf(NULL, &err, "setpriv --bounding-set=%s --inh-caps=-all --no-new-privs -- "
+		     "%s --bpffs %s shield unload cve-2021-22555", caps, ks_bin(), root);
+	cr_expect_eq(rc, 0, "unload under the unit's capabilities failed: %s", err);
+	free(err);
+	ks_runf(NULL, NULL, "rm -rf %s", root);
+
+	/* Control: without the BPF capabilities the same probe is refused. */
+	unit_caps(caps, sizeof(caps), "CAP_BPF CAP_PERFMON CAP_SYS_ADMIN");
+	rc = ks_runf(NULL, NULL, "setpriv --bounding-set=%s --inh-caps=-all --no-new-privs -- "
+		     "%s probe -j", caps, ks_bin());
+	cr_expect_eq(rc, 1, "probe without BPF capabilities should fail, exit %d", rc);
+}
