@@ -23,6 +23,10 @@ def lsm_variant: (. // "") | startswith("lsm");
 
 def status:
   if .check_error != null then "check-failed"
+  elif .check == "guard" then
+    # kshield guard selftest: must pass, and refuse (lsm) wherever bpf is in lsm=
+    (if .passed == true and (.refuses == true or ($lsm | test("(^|,)bpf(,|$)") | not))
+     then "pass" else "check-failed" end)
   elif .check == "broken" then
     (if .error != null then "expected-fail" else "check-failed" end)
   elif .unsupported == true then "unprotected"
