@@ -25,6 +25,7 @@
 #include "loader.h"
 #include "meta.h"
 #include "pins.h"
+#include "uprobe_sites.h"
 
 #define LOG_BUF_SIZE (256 * 1024)
 
@@ -98,6 +99,15 @@ static int pin_map(struct bpf_object *obj, const char *map, const char *dir)
 	return bpf_map__pin(m, path);
 }
 
+/* A uprobe program of a shield whose target names a function
+ * ("PATH:FUNCTION" or "BUILDID:FUNCTION"): attached at every copy of it. */
+static bool is_site_target(const struct bpf_program *prog, const struct ks_meta *meta)
+{
+	const char *t = ks_meta_get(meta, "target");
+
+	return t && strchr(t, ':') && !strncmp(bpf_program__section_name(prog), "uprobe", 6);
+}
+
 /* Load, configure, attach and pin variant @v of @path into @dir. Fills
  * @try with the reason on failure; leaves nothing attached on failure. */
 static int try_variant(const char *path, const struct ks_meta *meta, const char *v,
@@ -106,6 +116,7 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
 	struct bpf_link *links[64];
+	int lsite[64];		/* site index of a link, -1 for a program's only link */
 	struct bpf_program *prog;
 	struct bpf_object *obj;
 	struct ks_shield_cfg cfg = {};
@@ -181,6 +192,31 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 			snprintf(try->why, sizeof(try->why), "too many programs");
 			goto out;
 		}
+		if (is_site_target(prog, meta)) {
+			struct bpf_link **sl = NULL;
+			int sn = 0, j;
+
+			/* Every inlined and out-of-line copy of the target
+			 * function, one link each (see uprobe_sites.h). */
+			err = ks_uprobe_attach_sites(prog, ks_meta_get(meta, "target"),
+						     bpf_object__find_map_by_name(obj, "ks_sites"),
+						     &sl, &sn);
+			if (!err && (!sn || nlinks + sn > (int)(sizeof(links) / sizeof(links[0])))) {
+				ks_uprobe_links_free(sl, sn);
+				err = ks_err(sn ? -E2BIG : -ENOENT, "%d probeable sites", sn);
+			}
+			if (err) {
+				snprintf(try->why, sizeof(try->why), "%s: %s",
+					 bpf_program__name(prog), ks_errmsg());
+				goto out;
+			}
+			for (j = 0; j < sn; j++) {
+				lsite[nlinks] = j;
+				links[nlinks++] = sl[j];
+			}
+			free(sl);
+			continue;
+		}
 		if (is_cgroup_prog(prog)) {
 			const char *cg = ks_cgroup2_path();
 
@@ -203,6 +239,7 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 				 bpf_program__name(prog), strerror(-err));
 			goto out;
 		}
+		lsite[nlinks] = -1;
 		links[nlinks++] = l;
 	}
 
@@ -216,13 +253,20 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 	bpf_object__for_each_program(prog, obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
-		snprintf(lpath, sizeof(lpath), "%s/link_%s", dir, bpf_program__name(prog));
-		err = bpf_link__pin(links[i++], lpath);
-		if (err) {
-			snprintf(try->why, sizeof(try->why), "can't pin %s: %s", lpath,
-				 strerror(-err));
-			goto out;
-		}
+		do {	/* site links of one program are contiguous */
+			if (lsite[i] < 0)
+				snprintf(lpath, sizeof(lpath), "%s/link_%s", dir,
+					 bpf_program__name(prog));
+			else
+				snprintf(lpath, sizeof(lpath), "%s/link_%s__site%d", dir,
+					 bpf_program__name(prog), lsite[i]);
+			err = bpf_link__pin(links[i++], lpath);
+			if (err) {
+				snprintf(try->why, sizeof(try->why), "can't pin %s: %s", lpath,
+					 strerror(-err));
+				goto out;
+			}
+		} while (i < nlinks && lsite[i] > 0);
 	}
 	err = pin_map(obj, "ks_cfg", dir);
 	if (!err)

@@ -20,6 +20,7 @@
 #include "harness.h"
 
 static char dir[64];
+static char root[64];		/* own bpffs root of the loader test */
 static pid_t server = -1;
 
 static void setup(void)
@@ -34,6 +35,9 @@ static void teardown(void)
 		kill(server, SIGTERM);
 		waitpid(server, NULL, 0);
 	}
+	if (root[0])
+		ks_runf(NULL, NULL, "%s shield unload inline-fixture >/dev/null 2>&1; rm -rf %s",
+			ks_bin(), root);
 	if (dir[0])
 		ks_runf(NULL, NULL, "rm -rf %s", dir);
 }
@@ -568,4 +572,56 @@ Test(inline, debuginfo_kernel)
 	cr_expect_eq(json_object_get_boolean(ks_json_get(k, "btf")),
 		     !access("/sys/kernel/btf/vmlinux", R_OK));
 	json_object_put(o);
+}
+
+/* The loader: a shield whose target names ks_check gets a link at every
+ * copy (pinned, so it enforces after kshield exits) and decides on the
+ * first argument read per site: ks_check(2, ...) is killed on path b
+ * (constant at that copy) and path d (a register, third call); a, c and
+ * ptr run. Audit mode lets b through; unload removes every copy's probe. */
+Test(inline, loader_shield_on_every_copy)
+{
+	char obj[PATH_MAX], *out, *err;
+	int rc;
+	size_t i;
+	static const struct { const char *path; bool killed; } want[] = {
+		{ "a", false }, { "b", true }, { "c", false }, { "d", true }, { "ptr", false },
+	};
+	const char *fx = getenv("KSHIELD_FIXTURES");
+
+	cr_assert(fx, "KSHIELD_FIXTURES not set (run through make test-host)");
+	snprintf(obj, sizeof(obj), "%s/inline-shield.bpf.o", fx);
+	/* The object names this path as its target. */
+	rmdir(dir);
+	snprintf(dir, sizeof(dir), "/tmp/kshield-inline-fixture");
+	ks_runf(NULL, NULL, "rm -rf %s", dir);
+	cr_assert_eq(mkdir(dir, 0700), 0, "mkdir %s: %s", dir, strerror(errno));
+	build("t", "");
+	snprintf(root, sizeof(root), "/sys/fs/bpf/ks-inline-%d", getpid());
+	setenv("KSHIELD_BPFFS", root, 1);
+
+	rc = ks_runf(&out, &err, "%s shield load %s", ks_bin(), obj);
+	cr_assert_eq(rc, 0, "load failed: %s", err);
+	free(out);
+	free(err);
+	rc = ks_runf(&out, NULL, "ls %s/shields/inline-fixture | grep -c '^link_uprobe__ks_check__site'",
+		     root);
+	cr_expect_eq(atoi(out), (int)NPATHS, "expected one pinned link per copy, got %s", out);
+	free(out);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		rc = ks_runf(&out, NULL, "%s/t %s", dir, want[i].path);
+		cr_expect_eq(rc, want[i].killed ? 128 + SIGKILL : 0, "path %s: exit %d", want[i].path, rc);
+		cr_expect_eq(strstr(out, "reached") != NULL, !want[i].killed, "path %s: %s",
+			     want[i].path, out);
+		free(out);
+	}
+	cr_expect_eq(ks_runf(NULL, NULL, "%s shield mode inline-fixture audit", ks_bin()), 0);
+	rc = ks_runf(&out, NULL, "%s/t b", dir);
+	cr_expect_eq(rc, 0, "audit mode killed path b");
+	free(out);
+	cr_expect_eq(ks_runf(NULL, NULL, "%s shield unload inline-fixture", ks_bin()), 0);
+	cr_expect_eq(ks_runf(NULL, NULL, "%s shield mode inline-fixture enforce", ks_bin()) != 0, 1);
+	rc = ks_runf(&out, NULL, "%s/t b d", dir);
+	cr_expect_eq(rc, 0, "a probe stayed after unload");
+	free(out);
 }
