@@ -25,7 +25,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cli.h"
-#include "pins.h"
+#include "sysinfo.h"
 #include "probe_hooks.h"
 #include "probe.skel.h"
 
@@ -271,7 +271,10 @@ static int attach_and_fire(struct probe_bpf *skel, int idx, char *why, size_t le
 	case BY_MAP:
 		break;
 	case BY_CGROUP: {
-		const char *cg = ks_cgroup2_path();
+		/* Not ks_cgroup2_path(): its static buffer is shared by the
+		 * threads probing both cgroup hooks at once. */
+		char mounts[1][256];
+		const char *cg = ks_mounts_of_type("cgroup2", mounts, 1) ? mounts[0] : NULL;
 
 		if (!cg) {
 			snprintf(why, len, "attach: no cgroup2 file system mounted");
