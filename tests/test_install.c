@@ -237,6 +237,22 @@ Test(install, t02_default_prefix_is_usr_local, .timeout = 120)
 	free(text);
 	snprintf(path, sizeof(path), "%s/etc/kshield/kshield.conf", dest);
 	expect_config(path);
+
+	/* uninstall removes what install put there but the admin's config. */
+	cr_assert_eq(ks_runf(NULL, NULL, "make -s -C '%s' uninstall DESTDIR='%s' >/dev/null",
+			     src_root(), dest), 0);
+	static const char *const gone[] = {
+		"/usr/local/sbin/kshield", "/usr/local/lib/kshield",
+		"/usr/local/lib/systemd/system/kshield.service",
+		"/usr/local/share/man/man8/kshield.8",
+		"/usr/local/share/bash-completion/completions/kshield",
+	};
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", dest, gone[i]);
+		cr_expect_neq(access(path, F_OK), 0, "%s left by uninstall", gone[i]);
+	}
+	snprintf(path, sizeof(path), "%s/etc/kshield/kshield.conf", dest);
+	cr_expect_eq(access(path, F_OK), 0, "uninstall removed the config");
 	rm_rf(dest);
 	free(dest);
 }
