@@ -33,6 +33,7 @@
 #include <bpf/libbpf.h>
 #include "cli.h"
 #include "config.h"
+#include "lifecycle.h"
 #include "monitor.h"
 #include "shieldset.h"
 #include "store.h"
@@ -278,6 +279,7 @@ static void tick(struct agent *a)
 		note_losses(a);
 	}
 	publish_stats(a, true);
+	ks_lifecycle_tick(&a->cfg, &a->mon, a->store);	/* repair + record tampering */
 }
 
 /* Shield management: bring the pins in line with the shields directory
@@ -308,6 +310,7 @@ static void shields_sync(struct agent *a)
 	if (err && err != -EAGAIN)
 		say("shields: %s", ks_errmsg());
 	ks_sync_result_free(&res);
+	ks_lifecycle_synced(&a->cfg);	/* guard, protected ids */
 }
 
 /* ---- start, loop, stop ---- */
@@ -389,6 +392,8 @@ static int agent_run(struct agent *a)
 		tick(a);
 		if (reload_requested) {
 			reload_requested = 0;
+			if (ks_config_reload(&a->cfg))
+				say("config: %s; keeping the previous one", ks_errmsg());
 			shields_sync(a);
 		}
 	}

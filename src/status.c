@@ -20,6 +20,7 @@
 #include "config.h"
 #include "guard.h"
 #include "loader.h"
+#include "monitor.h"
 #include "pins.h"
 
 #define KS_PIDFILE "/run/kshield.pid"
@@ -50,16 +51,23 @@ static bool alive(__u32 pid)
 	return !access(path, F_OK);
 }
 
-/* The agent: who the guard has registered, else the pid file. A pid file
- * left by a dead agent does not count. */
+/* The agent: who the guard has registered, else what the agent publishes
+ * in the monitor's mon_agent map, else a pid file. A pid that is no longer
+ * alive does not count (kill -9 leaves mon_agent and pid files behind). */
 static void find_agent(struct status *s)
 {
-	FILE *f;
+	struct ks_agent_stats mon;
 	unsigned int pid = 0;
+	FILE *f;
 
 	if (s->guard.loaded && alive(s->guard.agent_tgid)) {
 		s->agent_pid = s->guard.agent_tgid;
 		s->agent_how = "guard";
+		return;
+	}
+	if (!ks_monitor_read_agent(&mon) && alive(mon.tgid)) {
+		s->agent_pid = mon.tgid;
+		s->agent_how = "monitor";
 		return;
 	}
 	f = fopen(KS_PIDFILE, "re");
