@@ -54,6 +54,7 @@ struct agent {
 	char store_why[256];		/* last failure, printed once */
 	__s64 boot_to_real;
 	struct ks_agent_stats st;
+	__s64 clock_noted;		/* boot_to_real last written to the store */
 	__u64 stored_before;		/* rows committed by stores since closed */
 	__u64 lost_noted[KS_EV_KIND_MAX], unstored_noted;
 	long long now_ms, retry_at, retain_at;
@@ -137,6 +138,8 @@ static void store_open(struct agent *a)
 		a->st.store_errors--;	/* a failed open is not a failed commit */
 		return;
 	}
+	if (ks_store_note_clock(a->store, a->boot_to_real) == 0)
+		a->clock_noted = a->boot_to_real;
 	if (a->store_why[0]) {
 		say("store: recovered (%llu events could not be stored meanwhile)",
 		    (unsigned long long)a->st.unstored);
@@ -271,6 +274,10 @@ static void tick(struct agent *a)
 		store_commit(a);
 	if (!a->store && a->now_ms >= a->retry_at)
 		store_open(a);
+	/* NTP slews the offset by microseconds; a step moves it for real */
+	if (a->store && llabs(a->boot_to_real - a->clock_noted) > 50000000LL &&
+	    ks_store_note_clock(a->store, a->boot_to_real) == 0)
+		a->clock_noted = a->boot_to_real;
 	if (a->store && a->now_ms >= a->retain_at) {
 		a->retain_at = a->now_ms + RETAIN_MS;
 		n = ks_store_retain(a->store, a->cfg.retention_s * 1000000000ULL, a->cfg.max_size);

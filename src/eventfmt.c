@@ -138,24 +138,61 @@ void ks_row_print(sqlite3_stmt *st, bool header)
 	       num(st, "uid"), text(st, "comm")[0] ? text(st, "comm") : "-", sum);
 }
 
+/* Find exec @exec_id's row: first near the time its id says it happened,
+ * for every clock offset the agent recorded (no index on exec_id needed),
+ * then, failing that, among all exec rows. */
+static int exec_row(sqlite3 *db, sqlite3_stmt *near, sqlite3_stmt *all, __u64 exec_id,
+		    sqlite3_stmt **hit)
+{
+	sqlite3_stmt *clk;
+	__s64 boot_ns = exec_id >> 8;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT DISTINCT boot_to_real FROM clock", -1, &clk, NULL) == SQLITE_OK) {
+		while (!found && sqlite3_step(clk) == SQLITE_ROW) {
+			__s64 at = boot_ns + sqlite3_column_int64(clk, 0);
+
+			sqlite3_reset(near);
+			sqlite3_bind_int64(near, 1, exec_id);
+			sqlite3_bind_int64(near, 2, at - 200000000LL);
+			sqlite3_bind_int64(near, 3, at + 200000000LL);
+			found = sqlite3_step(near) == SQLITE_ROW;
+		}
+		sqlite3_finalize(clk);
+	}
+	if (found) {
+		*hit = near;
+		return 1;
+	}
+	sqlite3_reset(all);
+	sqlite3_bind_int64(all, 1, exec_id);
+	if (sqlite3_step(all) == SQLITE_ROW) {
+		*hit = all;
+		return 1;
+	}
+	return 0;
+}
+
+#define EXEC_COLS "SELECT ts, tgid, uid, euid, comm, binary, args, parent_exec_id FROM events "
+
 struct json_object *ks_ancestry(sqlite3 *db, __u64 exec_id)
 {
 	struct json_object *chain = NULL;
-	sqlite3_stmt *st;
+	sqlite3_stmt *near = NULL, *all = NULL, *st;
 	char ts[40];
 
-	if (sqlite3_prepare_v2(db, "SELECT ts, tgid, uid, euid, comm, binary, args, parent_exec_id "
-			       "FROM events WHERE kind = 'exec' AND exec_id = ?1 LIMIT 1",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, EXEC_COLS "WHERE ts BETWEEN ?2 AND ?3 AND kind = 'exec' AND "
+			       "exec_id = ?1 LIMIT 1", -1, &near, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, EXEC_COLS "WHERE kind = 'exec' AND exec_id = ?1 LIMIT 1",
+			       -1, &all, NULL) != SQLITE_OK) {
+		sqlite3_finalize(near);
 		return NULL;
+	}
 	for (int depth = 0; exec_id && depth < KS_ANCESTRY_MAX; depth++) {
 		struct json_object *o;
 
-		sqlite3_bind_int64(st, 1, exec_id);
-		if (sqlite3_step(st) != SQLITE_ROW) {
-			sqlite3_reset(st);
+		if (!exec_row(db, near, all, exec_id, &st))
 			break;
-		}
 		if (!chain)
 			chain = json_object_new_array();
 		o = json_object_new_object();
@@ -175,7 +212,8 @@ struct json_object *ks_ancestry(sqlite3 *db, __u64 exec_id)
 		exec_id = (__u64)sqlite3_column_int64(st, 7);
 		sqlite3_reset(st);
 	}
-	sqlite3_finalize(st);
+	sqlite3_finalize(near);
+	sqlite3_finalize(all);
 	return chain;
 }
 

@@ -118,7 +118,7 @@ int do_events(int argc, char **argv)
 		*val = argv[++i];
 	}
 
-	q_add(&q, "SELECT * FROM (SELECT id, ts, kind, tgid AS pid, pid AS tid, ppid, uid, euid, comm, "
+	q_add(&q, "SELECT * FROM (SELECT ts, kind, tgid AS pid, pid AS tid, ppid, uid, euid, comm, "
 	      "cgroup_id, exec_id, parent_exec_id, binary, args, laddr, lport, raddr, rport, "
 	      "shield, verdict, alg_type, alg_name, ret, detail FROM events WHERE 1");
 	if (since) {

@@ -32,6 +32,7 @@ struct ks_store {
 	int pending;			/* rows in the open transaction */
 	struct timespec first;		/* when the first of them was queued */
 	bool in_tx;
+	__s64 last_ts;			/* newest ts stored (ts is the row key) */
 	__u64 committed;		/* rows committed since open */
 };
 
@@ -60,16 +61,15 @@ int ks_kind_parse(const char *name)
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS events("
-	" id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, kind TEXT NOT NULL,"
+	" ts INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
 	" pid INTEGER, tgid INTEGER, ppid INTEGER, uid INTEGER, euid INTEGER,"
 	" comm TEXT, cgroup_id INTEGER, exec_id INTEGER, parent_exec_id INTEGER,"
 	" binary TEXT, args TEXT, laddr TEXT, lport INTEGER, raddr TEXT, rport INTEGER,"
 	" shield TEXT, verdict TEXT, alg_type TEXT, alg_name TEXT, ret INTEGER,"
 	" detail TEXT);"
-	"CREATE INDEX IF NOT EXISTS events_ts ON events(ts);"
 	"CREATE INDEX IF NOT EXISTS events_kind_ts ON events(kind, ts);"
 	"CREATE INDEX IF NOT EXISTS events_binary ON events(binary, ts) WHERE binary IS NOT NULL;"
-	"CREATE INDEX IF NOT EXISTS events_exec ON events(exec_id) WHERE kind = 'exec';"
+	"CREATE TABLE IF NOT EXISTS clock(since INTEGER NOT NULL, boot_to_real INTEGER NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS losses(ts INTEGER NOT NULL, kind TEXT NOT NULL,"
 	" lost INTEGER NOT NULL, unstored INTEGER NOT NULL);";
 
@@ -151,6 +151,7 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	bool rdonly = flags & KS_STORE_RDONLY;
 	int oflags = rdonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
 	struct ks_store *s;
+	long long last = 0;
 	int rc, err;
 
 	*out = NULL;
@@ -180,6 +181,9 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 			  "PRAGMA wal_autocheckpoint=4096; PRAGMA cache_size=-8192;", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(s->db, schema, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = pragma_int(s->db, "SELECT coalesce(max(ts), 0) FROM events", &last);
+	s->last_ts = last;
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v3(s->db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->ins, NULL);
 	if (rc != SQLITE_OK) {
@@ -461,7 +465,12 @@ int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
 
 	if ((err = begin(s)))
 		return err;
-	sqlite3_bind_int64(st, 1, r->ts);
+	/* ts is the row key, so the table is in time order and time ranges
+	 * need no index: a record that ties or predates the newest row (ring
+	 * buffer order across CPUs, a clock stepped back) is stored 1 ns after
+	 * it. */
+	s->last_ts = r->ts > s->last_ts ? r->ts : s->last_ts + 1;
+	sqlite3_bind_int64(st, 1, s->last_ts);
 	sqlite3_bind_text(st, 2, r->kind, -1, SQLITE_STATIC);
 	if (r->fields & KS_ROW_PROC) {
 		sqlite3_bind_int(st, 3, r->pid);
@@ -599,7 +608,7 @@ long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes)
 	if (keep_ns) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		sqlite3_int64 cut = (sqlite3_int64)now.tv_sec * 1000000000LL + now.tv_nsec - keep_ns;
-		n = delete_chunks(s, "DELETE FROM events WHERE id IN (SELECT id FROM events "
+		n = delete_chunks(s, "DELETE FROM events WHERE ts IN (SELECT ts FROM events "
 				  "WHERE ts < ?1 ORDER BY ts LIMIT 20000)", cut, 0);
 		if (n < 0)
 			return n;
@@ -622,14 +631,30 @@ long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes)
 			 * are reused, so the file stops growing near the cap. */
 			pragma_int(s->db, "SELECT count(*) FROM events", &nrows);
 			long want = nrows / 5 + 1;
-			n = delete_chunks(s, "DELETE FROM events WHERE id IN (SELECT id FROM events "
-					  "ORDER BY id LIMIT ?1)", want < 20000 ? want : 20000, want);
+			n = delete_chunks(s, "DELETE FROM events WHERE ts IN (SELECT ts FROM events "
+					  "ORDER BY ts LIMIT ?1)", want < 20000 ? want : 20000, want);
 			if (n < 0)
 				return n;
 			total += n;
 		}
 	}
 	return total;
+}
+
+int ks_store_note_clock(struct ks_store *s, __s64 boot_to_real)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = sqlite3_prepare_v2(s->db, "INSERT INTO clock(since, boot_to_real) VALUES(?, ?)",
+				-1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, s->last_ts);
+		sqlite3_bind_int64(st, 2, boot_to_real);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't record the clock");
 }
 
 int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored)

@@ -2,12 +2,14 @@
  * record the monitor and the shields sent, one row per record.
  *
  * Table `events` (one row per record; unused columns are NULL):
- *   id, ts (CLOCK_REALTIME ns), kind ('exec', 'connect', ...), pid, tgid,
+ *   ts (CLOCK_REALTIME ns; the row key, unique: ties are stored 1 ns
+ *   apart), kind ('exec', 'connect', ...), pid, tgid,
  *   ppid, uid, euid, comm, cgroup_id, exec_id, parent_exec_id,
  *   binary, args (exec), laddr, lport, raddr, rport (connect/accept/listen),
  *   shield, verdict (shield), alg_type, alg_name (alg_bind),
  *   ret (syscall result: socket, alg_bind, userns, bpf),
  *   detail (JSON object with the rest of the record).
+ * Table `clock` (since, boot_to_real): see ks_store_note_clock().
  * Table `losses` (ts, kind, lost, unstored): running totals the agent
  * records whenever they change.
  *
@@ -92,6 +94,11 @@ int ks_store_pending(struct ks_store *s, long *age_ms);
  * while the database uses more than @max_bytes (0 = no cap). Returns rows
  * deleted or a negative errno. */
 long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes);
+/* Record the CLOCK_BOOTTIME -> CLOCK_REALTIME offset in table `clock`
+ * (since, boot_to_real): exec ids are boot-time stamps, so an exec's row is
+ * found by time (its ts is about (exec_id >> 8) + boot_to_real) without an
+ * index on exec_id. The agent records it at start and when it moves. */
+int ks_store_note_clock(struct ks_store *s, __s64 boot_to_real);
 /* Record loss totals (per kind lost in the ring buffer; unstored rows). */
 int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored);
 

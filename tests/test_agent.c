@@ -285,7 +285,7 @@ Test(agent, t08_retention_by_age_and_json_mirror)
 	cr_assert_eq(sqlite3_open(env.store, &db), SQLITE_OK);
 	cr_assert_eq(sqlite3_exec(db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n "
 				  "WHERE i < 1000) INSERT INTO events(ts, kind, comm) SELECT "
-				  "(strftime('%s','now') - 40*86400) * 1000000000, 'exec', 'ancient' FROM n",
+				  "(strftime('%s','now') - 40*86400) * 1000000000 + i, 'exec', 'ancient' FROM n",
 				  NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	cr_assert_eq(ka_sql_int(env.store, "SELECT count(*) FROM events WHERE comm = 'ancient'"), 1000);
