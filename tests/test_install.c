@@ -167,6 +167,14 @@ Test(install, t01_make_install_lays_out_the_tree, .timeout = 120)
 	snprintf(path, sizeof(path), "%s/etc/kshield/kshield.conf", dest);
 	expect_mode(path, 0644);
 	expect_config(path);
+	/* The agent accepts the shipped config and the installed shields
+	 * (shields_dir pointed into DESTDIR: the links there are absolute). */
+	rc = ks_runf(&out, &err, "sed 's|^shields_dir = .*|shields_dir = %s/usr/lib/kshield/shields|' "
+		     "%s > %s/check.conf && %s/usr/sbin/kshield agent --check --config %s/check.conf",
+		     dest, path, dest, dest, dest);
+	cr_expect_eq(rc, 0, "agent --check rejects the shipped config: %s%s", out, err);
+	free(out);
+	free(err);
 
 	snprintf(path, sizeof(path), "%s/usr/lib/systemd/system/kshield.service", dest);
 	expect_mode(path, 0644);
@@ -389,6 +397,13 @@ Test(install, t04_deb_builds_installs_probes_and_purges, .timeout = 300, .fini =
 	cr_expect_eq(access("/lib/systemd/system/kshield.service", F_OK), 0);
 	cr_expect_eq(access("/etc/kshield/shields.d/cve-2021-22555.bpf.o", R_OK), 0,
 		     "bundled shield not linked from shields.d");
+
+	/* The agent accepts the installed config and shields.d as they are. */
+	rc = ks_run("/usr/sbin/kshield agent --check", &out, &err);
+	cr_expect_eq(rc, 0, "agent --check on the installed package: %s%s", out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
 
 	/* The installed command works. */
 	json_object *o = ks_run_json("/usr/sbin/kshield probe -j", &rc, &err);
