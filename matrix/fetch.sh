@@ -34,8 +34,11 @@ mkdir -p "$cache/debs" "$cache/unpacked"
 info=$(apt-cache show --no-all-versions "$pkg:$darch" 2>/dev/null) ||
 	die "not in the package index (apt-cache show found nothing; apt-get update, or dpkg --add-architecture $darch?)"
 sha=$(awk '/^SHA256:/ { print $2; exit }' <<<"$info")
-file=$(awk '/^Filename:/ { n = split($2, p, "/"); print p[n]; exit }' <<<"$info")
-[ -n "$sha" ] && [ -n "$file" ] || die "package index has no SHA256/Filename"
+ver=$(awk '/^Version:/ { print $2; exit }' <<<"$info")
+parch=$(awk '/^Architecture:/ { print $2; exit }' <<<"$info")
+[ -n "$sha" ] && [ -n "$ver" ] && [ -n "$parch" ] || die "package index has no SHA256/Version/Architecture"
+# The name apt-get download gives the file (an epoch's ':' becomes %3a).
+file=${pkg}_${ver//:/%3a}_$parch.deb
 deb=$cache/debs/$file
 dir=$cache/unpacked/$pkg-${sha:0:12}
 

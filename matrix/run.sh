@@ -19,7 +19,8 @@
 #
 # Inputs from the build (make static, make matrix-fixtures): build/static/kshield,
 # build/shields/*.bpf.o, build/matrix/fixtures/*.bpf.o; for aarch64 rows the
-# same under build/static-arm64/ and build/shields-arm64/ (make static-arm64).
+# same under build/arm64/ (make static-arm64: cross-built, shields compiled
+# for arm64).
 # Environment: KSHIELD_MATRIX_CACHE (default /var/cache/kshield-matrix),
 # KSHIELD_MATRIX_TIMEOUT (seconds per VM), KSHIELD_MATRIX_JOBS (VMs at once,
 # default 2), BUILD (default build).
@@ -75,7 +76,10 @@ need_arm64=0
 for s in "${sel[@]}"; do [[ $s == aarch64\ * ]] && need_arm64=1; done
 if [ $need_arm64 = 1 ]; then
 	bash "$top/scripts/setup-arm64.sh" || { echo "matrix: arm64 set-up failed" >&2; exit 1; }
-	make -C "$top" --no-print-directory static-arm64 || { echo "matrix: arm64 build failed" >&2; exit 1; }
+	make -C "$top" --no-print-directory BUILD="$build" static-arm64 ||
+		{ echo "matrix: arm64 build failed" >&2; exit 1; }
+	"$here/fetch.sh" aarch64 busybox-static >/dev/null ||
+		{ echo "matrix: busybox-static:arm64 not available" >&2; exit 1; }
 fi
 inputs_of() {	# sets kshield_bin shields busybox for ARCH
 	case $1 in
@@ -83,7 +87,7 @@ inputs_of() {	# sets kshield_bin shields busybox for ARCH
 		kshield_bin=$build/static/kshield shields=$build/shields
 		busybox=$(command -v busybox) ;;
 	aarch64)
-		kshield_bin=$build/static-arm64/kshield shields=$build/shields-arm64
+		kshield_bin=$build/arm64/static/kshield shields=$build/arm64/shields
 		busybox=$("$here/fetch.sh" aarch64 busybox-static)/bin/busybox ;;
 	esac
 }

@@ -39,4 +39,6 @@ if ! grep -q ' tracefs ' /proc/mounts; then
   mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || \
     mount -t tracefs tracefs /sys/kernel/debug/tracing
 fi
+# arm64 matrix rows only (matrix/run.sh also calls it when it needs it).
+if [ "${KSHIELD_ARM64:-}" = 1 ]; then bash "$(dirname "$0")/setup-arm64.sh"; fi
 echo "setup: done"
