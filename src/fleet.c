@@ -351,6 +351,13 @@ static int do_wait(int argc, char **argv)
 		long have, need;
 
 		err = fleet_summaries(&n, name, false, &arr);
+		if (err == -ETIMEDOUT || err == -EIO) {
+			/* NATS busy electing a leader: keep waiting. */
+			if (ks_now_ms() - t0 > timeout_s * 1000)
+				break;
+			usleep(250 * 1000);
+			continue;
+		}
 		if (err)
 			break;
 		s = json_object_array_get_idx(arr, 0);

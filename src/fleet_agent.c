@@ -500,8 +500,9 @@ int ks_fleet_agent_run(const struct ks_fleet_agent_cfg *cfg_in, volatile sig_ato
 	err = ks_nats_open(&n, &cfg.nats, true, false);
 	if (err)
 		return err;
-	/* Started before NATS was reachable: bind once it is. */
-	while (!n.desired && !*stop) {
+	/* Started before NATS was reachable, or while JetStream elects its
+	 * leaders: bind once it answers, however long that takes. */
+	while (!*stop) {
 		if (n.connected && !ks_nats_bind(&n, &cfg.nats, true))
 			break;
 		usleep(250 * 1000);

@@ -69,6 +69,12 @@ int ks_kv_all_json(kvStore *kv, const char *filter, json_object **out)
 	kvWatchOptions_Init(&wo);
 	wo.IgnoreDeletes = true;
 	s = kvStore_Watch(&w, kv, filter, &wo);
+	/* A stream leader being elected (a server just died) answers nothing
+	 * for a few seconds. */
+	for (int tries = 0; tries < 20 && (s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS); tries++) {
+		nats_Sleep(250);
+		s = kvStore_Watch(&w, kv, filter, &wo);
+	}
 	if (s != NATS_OK)
 		return ks_nats_err(s, "reading bucket");
 	*out = json_object_new_object();

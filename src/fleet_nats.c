@@ -89,6 +89,14 @@ static void on_disconnected(natsConnection *nc, void *closure)
 	n->connected = false;
 }
 
+static void on_closed(natsConnection *nc, void *closure)
+{
+	struct ks_nats *n = closure;
+
+	(void)nc;
+	n->closed = true;
+}
+
 static void on_connected(natsConnection *nc, void *closure)
 {
 	on_reconnected(nc, closure);
@@ -110,29 +118,53 @@ static void on_pub_error(jsCtx *js, jsPubAckErr *pae, void *closure)
 	__atomic_add_fetch(&n->pub_errors, 1, __ATOMIC_SEQ_CST);
 }
 
+/* Did the last JetStream call fail because this is not a cluster (as
+ * opposed to a cluster still electing leaders)? */
+static bool single_server_refusal(void)
+{
+	const char *e = nats_GetLastError(NULL);
+
+	return e && (strstr(e, "non-clustered") || strstr(e, "insufficient resources") ||
+		     strstr(e, "replicas"));
+}
+
 static int ensure_kv(struct ks_nats *n, kvStore **kv, const char *bucket, int history,
 		     int replicas, bool create)
 {
-	natsStatus s = js_KeyValue(kv, n->js, bucket);
+	int64_t deadline = ks_now_ms() + 20000;
+	natsStatus s;
 	kvConfig cfg;
-	int r[2] = { replicas ? replicas : 3, 1 };
 
-	if (s == NATS_OK)
-		return 0;
-	if (s != NATS_NOT_FOUND || !create)
-		return ks_nats_err(s, bucket);
-	for (int i = 0; i < (replicas ? 1 : 2); i++) {
-		kvConfig_Init(&cfg);
-		cfg.Bucket = bucket;
-		cfg.History = history;
-		cfg.StorageType = js_FileStorage;
-		cfg.Replicas = r[i];
-		cfg.MaxValueSize = -1;
-		s = js_CreateKeyValue(kv, n->js, &cfg);
+	/* Right after a cluster starts or loses a node the JetStream leaders
+	 * may not be elected, and several agents may be creating the same
+	 * bucket at once: bind, else create, and retry either for a while. */
+	for (;;) {
+		s = js_KeyValue(kv, n->js, bucket);
 		if (s == NATS_OK)
 			return 0;
+		if (s == NATS_NOT_FOUND && create) {
+			kvConfig_Init(&cfg);
+			cfg.Bucket = bucket;
+			cfg.History = history;
+			cfg.StorageType = js_FileStorage;
+			cfg.Replicas = replicas ? replicas : 3;
+			cfg.MaxValueSize = -1;
+			s = js_CreateKeyValue(kv, n->js, &cfg);
+			if (s != NATS_OK && !replicas && single_server_refusal()) {
+				/* A single server cannot hold 3 replicas. */
+				cfg.Replicas = 1;
+				if (js_CreateKeyValue(kv, n->js, &cfg) == NATS_OK)
+					return 0;
+			}
+			if (s == NATS_OK)
+				return 0;
+		} else if (s == NATS_NOT_FOUND) {
+			return ks_nats_err(s, bucket);
+		}
+		if (ks_now_ms() > deadline)
+			return ks_nats_err(s, bucket);
+		nats_Sleep(250);
 	}
-	return ks_nats_err(s, bucket);
 }
 
 static int ensure_stream(struct ks_nats *n, int replicas)
@@ -165,15 +197,23 @@ static int ensure_stream(struct ks_nats *n, int replicas)
 			jsStreamInfo_Destroy(si);
 			return 0;
 		}
+		if (!single_server_refusal())
+			break;
+	}
+	/* Created by someone else meanwhile? */
+	if (js_GetStreamInfo(&si, n->js, KS_EVENTS_STREAM, NULL, &jerr) == NATS_OK) {
+		jsStreamInfo_Destroy(si);
+		return 0;
 	}
 	return ks_nats_err(s, "creating stream " KS_EVENTS_STREAM);
 }
 
 int ks_nats_bind(struct ks_nats *n, const struct ks_nats_opts *o, bool create)
 {
-	int err;
+	int err = 0;
 
-	err = ensure_kv(n, &n->desired, KS_BUCKET_DESIRED, 8, o->replicas, create);
+	if (!n->desired)
+		err = ensure_kv(n, &n->desired, KS_BUCKET_DESIRED, 8, o->replicas, create);
 	if (!err && !n->objects)
 		err = ensure_kv(n, &n->objects, KS_BUCKET_OBJECTS, 1, o->replicas, create);
 	if (!err && !n->status)
@@ -217,6 +257,8 @@ int ks_nats_open(struct ks_nats *n, const struct ks_nats_opts *o, bool create, b
 		s = natsOptions_SetDisconnectedCB(opts, on_disconnected, n);
 	if (s == NATS_OK)
 		s = natsOptions_SetErrorHandler(opts, on_async_error, n);
+	if (s == NATS_OK)
+		s = natsOptions_SetClosedCB(opts, on_closed, n);
 	if (s == NATS_OK && o->retry_connect)
 		s = natsOptions_SetRetryOnFailedConnect(opts, true, on_connected, n);
 	if (s == NATS_OK && (o->tls_ca || o->tls_cert))
@@ -251,8 +293,8 @@ int ks_nats_open(struct ks_nats *n, const struct ks_nats_opts *o, bool create, b
 		ks_nats_close(n);
 		return err;
 	}
-	if (!n->connected)
-		return 0;	/* the caller binds once connected */
+	if (o->retry_connect)
+		return 0;	/* agents bind (and retry binding) themselves */
 	err = ks_nats_bind(n, o, create);
 	if (!err && events && create)
 		err = ensure_stream(n, o->replicas);
@@ -277,7 +319,11 @@ void ks_nats_close(struct ks_nats *n)
 	if (n->js)
 		jsCtx_Destroy(n->js);
 	if (n->nc) {
+		/* Callbacks run on the library's own thread and get @n: wait
+		 * for the last one (closed) before @n may go away. */
 		natsConnection_Close(n->nc);
+		for (int i = 0; i < 300 && !n->closed; i++)
+			nats_Sleep(10);
 		natsConnection_Destroy(n->nc);
 	}
 	memset(n, 0, sizeof(*n));

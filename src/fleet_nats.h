@@ -33,6 +33,7 @@ struct ks_nats {
 	kvStore *desired, *objects, *status;
 	volatile int reconnects;	/* bumped by the reconnected callback */
 	volatile bool connected;
+	volatile bool closed;		/* the closed callback ran: no callback will follow */
 	volatile int pub_errors;	/* async publishes the server refused or timed out */
 };
 

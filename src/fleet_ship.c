@@ -2,7 +2,7 @@
  *
  * Each pass reads the rows above the shipped-up-to mark in rowid order,
  * publishes each one asynchronously as JSON ({"host", "seq", <columns>})
- * to kshield.events.<host> with message id "<host>:<seq>", waits for every
+ * to kshield.events.<host> with message id "<host>:<seq>:<ts>", waits for every
  * acknowledgement, and only then moves the mark (a row of fleet_shipped in
  * the same store). When NATS is unreachable nothing moves: the agent keeps
  * enforcing and recording, and the backlog ships when NATS returns. A batch
@@ -91,6 +91,13 @@ static int set_mark(struct ks_ship *s, int64_t m)
 					      sqlite3_errmsg(s->db));
 }
 
+static int64_t ks_json_i64_field(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
+}
+
 static json_object *row_json(struct ks_ship *s, sqlite3_stmt *st, int64_t seq)
 {
 	json_object *o = json_object_new_object();
@@ -147,6 +154,16 @@ static int64_t ship_batch(struct ks_ship *s, int64_t max, int64_t *mark_out)
 
 	if (mark < 0)
 		return mark;
+	/* The store numbers rows with its rowid; if it was emptied (retention)
+	 * or recreated, numbering restarted below our mark: start over. The
+	 * message id and the collector's key include ts, so a reused number
+	 * is never mistaken for a duplicate. */
+	if (mark > 0 && sqlite3_prepare_v2(s->db, "SELECT max(rowid) FROM events", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+		    sqlite3_column_int64(st, 0) < mark)
+			mark = 0;
+		sqlite3_finalize(st);
+	}
 	if (mark_out)
 		*mark_out = mark;
 	if (sqlite3_prepare_v2(s->db, "SELECT rowid, * FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?",
@@ -162,7 +179,8 @@ static int64_t ship_batch(struct ks_ship *s, int64_t max, int64_t *mark_out)
 		const char *txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 								JSON_C_TO_STRING_NOSLASHESCAPE);
 
-		snprintf(id, sizeof(id), "%s:%lld", s->host, (long long)seq);
+		snprintf(id, sizeof(id), "%s:%lld:%lld", s->host, (long long)seq,
+			 (long long)ks_json_i64_field(o, "ts"));
 		ns = js_PublishAsync(s->n->js, s->subject, txt, strlen(txt), &po);
 		json_object_put(o);
 		last = seq;

@@ -2,7 +2,7 @@
  * stream. The store is the buffer: a shipped-up-to mark (the store's rowid,
  * which only grows) is kept in the store itself and advanced only after
  * JetStream acknowledged every message up to it. Each message carries the
- * id "<host>:<seq>" so JetStream drops re-sends inside its duplicate
+ * id "<host>:<seq>:<ts>" so JetStream drops re-sends inside its duplicate
  * window, and the collector de-duplicates on (host, seq) beyond it.
  */
 #ifndef KSHIELD_FLEET_SHIP_H

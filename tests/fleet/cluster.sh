@@ -6,7 +6,7 @@
 #
 #   cluster.sh start DIR [BASEPORT]   start everything; writes DIR/env
 #   cluster.sh stop DIR               stop everything (DIR stays)
-#   cluster.sh nats-stop DIR N        kill node N (1..3) / nats-start DIR N
+#   cluster.sh nats-stop DIR N...     kill nodes (1..3) / nats-start DIR N...
 #   cluster.sh pg-stop DIR            stop PostgreSQL   / pg-start DIR
 #
 # DIR/env holds NATS_URLS (all three nodes) and PG_CONNINFO.
@@ -33,6 +33,18 @@ nats_stop() {
   rm -f "$dir/n$i.pid"
 }
 
+# JetStream is usable once a node's /healthz says ok (meta leader known).
+wait_healthy() {
+  local port=$1 reply
+  for _ in $(seq 200); do
+    reply=$( (exec 3<>"/dev/tcp/127.0.0.1/$port" && printf 'GET /healthz HTTP/1.0\r\n\r\n' >&3 && cat <&3) 2>/dev/null || true)
+    case "$reply" in *'"ok"'*) return 0 ;; esac
+    sleep 0.1
+  done
+  echo "cluster.sh: node on http port $port never became healthy" >&2
+  return 1
+}
+
 wait_port() {
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
@@ -46,7 +58,7 @@ pg() { su postgres -s /bin/sh -c "$*"; }
 
 case "$cmd" in
 start)
-  base=${3:-$(( 20000 + ($$ % 4000) * 10 ))}
+  base=${3:-$(( 20000 + ($$ % 2500) * 16 ))}
   mkdir -p "$dir"
   chmod 755 "$dir"
   routes=""
@@ -56,6 +68,7 @@ start)
     cat > "$dir/n$i.conf" <<CONF
 server_name: ks-n$i
 listen: 127.0.0.1:$((base + i))
+http: 127.0.0.1:$((base + 7 + i))
 jetstream { store_dir: "$dir/js$i", max_memory_store: 256MB, max_file_store: 4GB }
 cluster {
   name: kshield-test
@@ -70,6 +83,7 @@ CONF
     "$urls" "$pgport" "$pgport" "$base" > "$dir/env"
   for i in 1 2 3; do nats_start $i; done
   for i in 1 2 3; do wait_port $((base + i)); done
+  for i in 1 2 3; do wait_healthy $((base + 7 + i)); done
 
   mkdir -p "$dir/pg"
   chown postgres "$dir/pg"
@@ -83,11 +97,17 @@ stop)
     pg "$PGBIN/pg_ctl -D '$dir/pg/data' -m immediate -w stop >/dev/null 2>&1" || true
   fi
   ;;
-nats-stop)  nats_stop "${3:?N}" ;;
+nats-stop)
+  shift 2
+  for i in "${@:?N}"; do nats_stop "$i"; done
+  ;;
 nats-start)
-  nats_start "${3:?N}"
+  # Several nodes at once: a node alone is never healthy without quorum.
+  shift 2
+  for i in "${@:?N}"; do nats_start "$i"; done
   . "$dir/env"
-  wait_port $((BASE + $3))
+  for i in "$@"; do wait_port $((BASE + i)); done
+  for i in "$@"; do wait_healthy $((BASE + 7 + i)); done
   ;;
 pg-stop)
   pg "$PGBIN/pg_ctl -D '$dir/pg/data' -m fast -w stop >/dev/null"

@@ -1,0 +1,608 @@
+/* test_fleet.c - the fleet end to end on this host: a real 3-node NATS
+ * JetStream cluster and a real PostgreSQL on loopback (tests/fleet/cluster.sh
+ * starts them once per test run, the POST_ALL hook stops them), real agents
+ * (`kshield fleet agent`, each with its own state dir and bpffs root), the
+ * real cve-2021-22555 shield enforcing through its cgroup variant.
+ *
+ * Each test names its hosts with its own prefix and deploys with
+ * --hosts 'PREFIX-*', so hosts left registered by earlier tests are never
+ * counted. Signing is covered without any server (fleet_sign.*).
+ */
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include "harness.h"
+
+#define SHIELD "cve-2021-22555"
+#define TRIGGER "unshare -Urn iptables-legacy -w -A INPUT -j ACCEPT"
+#define MAX_AGENTS 4
+
+static char dir[256];		/* this test's scratch dir */
+static char cdir[256];		/* the cluster's dir (shared by the run) */
+static char urls[512], conninfo[256];
+static char obj[512];
+static pid_t agents[MAX_AGENTS];
+
+static const char *harness(void)
+{
+	const char *h = getenv("KSHIELD_FLEET_HARNESS");
+
+	return h && *h ? h : "tests/fleet/cluster.sh";
+}
+
+/* The cluster lives as long as the test runner: started by the first test
+ * that needs it, stopped by the POST_ALL hook in the runner. */
+static void cluster_dir(char *out, size_t n, pid_t runner)
+{
+	snprintf(out, n, "/tmp/ks-fleet-cluster-%d", (int)runner);
+}
+
+static void read_env(void)
+{
+	char path[300], *env, *p;
+
+	snprintf(path, sizeof(path), "%s/env", cdir);
+	env = ks_read_file(path);
+	cr_assert(env, "no %s", path);
+	p = strstr(env, "NATS_URLS=");
+	cr_assert(p);
+	sscanf(p, "NATS_URLS=%511s", urls);
+	p = strstr(env, "PG_CONNINFO=\"");
+	cr_assert(p);
+	sscanf(p, "PG_CONNINFO=\"%255[^\"]", conninfo);
+	free(env);
+}
+
+static void cluster_up(void)
+{
+	char path[300], *err = NULL;
+	struct stat st;
+
+	cluster_dir(cdir, sizeof(cdir), getppid());
+	snprintf(path, sizeof(path), "%s/env", cdir);
+	if (stat(path, &st)) {
+		int rc = ks_runf(NULL, &err, "%s start %s", harness(), cdir);
+
+		cr_assert_eq(rc, 0, "cluster start failed: %s", err);
+		free(err);
+	}
+	read_env();
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+	char d[256];
+	struct stat st;
+
+	(void)stats;
+	cluster_dir(d, sizeof(d), getpid());
+	if (!stat(d, &st))
+		ks_runf(NULL, NULL, "%s stop %s; rm -rf %s", harness(), d, d);
+}
+
+static void sh_ok(const char *fmt, ...)
+{
+	char cmd[4096], *out = NULL, *err = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = ks_run(cmd, &out, &err);
+	cr_assert_eq(rc, 0, "'%s' failed (%d): %s%s", cmd, rc, out, err);
+	free(out);
+	free(err);
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/ks-fleet-test-%d", getpid());
+	snprintf(obj, sizeof(obj), "%s/%s.bpf.o", dir, SHIELD);
+	sh_ok("rm -rf %s && mkdir -p %s/trust && cp %s/%s.bpf.o %s", dir, dir, ks_shields_dir(),
+	      SHIELD, obj);
+	sh_ok("%s shield keygen %s/signer >/dev/null && cp %s/signer.pub %s/trust/", ks_bin(), dir,
+	      dir, dir);
+	sh_ok("%s shield sign %s --key %s/signer.key >/dev/null", ks_bin(), obj, dir);
+	memset(agents, 0, sizeof(agents));
+}
+
+static void teardown(void)
+{
+	for (int i = 0; i < MAX_AGENTS; i++) {
+		if (agents[i] <= 0)
+			continue;
+		kill(agents[i], SIGTERM);
+		waitpid(agents[i], NULL, 0);
+		ks_runf(NULL, NULL, "KSHIELD_BPFFS=/sys/fs/bpf/ks-fleet-%d-%d %s shield unload %s; "
+			"rm -rf /sys/fs/bpf/ks-fleet-%d-%d", getpid(), i, ks_bin(), SHIELD, getpid(), i);
+	}
+	ks_runf(NULL, NULL, "rm -rf %s", dir);
+}
+
+TestSuite(fleet, .init = setup, .fini = teardown, .timeout = 120);
+
+/* Start agent @i as host "@prefix-@i" (own state dir and bpffs root). */
+static void agent_start(int i, const char *prefix, const char *extra)
+{
+	char host[64], bpffs[128], state[300], log[300], keys[300];
+	pid_t pid;
+
+	snprintf(host, sizeof(host), "%s-%d", prefix, i);
+	snprintf(bpffs, sizeof(bpffs), "/sys/fs/bpf/ks-fleet-%d-%d", getpid(), i);
+	snprintf(state, sizeof(state), "%s/state-%d", dir, i);
+	snprintf(log, sizeof(log), "%s/agent-%d.log", dir, i);
+	snprintf(keys, sizeof(keys), "%s/trust", dir);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		char cmd[2048];
+
+		snprintf(cmd, sizeof(cmd), "exec %s --bpffs %s fleet agent --nats %s --keys %s "
+			 "--host %s --state %s --resync 5 %s >%s 2>&1", ks_bin(), bpffs, urls, keys,
+			 host, state, extra ? extra : "", log);
+		setsid();
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	agents[i] = pid;
+}
+
+static json_object *fleet_wait(const char *status, int count, int timeout_s)
+{
+	char cmd[1024], *err = NULL;
+	int rc;
+	json_object *o;
+
+	snprintf(cmd, sizeof(cmd), "%s -j fleet wait %s --status %s --count %d --timeout %d --nats %s",
+		 ks_bin(), SHIELD, status, count, timeout_s, urls);
+	o = ks_run_json(cmd, &rc, &err);
+	cr_assert_eq(rc, 0, "%d hosts never reported %s: %s", count, status, err);
+	free(err);
+	return o;
+}
+
+static json_object *fleet_status(void)
+{
+	char cmd[1024];
+	json_object *arr, *s;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "%s -j fleet status %s --nats %s", ks_bin(), SHIELD, urls);
+	arr = ks_run_json(cmd, &rc, NULL);
+	cr_assert(arr && rc == 0, "fleet status failed");
+	s = json_object_get(json_object_array_get_idx(arr, 0));
+	json_object_put(arr);
+	return s;
+}
+
+static void deploy(const char *file, const char *prefix, const char *extra)
+{
+	sh_ok("%s fleet deploy %s --hosts '%s-*' %s --nats %s", ks_bin(), file, prefix,
+	      extra ? extra : "", urls);
+}
+
+/* Exit status of the exploit's trigger shape: 0 = it went through. */
+static int trigger(void)
+{
+	return ks_run(TRIGGER " >/dev/null 2>&1", NULL, NULL);
+}
+
+static int trigger_errno_eperm(void)
+{
+	char *err = NULL;
+	int rc = ks_run(TRIGGER, NULL, &err), eperm = rc != 0 && strstr(err, "not permitted");
+
+	free(err);
+	return eperm;
+}
+
+/* Whether the trigger goes through on this kernel before this test loads
+ * anything. Engineers sharing a kernel may have the same shield loaded
+ * under their own bpffs root; then "the trigger passes" cannot be checked
+ * and the tests rely on what their own agents' pins and counters say (a
+ * fresh CI machine always has it open, and checks both). */
+static bool open_before;
+
+static void baseline(void)
+{
+	open_before = trigger() == 0;
+	if (!open_before)
+		cr_log_warn("the trigger is refused before any deploy: another shield instance is "
+			    "loaded on this kernel; 'trigger passes' checks rely on pins and counters");
+}
+
+static void expect_trigger_passes(const char *when)
+{
+	if (open_before)
+		cr_expect_eq(trigger(), 0, "trigger refused %s", when);
+}
+
+/* Sum of one verdict counter over our agents' loaded instances. */
+static long long our_hits(int n, const char *verdict)
+{
+	long long sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		char cmd[512], path[64];
+		json_object *arr;
+		int rc;
+
+		snprintf(cmd, sizeof(cmd), "%s --bpffs /sys/fs/bpf/ks-fleet-%d-%d -j shield list",
+			 ks_bin(), getpid(), i);
+		arr = ks_run_json(cmd, &rc, NULL);
+		snprintf(path, sizeof(path), "verdicts.%s", verdict);
+		for (size_t k = 0; arr && k < json_object_array_length(arr); k++) {
+			json_object *e = json_object_array_get_idx(arr, k);
+
+			if (!strcmp(json_object_get_string(ks_json_get(e, "name")), SHIELD))
+				sum += json_object_get_int64(ks_json_get(e, path));
+		}
+		json_object_put(arr);
+	}
+	return sum;
+}
+
+/* Each agent's own view, through its own pins. */
+static const char *loaded_mode(int i, char *buf, size_t n)
+{
+	char cmd[512];
+	json_object *arr;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "%s --bpffs /sys/fs/bpf/ks-fleet-%d-%d -j shield list", ks_bin(),
+		 getpid(), i);
+	arr = ks_run_json(cmd, &rc, NULL);
+	snprintf(buf, n, "none");
+	for (size_t k = 0; arr && k < json_object_array_length(arr); k++) {
+		json_object *e = json_object_array_get_idx(arr, k);
+
+		if (!strcmp(json_object_get_string(ks_json_get(e, "name")), SHIELD))
+			snprintf(buf, n, "%s", json_object_get_string(ks_json_get(e, "mode")));
+	}
+	json_object_put(arr);
+	return buf;
+}
+
+Test(fleet, deploy_signed_enforces_then_rolls_back)
+{
+	char m[32];
+	json_object *s;
+
+	cluster_up();
+	baseline();
+	for (int i = 0; i < 3; i++)
+		agent_start(i, "dep", NULL);
+	deploy(obj, "dep", NULL);
+	json_object_put(fleet_wait("enforcing", 3, 30));
+	for (int i = 0; i < 3; i++)
+		cr_expect_str_eq(loaded_mode(i, m, sizeof(m)), "enforce", "agent %d", i);
+	cr_assert(trigger_errno_eperm(), "the trigger was not refused with EPERM");
+	cr_expect_geq(our_hits(3, "refused"), 3, "each agent's instance refuses the trigger");
+	/* Agents refresh hit counts every second. */
+	sleep(2);
+	s = fleet_status();
+	cr_expect_eq(json_object_get_int(ks_json_get(s, "targeted")), 3);
+	cr_expect_gt(json_object_get_int64(ks_json_get(s, "hits")), 0, "no hits reported");
+	json_object_put(s);
+
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	json_object_put(fleet_wait("unloaded", 3, 30));
+	for (int i = 0; i < 3; i++)
+		cr_expect_str_eq(loaded_mode(i, m, sizeof(m)), "none", "agent %d still has it", i);
+	expect_trigger_passes("after rollback");
+}
+
+/* The one status entry of host @host, from fleet status. */
+static json_object *host_status(const char *host)
+{
+	json_object *s = fleet_status(), *ph, *r = NULL;
+
+	cr_assert(json_object_object_get_ex(s, "per_host", &ph));
+	for (size_t k = 0; k < json_object_array_length(ph); k++) {
+		json_object *h = json_object_array_get_idx(ph, k);
+
+		if (!strcmp(json_object_get_string(ks_json_get(h, "host")), host))
+			r = json_object_get(h);
+	}
+	json_object_put(s);
+	cr_assert(r, "no status from %s", host);
+	return r;
+}
+
+static void expect_refused(const char *file, const char *why, const char *errpart)
+{
+	json_object *h;
+	char m[32];
+
+	deploy(file, "sig", NULL);
+	json_object_put(fleet_wait("refused", 2, 30));
+	h = host_status("sig-0");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(h, "status")), "refused");
+	cr_expect(strstr(json_object_get_string(ks_json_get(h, "error")), errpart),
+		  "%s: error '%s' lacks '%s'", why, json_object_get_string(ks_json_get(h, "error")),
+		  errpart);
+	json_object_put(h);
+	/* The signed version loaded before keeps enforcing. */
+	for (int i = 0; i < 2; i++)
+		cr_expect_str_eq(loaded_mode(i, m, sizeof(m)), "enforce", "%s: agent %d", why, i);
+	cr_expect(trigger_errno_eperm(), "%s: the old version stopped enforcing", why);
+}
+
+Test(fleet, refuses_tampered_unsigned_and_unknown_key)
+{
+	char f[512];
+
+	cluster_up();
+	for (int i = 0; i < 2; i++)
+		agent_start(i, "sig", NULL);
+	deploy(obj, "sig", NULL);
+	json_object_put(fleet_wait("enforcing", 2, 30));
+
+	/* Altered after signing: one byte in the middle, signature kept. */
+	snprintf(f, sizeof(f), "%s/t.bpf.o", dir);
+	sh_ok("cp %s %s && cp %s.sig %s.sig && printf X | dd of=%s bs=1 seek=100000 conv=notrunc 2>/dev/null",
+	      obj, f, obj, f, f);
+	expect_refused(f, "tampered", "bad signature");
+
+	/* Unsigned: a changed object with no signature at all. */
+	snprintf(f, sizeof(f), "%s/u.bpf.o", dir);
+	sh_ok("cp %s %s && printf Y | dd of=%s bs=1 seek=100001 conv=notrunc 2>/dev/null", obj, f, f);
+	expect_refused(f, "unsigned", "unsigned");
+
+	/* Signed, but by a key the agents do not trust. */
+	snprintf(f, sizeof(f), "%s/k.bpf.o", dir);
+	sh_ok("cp %s %s && printf Z | dd of=%s bs=1 seek=100002 conv=notrunc 2>/dev/null && "
+	      "%s shield keygen %s/rogue >/dev/null && %s shield sign %s --key %s/rogue.key >/dev/null",
+	      obj, f, f, ks_bin(), dir, ks_bin(), f, dir);
+	expect_refused(f, "unknown key", "unknown key");
+
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+}
+
+Test(fleet, converges_with_one_nats_node_down)
+{
+	cluster_up();
+	for (int i = 0; i < 3; i++)
+		agent_start(i, "node", NULL);
+	deploy(obj, "node", "--audit");
+	json_object_put(fleet_wait("auditing", 3, 30));
+	sh_ok("%s nats-stop %s 1", harness(), cdir);
+	/* Promote with node 1 gone: agents connected to it reconnect to the
+	 * others and recreate their watchers. */
+	sh_ok("%s fleet promote %s --nats %s", ks_bin(), SHIELD, urls);
+	json_object_put(fleet_wait("enforcing", 3, 40));
+	cr_expect(trigger_errno_eperm(), "not enforcing after promote");
+	sh_ok("%s nats-start %s 1", harness(), cdir);
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	json_object_put(fleet_wait("unloaded", 3, 40));
+}
+
+Test(fleet, offline_agent_converges_when_it_returns)
+{
+	char m[32];
+
+	cluster_up();
+	agent_start(0, "off", NULL);
+	deploy(obj, "off", NULL);
+	json_object_put(fleet_wait("enforcing", 1, 30));
+	/* Agent 1 starts after the deploy: it converges on the current state. */
+	agent_start(1, "off", NULL);
+	json_object_put(fleet_wait("enforcing", 2, 30));
+	cr_expect_str_eq(loaded_mode(1, m, sizeof(m)), "enforce");
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	json_object_put(fleet_wait("unloaded", 2, 30));
+}
+
+Test(fleet, audit_first_holds_on_hits_and_promotes_when_quiet)
+{
+	json_object *s;
+
+	cluster_up();
+	baseline();
+	for (int i = 0; i < 2; i++)
+		agent_start(i, "aud", NULL);
+	/* A quiet rollout promotes itself after the quiet period. */
+	deploy(obj, "aud", "--audit-first 3s");
+	json_object_put(fleet_wait("auditing", 2, 30));
+	json_object_put(fleet_wait("enforcing", 2, 30));
+	s = fleet_status();
+	cr_expect(strstr(json_object_get_string(ks_json_get(s, "by")), "auto-promote"),
+		  "promoted by '%s'", json_object_get_string(ks_json_get(s, "by")));
+	json_object_put(s);
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	json_object_put(fleet_wait("unloaded", 2, 30));
+
+	/* Would-be refusals during audit hold the promotion back. */
+	deploy(obj, "aud", "--audit-first 4s");
+	json_object_put(fleet_wait("auditing", 2, 30));
+	if (open_before)
+		cr_assert_eq(trigger(), 0, "audit mode refused the trigger");
+	else
+		trigger();
+	cr_expect_eq(our_hits(2, "refused"), 0, "audit mode refused");
+	cr_expect_geq(our_hits(2, "audited"), 2, "audit hits not counted");
+	sleep(6);
+	s = fleet_status();
+	cr_expect_str_eq(json_object_get_string(ks_json_get(s, "mode")), "audit",
+			 "promoted despite audit hits");
+	cr_expect_eq(json_object_get_int(ks_json_get(s, "audit_hit_hosts")), 2,
+		     "hosts with audit hits");
+	json_object_put(s);
+	sh_ok("%s fleet promote %s --nats %s", ks_bin(), SHIELD, urls);
+	json_object_put(fleet_wait("enforcing", 2, 30));
+	cr_expect(trigger_errno_eperm(), "not enforcing after promote by hand");
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	json_object_put(fleet_wait("unloaded", 2, 30));
+}
+
+/* ---- events in ---- */
+
+/* A store with the agent's events schema (store.c), @n rows appended. */
+static void store_append(const char *db, int from, int n)
+{
+	sh_ok("sqlite3 %s \"PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS events("
+	      "id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, kind TEXT NOT NULL, pid INTEGER, "
+	      "comm TEXT, binary TEXT, detail TEXT); "
+	      "WITH RECURSIVE c(x) AS (SELECT %d UNION ALL SELECT x+1 FROM c WHERE x < %d) "
+	      "INSERT INTO events(ts, kind, pid, comm, binary, detail) SELECT "
+	      "CAST(strftime('%%s','now') AS INTEGER) * 1000000000 + x, 'exec', x, 'c' || x, "
+	      "'/bin/true', '{\\\"n\\\":' || x || '}' FROM c\" >/dev/null", db, from, from + n - 1);
+}
+
+static long long shipped_mark(const char *db, const char *host)
+{
+	char *out = NULL;
+	long long m = -1;
+
+	ks_runf(&out, NULL, "sqlite3 %s \"SELECT upto FROM fleet_shipped WHERE host='%s'\" 2>/dev/null",
+		db, host);
+	if (out && *out)
+		m = atoll(out);
+	free(out);
+	return m;
+}
+
+static void wait_mark(const char *db, const char *host, long long want, int timeout_s)
+{
+	long long m = -1;
+
+	for (int i = 0; i < timeout_s * 10; i++) {
+		m = shipped_mark(db, host);
+		if (m == want)
+			return;
+		usleep(100 * 1000);
+	}
+	cr_assert_fail("shipped mark of %s is %lld, want %lld", host, m, want);
+}
+
+static void pg_count(const char *host, long long *rows, long long *distinct)
+{
+	char *out = NULL;
+	int rc = ks_runf(&out, NULL, "psql '%s' -Atc \"SELECT count(*), count(DISTINCT seq) FROM "
+			 "ks_events WHERE host = '%s'\"", conninfo, host);
+
+	cr_assert_eq(rc, 0, "psql failed");
+	cr_assert_eq(sscanf(out, "%lld|%lld", rows, distinct), 2, "psql said '%s'", out);
+	free(out);
+}
+
+Test(fleet, events_exactly_once_across_a_nats_outage)
+{
+	char db[300], host[64];
+	long long rows, distinct;
+
+	cluster_up();
+	snprintf(db, sizeof(db), "%s/events.db", dir);
+	snprintf(host, sizeof(host), "ev%d-0", getpid());
+	store_append(db, 1, 3000);
+	{
+		char extra[400];
+
+		snprintf(extra, sizeof(extra), "--store %s", db);
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "ev%d", getpid());
+		agent_start(0, prefix, extra);
+	}
+	wait_mark(db, host, 3000, 30);
+
+	/* NATS gone entirely: the agent keeps recording, nothing is marked. */
+	sh_ok("%s nats-stop %s 1 2 3", harness(), cdir);
+	store_append(db, 3001, 3000);
+	sleep(2);
+	cr_expect_eq(shipped_mark(db, host), 3000, "mark moved while NATS was down");
+	sh_ok("%s nats-start %s 1 2 3", harness(), cdir);
+	wait_mark(db, host, 6000, 60);
+
+	sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
+	pg_count(host, &rows, &distinct);
+	cr_expect_eq(rows, 6000, "rows in PostgreSQL");
+	cr_expect_eq(distinct, 6000, "distinct sequences in PostgreSQL");
+
+	/* Re-shipping everything (mark lost) stores nothing twice. */
+	sh_ok("sqlite3 %s \"DELETE FROM fleet_shipped\"", db);
+	wait_mark(db, host, 6000, 60);
+	sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
+	pg_count(host, &rows, &distinct);
+	cr_expect_eq(rows, 6000, "rows after a full re-ship");
+}
+
+Test(fleet, collect_loses_nothing_when_postgres_stops)
+{
+	char db[300], host[64];
+	long long rows, distinct;
+	pid_t pid;
+	int status;
+
+	cluster_up();
+	snprintf(db, sizeof(db), "%s/events.db", dir);
+	snprintf(host, sizeof(host), "pg%d", getpid());
+	store_append(db, 1, 40000);
+	sh_ok("%s fleet ship --store %s --host %s --nats %s", ks_bin(), db, host, urls);
+
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		char cmd[1024];
+
+		snprintf(cmd, sizeof(cmd), "exec %s collect --pg '%s' --batch 500 --drain --nats %s "
+			 ">%s/collect.log 2>&1", ks_bin(), conninfo, urls, dir);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	usleep(300 * 1000);
+	sh_ok("%s pg-stop %s", harness(), cdir);
+	sleep(2);
+	sh_ok("%s pg-start %s", harness(), cdir);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "collect failed");
+	pg_count(host, &rows, &distinct);
+	cr_expect_eq(rows, 40000, "rows in PostgreSQL");
+	cr_expect_eq(distinct, 40000, "distinct sequences");
+}
+
+/* ---- signing, no servers ---- */
+
+Test(fleet_sign, verify_statuses)
+{
+	char f[512], *out = NULL;
+	json_object *o;
+	int rc;
+
+	setup();
+	o = ks_run_json(({ snprintf(f, sizeof(f), "%s -j shield verify %s --keys %s/trust", ks_bin(),
+				   obj, dir); f; }), &rc, NULL);
+	cr_assert_eq(rc, 0);
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "status")), "verified");
+	json_object_put(o);
+
+	sh_ok("printf X | dd of=%s bs=1 seek=5000 conv=notrunc 2>/dev/null", obj);
+	snprintf(f, sizeof(f), "%s -j shield verify %s --keys %s/trust", ks_bin(), obj, dir);
+	o = ks_run_json(f, &rc, NULL);
+	cr_expect_neq(rc, 0);
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "status")), "bad-signature");
+	json_object_put(o);
+
+	sh_ok("rm %s.sig", obj);
+	o = ks_run_json(f, &rc, NULL);
+	cr_expect_neq(rc, 0);
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "status")), "unsigned");
+	json_object_put(o);
+
+	sh_ok("%s shield keygen %s/rogue >/dev/null && %s shield sign %s --key %s/rogue.key >/dev/null",
+	      ks_bin(), dir, ks_bin(), obj, dir);
+	o = ks_run_json(f, &rc, NULL);
+	cr_expect_neq(rc, 0);
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "status")), "unknown-key");
+	json_object_put(o);
+
+	/* Keys are never overwritten; the secret key is private. */
+	rc = ks_runf(NULL, NULL, "%s shield keygen %s/rogue", ks_bin(), dir);
+	cr_expect_neq(rc, 0, "keygen overwrote a key");
+	rc = ks_runf(&out, NULL, "stat -c %%a %s/rogue.key", dir);
+	cr_expect_str_eq(out, "600\n");
+	free(out);
+	teardown();
+}
