@@ -164,6 +164,12 @@ $(BUILD)/bench/%: bench/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
+# store_ingest drives src/store.c directly, without the kernel.
+$(BUILD)/bench/store_ingest: bench/store_ingest.c $(BUILD)/obj/src/store.o $(BUILD)/obj/src/cli.o
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ -lsqlite3 -ljson-c -o $@
+
 bench: all $(BENCH_BINS)
 	$(Q)for b in bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done
 

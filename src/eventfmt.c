@@ -138,20 +138,22 @@ void ks_row_print(sqlite3_stmt *st, bool header)
 	       num(st, "uid"), text(st, "comm")[0] ? text(st, "comm") : "-", sum);
 }
 
-/* Find exec @exec_id's row: first near the time its id says it happened,
- * for every clock offset the agent recorded (no index on exec_id needed),
- * then, failing that, among all exec rows. */
+/* Find exec @exec_id's row near the time its id says it happened, for
+ * every clock offset the agent recorded, so no index on exec_id is needed.
+ * Only a store without clock rows is searched exhaustively. An exec older
+ * than the store (retention) is simply not found. */
 static int exec_row(sqlite3 *db, sqlite3_stmt *near, sqlite3_stmt *all, __u64 exec_id,
 		    sqlite3_stmt **hit)
 {
 	sqlite3_stmt *clk;
 	__s64 boot_ns = exec_id >> 8;
-	int found = 0;
+	int found = 0, nclk = 0;
 
 	if (sqlite3_prepare_v2(db, "SELECT DISTINCT boot_to_real FROM clock", -1, &clk, NULL) == SQLITE_OK) {
 		while (!found && sqlite3_step(clk) == SQLITE_ROW) {
 			__s64 at = boot_ns + sqlite3_column_int64(clk, 0);
 
+			nclk++;
 			sqlite3_reset(near);
 			sqlite3_bind_int64(near, 1, exec_id);
 			sqlite3_bind_int64(near, 2, at - 200000000LL);
@@ -164,6 +166,8 @@ static int exec_row(sqlite3 *db, sqlite3_stmt *near, sqlite3_stmt *all, __u64 ex
 		*hit = near;
 		return 1;
 	}
+	if (nclk)
+		return 0;
 	sqlite3_reset(all);
 	sqlite3_bind_int64(all, 1, exec_id);
 	if (sqlite3_step(all) == SQLITE_ROW) {

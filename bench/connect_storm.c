@@ -1,0 +1,56 @@
+/* connect_storm.c - N loopback TCP connections: connect, accept, close, in
+ * one process (the accepting end in a thread); prints the seconds taken.
+ * Each connection is one connect and one accept record for the monitor. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static int lfd;
+static long n;
+
+static void *acceptor(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < n; i++) {
+		int a = accept(lfd, NULL, NULL);
+
+		if (a < 0)
+			exit(1);
+		close(a);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	struct linger lg = { 1, 0 };	/* RST on close: no TIME_WAIT pile-up */
+	struct timespec a, b;
+	pthread_t t;
+
+	n = argc > 1 ? atol(argv[1]) : 20000;
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (bind(lfd, (void *)&sa, len) || listen(lfd, 4096) || getsockname(lfd, (void *)&sa, &len))
+		return 1;
+	pthread_create(&t, NULL, acceptor, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < n; i++) {
+		int c = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (connect(c, (void *)&sa, len))
+			return 1;
+		setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		close(c);
+	}
+	pthread_join(t, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("%.4f\n", (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
+	return 0;
+}

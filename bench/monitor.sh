@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Monitor, agent and store benchmarks (issue 4). Every figure is a ratio
+# against a baseline measured in the same run, because these machines are
+# shared and noisy; absolute figures are printed beside for reference.
+#
+#  1. exec storm (fork + exec /bin/true): with the agent vs without, and the
+#     peers where installed (auditd execve rule, bpftrace, execsnoop);
+#  2. loopback TCP connect/accept storm: with the agent vs without, and
+#     auditd connect/accept rules, bpftrace on inet_sock_set_state;
+#     for both: events stored and lost, so "none lost" is checked, not assumed;
+#  3. sustained ingest into the store (decode + INSERT, every index) against
+#     raw SQLite (one 12-integer-column INSERT, one index), per CPU second
+#     too, since wall time on a shared machine measures the neighbours;
+#  4. a selective hunt (one binary, one day) over HUNT_N (10M) stored events,
+#     against process start-up and the same query without indexes;
+#  5. the agent's resident memory during the connect storm.
+#
+# Peers: bash bench/install-peers installs them (bench only). Knobs:
+# N_EXEC, N_CONN, ROUNDS, INGEST_N, HUNT_N.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+KS=$(readlink -f "${KSHIELD:-build/kshield}")
+B=build/bench
+export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-mon
+N_EXEC=${N_EXEC:-1500}
+N_CONN=${N_CONN:-15000}
+ROUNDS=${ROUNDS:-3}
+INGEST_N=${INGEST_N:-1000000}
+HUNT_N=${HUNT_N:-10000000}
+DIR=$(mktemp -d /var/tmp/ks-bench-mon.XXXXXX)
+STORE=$DIR/events.db
+AGENT=
+AUDITD_PID=
+
+cleanup() {
+	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	stop_auditd
+	rm -rf "$KSHIELD_BPFFS" "$DIR"
+}
+trap cleanup EXIT
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
+
+agent_start() {
+	rm -rf "$KSHIELD_BPFFS"
+	"$KS" agent --no-shields --store "$STORE" > "$DIR/agent.log" 2>&1 &
+	AGENT=$!
+	for _ in $(seq 100); do grep -q "storing events" "$DIR/agent.log" && return 0; sleep 0.1; done
+	echo "agent did not start:"; cat "$DIR/agent.log"; exit 1
+}
+agent_stop() {
+	kill -TERM "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+	rm -rf "$KSHIELD_BPFFS"		# unpinned: the monitor detaches
+}
+lost_total() { "$KS" -j stats --store "$STORE" | sed -E 's/.*"total":([0-9]+)\}.*/\1/; t; s/.*/0/'; }
+count() { sqlite3 "$STORE" "$1" 2>/dev/null || echo 0; }
+
+start_auditd() {
+	command -v auditd >/dev/null || return 1
+	auditctl -D >/dev/null 2>&1
+	auditd -s disable >/dev/null 2>&1 || auditd >/dev/null 2>&1 || return 1
+	sleep 0.5
+	AUDITD_PID=$(cat /var/run/auditd.pid 2>/dev/null)
+	auditctl -e 1 >/dev/null
+}
+stop_auditd() {
+	command -v auditctl >/dev/null || return 0
+	auditctl -D >/dev/null 2>&1; auditctl -e 0 >/dev/null 2>&1
+	[ -n "$AUDITD_PID" ] && kill "$AUDITD_PID" 2>/dev/null
+	AUDITD_PID=
+}
+
+# storm NAME CMD: baseline vs agent, ROUNDS alternating rounds; also
+# prints events stored for the storm's pid range and events lost.
+storm() {
+	local name=$1 cmd=$2 base=() ours=() b o lost0 lost1
+	for r in $(seq "$ROUNDS"); do
+		b=$($cmd); base+=("$b")
+		agent_start
+		lost0=$(lost_total)
+		o=$($cmd); ours+=("$o")
+		sleep 0.7	# one drain period
+		lost1=$(lost_total)
+		rss=$(awk '/VmRSS/ {print $2}' /proc/$AGENT/status)
+		ringrss=$(awk '/^[0-9a-f]/ {m=($6 ~ /bpf-map/)} m && /^Rss:/ {s+=$2} END {print s+0}' /proc/$AGENT/smaps)
+		agent_stop
+	done
+	b=$(printf '%s\n' "${base[@]}" | median); o=$(printf '%s\n' "${ours[@]}" | median)
+	printf '%-34s %8.3f s   with agent %8.3f s   ratio %s   (lost in last round: %d)\n' \
+		"$name, no monitor:" "$b" "$o" "$(ratio "$o" "$b")" "$((lost1 - lost0))"
+	BASE=$b
+}
+
+peer() {	# peer LABEL BASE CMD START STOP
+	local label=$1 base=$2 cmd=$3 t
+	eval "$4" || { printf '  %-32s not installed\n' "$label"; return; }
+	sleep 1
+	t=$($cmd)
+	eval "$5"
+	printf '  %-32s %8.3f s   ratio %s\n' "$label" "$t" "$(ratio "$t" "$base")"
+}
+
+echo "== 1. exec storm: $N_EXEC x fork+exec /bin/true, median of $ROUNDS"
+storm "exec storm" "$B/exec_storm $N_EXEC"
+echo "  stored: $(count "SELECT count(*) FROM events WHERE kind = 'exec' AND binary = '/bin/true'") exec rows of /bin/true over all rounds"
+EXEC_BASE=$BASE
+peer "auditd (execve rule)" "$EXEC_BASE" "$B/exec_storm $N_EXEC" \
+	'start_auditd && auditctl -a always,exit -F arch=b64 -S execve >/dev/null' 'stop_auditd'
+peer "bpftrace (printf per exec)" "$EXEC_BASE" "$B/exec_storm $N_EXEC" \
+	'command -v bpftrace >/dev/null && { bpftrace -e "tracepoint:sched:sched_process_exec { printf(\"%d %s\n\", pid, comm); }" > /dev/null 2>&1 & PEER=$!; }' \
+	'kill $PEER; wait $PEER 2>/dev/null'
+EXECSNOOP=$(command -v execsnoop || ls /usr/sbin/execsnoop /usr/sbin/execsnoop-bpfcc 2>/dev/null | head -1)
+peer "libbpf-tools execsnoop" "$EXEC_BASE" "$B/exec_storm $N_EXEC" \
+	'[ -n "$EXECSNOOP" ] && { $EXECSNOOP > /dev/null 2>&1 & PEER=$!; }' 'kill $PEER; wait $PEER 2>/dev/null'
+
+echo "== 2. loopback TCP connect/accept storm: $N_CONN connections, median of $ROUNDS"
+storm "connect storm" "$B/connect_storm $N_CONN"
+printf '  events/s into the agent (last round): %.0f\n' "$(awk -v n="$N_CONN" -v t="$BASE" 'BEGIN {print 2*n/t}')"
+printf '  agent RSS during the storm: %d kB total, of which %d kB is the mapped 16 MiB ring buffer (kernel memory mapped twice); %d kB without it\n' \
+	"$rss" "$ringrss" "$((rss - ringrss))"
+CONN_BASE=$BASE
+peer "auditd (connect/accept rules)" "$CONN_BASE" "$B/connect_storm $N_CONN" \
+	'start_auditd && auditctl -a always,exit -F arch=b64 -S connect -S accept -S accept4 >/dev/null' 'stop_auditd'
+peer "bpftrace (printf per connection)" "$CONN_BASE" "$B/connect_storm $N_CONN" \
+	'command -v bpftrace >/dev/null && { bpftrace -e "tracepoint:sock:inet_sock_set_state /args->newstate == 1/ { printf(\"%d %d\n\", args->sport, args->dport); }" > /dev/null 2>&1 & PEER=$!; }' \
+	'kill $PEER; wait $PEER 2>/dev/null'
+
+echo "== 3. sustained ingest into the store: $INGEST_N events (30% exec, 30% exit, 40% connect/accept)"
+cpu() { /usr/bin/time -f '%U %S' "$@" 2>&1 >/dev/null | tail -1 | awk '{print $1 + $2}'; }
+ours=$($B/store_ingest ingest "$DIR/ingest.db" "$INGEST_N")
+ours_cpu=$(cpu $B/store_ingest ingest "$DIR/ingest.db" "$INGEST_N")
+raw=$($B/store_ingest baseline "$DIR/raw.db" "$INGEST_N")
+raw_cpu=$(cpu $B/store_ingest baseline "$DIR/raw.db" "$INGEST_N")
+printf '  kshield store: %8.0f events/s wall, %8.0f per CPU second\n' "$ours" "$(awk -v n="$INGEST_N" -v c="$ours_cpu" 'BEGIN {print n/c}')"
+printf '  raw SQLite:    %8.0f rows/s wall,   %8.0f per CPU second\n' "$raw" "$(awk -v n="$INGEST_N" -v c="$raw_cpu" 'BEGIN {print n/c}')"
+printf '  ratio kshield/raw: %s wall, %s per CPU second (PLATFORM.md: raw SQLite does ~650k rows/s on an idle core)\n' \
+	"$(ratio "$ours" "$raw")" "$(ratio "$raw_cpu" "$ours_cpu")"
+rm -f "$DIR"/ingest.db* "$DIR"/raw.db*
+
+echo "== 4. selective hunt over $HUNT_N stored events (10 days, 2000 binaries)"
+HUNT_DB=${HUNT_DB:-/var/tmp/ks-bench-hunt-$HUNT_N.db}
+if [ ! -s "$HUNT_DB" ]; then
+	echo "  filling $HUNT_DB (once; reused by later runs)"
+	$B/store_ingest fill "$HUNT_DB" "$HUNT_N" 10 2000 > /dev/null || exit 1
+fi
+day=$(date -u -d '5 days ago' +%Y-%m-%dT00:00:00Z); next=$(date -u -d '4 days ago' +%Y-%m-%dT00:00:00Z)
+HUNT="$KS hunt binary --binary /usr/bin/prog-42 --since $day --until $next --store $HUNT_DB"
+hits=$($KS -j hunt binary --binary /usr/bin/prog-42 --since "$day" --until "$next" --store "$HUNT_DB" | sed -E 's/.*"count":([0-9]+).*/\1/')
+csv=$DIR/hunt.csv
+hyperfine -N --warmup 2 --runs 10 --export-csv "$csv" "$HUNT" "$KS --version" \
+	"$KS hunt --store $HUNT_DB --since $day --until $next --sql \"SELECT * FROM events NOT INDEXED WHERE binary = '/usr/bin/prog-42' AND ts BETWEEN :since AND :until\"" \
+	> /dev/null 2>&1
+h=$(awk -F, 'NR==2 {print $2*1000}' "$csv"); v=$(awk -F, 'NR==3 {print $2*1000}' "$csv"); s=$(awk -F, 'NR==4 {print $2*1000}' "$csv")
+printf '  hunt (one binary, one day, %s hits with ancestry): %.1f ms; kshield --version: %.1f ms; same query unindexed: %.0f ms\n' "$hits" "$h" "$v" "$s"
+printf '  ratio hunt/start-up %s, hunt/unindexed %s\n' "$(ratio "$h" "$v")" "$(ratio "$h" "$s")"
