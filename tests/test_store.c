@@ -1,0 +1,259 @@
+/* test_store.c - the event store through `kshield events` and `kshield
+ * hunt`: every filter, RFC 3339 and relative times, ancestry, the built-in
+ * hunts, a shield's hunt from its metadata, and retention by size. The
+ * store is made by a real agent; the rows are dated 2020-01-01 (written
+ * with SQLite) so that the host's own live events never match. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include "agent_harness.h"
+
+static struct ka_env env;
+
+/* 2020-01-01T00:00:00Z in ns, plus minutes */
+#define T0 1577836800000000000LL
+#define MIN 60000000000LL
+
+static void sql(const char *q)
+{
+	sqlite3 *db;
+	char *err = NULL;
+
+	cr_assert_eq(sqlite3_open(env.store, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	cr_assert_eq(sqlite3_exec(db, q, NULL, NULL, &err), SQLITE_OK, "%s: %s", q, err);
+	sqlite3_close(db);
+}
+
+static void setup(void)
+{
+	char q[4096];
+
+	ka_setup(&env, "s");
+	ka_start(&env, NULL);
+	ka_stop(&env, SIGTERM);
+	/* an ancestry: sshd (no parent) -> bash -> alpha, and beta. Exec ids
+	 * follow the monitor's scheme, (boot ns << 8) | cpu, for a boot one
+	 * second before T0 (the clock row says so). */
+#define BOOT (T0 - 1000000000LL)
+#define ID(m) ((long long)((unsigned long long)(T0 + (m) * MIN - BOOT) << 8))
+	snprintf(q, sizeof(q),
+		 "INSERT INTO events(ts, kind, pid, tgid, ppid, uid, euid, comm, exec_id, parent_exec_id, binary, args) VALUES"
+		 "(%lld, 'exec', 10, 10, 1, 0, 0, 'sshd', %lld, 0, '/usr/sbin/sshd', 'sshd -D'),"
+		 "(%lld, 'exec', 20, 20, 10, 1000, 1000, 'bash', %lld, %lld, '/bin/bash', 'bash'),"
+		 "(%lld, 'exec', 30, 30, 20, 1000, 1000, 'alpha', %lld, %lld, '/usr/bin/alpha', 'alpha --x'),"
+		 "(%lld, 'exec', 40, 40, 20, 0, 0, 'beta', %lld, %lld, '/opt/beta', 'beta');"
+		 "INSERT INTO events(ts, kind, pid, tgid, ppid, uid, euid, comm, exec_id, laddr, lport, raddr, rport) VALUES"
+		 "(%lld, 'connect', 30, 30, 20, 1000, 1000, 'alpha', %lld, '10.0.0.5', 40001, '203.0.113.7', 4444),"
+		 "(%lld, 'accept', 10, 10, 1, 0, 0, 'sshd', %lld, '10.0.0.5', 22, '198.51.100.2', 51000),"
+		 "(%lld, 'connect', 40, 40, 20, 0, 0, 'beta', %lld, '2001:db8::1', 40002, '2001:db8::99', 443);"
+		 "INSERT INTO events(ts, kind, pid, tgid, uid, euid, comm, exec_id, alg_type, alg_name, ret) VALUES"
+		 "(%lld, 'alg_bind', 30, 30, 1000, 1000, 'alpha', %lld, 'aead', 'authencesn(hmac(sha256),cbc(aes))', 0);"
+		 "INSERT INTO clock(since, boot_to_real) VALUES(0, %lld);",
+		 T0, ID(0),
+		 T0 + 1 * MIN, ID(1), ID(0),
+		 T0 + 2 * MIN, ID(2), ID(1),
+		 T0 + 90 * MIN, ID(90), ID(1),
+		 T0 + 3 * MIN, ID(2), T0 + 4 * MIN, ID(0), T0 + 91 * MIN, ID(90),
+		 T0 + 5 * MIN, ID(2), BOOT);
+	sql(q);
+}
+
+static void teardown(void)
+{
+	ka_teardown(&env);
+}
+
+TestSuite(store, .init = setup, .fini = teardown, .timeout = 60);
+
+/* events -j in the 2020-01-01 window plus @args; returns the comms joined
+ * by ',' in time order (static buffer). */
+static const char *comms(const char *args)
+{
+	static char out[512];
+	char cmd[1024];
+	json_object *arr;
+
+	snprintf(cmd, sizeof(cmd), "%s -j events --store %s --since 2020-01-01T00:00:00Z "
+		 "--until 2020-01-01T23:59:59Z %s", ks_bin(), env.store, args);
+	arr = ks_run_json(cmd, NULL, NULL);
+	out[0] = '\0';
+	cr_assert(arr && json_object_is_type(arr, json_type_array), "%s: no JSON array", cmd);
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s:%s", i ? "," : "",
+			 ka_str(e, "kind"), ka_str(e, "comm"));
+	}
+	json_object_put(arr);
+	return out;
+}
+
+Test(store, s01_filters)
+{
+	cr_expect_str_eq(comms("--comm alpha"), "exec:alpha,connect:alpha,alg_bind:alpha");
+	cr_expect_str_eq(comms("--kind exec --uid 1000"), "exec:bash,exec:alpha");
+	cr_expect_str_eq(comms("--binary alpha"), "exec:alpha");
+	cr_expect_str_eq(comms("--binary /opt/beta"), "exec:beta");
+	cr_expect_str_eq(comms("--addr 203.0.113.7"), "connect:alpha");
+	cr_expect_str_eq(comms("--addr 2001:db8::99"), "connect:beta");
+	cr_expect_str_eq(comms("--port 22"), "accept:sshd");
+	cr_expect_str_eq(comms("--kind connect,accept"), "connect:alpha,accept:sshd,connect:beta");
+	cr_expect_str_eq(comms("--pid 40"), "exec:beta,connect:beta");
+	cr_expect_str_eq(comms("--kind exec --limit 2"), "exec:alpha,exec:beta");
+}
+
+Test(store, s02_times_rfc3339_with_offsets_and_fractions)
+{
+	char cmd[512];
+	json_object *arr;
+
+	/* 01:00+01:00 is 00:00Z; the window 00:00:30Z..00:02:30.5Z holds bash, alpha */
+	snprintf(cmd, sizeof(cmd), "%s -j events --store %s --since 2020-01-01T01:00:30+01:00 "
+		 "--until 2020-01-01T00:02:30.5Z --kind exec", ks_bin(), env.store);
+	arr = ks_run_json(cmd, NULL, NULL);
+	cr_assert(arr);
+	cr_expect_eq(json_object_array_length(arr), 2);
+	cr_expect_str_eq(ka_str(json_object_array_get_idx(arr, 0), "ts"), "2020-01-01T00:01:00.000000Z");
+	json_object_put(arr);
+	/* relative: nothing from 2020 is within the last 3 days */
+	snprintf(cmd, sizeof(cmd), "%s -j events --store %s --since 3d --comm alpha", ks_bin(), env.store);
+	arr = ks_run_json(cmd, NULL, NULL);
+	cr_assert(arr);
+	cr_expect_eq(json_object_array_length(arr), 0);
+	json_object_put(arr);
+}
+
+Test(store, s03_tree_by_pid_and_by_exec_id)
+{
+	char cmd[512];
+	json_object *o;
+
+	snprintf(cmd, sizeof(cmd), "%s -j events --store %s --tree 30", ks_bin(), env.store);
+	o = ks_run_json(cmd, NULL, NULL);
+	cr_assert(o);
+	json_object *chain = ks_json_get(o, "ancestry");
+	cr_assert(chain);
+	cr_assert_eq(json_object_array_length(chain), 3);
+	cr_expect_str_eq(ka_str(json_object_array_get_idx(chain, 0), "binary"), "/usr/bin/alpha");
+	cr_expect_str_eq(ka_str(json_object_array_get_idx(chain, 1), "binary"), "/bin/bash");
+	cr_expect_str_eq(ka_str(json_object_array_get_idx(chain, 2), "binary"), "/usr/sbin/sshd");
+	json_object_put(o);
+
+	/* plain output: one line per image, indented */
+	char *out = NULL;
+	cr_assert_eq(ks_runf(&out, NULL, "%s events --store %s --tree 30", ks_bin(), env.store), 0);
+	cr_expect(strstr(out, "/usr/bin/alpha") && strstr(out, "<- ") && strstr(out, "/usr/sbin/sshd"),
+		  "%s", out);
+	free(out);
+}
+
+static json_object *hunt(const char *args)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s -j hunt --store %s %s", ks_bin(), env.store, args);
+	return ks_run_json(cmd, NULL, NULL);
+}
+
+Test(store, s04_c2_connections_from_a_file_of_ips_and_cidrs)
+{
+	char path[300], *f;
+	json_object *h;
+
+	snprintf(path, sizeof(path), "%s/c2.txt", env.dir);
+	FILE *fp = fopen(path, "w");
+	fprintf(fp, "# known command and control\n203.0.113.0/24\n\n2001:db8::99\n192.0.2.1\n");
+	fclose(fp);
+	f = strdup(path);
+	char args[512];
+	snprintf(args, sizeof(args), "c2-connections --file %s --until 2020-01-02T00:00:00Z", f);
+	h = hunt(args);
+	cr_assert(h);
+	cr_expect_eq(ka_int(h, "count"), 2);
+	json_object *hits = ks_json_get(h, "hits");
+	cr_assert(hits && json_object_array_length(hits) == 2);
+	json_object *first = json_object_array_get_idx(hits, 0);
+	cr_expect_str_eq(ka_str(first, "raddr"), "203.0.113.7");
+	/* each hit shows its process ancestry */
+	json_object *anc = ks_json_get(first, "ancestry");
+	cr_expect(anc && json_object_array_length(anc) == 3, "ancestry of the hit");
+	cr_expect_str_eq(ka_str(json_object_array_get_idx(hits, 1), "raddr"), "2001:db8::99");
+	json_object_put(h);
+
+	/* a bad line is one clear error naming the line */
+	fp = fopen(path, "a");
+	fprintf(fp, "300.1.2.3/8\n");
+	fclose(fp);
+	char *out = NULL, *err = NULL;
+	int rc = ks_runf(&out, &err, "%s hunt --store %s c2-connections --file %s", ks_bin(), env.store, f);
+	cr_expect_eq(rc, 1);
+	cr_expect(strstr(err, "c2.txt:6"), "%s", err);
+	free(out);
+	free(err);
+	free(f);
+}
+
+Test(store, s05_new_binaries_gained_root_and_sql)
+{
+	json_object *h;
+
+	/* first seen between 00:30 and 02:00: only /opt/beta (01:30) */
+	h = hunt("new-binaries --since 2020-01-01T00:30:00Z --until 2020-01-01T02:00:00Z");
+	cr_assert(h);
+	cr_expect_eq(ka_int(h, "count"), 1);
+	cr_expect_str_eq(ka_str(json_object_array_get_idx(ks_json_get(h, "hits"), 0), "binary"), "/opt/beta");
+	json_object_put(h);
+
+	h = hunt("--sql \"SELECT kind, count(*) AS n FROM events WHERE ts < 1577923200000000000 GROUP BY kind ORDER BY kind\"");
+	cr_assert(h);
+	json_object *hits = ks_json_get(h, "hits");
+	cr_assert(hits && json_object_array_length(hits) == 4, "kinds: accept alg_bind connect exec");
+	cr_expect_str_eq(ka_str(json_object_array_get_idx(hits, 3), "kind"), "exec");
+	cr_expect_eq(ka_int(json_object_array_get_idx(hits, 3), "n"), 4);
+	json_object_put(h);
+}
+
+Test(store, s06_a_shields_hunt_comes_from_its_metadata)
+{
+	char args[512];
+	json_object *h, *list;
+	bool listed = false;
+
+	snprintf(args, sizeof(args), "list --shields-dir %s", ks_shields_dir());
+	list = hunt(args);
+	cr_assert(list && json_object_is_type(list, json_type_array));
+	for (size_t i = 0; i < json_object_array_length(list); i++)
+		listed |= !strcmp(ka_str(json_object_array_get_idx(list, i), "name"), "cve-2026-31431");
+	json_object_put(list);
+	cr_assert(listed, "cve-2026-31431's hunt not listed from %s", ks_shields_dir());
+
+	snprintf(args, sizeof(args), "cve-2026-31431 --shields-dir %s", ks_shields_dir());
+	h = hunt(args);
+	cr_assert(h);
+	cr_expect(ka_int(h, "count") >= 1);
+	json_object *hit = json_object_array_get_idx(ks_json_get(h, "hits"), 0);
+	cr_expect_str_eq(ka_str(hit, "alg_name"), "authencesn(hmac(sha256),cbc(aes))");
+	cr_expect(json_object_array_length(ks_json_get(hit, "ancestry")) == 3);
+	json_object_put(h);
+}
+
+Test(store, s07_retention_by_size_keeps_the_newest)
+{
+	long long before, after, oldest;
+
+	/* ~60k filler rows of ~300 bytes: far more than 4M */
+	sql("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 60000) "
+	    "INSERT INTO events(ts, kind, comm, args) SELECT 1600000000000000000 + i, 'exec', 'filler', "
+	    "printf('%.280c', 'x') FROM n");
+	before = ka_sql_int(env.store, "SELECT count(*) FROM events");
+	ka_start(&env, "--max-size 4M");
+	after = before;
+	for (double t0 = ka_now(); ka_now() - t0 < 15 && after >= before; usleep(200000))
+		after = ka_sql_int(env.store, "SELECT count(*) FROM events");
+	cr_expect(after < before, "nothing deleted over --max-size (%lld rows)", after);
+	/* oldest first: the seeded 2020-01-01 rows predate the filler
+	 * (2020-09) and go before it */
+	oldest = ka_sql_int(env.store, "SELECT count(*) FROM events WHERE comm = 'sshd'");
+	cr_expect_eq(oldest, 0, "the oldest rows were not the ones deleted");
+	cr_expect(ka_sql_int(env.store, "SELECT count(*) FROM events WHERE comm = 'filler'") > 0);
+}
