@@ -71,34 +71,38 @@ stop_auditd() {
 	AUDITD_PID=
 }
 
-# storm NAME CMD: baseline vs agent, ROUNDS alternating rounds; also
-# prints events stored for the storm's pid range and events lost.
+# storm NAME CMD: baseline vs agent, ROUNDS alternating rounds. The storm
+# programs print wall and CPU seconds; ratios use CPU seconds (the storm's
+# own user + system time, where the monitor's BPF programs run), which the
+# neighbours on a shared machine disturb far less than wall time. Also
+# prints events lost, read from the pinned counters.
 storm() {
-	local name=$1 cmd=$2 base=() ours=() b o lost0 lost1
+	local name=$1 cmd=$2 bw=() bc=() ow=() oc=() w c lost0 lost1
 	for r in $(seq "$ROUNDS"); do
-		b=$($cmd); base+=("$b")
+		read -r w c < <($cmd); bw+=("$w"); bc+=("$c")
 		agent_start
 		lost0=$(lost_total)
-		o=$($cmd); ours+=("$o")
+		read -r w c < <($cmd); ow+=("$w"); oc+=("$c")
 		sleep 0.7	# one drain period
 		lost1=$(lost_total)
 		rss=$(awk '/VmRSS/ {print $2}' /proc/$AGENT/status)
 		ringrss=$(awk '/^[0-9a-f]/ {m=($6 ~ /bpf-map/)} m && /^Rss:/ {s+=$2} END {print s+0}' /proc/$AGENT/smaps)
 		agent_stop
 	done
-	b=$(printf '%s\n' "${base[@]}" | median); o=$(printf '%s\n' "${ours[@]}" | median)
-	printf '%-34s %8.3f s   with agent %8.3f s   ratio %s   (lost in last round: %d)\n' \
-		"$name, no monitor:" "$b" "$o" "$(ratio "$o" "$b")" "$((lost1 - lost0))"
-	BASE=$b
+	BASE=$(printf '%s\n' "${bc[@]}" | median); o=$(printf '%s\n' "${oc[@]}" | median)
+	BASE_WALL=$(printf '%s\n' "${bw[@]}" | median); OWALL=$(printf '%s\n' "${ow[@]}" | median)
+	printf '%-26s CPU %7.3f s, with agent %7.3f s: ratio %s   (wall %.2f s / %.2f s: %s)   lost: %d\n' \
+		"$name, no monitor:" "$BASE" "$o" "$(ratio "$o" "$BASE")" "$BASE_WALL" "$OWALL" \
+		"$(ratio "$OWALL" "$BASE_WALL")" "$((lost1 - lost0))"
 }
 
 peer() {	# peer LABEL BASE CMD START STOP
-	local label=$1 base=$2 cmd=$3 t
+	local label=$1 base=$2 cmd=$3 w c
 	eval "$4" || { printf '  %-32s not installed\n' "$label"; return; }
 	sleep 1
-	t=$($cmd)
+	read -r w c < <($cmd)
 	eval "$5"
-	printf '  %-32s %8.3f s   ratio %s\n' "$label" "$t" "$(ratio "$t" "$base")"
+	printf '  %-32s CPU %7.3f s: ratio %s   (wall %.2f s)\n' "$label" "$c" "$(ratio "$c" "$base")" "$w"
 }
 
 echo "== 1. exec storm: $N_EXEC x fork+exec /bin/true, median of $ROUNDS"
@@ -116,7 +120,7 @@ peer "libbpf-tools execsnoop" "$EXEC_BASE" "$B/exec_storm $N_EXEC" \
 
 echo "== 2. loopback TCP connect/accept storm: $N_CONN connections, median of $ROUNDS"
 storm "connect storm" "$B/connect_storm $N_CONN"
-printf '  events/s into the agent (last round): %.0f\n' "$(awk -v n="$N_CONN" -v t="$BASE" 'BEGIN {print 2*n/t}')"
+printf '  events/s into the agent (last round): %.0f\n' "$(awk -v n="$N_CONN" -v t="$OWALL" 'BEGIN {print 2*n/t}')"
 printf '  agent RSS during the storm: %d kB total, of which %d kB is the mapped 16 MiB ring buffer (kernel memory mapped twice); %d kB without it\n' \
 	"$rss" "$ringrss" "$((rss - ringrss))"
 CONN_BASE=$BASE
