@@ -515,3 +515,49 @@ Test(install, t05_unit_capabilities_are_enough_for_bpf, .timeout = 60)
 		     "%s probe -j", caps, ks_bin());
 	cr_expect_eq(rc, 1, "probe without BPF capabilities should fail, exit %d", rc);
 }
+
+/* The agent itself runs under the unit's capabilities and no_new_privs:
+ * it loads the monitor and a shield from its config, and stops cleanly on
+ * SIGTERM (what systemctl stop sends). */
+Test(install, t06_agent_runs_under_unit_capabilities, .timeout = 60)
+{
+	char caps[512], *dir = mktemp_dir("agent"), root[64], *out = NULL, *err = NULL;
+	int rc, pid = 0, listed = 0;
+
+	unit_caps(caps, sizeof(caps), NULL);
+	snprintf(root, sizeof(root), "/sys/fs/bpf/ks-agenttest-%d", getpid());
+	rc = ks_runf(NULL, &err,
+		     "mkdir %s/sd && ln -s %s/cve-2021-22555.bpf.o %s/sd/ && "
+		     "sed -e 's|^shields_dir = .*|shields_dir = %s/sd|' "
+		     "-e 's|^store = .*|store = %s/events.db|' -e 's|^bpffs = .*|bpffs = %s|' "
+		     "%s/packaging/kshield.conf > %s/kshield.conf",
+		     dir, ks_shields_dir(), dir, dir, dir, root, src_root(), dir);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	rc = ks_runf(&out, NULL, "setpriv --bounding-set=%s --inh-caps=-all --no-new-privs -- "
+		     "%s agent --config %s/kshield.conf > %s/agent.log 2>&1 & echo $!",
+		     caps, ks_bin(), dir, dir);
+	cr_assert_eq(rc, 0);
+	pid = atoi(out);
+	free(out);
+	cr_assert_gt(pid, 0);
+	for (int i = 0; i < 100 && !listed; i++) {
+		usleep(100000);
+		ks_runf(&out, NULL, "%s --bpffs %s -j shield list", ks_bin(), root);
+		listed = strstr(out, "\"cve-2021-22555\"") != NULL;
+		free(out);
+	}
+	rc = ks_runf(NULL, NULL, "kill -TERM %d; for i in $(seq 50); do kill -0 %d 2>/dev/null "
+		     "|| exit 0; sleep 0.1; done; exit 1", pid, pid);
+	char log[PATH_MAX];
+
+	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	out = ks_read_file(log);
+	cr_expect(listed, "agent did not load the shield: %s", out);
+	cr_expect_eq(rc, 0, "agent did not stop on SIGTERM: %s", out);
+	free(out);
+	ks_runf(NULL, NULL, "kill -9 %d 2>/dev/null; %s --bpffs %s shield unload cve-2021-22555 "
+		"2>/dev/null; rm -rf %s", pid, ks_bin(), root, root);
+	rm_rf(dir);
+	free(dir);
+}
