@@ -356,3 +356,51 @@ Test(agent, t09_bad_inputs_give_one_clear_line)
 		     "a refused statement changed the store");
 	cr_expect_eq(ka_sql_int(env.store, "SELECT count(*) FROM sqlite_master WHERE name = 'events'"), 1);
 }
+
+Test(agent, t10_shield_hits_are_stored_and_the_agents_loads_are_not_bpf_events)
+{
+	char extra[512], cmd[512], *err;
+	json_object *arr;
+
+	/* a shields directory with the cgroup-enforced cve-2021-22555 */
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/shields.d && ln -sf %s/cve-2021-22555.bpf.o %s/shields.d/",
+		 env.dir, ks_shields_dir(), env.dir);
+	cr_assert_eq(ks_run(cmd, NULL, NULL), 0);
+	/* --no-shields comes first on the line; --shields-dir does not undo
+	 * it, so start this agent by hand */
+	snprintf(extra, sizeof(extra), "%s/shields.d", env.dir);
+	snprintf(cmd, sizeof(cmd), "%s agent --store %s --shields-dir %s > %s/agent.err 2>&1 & echo $!",
+		 ks_bin(), env.store, extra, env.dir);
+	char *out = NULL;
+	cr_assert_eq(ks_run(cmd, &out, NULL), 0);
+	env.agent = atoi(out);
+	free(out);
+	for (double t0 = ka_now(); ka_now() - t0 < 20; usleep(100000)) {
+		err = ka_agent_err(&env);
+		bool up = err && strstr(err, "shield cve-2021-22555");
+		free(err);
+		if (up)
+			break;
+	}
+	err = ka_agent_err(&env);
+	cr_assert(strstr(err, "shield cve-2021-22555: loaded"), "%s", err);
+	free(err);
+
+	/* the exploit's trigger shape is refused and recorded */
+	int rc = ks_run("unshare -Urn iptables-legacy -w -A INPUT -j ACCEPT", NULL, NULL);
+	cr_expect(rc != 0, "the trigger was not refused");
+	arr = ka_events(&env, "--kind shield --since 1m", 1, 10);
+	cr_assert(arr && json_object_array_length(arr) >= 1, "no shield event stored");
+	json_object *e = json_object_array_get_idx(arr, 0);
+	cr_expect_str_eq(ka_str(e, "shield"), "cve-2021-22555");
+	cr_expect_str_eq(ka_str(e, "verdict"), "refused");
+	cr_expect_str_eq(ka_str(e, "comm"), "iptables-legacy");
+	json_object_put(arr);
+
+	/* the agent loaded a shield: none of that is a `bpf` event */
+	snprintf(cmd, sizeof(cmd), "--pid %d --kind bpf", env.agent);
+	arr = ka_events(&env, cmd, 1, 0.5);
+	cr_expect(arr && json_object_array_length(arr) == 0, "the agent's own loads were recorded");
+	json_object_put(arr);
+	ka_stop(&env, SIGTERM);
+}
