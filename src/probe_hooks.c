@@ -1,13 +1,18 @@
 /* probe_hooks.c - load one minimal program of each kind from bpf/probe.bpf.c
  * and see whether the kernel takes it.
  *
- * Each probe opens the skeleton afresh with only its own program set to
- * autoload, because one refused program fails a whole object load. The
- * stages are load, attach, and (for hooks the probing process can trigger
- * cheaply) "fired": a program that attaches but never runs is no use to a
- * shield, so it counts as not working. Links are never pinned and the
- * skeleton is destroyed before returning, so nothing outlives the probe,
- * even if kshield is killed halfway (links die with their last fd).
+ * A probe opens the skeleton with only its own program set to autoload,
+ * because one refused program fails a whole object load. The exception is
+ * the group of hooks that attach by kernel BTF id (lsm, fentry, fexit,
+ * fmod_ret, tp_btf): they are first tried together, to parse vmlinux BTF
+ * once, and one by one only when the kernel refuses one of them. The stages
+ * are load, attach, and (for hooks the probing process can trigger cheaply)
+ * "fired": a program that attaches but never runs is no use to a shield, so
+ * it counts as not working. Hooks are probed in parallel threads.
+ *
+ * Links are never pinned and every skeleton is destroyed before returning,
+ * so nothing outlives the probe, even if kshield is killed halfway (links
+ * die with their last fd).
  */
 #define _GNU_SOURCE	/* strerrorname_np, strerrordesc_np */
 #include <errno.h>
@@ -123,7 +128,7 @@ static const char *errno_str(int err, char *buf, size_t len)
 
 	err = err < 0 ? -err : err;
 	/* Kernel-internal errno that leaks to user space, e.g. attaching a BPF
-	 * trampoline on arm64 kernels before 6.0: libc has no name for it. */
+	 * trampoline on arm64 6.1: libc has no name for it. */
 	if (err == 524) {
 		snprintf(buf, len, "ENOTSUPP (Operation is not supported by this kernel)");
 		return buf;
