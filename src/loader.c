@@ -25,6 +25,7 @@
 #include "loader.h"
 #include "meta.h"
 #include "pins.h"
+#include "sysinfo.h"
 #include "uprobe_sites.h"
 
 #define LOG_BUF_SIZE (256 * 1024)
@@ -86,6 +87,27 @@ static bool is_cgroup_prog(const struct bpf_program *prog)
 	default:
 		return false;
 	}
+}
+
+/* BPF LSM programs load and attach even when "bpf" is not among the active
+ * LSMs (lsm= boot parameter), but then they never run: a shield would look
+ * loaded and refuse nothing. Returns true when bpf is known to be inactive,
+ * with the list of active LSMs in @lsms. */
+static bool bpf_lsm_inactive(char *lsms, size_t len)
+{
+	static struct ks_sysinfo si;
+	static bool read;
+	char list[sizeof(si.lsms) + 2];
+
+	if (!read) {
+		ks_sysinfo_read(&si);
+		read = true;
+	}
+	if (!si.lsms_known)
+		return false;
+	snprintf(lsms, len, "%s", si.lsms);
+	snprintf(list, sizeof(list), ",%s,", si.lsms);
+	return !strstr(list, ",bpf,");
 }
 
 static int pin_map(struct bpf_object *obj, const char *map, const char *dir)
@@ -168,6 +190,20 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 		goto out;
 	}
 
+	/* Checked after the load: kernels that refuse LSM programs outright
+	 * never pay for reading the LSM list. */
+	bpf_object__for_each_program(prog, obj) {
+		char lsms[256];
+
+		if (bpf_program__autoload(prog) && bpf_program__type(prog) == BPF_PROG_TYPE_LSM &&
+		    bpf_lsm_inactive(lsms, sizeof(lsms))) {
+			snprintf(try->why, sizeof(try->why), "%s: bpf is not an active LSM here "
+				 "(active: %s), so LSM programs would never run; boot with "
+				 "lsm=...,bpf", bpf_program__name(prog), lsms);
+			err = -EOPNOTSUPP;
+			goto out;
+		}
+	}
 	cfg.mode = mode;
 	cfg.variant_idx = idx;
 	cfg.loaded_realtime_ns = realtime_ns();
@@ -400,20 +436,69 @@ static int shield_dir(const char *name, char *dir, size_t len)
 	return 0;
 }
 
+/* IDs of the programs behind the link pins in @dir. */
+static int link_prog_ids(const char *dir, __u32 *ids, int max)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	while (d && (de = readdir(d)) && n < max) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (strncmp(de->d_name, "link_", 5))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.prog_id)
+			ids[n++] = info.prog_id;
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Unpinning drops the last reference to a link, but the kernel detaches it
+ * from a deferred work item. Wait (up to 5 s) until each program is gone,
+ * which happens only after its link's release: when unload returns, the
+ * shield no longer enforces. */
+static void wait_progs_gone(const __u32 *ids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		for (int tries = 0; tries < 5000; tries++) {
+			int fd = bpf_prog_get_fd_by_id(ids[i]);
+
+			if (fd < 0)
+				break;
+			close(fd);
+			usleep(1000);
+		}
+	}
+}
+
 int ks_shield_unload(const char *name)
 {
 	char dir[PATH_MAX];
-	int lockfd, err = shield_dir(name, dir, sizeof(dir));
+	__u32 ids[64];
+	int lockfd, n, err = shield_dir(name, dir, sizeof(dir));
 
 	if (err)
 		return err;
 	lockfd = lock_shields();
 	if (lockfd < 0)
 		return lockfd;
+	n = link_prog_ids(dir, ids, 64);
 	err = ks_pins_remove_dir(dir);
 	close(lockfd);
 	if (err)
 		return ks_err(err, "can't remove %s: %s", dir, strerror(-err));
+	wait_progs_gone(ids, n);
 	return 0;
 }
 
