@@ -485,6 +485,47 @@ static int dwarf_reg(unsigned r, const char **name)
 #endif
 }
 
+/* ---- instructions ------------------------------------------------------ */
+
+/* Why the instruction starting at @b cannot carry a uprobe, or NULL. Only
+ * the cases a compiler's entry address can plausibly land on: a breakpoint
+ * someone already planted, and traps the kernel refuses to single-step. */
+static const char *insn_refused(const unsigned char *b, size_t n)
+{
+#if defined(__x86_64__)
+	size_t i = 0;
+
+	/* Legacy prefixes, then REX. */
+	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0x2e || b[i] == 0x3e ||
+			 b[i] == 0x26 || b[i] == 0x64 || b[i] == 0x65 || b[i] == 0x36 ||
+			 b[i] == 0xf0 || b[i] == 0xf2 || b[i] == 0xf3))
+		i++;
+	if (i < n && (b[i] & 0xf0) == 0x40)
+		i++;
+	if (i >= n)
+		return "a run of prefixes";
+	switch (b[i]) {
+	case 0xcc:
+		return "int3 (already a breakpoint)";
+	case 0xcd:
+	case 0xce:
+	case 0xf1:
+		return "a software interrupt, which uprobes refuse";
+	case 0xf4:
+		return "hlt, which uprobes refuse";
+	case 0x0f:
+		if (i + 1 < n && (b[i + 1] == 0x0b || b[i + 1] == 0xff || b[i + 1] == 0xb9))
+			return "an undefined-instruction trap (ud0/ud1/ud2)";
+		break;
+	}
+	return NULL;
+#else
+	(void)b;
+	(void)n;
+	return NULL;
+#endif
+}
+
 /* ---- the DWARF walk ----------------------------------------------------- */
 
 struct walk {
@@ -857,20 +898,18 @@ static void add_site(struct walk *w, Dwarf_Die *die, enum ks_site_kind kind,
 			 "no line-table row or symbol starts at 0x%llx: an instruction "
 			 "boundary there cannot be proven", (unsigned long long)pc);
 	} else {
-		unsigned char op = 0;
+		unsigned char insn[16];
+		const char *bad = NULL;
 
-		if (pread(w->bin->f.fd, &op, 1, site->offset) != 1) {
+		if (pread(w->bin->f.fd, insn, sizeof(insn), site->offset) < 2) {
 			site->probeable = false;
 			snprintf(site->why, sizeof(site->why), "can't read the instruction at offset 0x%llx",
 				 (unsigned long long)site->offset);
-		}
-#if defined(__x86_64__)
-		else if (op == 0xcc) {
+		} else if ((bad = insn_refused(insn, sizeof(insn)))) {
 			site->probeable = false;
-			snprintf(site->why, sizeof(site->why),
-				 "the instruction at 0x%llx is already int3", (unsigned long long)pc);
+			snprintf(site->why, sizeof(site->why), "the instruction at 0x%llx is %s",
+				 (unsigned long long)pc, bad);
 		}
-#endif
 	}
 
 	/* Arguments where they are at the entry of this copy, in declaration

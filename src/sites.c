@@ -3,14 +3,16 @@
  * counts the hits of each copy or kills at it.
  *
  *	kshield sites list TARGET
- *	kshield sites trace TARGET [--kill] [--partial] [--duration S] [-- CMD ARGS...]
+ *	kshield sites trace TARGET [--kill] [--partial] [--system] [--duration S] [-- CMD ARGS...]
  *
  * TARGET is PATH:FUNCTION or BUILDID:FUNCTION. `trace` attaches
- * bpf/inline_probe.bpf.c at every site, runs CMD (or waits --duration
+ * bpf/inline_probe.bpf.c at every site, for CMD's process only (all
+ * processes with --system, or without CMD), runs CMD (or waits --duration
  * seconds, or until SIGINT), detaches, and reports hits per site. It is what
  * a shield with KSHIELD_META(target, ...) gets from the loader, made visible.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,13 +32,15 @@ static int do_help(int argc, char **argv)
 	(void)argv;
 	fprintf(stderr,
 		"Usage: kshield sites list TARGET [-j]\n"
-		"       kshield sites trace TARGET [--kill] [--partial] [--duration S] [-- CMD ARGS...]\n"
+		"       kshield sites trace TARGET [--kill] [--partial] [--system] [--duration S]\n"
+		"                               [-- CMD ARGS...]\n"
 		"\n"
 		"TARGET := { PATH:FUNCTION | BUILDID:FUNCTION }\n"
 		"Every out-of-line and inlined copy of FUNCTION, from DWARF matched by build ID\n"
 		"(the binary itself, $KSHIELD_DEBUG_DIRS or /usr/lib/debug/.build-id, then\n"
 		"debuginfod when DEBUGINFOD_URLS is set). 'trace' counts the hits of each copy\n"
-		"(or SIGKILLs the caller with --kill) while CMD runs.\n");
+		"(or SIGKILLs the caller with --kill) in CMD (every process with --system or\n"
+		"without CMD); --partial attaches even when some copies cannot be probed.\n");
 	return 0;
 }
 
@@ -163,14 +167,28 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* Run @argv to completion; the exit status as wait() reports it. */
-static int run_command(char **argv, int *status)
+/* Start @argv held before exec (it waits for a byte on *@go), so that the
+ * probes can be attached for its pid before it runs. */
+static int start_command(char **argv, pid_t *pid, int *go)
 {
-	pid_t pid = fork();
+	int p[2];
 
-	if (pid < 0)
+	if (pipe(p))
+		return ks_err(-errno, "pipe: %s", strerror(errno));
+	fcntl(p[0], F_SETFD, FD_CLOEXEC);
+	fcntl(p[1], F_SETFD, FD_CLOEXEC);
+	*pid = fork();
+	if (*pid < 0) {
+		close(p[0]);
+		close(p[1]);
 		return ks_err(-errno, "fork: %s", strerror(errno));
-	if (!pid) {
+	}
+	if (!*pid) {
+		char c;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(126);	/* the tracer gave up */
 		/* Under -j our stdout carries one JSON document: the command's
 		 * own output goes to stderr. */
 		if (json_output)
@@ -179,10 +197,23 @@ static int run_command(char **argv, int *status)
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	close(p[0]);
+	*go = p[1];
+	return 0;
+}
+
+/* Let the held command run (@run) or die unborn, and reap it. */
+static int finish_command(pid_t pid, int go, bool run, int *status)
+{
+	int err = 0;
+
+	if (run && write(go, "g", 1) != 1)
+		err = ks_err(-errno, "can't start the command: %s", strerror(errno));
+	close(go);
 	while (waitpid(pid, status, 0) < 0)
 		if (errno != EINTR)
-			return ks_err(-errno, "waitpid: %s", strerror(errno));
-	return 0;
+			return err ? err : ks_err(-errno, "waitpid: %s", strerror(errno));
+	return err;
 }
 
 static int do_trace(int argc, char **argv)
@@ -192,7 +223,9 @@ static int do_trace(int argc, char **argv)
 	struct ks_site_hits *hits = NULL;
 	struct ks_sites s = { 0 };
 	unsigned flags = 0;
-	bool kill = false;
+	bool kill = false, system = false;
+	pid_t child = -1;
+	int go = -1;
 	double duration = -1;
 	char **cmd = NULL;
 	int nlinks = 0, status = 0, err, i;
@@ -201,6 +234,8 @@ static int do_trace(int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--kill")) {
 			kill = true;
+		} else if (!strcmp(argv[i], "--system")) {
+			system = true;
 		} else if (!strcmp(argv[i], "--partial")) {
 			flags |= KS_SITES_PARTIAL;
 		} else if (!strcmp(argv[i], "--duration") && i + 1 < argc) {
@@ -235,14 +270,24 @@ static int do_trace(int argc, char **argv)
 		ks_err(err, "can't load the site probe: %s", strerror(-err));
 		goto out;
 	}
-	err = ks_uprobe_attach_resolved(skel->progs.site_hit, &s, skel->maps.ks_sites, flags,
-					&links, &nlinks);
+	/* With a command, count (or kill) that process only, unless
+	 * --system: other users of a shared library would blur the counts. */
+	if (cmd && (err = start_command(cmd, &child, &go)))
+		goto out;
+	err = ks_uprobe_attach_resolved(skel->progs.site_hit, &s,
+					cmd && !system ? child : -1, skel->maps.ks_sites,
+					flags, &links, &nlinks);
+	if (cmd) {
+		int ferr = finish_command(child, go, !err, &status);
+
+		if (!err)
+			err = ferr;
+		child = -1;
+	}
 	if (err)
 		goto out;
 
-	if (cmd) {
-		err = run_command(cmd, &status);
-	} else {
+	if (!cmd) {
 		struct timespec t0, t;
 
 		signal(SIGINT, on_signal);

@@ -19,7 +19,7 @@ void ks_uprobe_links_free(struct bpf_link **links, int nlinks)
 }
 
 int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s,
-			      struct bpf_map *sites_map, unsigned flags,
+			      int pid, struct bpf_map *sites_map, unsigned flags,
 			      struct bpf_link ***links, int *nlinks)
 {
 	struct bpf_link **l;
@@ -62,7 +62,7 @@ int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 		}
 		if (!site->probeable)
 			continue;
-		l[n] = bpf_program__attach_uprobe_opts(prog, -1, s->binary, site->offset, &opts);
+		l[n] = bpf_program__attach_uprobe_opts(prog, pid, s->binary, site->offset, &opts);
 		if (!l[n]) {
 			err = -errno;
 			ks_err(err, "%s: uprobe at %s+0x%llx (copy #%d of %s in %s): %s",
@@ -95,7 +95,7 @@ int ks_uprobe_attach_sites(struct bpf_program *prog, const char *target_spec,
 		err = ks_sites_find(binary, function, &s);
 	if (err)
 		return ks_err_ctx(err, "target %s", target_spec);
-	err = ks_uprobe_attach_resolved(prog, &s, sites_map, 0, links, nlinks);
+	err = ks_uprobe_attach_resolved(prog, &s, -1, sites_map, 0, links, nlinks);
 	ks_sites_free(&s);
 	return err;
 }

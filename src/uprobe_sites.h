@@ -15,14 +15,15 @@
  * shield with a hole is worse than a shield that says it cannot load. */
 #define KS_SITES_PARTIAL	(1u << 0)
 
-/* Attach @prog (already loaded) at every probeable site of @s. When
+/* Attach @prog (already loaded) at every probeable site of @s, for process
+ * @pid only (-1: every process that maps the binary). When
  * @sites_map (an array of struct ks_site_info, may be NULL) is given, each
  * site's argument locations are written at its index. On success *@links
  * is a malloc'ed array of *@nlinks links, in site order (unprobeable sites
  * have none); free it with ks_uprobe_links_free(). All or nothing: on
  * failure nothing stays attached. Returns 0 or -errno, message recorded. */
 int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s,
-			      struct bpf_map *sites_map, unsigned flags,
+			      int pid, struct bpf_map *sites_map, unsigned flags,
 			      struct bpf_link ***links, int *nlinks);
 
 /* Resolve @target_spec ("PATH:FUNCTION" or "BUILDID:FUNCTION") and attach

@@ -22,6 +22,7 @@
 static char dir[64];
 static char root[64];		/* own bpffs root of the loader test */
 static pid_t server = -1;
+static int busy = -1;			/* background caller of the target */
 
 static void setup(void)
 {
@@ -35,6 +36,8 @@ static void teardown(void)
 		kill(server, SIGTERM);
 		waitpid(server, NULL, 0);
 	}
+	if (busy > 0)
+		kill(busy, SIGTERM);
 	if (root[0])
 		ks_runf(NULL, NULL, "%s shield unload inline-fixture >/dev/null 2>&1; rm -rf %s",
 			ks_bin(), root);
@@ -623,5 +626,81 @@ Test(inline, loader_shield_on_every_copy)
 	cr_expect_eq(ks_runf(NULL, NULL, "%s shield mode inline-fixture enforce", ks_bin()) != 0, 1);
 	rc = ks_runf(&out, NULL, "%s/t b d", dir);
 	cr_expect_eq(rc, 0, "a probe stayed after unload");
+	free(out);
+}
+
+/* A copy whose instruction cannot carry a uprobe (here: an int3 already
+ * planted at the out-of-line copy) is reported; the attach fails rather
+ * than leave that path open, unless --partial asks for the rest. */
+Test(inline, unprobeable_site_reported)
+{
+	char cmd[PATH_MAX + 128], *err;
+	unsigned long off;
+	int rc;
+	json_object *o, *s;
+
+	build("t", "");
+	snprintf(cmd, sizeof(cmd), "%s -j sites list %s/t:ks_check", ks_bin(), dir);
+	o = ks_run_json(cmd, &rc, NULL);
+	cr_assert_eq(rc, 0);
+	s = site_of(o, "ks_check");
+	cr_assert_not_null(s);
+	off = strtoul(json_object_get_string(ks_json_get(s, "offset")), NULL, 16);
+	json_object_put(o);
+	snprintf(cmd, sizeof(cmd), "printf '\\314' | dd of=%s/t bs=1 seek=%lu conv=notrunc 2>/dev/null",
+		 dir, off);
+	sh("%s", cmd);
+
+	snprintf(cmd, sizeof(cmd), "%s -j sites list %s/t:ks_check", ks_bin(), dir);
+	o = ks_run_json(cmd, &rc, NULL);
+	s = site_of(o, "ks_check");
+	cr_expect_not(json_object_get_boolean(ks_json_get(s, "probeable")));
+	cr_expect_not_null(strstr(json_object_get_string(ks_json_get(s, "why")), "int3"));
+	json_object_put(o);
+
+	o = trace(NULL, "t", "", "a", &rc, &err);
+	cr_expect_neq(rc, 0, "attached with a copy left open");
+	cr_expect_not_null(strstr(err, "cannot carry a uprobe"), "stderr: %s", err);
+	cr_expect_null(strstr(err, "reached"), "the command ran after a refused attach");
+	json_object_put(o);
+	free(err);
+
+	o = trace(NULL, "t", "--partial", "a", &rc, &err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_expect_eq(json_object_get_int(ks_json_get(o, "attached")), (int)NPATHS - 1);
+	cr_expect_eq(json_object_get_int(ks_json_get(site_of(o, "path_a"), "hits")), 1);
+	json_object_put(o);
+	free(err);
+}
+
+/* With a command, counts are that process's only; --system counts all. */
+Test(inline, trace_counts_only_the_command)
+{
+	char cmd[PATH_MAX + 256], *out;
+	FILE *bg;
+	int rc;
+	json_object *o;
+
+	build("t", "");
+	/* Another process calling path a all the while (bounded). */
+	snprintf(cmd, sizeof(cmd), "sh -c 'for i in $(seq 3000); do %s/t a >/dev/null; done' "
+		 ">/dev/null 2>&1 & echo $!", dir);
+	bg = popen(cmd, "r");
+	cr_assert_not_null(bg);
+	out = calloc(1, 32);
+	fgets(out, 32, bg);
+	pclose(bg);
+	busy = atoi(out);
+	cr_assert_gt(busy, 0);
+	o = trace(NULL, "t", "", "b", &rc, NULL);
+	cr_expect_eq(rc, 0);
+	cr_expect_eq(json_object_get_int(ks_json_get(site_of(o, "path_a"), "hits")), 0,
+		     "another process's calls were counted");
+	cr_expect_eq(json_object_get_int(ks_json_get(site_of(o, "path_b"), "hits")), 1);
+	json_object_put(o);
+	o = trace(NULL, "t", "--system", "b", &rc, NULL);
+	cr_expect_gt(json_object_get_int(ks_json_get(site_of(o, "path_a"), "hits")), 0,
+		     "--system missed the other process");
+	json_object_put(o);
 	free(out);
 }
