@@ -44,6 +44,7 @@
 
 struct agent {
 	struct ks_config cfg;
+	struct ks_monitor_cfg mcfg;	/* socket families to report, wakeups */
 	bool no_shields;
 	const char *json_path;
 	FILE *json;
@@ -328,7 +329,7 @@ static int agent_start(struct agent *a)
 	struct sigaction sa = { .sa_handler = on_signal };
 	int err;
 
-	ks_monitor_default_cfg(&mcfg);
+	mcfg = a->mcfg;
 	if ((err = ks_monitor_start(&a->mon, &mcfg)))
 		return err;
 	say("monitor %s (%d links pinned under %s/monitor)",
@@ -410,6 +411,59 @@ static int agent_run(struct agent *a)
 
 /* ---- command line ---- */
 
+/* --socket-families: names or numbers, "netlink:N" for one netlink
+ * protocol, "netlink" for all of them, "default" for the built-in list.
+ * The result replaces the monitor's pinned mon_config at start. */
+static int parse_families(const char *list, struct ks_monitor_cfg *c)
+{
+	static const struct { const char *name; int af; } names[] = {
+		{ "unix", 1 }, { "inet", 2 }, { "ax25", 3 }, { "appletalk", 5 }, { "x25", 9 },
+		{ "inet6", 10 }, { "key", 15 }, { "netlink", 16 }, { "packet", 17 }, { "rds", 21 },
+		{ "pppox", 24 }, { "llc", 26 }, { "can", 29 }, { "tipc", 30 }, { "bluetooth", 31 },
+		{ "rxrpc", 33 }, { "isdn", 34 }, { "phonet", 35 }, { "ieee802154", 36 },
+		{ "caif", 37 }, { "alg", 38 }, { "nfc", 39 }, { "vsock", 40 }, { "kcm", 41 },
+		{ "qipcrtr", 42 }, { "smc", 43 }, { "xdp", 44 }, { "mctp", 45 },
+	};
+	struct ks_monitor_cfg def;
+	char buf[512], *end, *save = NULL;
+
+	ks_monitor_default_cfg(&def);
+	c->families = 0;
+	c->netlink_protos = 0;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		long v = -1;
+
+		if (!strcmp(t, "default")) {
+			c->families |= def.families;
+			c->netlink_protos |= def.netlink_protos;
+			continue;
+		}
+		if (!strncmp(t, "netlink:", 8)) {
+			v = strtol(t + 8, &end, 10);
+			if (*end || end == t + 8 || v < 0 || v > 31)
+				return ks_err(-EINVAL, "--socket-families: '%s': netlink protocols are 0..31", t);
+			c->families |= 1ULL << 16;
+			c->netlink_protos |= 1u << v;
+			continue;
+		}
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(t, names[i].name))
+				v = names[i].af;
+		if (v < 0) {
+			v = strtol(t, &end, 10);
+			if (*end || end == t || v < 0 || v > 63)
+				return ks_err(-EINVAL, "--socket-families: '%s' is not an address family "
+					      "(a name like alg, packet, vsock, a number below 64, or netlink:N)", t);
+		}
+		c->families |= 1ULL << v;
+		if (v == 16)
+			c->netlink_protos = ~0u;
+	}
+	return 0;
+}
+
+
 static int agent_help(void)
 {
 	fprintf(stderr,
@@ -423,6 +477,8 @@ static int agent_help(void)
 		"  --keep 30d       delete events older than this (s, m, h, d, w)\n"
 		"  --max-size 1G    delete the oldest events beyond this size (K, M, G)\n"
 		"  --json FILE|-    also write each event as one JSON line\n"
+		"  --socket-families LIST   families reported at socket(): names, numbers,\n"
+		"                   netlink:N, 'default' (alg, packet, vsock, rxrpc, ...)\n"
 		"SIGINT/SIGTERM flush and exit; SIGHUP reloads the shields directory.\n",
 		KS_STORE_DEFAULT);
 	return 0;
@@ -450,7 +506,8 @@ static int agent_check(struct agent *a)
 int do_kagent(int argc, char **argv)
 {
 	static struct agent a;	/* big (config); lives as long as the process */
-	const char *config = NULL, *store = NULL, *keep = NULL, *maxsz = NULL, *dir = NULL;
+	const char *config = NULL, *store = NULL, *keep = NULL, *maxsz = NULL, *dir = NULL,
+		   *families = NULL;
 	bool check = false;
 	int err;
 
@@ -461,7 +518,8 @@ int do_kagent(int argc, char **argv)
 				   !strcmp(o, "--keep") ? &keep :
 				   !strcmp(o, "--max-size") ? &maxsz :
 				   !strcmp(o, "--json") ? &a.json_path :
-				   !strcmp(o, "--shields-dir") ? &dir : NULL;
+				   !strcmp(o, "--shields-dir") ? &dir :
+				   !strcmp(o, "--socket-families") ? &families : NULL;
 
 		if (!strcmp(o, "help") || !strcmp(o, "--help") || !strcmp(o, "-h"))
 			return agent_help();
@@ -497,6 +555,9 @@ int do_kagent(int argc, char **argv)
 		return ks_report(err);
 	if (a.cfg.max_size && a.cfg.max_size < (1u << 20))
 		return ks_usage("--max-size: at least 1M");
+	ks_monitor_default_cfg(&a.mcfg);
+	if (families && (err = parse_families(families, &a.mcfg)))
+		return ks_report(err);
 	if (check)
 		return agent_check(&a);
 	return agent_run(&a);
