@@ -115,7 +115,7 @@ setup:
 run: setup
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)mkdir -p /var/lib/kshield
-	$(BUILD)/kshield agent --shields-dir $(BUILD)/shields --store /var/lib/kshield/events.db
+	$(BUILD)/kshield agent --config packaging/kshield.conf --shields-dir $(BUILD)/shields
 
 test: setup
 	$(Q)$(MAKE) --no-print-directory test-host
