@@ -132,6 +132,13 @@ int do_probe(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		if (!strcmp(res[i].name, "lsm"))
 			lsm = i;
+	/* BPF LSM built in but left out of lsm=: programs attach and never run. */
+	if (lsm >= 0 && !res[lsm].works && si.lsms_known && !strstr(si.lsms, "bpf")) {
+		size_t l = strlen(res[lsm].why);
+
+		snprintf(res[lsm].why + l, sizeof(res[lsm].why) - l,
+			 "; bpf is not an active LSM (boot with lsm=...,bpf)");
+	}
 	double elapsed = now_ms() - t0;
 
 	if (json_output) {
