@@ -145,11 +145,13 @@ $(BUILD)/arm64/vmlinux.h:
 static-arm64: $(BUILD)/arm64/vmlinux.h
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/arm64 ARCH=arm64 CC=aarch64-linux-gnu-gcc static
 
+# matrix/selftest.sh then checks the matrix itself on what the run produced
+# (the broken shield is failed, the lsm=-without-bpf boot is reported).
 matrix-quick: all static $(MATRIX_FIXTURES)
-	$(Q)matrix/run.sh --quick
+	$(Q)rc=0; matrix/run.sh --quick || rc=$$?; matrix/selftest.sh && exit $$rc
 
 matrix: all static $(MATRIX_FIXTURES)
-	$(Q)matrix/run.sh
+	$(Q)rc=0; matrix/run.sh || rc=$$?; matrix/selftest.sh && exit $$rc
 
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c))) \
 	      $(patsubst bench/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/*.bpf.c))

@@ -6,7 +6,8 @@
 # and print one line saying why: timed out (before or after init started),
 # kernel panic (its message), or no boot (QEMU's own error, or the last
 # console line). The per-VM timeout is $KSHIELD_MATRIX_TIMEOUT seconds
-# (default 120 on x86_64, 240 on aarch64: TCG on a shared 2-core machine).
+# (default 300 on x86_64, 600 on aarch64: generous, because TCG on a shared
+# 2-core machine runs 5-10x slower than on an idle one; a hang still ends).
 #
 # x86_64 guests try KVM first and fall back to TCG when KVM is missing or
 # dies (on this machine kind /dev/kvm exists but KVM stops with an internal
@@ -30,7 +31,7 @@ x86_64)
 	# no_timer_check: under TCG on a loaded host the IO-APIC timer check can
 	# miss its ticks and panic ("IO-APIC + timer doesn't work"); seen in CI.
 	append="console=ttyS0 no_timer_check $append"
-	timeout=${KSHIELD_MATRIX_TIMEOUT:-120}
+	timeout=${KSHIELD_MATRIX_TIMEOUT:-300}
 	;;
 aarch64)
 	# pauth-impdef: QEMU's default pointer-authentication algorithm (QARMA)
@@ -38,7 +39,7 @@ aarch64)
 	# defined one keeps PAC instructions working at a fraction of the cost.
 	qemu=(qemu-system-aarch64 -M virt -cpu "${KSHIELD_MATRIX_CPU:-max,pauth-impdef=on}" -m 1024 -smp 1)
 	append="console=ttyAMA0 $append"
-	timeout=${KSHIELD_MATRIX_TIMEOUT:-240}
+	timeout=${KSHIELD_MATRIX_TIMEOUT:-600}
 	;;
 *) echo "no boot: unknown arch $arch"; exit 1 ;;
 esac

@@ -24,8 +24,10 @@ def lsm_variant: (. // "") | startswith("lsm");
 def status:
   if .check_error != null then "check-failed"
   elif .check == "guard" then
-    # kshield guard selftest: must pass, and refuse (lsm) wherever bpf is in lsm=
-    (if .passed == true and (.refuses == true or ($lsm | test("(^|,)bpf(,|$)") | not))
+    # kshield guard selftest: must pass, and refuse wherever BPF LSM programs
+    # attach (the probe's lsm hook: bpf in lsm= is not enough on kernels
+    # without BPF trampolines, such as arm64 6.1)
+    (if .passed == true and (.refuses == true or .lsm_hook != true)
      then "pass" else "check-failed" end)
   elif .check == "broken" then
     (if .error != null then "expected-fail" else "check-failed" end)
@@ -40,7 +42,7 @@ def nobpf_check:
   if (checks | index("nobpf")) == null then .
   else
     ([.tried[]? | select(.variant | lsm_variant)] | first) as $l
-    | if $l == null then .fallback = "no lsm variant"
+    | if $l == null then .no_lsm_variant = true
       elif $l.ok == true and (.variant | lsm_variant) then
         .check_error = "lsm variant '\($l.variant)' loaded with bpf left out of lsm="
       else
@@ -61,7 +63,7 @@ def nobpf_check:
    error: (if $error == "" then null else $error end),
    log: $log, probe: $probe} as $k
 | def base: {kernel: $kernel, package: $package, arch: $arch, flavour: $flavour,
-              lsm: $lsm, check: null};
+              lsm: $lsm, lsm_hook: ($probe.hooks.lsm // null), check: null};
   ( [ $lines[] | tagged("KSHIELD-RESULT") ]
     | map((fromjson? // {garbled: .}) as $r
           | if $r.garbled then base + {shield: null, error: "garbled result line: \($r.garbled[:120])"}
@@ -88,4 +90,9 @@ def nobpf_check:
    rows: (($results + $checked + $kernel_rows)
           | map(. + {boot_s: $k.boot_s, done_s: $k.done_s, wall_s: $k.wall_s}
                 | .error = (.check_error // .error)
-                | .status = status))}
+                | .status = status
+                | if .check == "guard" and .status != "pass" and .error == null then
+                    .error = ([.checks[]? | select(.ok != true) | "\(.name): \(.got)"]
+                              | if length > 0 then "guard: " + join("; ")
+                                else "guard does not refuse although BPF LSM programs attach here" end)
+                  else . end))}

@@ -5,7 +5,9 @@ def pad($n): tostring | if length >= $n then .[:$n] else . + (" " * ($n - length
 def yn: if . == true then "yes" elif . == false then "no" else "-" end;
 def ms: if . == null or . == 0 then "-" else (. * 10 | round / 10 | tostring) end;
 def reason:
-  if .status == "pass" then (if .fallback then "lsm unavailable; fallback \(.fallback) took over" else "" end)
+  if .status == "pass" then
+    (if .fallback then "lsm unavailable; fallback \(.fallback) took over"
+     elif .no_lsm_variant then "no lsm variant" else "" end)
   elif .status == "expected-fail" then "check \(.check): marked failed as it must be: \(.error)"
   elif .lsm_unavailable and .status != "check-failed" then
     "lsm unavailable (\(.lsm_unavailable | .[:60])); fallback: \(.fallback); \(.error // "")"
@@ -14,14 +16,14 @@ def mark: {"pass": "ok", "fail": "FAIL", "unprotected": "UNPROTECTED", "n/a": "n
            "expected-fail": "ok(check)", "check-failed": "CHECK-FAILED"}[.status] // .status;
 
 (["KERNEL", "ARCH", "SHIELD", "VARIANT", "TRIGGER", "BENIGN", "LOAD ms", "RESULT", "REASON"]
- | [.[0] | pad(34)] + [.[1] | pad(8)] + [.[2] | pad(16)] + [.[3] | pad(8)]
-   + [.[4] | pad(8)] + [.[5] | pad(7)] + [.[6] | pad(8)] + [.[7] | pad(12)] + [.[8]] | join("")),
+ | [.[0] | pad(34)] + [.[1] | pad(8)] + [.[2] | pad(24)] + [.[3] | pad(8)]
+   + [.[4] | pad(8)] + [.[5] | pad(7)] + [.[6] | pad(8)] + [.[7] | pad(13)] + [.[8]] | join("")),
 (.[] | [(.kernel | pad(34)), (.arch | pad(8)),
-        ((.shield // "(kernel)") + (if .check then " [\(.check)]" else "" end) | pad(16)),
+        ((.shield // "(kernel)") + (if .check then " [\(.check)]" else "" end) | pad(23) + " "),
         ((.variant // "-") | pad(8)),
         (if .shield == null then "-" else (.trigger_refused | yn) end | pad(8)),
         (if .shield == null then "-" else (.benign_ok | yn) end | pad(7)),
-        (.load_ms | ms | pad(8)), (mark | pad(12)), reason] | join("")),
+        (.load_ms | ms | pad(8)), (mark | pad(13)), reason] | join("")),
 "",
 "boot-to-result per kernel (guest uptime at init / at last result; wall = host time incl. QEMU):",
 ($kernels[0][] | "  \(.kernel | pad(34)) \(.arch | pad(8)) init \(.boot_s // "-" | tostring | pad(6)) s  done \(.done_s // "-" | tostring | pad(6)) s  wall \((.wall_s // 0) * 10 | round / 10) s\(if .error then "  FAILED: \(.error)" else "" end)"),
