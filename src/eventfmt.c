@@ -138,33 +138,28 @@ void ks_row_print(sqlite3_stmt *st, bool header)
 	       num(st, "uid"), text(st, "comm")[0] ? text(st, "comm") : "-", sum);
 }
 
+#define MAX_CLOCKS 64
+
 /* Find exec @exec_id's row near the time its id says it happened, for
- * every clock offset the agent recorded, so no index on exec_id is needed.
- * Only a store without clock rows is searched exhaustively. An exec older
- * than the store (retention) is simply not found. */
-static int exec_row(sqlite3 *db, sqlite3_stmt *near, sqlite3_stmt *all, __u64 exec_id,
-		    sqlite3_stmt **hit)
+ * every clock offset the agent recorded (@clk, @nclk), so no index on
+ * exec_id is needed. Only a store without clock rows is searched
+ * exhaustively. An exec older than the store (retention) is not found. */
+static int exec_row(sqlite3_stmt *near, sqlite3_stmt *all, const __s64 *clk, int nclk,
+		    __u64 exec_id, sqlite3_stmt **hit)
 {
-	sqlite3_stmt *clk;
 	__s64 boot_ns = exec_id >> 8;
-	int found = 0, nclk = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT DISTINCT boot_to_real FROM clock", -1, &clk, NULL) == SQLITE_OK) {
-		while (!found && sqlite3_step(clk) == SQLITE_ROW) {
-			__s64 at = boot_ns + sqlite3_column_int64(clk, 0);
+	for (int i = 0; i < nclk; i++) {
+		__s64 at = boot_ns + clk[i];
 
-			nclk++;
-			sqlite3_reset(near);
-			sqlite3_bind_int64(near, 1, exec_id);
-			sqlite3_bind_int64(near, 2, at - 200000000LL);
-			sqlite3_bind_int64(near, 3, at + 200000000LL);
-			found = sqlite3_step(near) == SQLITE_ROW;
+		sqlite3_reset(near);
+		sqlite3_bind_int64(near, 1, exec_id);
+		sqlite3_bind_int64(near, 2, at - 200000000LL);
+		sqlite3_bind_int64(near, 3, at + 200000000LL);
+		if (sqlite3_step(near) == SQLITE_ROW) {
+			*hit = near;
+			return 1;
 		}
-		sqlite3_finalize(clk);
-	}
-	if (found) {
-		*hit = near;
-		return 1;
 	}
 	if (nclk)
 		return 0;
@@ -183,7 +178,15 @@ struct json_object *ks_ancestry(sqlite3 *db, __u64 exec_id)
 {
 	struct json_object *chain = NULL;
 	sqlite3_stmt *near = NULL, *all = NULL, *st;
+	__s64 clk[MAX_CLOCKS];
+	int nclk = 0;
 	char ts[40];
+
+	if (sqlite3_prepare_v2(db, "SELECT DISTINCT boot_to_real FROM clock", -1, &st, NULL) == SQLITE_OK) {
+		while (nclk < MAX_CLOCKS && sqlite3_step(st) == SQLITE_ROW)
+			clk[nclk++] = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
 
 	if (sqlite3_prepare_v2(db, EXEC_COLS "WHERE ts BETWEEN ?2 AND ?3 AND kind = 'exec' AND "
 			       "exec_id = ?1 LIMIT 1", -1, &near, NULL) != SQLITE_OK ||
@@ -195,7 +198,7 @@ struct json_object *ks_ancestry(sqlite3 *db, __u64 exec_id)
 	for (int depth = 0; exec_id && depth < KS_ANCESTRY_MAX; depth++) {
 		struct json_object *o;
 
-		if (!exec_row(db, near, all, exec_id, &st))
+		if (!exec_row(near, all, clk, nclk, exec_id, &st))
 			break;
 		if (!chain)
 			chain = json_object_new_array();

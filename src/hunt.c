@@ -366,10 +366,16 @@ int do_hunt(int argc, char **argv)
 			return ks_report(err);
 		h.limit = v;
 	}
-	ks_config_defaults(&cfg);
-	if (ks_config_load(&cfg, KS_CONFIG_DEFAULT, false))
+	for (b = builtins; name && b->name && strcmp(b->name, name); b++)
+		;
+	/* Shields' hunts are read from their objects only when needed. */
+	nsh = 0;
+	if (!sql && !b->name) {
 		ks_config_defaults(&cfg);
-	nsh = shield_hunts(dir ? dir : cfg.shields_dir, sh, 64);
+		if (ks_config_load(&cfg, KS_CONFIG_DEFAULT, false))
+			ks_config_defaults(&cfg);
+		nsh = shield_hunts(dir ? dir : cfg.shields_dir, sh, 64);
+	}
 
 	if (name && !strcmp(name, "list") && !sql) {
 		struct json_object *arr = json_output ? json_object_new_array() : NULL;
