@@ -176,6 +176,17 @@ static int link_ids(const char *dir, char *out, size_t len)
 	return n;
 }
 
+/* Every link in the kernel (informational: other engineers share it). */
+static int kernel_links(void)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	while (!bpf_link_get_next_id(id, &id))
+		n++;
+	return n;
+}
+
 /* One table-replace attempt from a new user+network namespace: the
  * CVE-2021-22555 trigger. Returns 0 when it got through. */
 static int trigger(void)
@@ -239,6 +250,7 @@ Test(lifecycle, t01_restart_adopts_without_new_links)
 	stop(SIGTERM);
 	start();
 	n2 = link_ids(L.root, after, sizeof(after));
+	cr_log_info("t01: %d links before restart [%s], %d after [%s]", n1, before, n2, after);
 	cr_expect_eq(n1, n2, "link count %d before restart, %d after", n1, n2);
 	cr_expect_str_eq(before, after, "restart changed the links: before %s, after %s",
 			 before, after);
@@ -261,6 +273,8 @@ Test(lifecycle, t02_five_kill9_restarts_keep_the_link_set)
 		cr_expect_neq(trigger(), 0, "restart %d: trigger got through with the agent down", i);
 		start();
 		n = link_ids(L.root, now, sizeof(now));
+		cr_log_info("t02: restart %d: %d links under the root (first run %d), %d in the "
+			    "whole kernel", i, n, n0, kernel_links());
 		cr_expect_eq(n, n0, "restart %d: %d links, first run had %d", i, n, n0);
 		cr_expect_str_eq(now, first, "restart %d: links %s, first run %s", i, now, first);
 	}
@@ -313,6 +327,9 @@ Test(lifecycle, t03_kill9_during_trigger_loop_nothing_passes_outage_events_store
 		within += a[i].t0 > kill_ts && a[i].t1 < restart_ts;
 		overlapping += a[i].t1 > kill_ts && a[i].t0 < restart_ts;
 	}
+	cr_log_info("t03: %d triggers, %d got through, %lld refusals counted; outage %.2f s: "
+		    "%lld triggers wholly inside it, %lld overlapping", LOOP_N, passed, hits1 - hits0,
+		    (restart_ts - kill_ts) / 1e9, within, overlapping);
 	cr_expect_eq(passed, 0, "%d of %d triggers got through", passed, LOOP_N);
 	cr_expect_eq(hits1 - hits0, LOOP_N, "shield counted %lld refusals for %d triggers",
 		     hits1 - hits0, LOOP_N);
@@ -321,6 +338,7 @@ Test(lifecycle, t03_kill9_during_trigger_loop_nothing_passes_outage_events_store
 		 "shield = 'cve-2021-22555' AND verdict = 'refused' AND ts > %lld AND ts < %lld",
 		 kill_ts, restart_ts);
 	stored = ka_sql_int(L.store, sql);
+	cr_log_info("t03: %lld shield events from the outage in the store", stored);
 	cr_expect(stored >= within && stored <= overlapping,
 		  "%lld shield events stored from the outage; %lld triggers ran wholly inside "
 		  "it, %lld overlapped it", stored, within, overlapping);
