@@ -72,8 +72,11 @@ fi
 grep -q '^KSHIELD-DONE' "$log" && exit 0
 
 # Why not: the last meaningful console line is the best witness.
-last=$(grep -av '^KSHIELD-' "$log" | tr -d '\r' | sed '/^[[:space:]]*$/d' | tail -1 | cut -c1-200)
-panic=$(grep -a -m1 'Kernel panic' "$log" | tr -d '\r' | cut -c1-200 || true)
+# (firmware escape codes and QEMU's own "terminating on signal" left out)
+clean() { tr -d '\r' | sed -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g'; }
+last=$(grep -av -e '^KSHIELD-' -e 'terminating on signal' "$log" | clean |
+	sed '/^[[:space:]]*$/d' | tail -1 | cut -c1-200)
+panic=$(grep -a -m1 'Kernel panic' "$log" | clean | sed 's/^.*Kernel panic/Kernel panic/' | cut -c1-200 || true)
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	if grep -q '^KSHIELD-BOOT' "$log"; then
 		echo "timed out after ${timeout}s while testing; last line: $(grep -a '^KSHIELD-' "$log" | tail -1 | cut -c1-200)"

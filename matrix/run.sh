@@ -154,8 +154,14 @@ for s in "${sel[@]}"; do
 done
 
 echo "matrix: ${#sel[@]} kernel rows, $jobs at a time (cache $KSHIELD_MATRIX_CACHE)"
+# Start order: the host (natively, alone), then aarch64 boots (the slowest,
+# so they do not start last), then x86_64. Results are merged in list order.
+order=()
+for s in "${sel[@]}"; do [[ $s == *\ host\ * ]] && order+=("$s"); done
+for s in "${sel[@]}"; do [[ $s == aarch64\ * && $s != *\ host\ * ]] && order+=("$s"); done
+for s in "${sel[@]}"; do [[ $s != aarch64\ * && $s != *\ host\ * ]] && order+=("$s"); done
 running=0
-for s in "${sel[@]}"; do
+for s in "${order[@]}"; do
 	read -r a p f c l <<<"$s"
 	if [ "$p" = host ]; then
 		run_host "$a" "$p" "$f" "$c" "$l"	# alone: it shares this machine's cores
