@@ -77,7 +77,7 @@ stop_auditd() {
 # neighbours on a shared machine disturb far less than wall time. Also
 # prints events lost, read from the pinned counters.
 storm() {
-	local name=$1 cmd=$2 bw=() bc=() ow=() oc=() w c lost0 lost1
+	local name=$1 cmd=$2 bw=() bc=() ow=() oc=() mc=() w c lost0 lost1
 	for r in $(seq "$ROUNDS"); do
 		read -r w c < <($cmd); bw+=("$w"); bc+=("$c")
 		agent_start
@@ -87,13 +87,18 @@ storm() {
 		lost1=$(lost_total)
 		rss=$(awk '/VmRSS/ {print $2}' /proc/$AGENT/status)
 		ringrss=$(awk '/^[0-9a-f]/ {m=($6 ~ /bpf-map/)} m && /^Rss:/ {s+=$2} END {print s+0}' /proc/$AGENT/smaps)
-		agent_stop
+		# the kernel side alone: monitor pinned, no agent reading
+		kill -TERM "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		read -r w c < <($cmd); mc+=("$c")
+		rm -rf "$KSHIELD_BPFFS"
 	done
+	MON=$(printf '%s\n' "${mc[@]}" | median)
 	BASE=$(printf '%s\n' "${bc[@]}" | median); o=$(printf '%s\n' "${oc[@]}" | median)
 	BASE_WALL=$(printf '%s\n' "${bw[@]}" | median); OWALL=$(printf '%s\n' "${ow[@]}" | median)
 	printf '%-26s CPU %7.3f s, with agent %7.3f s: ratio %s   (wall %.2f s / %.2f s: %s)   lost: %d\n' \
 		"$name, no monitor:" "$BASE" "$o" "$(ratio "$o" "$BASE")" "$BASE_WALL" "$OWALL" \
 		"$(ratio "$OWALL" "$BASE_WALL")" "$((lost1 - lost0))"
+	printf '  %-24s CPU %7.3f s: ratio %s (the BPF side alone)\n' "monitor, agent stopped:" "$MON" "$(ratio "$MON" "$BASE")"
 }
 
 peer() {	# peer LABEL BASE CMD START STOP

@@ -178,7 +178,7 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 		return 0;
 	}
 	rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-			  "PRAGMA wal_autocheckpoint=4096; PRAGMA cache_size=-8192;", NULL, NULL, NULL);
+			  "PRAGMA wal_autocheckpoint=4096; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(s->db, schema, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
