@@ -868,8 +868,10 @@ static void add_site(struct walk *w, Dwarf_Die *die, enum ks_site_kind kind,
 	site->kind = kind;
 	snprintf(site->caller, sizeof(site->caller), "%s", caller ?: "?");
 	sym = sym_at(w->bin, pc);
-	if (sym)
+	if (sym) {
 		snprintf(site->symbol, sizeof(site->symbol), "%s", sym->name);
+		site->symbol_offset = pc - sym->addr;
+	}
 	if (kind == KS_SITE_INLINED)
 		call_site(w, die, site);
 	else if (sym && strcmp(sym->name, w->fn))

@@ -41,6 +41,7 @@ struct ks_site {
 	enum ks_site_kind kind;
 	char caller[128];	/* function the copy lives in */
 	char symbol[128];	/* ELF symbol covering addr, "" when stripped */
+	__u64 symbol_offset;	/* addr - symbol's start (a kprobe's sym+off) */
 	char call_file[128];	/* call site of an inlined copy */
 	int call_line;
 	bool probeable;

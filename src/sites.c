@@ -59,6 +59,10 @@ static struct json_object *site_json(const struct ks_site *site, int id,
 	json_object_object_add(o, "kind", json_object_new_string(ks_site_kind_name(site->kind)));
 	json_object_object_add(o, "caller", json_object_new_string(site->caller));
 	json_object_object_add(o, "symbol", json_object_new_string(site->symbol));
+	if (site->symbol[0]) {
+		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)site->symbol_offset);
+		json_object_object_add(o, "symbol_offset", json_object_new_string(buf));
+	}
 	if (site->kind == KS_SITE_INLINED) {
 		snprintf(buf, sizeof(buf), "%s:%d", site->call_file, site->call_line);
 		json_object_object_add(o, "call", json_object_new_string(buf));
