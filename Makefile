@@ -98,7 +98,7 @@ $(BUILD)/tests/fixtures/%.bpf.o: tests/fixtures/%.bpf.c $(BPF_HDRS) $(BUILD)/vml
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # Host tests: one Criterion binary built from tests/*.c.
-$(BUILD)/tests/kshield-tests: $(TEST_SRCS) tests/harness.h
+$(BUILD)/tests/kshield-tests: $(TEST_SRCS) $(wildcard tests/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests $(TEST_SRCS) -lcriterion -ljson-c -lsqlite3 -lbpf -o $@
