@@ -358,7 +358,10 @@ static __always_inline int nlw_tp_walk(struct nlw *w, int kind, __u64 a, __u64 b
 }
 
 /* The five syscalls that reach netlink_sendmsg() with user buffers, each
- * handing (fd, kind, a, b) to the shield's @check. io_uring sends and
+ * handing (fd, kind, a, b) to the shield's @check. Per-syscall events, not
+ * raw_tp/sys_enter: measured on the 6.18 host (CPU time of 1M calls), an
+ * empty classic sys_enter_write program adds ~220 ns to write() and nothing
+ * to other syscalls, an empty raw_tp/sys_enter ~150 ns to every syscall. io_uring sends and
  * 32-bit compat syscalls do not pass these tracepoints: the fallback's
  * documented gap, which only the LSM variant closes. */
 #define NLW_TP_PROGRAMS(check)						\
