@@ -41,6 +41,10 @@ TEST_SRCS := $(wildcard tests/*.c)
 .PHONY: static-arm64
 .PHONY: all setup run static test test-host matrix matrix-quick bench clean install uninstall
 .DELETE_ON_ERROR:
+# Keep skeletons and their BPF objects: as pattern-rule intermediates make
+# would delete them after each build, and the next build would regenerate
+# every skeleton and recompile everything that includes one.
+.SECONDARY: $(SKELS) $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 
 all: $(BUILD)/kshield $(SHIELD_OBJS)
 
