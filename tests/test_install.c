@@ -588,3 +588,36 @@ Test(install, t06_agent_runs_under_unit_capabilities, .timeout = 60, .fini = age
 	cr_expect_eq(rc, 0, "agent did not stop on SIGTERM: %s", out);
 	free(out);
 }
+
+/* Every library kshield links (-lX in the Makefile's LDLIBS) has its -dev
+ * package in debian/control's Build-Depends, so the source package builds
+ * on a machine that has only what it declares. */
+Test(install, t07_build_depends_follow_ldlibs)
+{
+	char *out, *err, *control, path[PATH_MAX];
+	int rc = ks_runf(&out, &err,
+		"cd '%s' && for l in $(make -pnq 2>/dev/null | sed -n 's/^LDLIBS := //p' | head -1); do "
+		"  n=${l#-l}; case $n in m|pthread|dl|c|rt) continue;; esac; "
+		"  so=$(ls /usr/lib/*-linux-gnu/lib$n.so /usr/lib/lib$n.so 2>/dev/null | head -1); "
+		"  [ -n \"$so\" ] || { echo \"?$n\"; continue; }; "
+		"  dpkg -S \"$so\" | head -1 | cut -d: -f1; "
+		"done", src_root());
+
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert_not_null(strstr(out, "libbpf-dev"), "no libraries found in LDLIBS: %s", out);
+	snprintf(path, sizeof(path), "%s/debian/control", src_root());
+	control = ks_read_file(path);
+	cr_assert_not_null(control);
+	for (char *save, *pkg = strtok_r(out, "\n", &save); pkg; pkg = strtok_r(NULL, "\n", &save)) {
+		char want[128];
+
+		cr_expect_neq(pkg[0], '?', "no lib%s.so for -l%s in LDLIBS", pkg + 1, pkg + 1);
+		snprintf(want, sizeof(want), " %s,", pkg);
+		cr_expect(strstr(control, want) || (snprintf(want, sizeof(want), " %s\n", pkg),
+						    strstr(control, want)),
+			  "debian/control Build-Depends lacks %s (linked by LDLIBS)", pkg);
+	}
+	free(control);
+	free(out);
+	free(err);
+}
