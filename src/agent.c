@@ -33,6 +33,9 @@
 #include <bpf/libbpf.h>
 #include "cli.h"
 #include "config.h"
+#ifndef KSHIELD_STATIC
+#include "fleet_agent.h"	/* --fleet: desired shields from NATS, events out */
+#endif
 #include "lifecycle.h"
 #include "monitor.h"
 #include "shieldset.h"
@@ -469,7 +472,7 @@ static int agent_help(void)
 	fprintf(stderr,
 		"Usage: kshield agent [--config FILE] [--store PATH] [--keep DURATION]\n"
 		"                     [--max-size SIZE] [--json FILE|-] [--shields-dir DIR]\n"
-		"                     [--no-shields]\n"
+		"                     [--no-shields] [--fleet URLS --keys DIR [fleet agent options]]\n"
 		"       kshield agent --check [--config FILE]\n"
 		"\n"
 		"Runs the monitor (adopting the pinned one), loads the shields directory,\n"
@@ -510,6 +513,10 @@ int do_kagent(int argc, char **argv)
 		   *families = NULL;
 	bool check = false;
 	int err;
+#ifndef KSHIELD_STATIC
+	struct ks_fleet_agent_cfg fleet = { 0 };
+	bool fleet_on = false;
+#endif
 
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i];
@@ -531,6 +538,10 @@ int do_kagent(int argc, char **argv)
 			if (i + 1 >= argc)
 				return ks_usage("%s needs a value", o);
 			*val = argv[++i];
+#ifndef KSHIELD_STATIC
+		} else if (ks_fleet_agent_parse_opt(&fleet, argc, argv, &i)) {
+			fleet_on |= !strcmp(o, "--fleet") || !strcmp(o, "--nats");
+#endif
 		} else {
 			return ks_usage("agent: unknown argument '%s' (see 'kshield agent help')", o);
 		}
@@ -560,5 +571,17 @@ int do_kagent(int argc, char **argv)
 		return ks_report(err);
 	if (check)
 		return agent_check(&a);
+#ifndef KSHIELD_STATIC
+	if (fleet_on) {
+		/* The fleet loop runs in its own threads (fleet_agent.c) and
+		 * ships this agent's store. */
+		fleet.store = a.cfg.store;
+		if ((err = ks_fleet_agent_start(&fleet)))
+			return ks_report(err);
+		err = agent_run(&a);
+		ks_fleet_agent_stop();
+		return err;
+	}
+#endif
 	return agent_run(&a);
 }

@@ -181,9 +181,14 @@ static json_object *summarize(const char *name, json_object *d, json_object *all
 		if (strncmp(key, name, plen) || key[plen] != '.')
 			continue;
 		const char *st = ks_json_str(v, "status", "");
-		bool current = !strcmp(ks_json_str(v, "sha256", ""), sha);
+		/* Only answers to this deployment count (agents report the
+		 * deployed_at they converged to); older entries are stale. */
+		bool answers = ks_json_i64(v, "deployed_at") == ks_json_i64(d, "deployed_at");
+		bool current = answers && !strcmp(ks_json_str(v, "sha256", ""), sha);
 
-		if (!strcmp(st, "unloaded"))
+		if (!answers)
+			stale++;
+		else if (!strcmp(st, "unloaded"))
 			unloaded++;
 		else if (!current)
 			stale++;
@@ -475,6 +480,43 @@ static int do_rollback(int argc, char **argv)
 	return change(argc, argv, true);
 }
 
+/* Registered agents (each registers when its watcher starts). */
+static int do_hosts(int argc, char **argv)
+{
+	struct ks_nats_opts no = { 0 };
+	json_object *all, *arr;
+	struct ks_nats n;
+	int err;
+
+	for (int i = 0; i < argc; i++)
+		if (!ks_nats_parse_opt(&no, argc, argv, &i))
+			return ks_usage("usage: kshield fleet hosts NATS");
+	err = open_fleet(&n, &no);
+	if (!err)
+		err = ks_kv_all_json(n.status, "_host.*", &all);
+	ks_nats_close(&n);
+	if (err)
+		return ks_report(err);
+	arr = json_object_new_array();
+	json_object_object_foreach(all, key, v) {
+		(void)key;
+		json_object_array_add(arr, json_object_get(v));
+	}
+	json_object_put(all);
+	if (json_output) {
+		ks_json_print(arr);
+		return 0;
+	}
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *h = json_object_array_get_idx(arr, i);
+
+		printf("%-32s %-20s %s\n", ks_json_str(h, "host", ""), ks_json_str(h, "groups", ""),
+		       json_object_get_boolean(json_object_object_get(h, "kernel")) ? "kernel" : "control-plane");
+	}
+	json_object_put(arr);
+	return 0;
+}
+
 static volatile sig_atomic_t agent_stop;
 
 static void on_signal(int sig)
@@ -555,6 +597,7 @@ static int do_help(int argc, char **argv)
 		"       kshield fleet status [SHIELD] NATS\n"
 		"       kshield fleet wait SHIELD [--status enforcing|auditing|refused|unloaded] [--count N] [--timeout S] NATS\n"
 		"       kshield fleet promote SHIELD NATS\n"
+		"       kshield fleet hosts NATS\n"
 		"       kshield fleet rollback SHIELD NATS\n"
 		"       kshield fleet agent " KS_FLEET_AGENT_OPTS_HELP
 		"       kshield fleet ship --store DB [--host NAME] NATS\n"
@@ -575,6 +618,7 @@ int do_fleet(int argc, char **argv)
 		{ "deploy", do_deploy },
 		{ "status", do_status },
 		{ "wait", do_wait },
+		{ "hosts", do_hosts },
 		{ "promote", do_promote },
 		{ "rollback", do_rollback },
 		{ "agent", do_agent },

@@ -158,6 +158,10 @@ static void report(struct fa *a, struct fa_shield *s, const char *status, const 
 	json_object_object_add(o, "killed", json_object_new_int64(st ? st->hits[KS_VERDICT_KILLED] : 0));
 	json_object_object_add(o, "error", json_object_new_string(error ? error : ""));
 	json_object_object_add(o, "kernel", json_object_new_boolean(!a->cfg->control_plane));
+	json_object_object_add(o, "groups", json_object_new_string(a->cfg->groups ? a->cfg->groups : ""));
+	/* Which deployment this answers: a redeploy of the same object is
+	 * reported again, and fleet status counts only answers to the last. */
+	json_object_object_add(o, "deployed_at", json_object_new_int64(ks_json_i64(s->desired, "deployed_at")));
 	txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	if (s->reported && !strcmp(txt, s->last)) {
 		json_object_put(o);

@@ -24,7 +24,7 @@
 #include "cli.h"
 #include "fleet_ship.h"
 
-#define SHIP_BATCH 4096
+#define SHIP_BATCH 16384
 
 struct ks_ship {
 	struct ks_nats *n;

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# bench/fleet.sh - the fleet's two numbers, on a loopback 3-node NATS
+# JetStream cluster and PostgreSQL 15 started for the run
+# (tests/fleet/cluster.sh):
+#
+#  1. deploy -> "enforcing" reported by every agent:
+#     N=10 real agents (each loads the shield into the kernel under its own
+#     bpffs root) and N=1000 control-plane agents (the same agent loop with
+#     the kernel load replaced by object verification: sha256 + Ed25519;
+#     LABELLED as such), against a baseline measured in the same run: one
+#     local `kshield shield load` of the same object. Goal: < 60 s for 1000.
+#  2. events/s end to end: a store of M events shipped by the agent's
+#     shipper into JetStream while `kshield collect` COPYs them into
+#     PostgreSQL, zero loss checked (count and distinct (host, seq) = M);
+#     baseline: psql \copy of the same rows into a plain table.
+#
+# Env: KSHIELD (binary), KSHIELD_SHIELDS, FLEET_CP (1000), FLEET_REAL (10),
+# FLEET_EVENTS (200000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+K=${KSHIELD:-$PWD/build/kshield}
+SH=${KSHIELD_SHIELDS:-$PWD/build/shields}
+CP=${FLEET_CP:-1000}
+REAL=${FLEET_REAL:-10}
+M=${FLEET_EVENTS:-200000}
+SHIELD=cve-2021-22555
+D=$(mktemp -d /tmp/ks-bench-fleet.XXXXXX)
+chmod 755 "$D"
+pids=()
+
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for i in $(seq 0 $((REAL - 1))); do
+    "$K" --bpffs "/sys/fs/bpf/ks-bfleet-$i" shield unload $SHIELD >/dev/null 2>&1 || true
+    rm -rf "/sys/fs/bpf/ks-bfleet-$i"
+  done
+  "$K" --bpffs /sys/fs/bpf/ks-bfleet-base shield unload $SHIELD >/dev/null 2>&1 || true
+  rm -rf /sys/fs/bpf/ks-bfleet-base
+  tests/fleet/cluster.sh stop "$D/c" >/dev/null 2>&1 || true
+  rm -rf "$D"
+}
+trap cleanup EXIT
+
+ms() { date +%s%3N; }
+jget() { python3 -c "import json,sys; d=json.load(sys.stdin); print(d$1)"; }
+
+tests/fleet/cluster.sh start "$D/c" >/dev/null
+# shellcheck disable=SC1091
+. "$D/c/env"
+mkdir -p "$D/trust"
+"$K" shield keygen "$D/signer" >/dev/null
+cp "$D/signer.pub" "$D/trust/"
+cp "$SH/$SHIELD.bpf.o" "$D/s.bpf.o"
+"$K" shield sign "$D/s.bpf.o" --key "$D/signer.key" >/dev/null
+"$K" fleet status --nats "$NATS_URLS" >/dev/null	# creates the buckets
+
+echo "== deploy -> enforcing"
+base=$("$K" --bpffs /sys/fs/bpf/ks-bfleet-base -j shield load "$D/s.bpf.o" | jget '["load_ms"]')
+"$K" --bpffs /sys/fs/bpf/ks-bfleet-base shield unload $SHIELD
+printf 'baseline: one local shield load                      %8.1f ms\n' "$base"
+
+for i in $(seq 0 $((REAL - 1))); do
+  setsid "$K" --bpffs "/sys/fs/bpf/ks-bfleet-$i" fleet agent --nats "$NATS_URLS" --keys "$D/trust" \
+    --host "real-$i" --state "$D/state-$i" >"$D/agent-$i.log" 2>&1 &
+  pids+=($!)
+done
+sleep 2
+t0=$(ms)
+"$K" fleet deploy "$D/s.bpf.o" --hosts 'real-*' --nats "$NATS_URLS" >/dev/null
+r=$("$K" -j fleet wait $SHIELD --count "$REAL" --timeout 120 --nats "$NATS_URLS")
+t1=$(ms)
+real_ms=$(echo "$r" | jget '["deploy_to_last_report_ms"]')
+printf 'fleet: %4d real agents enforcing (kernel load)      %8d ms after deploy (wall %d ms), %.1fx one local load\n' \
+  "$REAL" "$real_ms" $((t1 - t0)) "$(echo "$real_ms / $base" | bc -l)"
+"$K" fleet rollback $SHIELD --nats "$NATS_URLS" >/dev/null
+"$K" fleet wait $SHIELD --status unloaded --count "$REAL" --timeout 60 --nats "$NATS_URLS" >/dev/null
+for p in "${pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
+pids=()
+
+setsid "$K" fleet agent --control-plane --instances "$CP" --nats "$NATS_URLS" --keys "$D/trust" \
+  --host cp >"$D/cp.log" 2>&1 &
+pids+=($!)
+# Wait until every control-plane agent registered (its watcher is up).
+for _ in $(seq 600); do
+  n=$("$K" -j fleet hosts --nats "$NATS_URLS" 2>/dev/null | jget '.__len__()' 2>/dev/null || echo 0)
+  [ "$n" -ge $((CP + REAL)) ] && break
+  sleep 0.2
+done
+t0=$(ms)
+"$K" fleet deploy "$D/s.bpf.o" --hosts 'cp-*' --nats "$NATS_URLS" >/dev/null
+r=$("$K" -j fleet wait $SHIELD --count "$CP" --timeout 180 --nats "$NATS_URLS")
+t1=$(ms)
+cp_ms=$(echo "$r" | jget '["deploy_to_last_report_ms"]')
+printf 'fleet: %4d CONTROL-PLANE agents (verify, no kernel load) %8d ms after deploy (wall %d ms), goal < 60000 ms\n' \
+  "$CP" "$cp_ms" $((t1 - t0))
+printf 'ratio: %d control-plane / %d real agents: %.2fx the time for %dx the agents\n' \
+  "$CP" "$REAL" "$(echo "$cp_ms / $real_ms" | bc -l)" $((CP / REAL))
+for p in "${pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
+pids=()
+
+echo "== events end to end into PostgreSQL ($M events)"
+sqlite3 "$D/ev.db" "PRAGMA journal_mode=WAL; CREATE TABLE events(ts INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL, pid INTEGER, comm TEXT, binary TEXT, args TEXT, detail TEXT);
+  WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < $M)
+  INSERT INTO events SELECT CAST(strftime('%s','now') AS INTEGER) * 1000000000 + x, 'exec', x,
+  'comm' || x, '/usr/bin/true', 'true --flag ' || x, '{\"n\":' || x || '}' FROM c;" >/dev/null
+# Baseline: the same rows straight into PostgreSQL with COPY.
+sqlite3 -csv "$D/ev.db" "SELECT 'bench', ts, ts, kind, detail FROM events" > "$D/ev.csv"
+psql "$PG_CONNINFO" -qc "CREATE TABLE copy_base (host text, seq bigint, ts bigint, kind text, data text)"
+t0=$(ms)
+psql "$PG_CONNINFO" -qc "\\copy copy_base FROM '$D/ev.csv' CSV"
+t1=$(ms)
+copy_rate=$(echo "$M * 1000 / ($t1 - $t0)" | bc)
+printf 'baseline: psql \\copy of the same rows               %8d rows/s\n' "$copy_rate"
+
+"$K" collect --pg "$PG_CONNINFO" --nats "$NATS_URLS" >"$D/collect.log" 2>&1 &
+cpid=$!
+pids+=($cpid)
+sleep 1
+t0=$(ms)
+setsid "$K" fleet agent --nats "$NATS_URLS" --keys "$D/trust" --host ship-0 --control-plane \
+  --store "$D/ev.db" >"$D/ship.log" 2>&1 &
+pids+=($!)
+shipped_at=0
+for _ in $(seq 1200); do
+  if [ "$shipped_at" = 0 ] && [ "$(sqlite3 "$D/ev.db" "SELECT upto FROM fleet_shipped" 2>/dev/null || true)" = \
+       "$(sqlite3 "$D/ev.db" "SELECT max(ts) FROM events")" ]; then
+    shipped_at=$(ms)
+  fi
+  n=$(psql "$PG_CONNINFO" -Atc "SELECT count(*) FROM ks_events WHERE host = 'ship-0'")
+  [ "$n" -ge "$M" ] && break
+  sleep 0.1
+done
+t1=$(ms)
+read -r rows distinct < <(psql "$PG_CONNINFO" -AtF' ' -c \
+  "SELECT count(*), count(DISTINCT seq) FROM ks_events WHERE host = 'ship-0'")
+e2e=$(echo "$M * 1000 / ($t1 - $t0)" | bc)
+[ "$shipped_at" != 0 ] && printf 'shipped into JetStream (R3, acked)                   %8d events/s\n' \
+  "$(echo "$M * 1000 / ($shipped_at - $t0)" | bc)"
+printf 'end to end store -> JetStream -> PostgreSQL          %8d events/s (%.2fx plain COPY)\n' \
+  "$e2e" "$(echo "$e2e / $copy_rate" | bc -l)"
+printf 'loss check: %d rows, %d distinct of %d events: %s\n' "$rows" "$distinct" "$M" \
+  "$([ "$rows" = "$M" ] && [ "$distinct" = "$M" ] && echo 'none lost, none twice' || echo MISMATCH)"
+[ "$rows" = "$M" ] && [ "$distinct" = "$M" ]
