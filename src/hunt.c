@@ -30,6 +30,9 @@
 #include "loader.h"
 #include "meta.h"
 #include "store.h"
+#ifndef KSHIELD_STATIC
+#include "hunt_pg.h"	/* --pg: fleet-wide over the collector's PostgreSQL */
+#endif
 
 struct hunt {
 	const char *name;
@@ -316,6 +319,7 @@ static int hunt_help(void)
 		"       kshield hunt NAME [--since T] [--until T] [--binary PATH] [--file FILE]\n"
 		"                         [--limit N] [--store PATH] [-j]\n"
 		"       kshield hunt --sql 'SELECT ...' [--since T] [--until T] [-j]\n"
+		"       kshield hunt --pg CONNINFO NAME|--sql SQL   fleet-wide, grouped by host\n"
 		"Queries run read-only over table events (see kshield(8)); :since, :until\n"
 		"and :binary are bound from the options. Hits that name an exec show\n"
 		"their process ancestry.\n");
@@ -325,7 +329,7 @@ static int hunt_help(void)
 int do_hunt(int argc, char **argv)
 {
 	const char *name = NULL, *sql = NULL, *store = NULL, *since = NULL, *until = NULL,
-		   *file = NULL, *dir = NULL, *limit = NULL;
+		   *file = NULL, *dir = NULL, *limit = NULL, *pg = NULL;
 	struct shield_hunt sh[64];
 	struct hunt_args h = { .since = 0, .until = INT64_MAX, .limit = 1000 };
 	struct ks_config cfg;
@@ -339,7 +343,7 @@ int do_hunt(int argc, char **argv)
 				   !strcmp(o, "--since") ? &since : !strcmp(o, "--until") ? &until :
 				   !strcmp(o, "--file") ? &file : !strcmp(o, "--binary") ? &h.binary :
 				   !strcmp(o, "--shields-dir") ? &dir : !strcmp(o, "--limit") ? &limit :
-				   NULL;
+				   !strcmp(o, "--pg") ? &pg : NULL;
 
 		if (!strcmp(o, "help") || !strcmp(o, "--help"))
 			return hunt_help();
@@ -426,8 +430,15 @@ int do_hunt(int argc, char **argv)
 	}
 	if (file && (err = load_cidrs(file, &h.cidrs, &h.ncidrs)))
 		return ks_report(err);
+#ifndef KSHIELD_STATIC
+	if (pg) {
+		err = file ? ks_err(-EINVAL, "--file hunts are not supported with --pg") :
+		      ks_hunt_pg(pg, name ? name : "sql", sql, h.since, h.until, h.binary, h.limit);
+		s = NULL;
+	} else
+#endif
 	err = ks_store_open(&s, ks_store_path(store), KS_STORE_RDONLY);
-	if (!err) {
+	if (!err && s) {
 		err = run_query(ks_store_db(s), name ? name : "sql", sql, &h);
 		ks_store_close(s);
 	}

@@ -521,6 +521,27 @@ Test(fleet, events_exactly_once_across_a_nats_outage)
 	cr_expect_eq(rows, 6000, "rows in PostgreSQL");
 	cr_expect_eq(distinct, 6000, "distinct sequences in PostgreSQL");
 
+	/* The same hunt language, fleet-wide, grouped by host. */
+	{
+		char cmd[1024];
+		json_object *arr, *mine = NULL;
+		int rc;
+
+		snprintf(cmd, sizeof(cmd), "%s -j hunt --pg '%s' --sql \"SELECT * FROM events WHERE "
+			 "kind = 'exec' AND ts BETWEEN :since AND :until\"", ks_bin(), conninfo);
+		arr = ks_run_json(cmd, &rc, NULL);
+		cr_assert(arr && rc == 0, "hunt --pg failed");
+		for (size_t k = 0; k < json_object_array_length(arr); k++) {
+			json_object *e = json_object_array_get_idx(arr, k);
+
+			if (!strcmp(json_object_get_string(ks_json_get(e, "host")), host))
+				mine = e;
+		}
+		cr_assert(mine, "hunt --pg has no row for %s", host);
+		cr_expect_eq(json_object_get_int64(ks_json_get(mine, "hits")), 6000);
+		json_object_put(arr);
+	}
+
 	/* Re-shipping everything (mark lost) stores nothing twice. */
 	sh_ok("sqlite3 %s \"DELETE FROM fleet_shipped\"", db);
 	wait_mark(db, host, 6000, 60);

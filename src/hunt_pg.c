@@ -1,0 +1,137 @@
+/* hunt_pg.c - `kshield hunt --pg CONNINFO NAME|--sql`: the same hunts the
+ * agent runs over its SQLite store, run fleet-wide over the collector's
+ * PostgreSQL table, results grouped by host.
+ *
+ * The hunts are written against the local store's `events` columns, so a
+ * temporary view `events` over ks_events exposes those columns from each
+ * event's JSON (plus `host`), and json_extract() is provided for the hunts
+ * that use it. :since, :until and :binary are bound as parameters. A hunt
+ * whose rows have no `host` column cannot be grouped and is refused.
+ */
+#ifndef KSHIELD_STATIC
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <postgresql/libpq-fe.h>
+#include "cli.h"
+#include "hunt_pg.h"
+
+static const char view_sql[] =
+	"CREATE OR REPLACE FUNCTION json_extract(t text, path text) RETURNS text "
+	" LANGUAGE sql IMMUTABLE AS $$ SELECT (t::jsonb) #>> string_to_array(substr(path, 3), '.') $$;"
+	"CREATE OR REPLACE TEMP VIEW events AS SELECT host, seq, (data->>'ts')::bigint AS ts, kind,"
+	" (data->>'pid')::bigint AS pid, (data->>'tgid')::bigint AS tgid, (data->>'ppid')::bigint AS ppid,"
+	" (data->>'uid')::bigint AS uid, (data->>'euid')::bigint AS euid, data->>'comm' AS comm,"
+	" (data->>'cgroup_id')::numeric AS cgroup_id, (data->>'exec_id')::numeric AS exec_id,"
+	" (data->>'parent_exec_id')::numeric AS parent_exec_id, data->>'binary' AS binary,"
+	" data->>'args' AS args, data->>'laddr' AS laddr, (data->>'lport')::int AS lport,"
+	" data->>'raddr' AS raddr, (data->>'rport')::int AS rport, data->>'shield' AS shield,"
+	" data->>'verdict' AS verdict, data->>'alg_type' AS alg_type, data->>'alg_name' AS alg_name,"
+	" (data->>'ret')::int AS ret, data->>'detail' AS detail FROM ks_events;";
+
+/* SQLite's :name parameters become $1..$3 (since, until, binary); the
+ * column `binary`, a keyword in PostgreSQL, is quoted. String literals
+ * are copied untouched. *nparams gets the highest parameter used. */
+static char *translate(const char *sql, int *nparams)
+{
+	static const char *names[] = { ":since", ":until", ":binary" };
+	char *out = malloc(strlen(sql) * 2 + 64), *p = out;
+	bool quoted = false;
+
+	*nparams = 0;
+	while (*sql) {
+		int k = 3;
+
+		if (*sql == '\'')
+			quoted = !quoted;
+		if (!quoted)
+			for (k = 0; k < 3; k++)
+				if (!strncmp(sql, names[k], strlen(names[k])))
+					break;
+		if (k < 3) {
+			p += sprintf(p, "$%d", k + 1);
+			sql += strlen(names[k]);
+			if (k + 1 > *nparams)
+				*nparams = k + 1;
+		} else if (!quoted && !strncmp(sql, "binary", 6) &&
+			   (p == out || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '"')) &&
+			   !(isalnum((unsigned char)sql[6]) || sql[6] == '_')) {
+			p += sprintf(p, "\"binary\"");
+			sql += 6;
+		} else {
+			*p++ = *sql++;
+		}
+	}
+	*p = '\0';
+	return out;
+}
+
+int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long long since,
+	       long long until, const char *binary, long long limit)
+{
+	PGconn *c = PQconnectdb(conninfo);
+	char *q = NULL, *grouped = NULL, sv[32], uv[32];
+	const char *params[3];
+	PGresult *r = NULL;
+	int err = 0, np;
+
+	if (PQstatus(c) != CONNECTION_OK) {
+		err = ks_err(-EIO, "postgresql: connect: %s", strtok(PQerrorMessage(c), "\n") ?: "?");
+		goto out;
+	}
+	r = PQexec(c, view_sql);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		err = ks_err(-EIO, "postgresql: %s (has `kshield collect` run?)",
+			     strtok(PQerrorMessage(c), "\n") ?: "?");
+		goto out;
+	}
+	PQclear(r);
+	q = translate(sql, &np);
+	/* Strip a trailing ';' so the hunt nests as a subquery. */
+	for (size_t n = strlen(q); n && (q[n - 1] == ';' || q[n - 1] == ' ' || q[n - 1] == '\n'); n--)
+		q[n - 1] = '\0';
+	grouped = malloc(strlen(q) + 512);
+	sprintf(grouped, "SELECT host, count(*) AS hits, min(ts) AS first_ts, max(ts) AS last_ts "
+		"FROM (%s) AS hunt GROUP BY host ORDER BY hits DESC, host LIMIT %lld", q, limit);
+	snprintf(sv, sizeof(sv), "%lld", since);
+	snprintf(uv, sizeof(uv), "%lld", until);
+	params[0] = sv;
+	params[1] = uv;
+	params[2] = binary ? binary : "";
+	/* Parameters are text; PostgreSQL infers their types from use. */
+	r = PQexecParams(c, grouped, np, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		err = ks_err(-EINVAL, "hunt %s fleet-wide: %s", name,
+			     strtok(PQerrorMessage(c), "\n") ?: "?");
+		goto out;
+	}
+	if (json_output) {
+		json_object *arr = json_object_new_array();
+
+		for (int i = 0; i < PQntuples(r); i++) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "host", json_object_new_string(PQgetvalue(r, i, 0)));
+			json_object_object_add(o, "hits", json_object_new_int64(atoll(PQgetvalue(r, i, 1))));
+			json_object_object_add(o, "first_ts", json_object_new_int64(atoll(PQgetvalue(r, i, 2))));
+			json_object_object_add(o, "last_ts", json_object_new_int64(atoll(PQgetvalue(r, i, 3))));
+			json_object_array_add(arr, o);
+		}
+		ks_json_print(arr);
+	} else {
+		printf("%-32s %10s\n", "HOST", "HITS");
+		for (int i = 0; i < PQntuples(r); i++)
+			printf("%-32s %10s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
+		printf("hunt %s: %d hosts\n", name, PQntuples(r));
+	}
+out:
+	PQclear(r);
+	free(q);
+	free(grouped);
+	PQfinish(c);
+	return err;
+}
+#endif /* KSHIELD_STATIC */

@@ -1,0 +1,11 @@
+/* hunt_pg.h - run a hunt fleet-wide over the collector's PostgreSQL
+ * (ks_events), results grouped by host. See hunt_pg.c. */
+#ifndef KSHIELD_HUNT_PG_H
+#define KSHIELD_HUNT_PG_H
+
+/* @sql is the hunt's SQLite text (over `events`, with :since :until
+ * :binary). Prints per-host hit counts; returns 0 or a negative errno. */
+int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long long since,
+	       long long until, const char *binary, long long limit);
+
+#endif
