@@ -63,7 +63,7 @@ def nobpf_check:
    error: (if $error == "" then null else $error end),
    log: $log, probe: $probe} as $k
 | def base: {kernel: $kernel, package: $package, arch: $arch, flavour: $flavour,
-              lsm: $lsm, lsm_hook: ($probe.hooks.lsm // null), check: null};
+              lsm: $lsm, lsm_hook: (if $probe == null then null else $probe.hooks.lsm end), check: null};
   ( [ $lines[] | tagged("KSHIELD-RESULT") ]
     | map((fromjson? // {garbled: .}) as $r
           | if $r.garbled then base + {shield: null, error: "garbled result line: \($r.garbled[:120])"}
