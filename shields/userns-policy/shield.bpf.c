@@ -20,7 +20,7 @@ KSHIELD_META(refs, "https://lwn.net/Articles/903580/");
 KSHIELD_META(hunt, "SELECT * FROM events WHERE ts BETWEEN :since AND :until AND (kind = 'userns' OR (kind = 'shield' AND shield = 'userns-policy')) ORDER BY ts");
 KSHIELD_VARIANTS("lsm,tp");
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
-KSHIELD_META(variant_tp, "fallback: SIGKILL at sys_enter_unshare/clone/clone3 with CLONE_NEWUSER for the same callers (io_uring cannot create user namespaces; the check reads clone3's flags from user memory)");
+KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at task:task_newtask for clone/clone3 with CLONE_NEWUSER (the caller, and the new child at its return from clone, before it runs its own code); post-hoc: the syscall itself completes");
 
 #define CLONE_NEWUSER	0x10000000
 
@@ -91,39 +91,68 @@ int BPF_PROG(lsm__userns_create, const struct cred *cred)
 			 BPF_CORE_READ(cred, euid.val), 0) ? -EPERM : 0;
 }
 
-/* @which: 0 unshare, 1 clone, 2 clone3 (recorded in the event). */
-static __always_inline void tp_check(__u64 flags, int which)
-{
-	struct ks_userns_allow_key key = {};
+/* ---- tp: fallback without BPF trampolines ----
+ * A tracepoint cannot refuse, it can only SIGKILL the current task, and the
+ * syscall still completes. unshare() changes only the caller, so killing
+ * the caller ends its namespace. clone() creates a child that already lives
+ * in the new namespace and would survive its parent's death: the clone is
+ * judged at task:task_newtask (the kernel's own flags, no user-memory race),
+ * which kills the caller and dooms the child, and the child is killed at
+ * its first step, its return from clone, before it runs any code of its own. */
 
-	if (!(flags & CLONE_NEWUSER) || allowed(&key))
-		return;
-	ks_kill("sys_enter_clone", key.dev, key.ino, flags, which);
-}
+/* Children of refused clones, by pid, until they reach sys_exit_clone. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} doomed SEC(".maps");
 
 SEC("tracepoint/syscalls/sys_enter_unshare")
 int tp__unshare(struct trace_event_raw_sys_enter *ctx)
 {
-	tp_check(ctx->args[0], 0);
+	struct ks_userns_allow_key key = {};
+
+	if ((ctx->args[0] & CLONE_NEWUSER) && !allowed(&key))
+		ks_kill("sys_enter_unshare", key.dev, key.ino, ctx->args[0], 0);
 	return 0;
 }
 
-/* clone's flags are its first argument on every architecture. */
-SEC("tracepoint/syscalls/sys_enter_clone")
-int tp__clone(struct trace_event_raw_sys_enter *ctx)
+SEC("tracepoint/task/task_newtask")
+int tp__newtask(struct trace_event_raw_task_newtask *ctx)
 {
-	tp_check(ctx->args[0], 1);
-	return 0;
-}
+	struct ks_userns_allow_key key = {};
+	__u64 flags = ctx->clone_flags;
+	__u32 child = ctx->pid;
+	__u8 one = 1;
 
-SEC("tracepoint/syscalls/sys_enter_clone3")
-int tp__clone3(struct trace_event_raw_sys_enter *ctx)
-{
-	__u64 flags = 0;
-
-	/* struct clone_args starts with __u64 flags. */
-	if (bpf_probe_read_user(&flags, sizeof(flags), (const void *)ctx->args[0]))
+	if (!(flags & CLONE_NEWUSER) || allowed(&key))
 		return 0;
-	tp_check(flags, 2);
+	if (ks_kill("task_newtask", key.dev, key.ino, flags, child))
+		bpf_map_update_elem(&doomed, &child, &one, BPF_ANY);
+	return 0;
+}
+
+static __always_inline void child_exit(long ret)
+{
+	__u32 pid = (__u32)bpf_get_current_pid_tgid();
+
+	if (ret != 0 || !bpf_map_lookup_elem(&doomed, &pid))
+		return;
+	bpf_map_delete_elem(&doomed, &pid);
+	bpf_send_signal(SIGKILL);
+}
+
+SEC("tracepoint/syscalls/sys_exit_clone")
+int tp__clone_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	child_exit(ctx->ret);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_clone3")
+int tp__clone3_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	child_exit(ctx->ret);
 	return 0;
 }
