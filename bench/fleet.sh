@@ -55,7 +55,7 @@ cp "$SH/$SHIELD.bpf.o" "$D/s.bpf.o"
 "$K" shield sign "$D/s.bpf.o" --key "$D/signer.key" >/dev/null
 "$K" fleet status --nats "$NATS_URLS" >/dev/null	# creates the buckets
 
-echo "== deploy -> enforcing"
+echo "== deploy -> enforcing ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 base=$("$K" --bpffs /sys/fs/bpf/ks-bfleet-base -j shield load "$D/s.bpf.o" | jget '["load_ms"]')
 "$K" --bpffs /sys/fs/bpf/ks-bfleet-base shield unload $SHIELD
 printf 'baseline: one local shield load                      %8.1f ms\n' "$base"

@@ -52,6 +52,8 @@ static int64_t event_ms(json_object *o, natsMsg *m)
 	return ks_now_ms();
 }
 
+static bool ack_each;
+
 struct collect_stats {
 	int64_t received, inserted, batches, pg_retries, bad;
 };
@@ -95,7 +97,10 @@ static int write_batch(struct ks_pg *pg, natsMsgList *list, struct collect_stats
 	if (!err && n)
 		st->inserted += r;
 	if (!err) {
-		if (list->Count)
+		if (ack_each)	/* a durable made with explicit acks earlier */
+			for (int i = 0; i < list->Count; i++)
+				natsMsg_Ack(list->Msgs[i], NULL);
+		else if (list->Count)
 			natsMsg_AckSync(list->Msgs[list->Count - 1], NULL, NULL);
 		st->received += list->Count;
 		st->batches++;
@@ -195,6 +200,14 @@ int do_collect(int argc, char **argv)
 	if (ns != NATS_OK) {
 		err = ks_nats_err(ns, "subscribing to " KS_EVENTS_STREAM);
 		goto out;
+	}
+	{
+		jsConsumerInfo *ci = NULL;
+
+		if (natsSubscription_GetConsumerInfo(&ci, sub, NULL, &jerr) == NATS_OK) {
+			ack_each = ci->Config->AckPolicy != js_AckAll;
+			jsConsumerInfo_Destroy(ci);
+		}
 	}
 	t0 = ks_now_ms();
 	while (!collect_stop) {
