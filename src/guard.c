@@ -18,6 +18,7 @@
 #include "guard.h"
 #include <kshield/shield.h>
 #include "pins.h"
+#include "loader.h"
 #include "guard.skel.h"
 
 const char *ks_tamper_op_str(__u32 op)
@@ -115,6 +116,15 @@ static int load_variant(const char *v, bool enable, char *why, size_t whylen)
 		snprintf(why, whylen, "load: %s%s", strerror(-err),
 			 err == -EPERM ? " (no BPF LSM / trampolines on this kernel)" : "");
 		goto out;
+	}
+	if (!strcmp(v, "lsm")) {
+		char lsms[256];
+
+		if (ks_bpf_lsm_inactive(lsms, sizeof(lsms))) {
+			snprintf(why, whylen, "bpf is not an active LSM here (active: %s)", lsms);
+			err = -EOPNOTSUPP;
+			goto out;
+		}
 	}
 	err = describe(&c);
 	if (err) {

@@ -93,7 +93,7 @@ static bool is_cgroup_prog(const struct bpf_program *prog)
  * LSMs (lsm= boot parameter), but then they never run: a shield would look
  * loaded and refuse nothing. Returns true when bpf is known to be inactive,
  * with the list of active LSMs in @lsms. */
-static bool bpf_lsm_inactive(char *lsms, size_t len)
+bool ks_bpf_lsm_inactive(char *lsms, size_t len)
 {
 	static struct ks_sysinfo si;
 	static bool read;
@@ -196,7 +196,7 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 		char lsms[256];
 
 		if (bpf_program__autoload(prog) && bpf_program__type(prog) == BPF_PROG_TYPE_LSM &&
-		    bpf_lsm_inactive(lsms, sizeof(lsms))) {
+		    ks_bpf_lsm_inactive(lsms, sizeof(lsms))) {
 			snprintf(try->why, sizeof(try->why), "%s: bpf is not an active LSM here "
 				 "(active: %s), so LSM programs would never run; boot with "
 				 "lsm=...,bpf", bpf_program__name(prog), lsms);

@@ -47,4 +47,9 @@ int ks_shield_get(const char *name, struct ks_shield_state *st);
 /* All loaded shields; *out is malloc'ed, free() it. */
 int ks_shield_list(struct ks_shield_state **out, int *n);
 
+/* True when the kernel has BPF LSM but "bpf" is not among the active LSMs
+ * (lsm= boot parameter): LSM programs would attach and never run. @lsms
+ * gets the active list. False when the list cannot be read. */
+bool ks_bpf_lsm_inactive(char *lsms, size_t len);
+
 #endif
