@@ -27,6 +27,12 @@
  *	for verdicts that need the whole message (attributes come in any
  *	order).
  *
+ * Then its programs are one line per variant:
+ *   NLW_LSM_PROGRAM(NETLINK_xxx)   "lsm": lsm/netlink_send, EPERM
+ *   NLW_TP_PROGRAMS(NETLINK_xxx)   "tp": send syscalls' tracepoints, SIGKILL
+ * Both guard sends on sockets of that protocol whose network namespace, or
+ * whose sender, belongs to a non-initial user namespace (nlw_guarded).
+ *
  * Attribute types are compared as the kernel does (NLA_TYPE_MASK strips the
  * nested and byte-order flags); NLW_ANY in a path matches every type, and
  * every occurrence of a type is visited (the kernel keeps the last one, a
@@ -236,16 +242,6 @@ static __always_inline int nlw_walk(struct nlw *w, __u64 data, __u32 len, bool u
 	return !(w->done || w->hit || w->fault);
 }
 
-/* The user namespace that owns @sk's network namespace is not the initial
- * one: CAP_NET_ADMIN there is within reach of an unprivileged user. Keyed on
- * the socket and not only on the sender, because the owner of a child
- * namespace keeps its capabilities there from the parent namespace (a
- * socket created inside can be passed out and used from outside). */
-static __always_inline bool nlw_sock_in_child_userns(struct sock *sk)
-{
-	return BPF_CORE_READ(sk, __sk_common.skc_net.net, user_ns, level) > 0;
-}
-
 /* The sock behind descriptor @fd of the current task when it is a netlink
  * socket, else NULL. For the tracepoint fallbacks, which only get the fd. */
 static __always_inline struct sock *nlw_fd_netlink_sock(int fd)
@@ -357,38 +353,95 @@ static __always_inline int nlw_tp_walk(struct nlw *w, int kind, __u64 a, __u64 b
 	return truncated || w->fault ? NLW_UNPARSED : NLW_CLEAN;
 }
 
-/* The five syscalls that reach netlink_sendmsg() with user buffers, each
- * handing (fd, kind, a, b) to the shield's @check. Per-syscall events, not
- * raw_tp/sys_enter: measured on the 6.18 host (CPU time of 1M calls), an
- * empty classic sys_enter_write program adds ~220 ns to write() and nothing
- * to other syscalls, an empty raw_tp/sys_enter ~150 ns to every syscall. io_uring sends and
- * 32-bit compat syscalls do not pass these tracepoints: the fallback's
- * documented gap, which only the LSM variant closes. */
-#define NLW_TP_PROGRAMS(check)						\
+/* A send on @sk is guarded: its @protocol, and either the network namespace
+ * it goes to is owned by a non-initial user namespace or the sender's
+ * credentials live in one. */
+static __always_inline bool nlw_guarded(struct sock *sk, int protocol)
+{
+	return BPF_CORE_READ(sk, sk_protocol) == protocol &&
+	       (ks_sock_in_child_userns(sk) || ks_in_child_userns());
+}
+
+/* The LSM variant's verdict on one send: walk the kernel copy of the
+ * request, refuse a hit, and fail closed on a request that could not be
+ * walked whole (or no walk state). */
+static __always_inline int nlw_lsm_send(struct sock *sk, struct sk_buff *skb, int protocol)
+{
+	struct nlw *w;
+	int truncated;
+
+	if (!nlw_guarded(sk, protocol))
+		return 0;
+	w = nlw_get();
+	if (!w)
+		return ks_refuse("netlink_send", 0, 0, 0, NLW_UNPARSED) ? -EPERM : 0;
+	truncated = nlw_walk(w, (__u64)(long)BPF_CORE_READ(skb, data),
+			     BPF_CORE_READ(skb, len), false);
+	if (!w->hit && !truncated && !w->fault)
+		return 0;
+	return ks_refuse("netlink_send", w->msg_type, w->arg, w->hit,
+			 w->hit ? NLW_HIT : NLW_UNPARSED) ? -EPERM : 0;
+}
+
+/* The tracepoint fallback's verdict on one send (see nlw_tp_walk): SIGKILL
+ * on a hit or on what could not be parsed; the send itself completes. */
+static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int protocol)
+{
+	struct sock *sk = nlw_fd_netlink_sock(fd);
+	struct nlw *w;
+	int r;
+
+	if (!sk || !nlw_guarded(sk, protocol))
+		return 0;
+	w = nlw_get();
+	r = w ? nlw_tp_walk(w, kind, a, b) : NLW_UNPARSED;
+	if (r == NLW_CLEAN)
+		return 0;
+	ks_kill("sys_enter_send", w ? w->msg_type : 0, w ? w->arg : 0, w ? w->hit : 0, r);
+	return 0;
+}
+
+/* The "lsm" variant of a netlink shield for sockets of @protocol. */
+#define NLW_LSM_PROGRAM(protocol)					\
+SEC("lsm/netlink_send")							\
+int BPF_PROG(lsm__netlink_send, struct sock *sk, struct sk_buff *skb)	\
+{									\
+	return nlw_lsm_send(sk, skb, protocol);				\
+}
+
+/* The "tp" variant: the five syscalls that reach netlink_sendmsg() with
+ * user buffers, each walked by nlw_tp_send() for sockets of @protocol.
+ * Per-syscall events, not raw_tp/sys_enter: measured on the 6.18 host (CPU
+ * time of 1M calls), an empty classic sys_enter_write program adds ~220 ns
+ * to write() and nothing to other syscalls, an empty raw_tp/sys_enter
+ * ~150 ns to every syscall. io_uring sends and 32-bit compat syscalls do
+ * not pass these tracepoints: the fallback's documented gap, which only the
+ * LSM variant closes. */
+#define NLW_TP_PROGRAMS(protocol)					\
 SEC("tracepoint/syscalls/sys_enter_sendmsg")				\
 int tp__sendmsg(struct trace_event_raw_sys_enter *ctx)			\
 {									\
-	return check((int)ctx->args[0], NLW_SEND_MSG, ctx->args[1], 0);	\
+	return nlw_tp_send((int)ctx->args[0], NLW_SEND_MSG, ctx->args[1], 0, protocol); \
 }									\
 SEC("tracepoint/syscalls/sys_enter_sendto")				\
 int tp__sendto(struct trace_event_raw_sys_enter *ctx)			\
 {									\
-	return check((int)ctx->args[0], NLW_SEND_BUF, ctx->args[1], ctx->args[2]); \
+	return nlw_tp_send((int)ctx->args[0], NLW_SEND_BUF, ctx->args[1], ctx->args[2], protocol); \
 }									\
 SEC("tracepoint/syscalls/sys_enter_write")				\
 int tp__write(struct trace_event_raw_sys_enter *ctx)			\
 {									\
-	return check((int)ctx->args[0], NLW_SEND_BUF, ctx->args[1], ctx->args[2]); \
+	return nlw_tp_send((int)ctx->args[0], NLW_SEND_BUF, ctx->args[1], ctx->args[2], protocol); \
 }									\
 SEC("tracepoint/syscalls/sys_enter_writev")				\
 int tp__writev(struct trace_event_raw_sys_enter *ctx)			\
 {									\
-	return check((int)ctx->args[0], NLW_SEND_IOV, ctx->args[1], ctx->args[2]); \
+	return nlw_tp_send((int)ctx->args[0], NLW_SEND_IOV, ctx->args[1], ctx->args[2], protocol); \
 }									\
 SEC("tracepoint/syscalls/sys_enter_sendmmsg")				\
 int tp__sendmmsg(struct trace_event_raw_sys_enter *ctx)			\
 {									\
-	return check((int)ctx->args[0], NLW_SEND_MMSG, ctx->args[1], ctx->args[2]); \
+	return nlw_tp_send((int)ctx->args[0], NLW_SEND_MMSG, ctx->args[1], ctx->args[2], protocol); \
 }
 
 #endif /* KSHIELD_NLWALK_BPF_H */

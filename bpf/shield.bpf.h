@@ -129,7 +129,10 @@ static __always_inline __u32 __ks_hit(const char *hook, __u32 verdict_enforce,
 /* cgroup/setsockopt: let the call through unchanged. optlen 0 tells the
  * kernel to use the caller's own buffer: it saves a kmalloc+copy on every
  * setsockopt and avoids -EFAULT for options longer than a page on older
- * kernels. */
+ * kernels. A refusal (return 0) ignores optlen, so a program may call this
+ * first and decide after: a ctx store placed after helper calls can be
+ * compiled as ctx + offset in a register, which the verifier refuses
+ * ("dereference of modified ctx ptr"). */
 static __always_inline int ks_sockopt_pass(struct bpf_sockopt *ctx)
 {
 	ctx->optlen = 0;
@@ -137,12 +140,35 @@ static __always_inline int ks_sockopt_pass(struct bpf_sockopt *ctx)
 }
 
 /* True when the current task's credentials belong to a user namespace other
- * than the initial one: the precondition of most unprivileged kernel LPEs. */
+ * than the initial one: the precondition of most unprivileged kernel LPEs.
+ * Not enough on its own for objects made inside a namespace (sockets, fs
+ * contexts): one can be passed out (SCM_RIGHTS) to its owner in the initial
+ * namespace, who keeps every capability over the child namespace. Check the
+ * object's namespace too (ks_sock_in_child_userns). */
 static __always_inline bool ks_in_child_userns(void)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
 	return BPF_CORE_READ(task, cred, user_ns, level) > 0;
+}
+
+/* True when @sk's network namespace is owned by a non-initial user
+ * namespace: CAP_NET_ADMIN there is within reach of an unprivileged user,
+ * whoever makes the call on the socket. */
+static __always_inline bool ks_sock_in_child_userns(struct sock *sk)
+{
+	return BPF_CORE_READ(sk, __sk_common.skc_net.net, user_ns, level) > 0;
+}
+
+/* The kernel socket of a cgroup/setsockopt or getsockopt program. ctx->sk
+ * is a PTR_TO_SOCKET the verifier lets no one walk (no pointer arithmetic);
+ * the kernel's own context (struct bpf_sockopt_kern) holds the same
+ * pointer, read here as plain memory. NULL when it cannot be read. */
+static __always_inline struct sock *ks_sockopt_sk(struct bpf_sockopt *ctx)
+{
+	struct bpf_sockopt_kern *k = (void *)ctx;
+
+	return BPF_CORE_READ(k, sk);
 }
 
 #endif /* KSHIELD_SHIELD_BPF_H */
