@@ -31,7 +31,7 @@ struct {
 /* Events that found the ring buffer full, per kind. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, KS_EV_KIND_MAX);
+	__uint(max_entries, KS_LOST_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);

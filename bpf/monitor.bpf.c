@@ -17,6 +17,7 @@
  * <bpffs>/monitor/ so that a restarted agent adopts this instance.
  */
 #include "kshield.bpf.h"
+#include <bpf/bpf_endian.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -642,3 +643,7 @@ int mon_sock_state(struct trace_event_raw_inet_sock_set_state *ctx)
 	}
 	return 0;
 }
+
+/* ---- flow: bytes and packets per socket ---- */
+
+#include "flow.bpf.h"

@@ -482,6 +482,7 @@ static int agent_help(void)
 		"  --json FILE|-    also write each event as one JSON line\n"
 		"  --socket-families LIST   families reported at socket(): names, numbers,\n"
 		"                   netlink:N, 'default' (alg, packet, vsock, rxrpc, ...)\n"
+		"  --flow-interval 60s   interim flow records of connections still moving data\n"
 		"SIGINT/SIGTERM flush and exit; SIGHUP reloads the shields directory.\n",
 		KS_STORE_DEFAULT);
 	return 0;
@@ -510,7 +511,7 @@ int do_kagent(int argc, char **argv)
 {
 	static struct agent a;	/* big (config); lives as long as the process */
 	const char *config = NULL, *store = NULL, *keep = NULL, *maxsz = NULL, *dir = NULL,
-		   *families = NULL;
+		   *families = NULL, *flow_iv = NULL;
 	bool check = false;
 	int err;
 #ifndef KSHIELD_STATIC
@@ -526,7 +527,8 @@ int do_kagent(int argc, char **argv)
 				   !strcmp(o, "--max-size") ? &maxsz :
 				   !strcmp(o, "--json") ? &a.json_path :
 				   !strcmp(o, "--shields-dir") ? &dir :
-				   !strcmp(o, "--socket-families") ? &families : NULL;
+				   !strcmp(o, "--socket-families") ? &families :
+				   !strcmp(o, "--flow-interval") ? &flow_iv : NULL;
 
 		if (!strcmp(o, "help") || !strcmp(o, "--help") || !strcmp(o, "-h"))
 			return agent_help();
@@ -569,6 +571,11 @@ int do_kagent(int argc, char **argv)
 	ks_monitor_default_cfg(&a.mcfg);
 	if (families && (err = parse_families(families, &a.mcfg)))
 		return ks_report(err);
+	a.mcfg.flow_interval_ns = a.cfg.flow_interval_s * 1000000000ULL;
+	if (flow_iv && (err = ks_duration_parse(flow_iv, "--flow-interval", &a.mcfg.flow_interval_ns)))
+		return ks_report(err);
+	if (!a.mcfg.flow_interval_ns)
+		return ks_usage("--flow-interval: more than 0, like 60s");
 	if (check)
 		return agent_check(&a);
 #ifndef KSHIELD_STATIC

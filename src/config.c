@@ -17,6 +17,7 @@ void ks_config_defaults(struct ks_config *cfg)
 	snprintf(cfg->shields_dir, sizeof(cfg->shields_dir), "%s", KS_SHIELDS_DIR_DEFAULT);
 	cfg->default_mode = KS_MODE_ENFORCE;
 	cfg->check_interval_s = 5;
+	cfg->flow_interval_s = 60;
 }
 
 int ks_mode_parse(const char *s, enum ks_mode *mode)
@@ -175,6 +176,11 @@ static int set_key(struct ks_config *cfg, const char *k, const char *v, const ch
 		if (!err && !cfg->check_interval_s)
 			err = -EINVAL;
 		want = "a duration of at least 1s, like 5s or 1m";
+	} else if (!strcmp(k, "flow_interval")) {
+		err = parse_duration(v, &cfg->flow_interval_s);
+		if (!err && !cfg->flow_interval_s)
+			err = -EINVAL;
+		want = "a duration of at least 1s, like 60s or 5m";
 	} else if (!strcmp(k, "max_size")) {
 		err = parse_size(v, &cfg->max_size);
 		want = "a size like 512M, 2G or 1048576 (bytes)";

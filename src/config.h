@@ -14,6 +14,8 @@
  *   shield.<name>.mode = enforce|audit
  *   guard = on|off               tamper guard (see docs/guard.md)
  *   check_interval = N[s|m|h]    how often the agent checks its pins
+ *   flow_interval = N[s|m|h]     interim `flow` records of connections that
+ *                                 keep moving data (default 60s)
  */
 #ifndef KSHIELD_CONFIG_H
 #define KSHIELD_CONFIG_H
@@ -41,6 +43,7 @@ struct ks_config {
 	__u64 retention_s;		/* 0 = keep forever */
 	__u64 max_size;			/* bytes, 0 = no cap */
 	__u64 check_interval_s;		/* pin check period */
+	__u64 flow_interval_s;		/* interim flow records of long connections */
 	enum ks_mode default_mode;
 	bool guard;
 	int nshields;

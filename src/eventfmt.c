@@ -91,6 +91,41 @@ static long long num(sqlite3_stmt *st, const char *name)
 	return i >= 0 ? sqlite3_column_int64(st, i) : 0;
 }
 
+static void size_fmt(double b, char *buf, size_t len)
+{
+	static const char units[] = " KMGT";
+	int u = 0;
+
+	while (b >= 1024 && u < 4) {
+		b /= 1024;
+		u++;
+	}
+	if (u)
+		snprintf(buf, len, "%.1f%c", b, units[u]);
+	else
+		snprintf(buf, len, "%.0f", b);
+}
+
+/* "tcp 10.0.0.1:5000 -> 1.2.3.4:443 out 52.4M in 1.2K 12.0s final" */
+static void flow_summary(sqlite3_stmt *st, char *buf, size_t len)
+{
+	struct json_object *d = json_tokener_parse(text(st, "detail")), *v;
+	static const char *const keys[] = { "bytes_out", "bytes_in", "duration_ns", "final" };
+	double n[4] = { 0 };
+	char out[16], in[16];
+
+	for (int i = 0; i < 4; i++)
+		if (d && json_object_object_get_ex(d, keys[i], &v))
+			n[i] = json_object_get_double(v);
+	size_fmt(n[0], out, sizeof(out));
+	size_fmt(n[1], in, sizeof(in));
+	snprintf(buf, len, "%s %s:%lld -> %s:%lld out %s in %s %.3fs %s",
+		 d && json_object_object_get_ex(d, "proto", &v) ? json_object_get_string(v) : "?",
+		 text(st, "laddr"), num(st, "lport"), text(st, "raddr"), num(st, "rport"), out, in,
+		 n[2] / 1e9, n[3] ? "final" : "open");
+	json_object_put(d);
+}
+
 /* One human line of what the event says beyond who and when. */
 static void summary(sqlite3_stmt *st, char *buf, size_t len)
 {
@@ -101,6 +136,8 @@ static void summary(sqlite3_stmt *st, char *buf, size_t len)
 	else if (!strcmp(kind, "connect") || !strcmp(kind, "accept"))
 		snprintf(buf, len, "%s:%lld -> %s:%lld", text(st, "laddr"), num(st, "lport"),
 			 text(st, "raddr"), num(st, "rport"));
+	else if (!strcmp(kind, "flow"))
+		flow_summary(st, buf, len);
 	else if (!strcmp(kind, "listen"))
 		snprintf(buf, len, "%s:%lld", text(st, "laddr"), num(st, "lport"));
 	else if (!strcmp(kind, "shield"))

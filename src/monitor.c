@@ -11,6 +11,7 @@
  * that instant, never missing).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,38 @@ static void unpin_maps(struct bpf_object *obj)
 	}
 }
 
+/* The skeleton does not attach cgroup programs (they need a cgroup): the
+ * flow accounting goes on the cgroup2 root, so it sees every socket. */
+static int attach_cgroup(struct monitor_bpf *skel)
+{
+	const char *cg = ks_cgroup2_path();
+	int fd, err = 0;
+
+	for (int i = 0; i < skel->skeleton->prog_cnt; i++) {
+		struct bpf_program *prog = *skel->skeleton->progs[i].prog;
+		struct bpf_link **link = skel->skeleton->progs[i].link;
+		enum bpf_prog_type t = bpf_program__type(prog);
+
+		if (*link || (t != BPF_PROG_TYPE_CGROUP_SKB && t != BPF_PROG_TYPE_CGROUP_SOCK))
+			continue;
+		if (!cg)
+			return ks_err(-ENOENT, "no cgroup2 mount found in /proc/mounts "
+				      "(mount -t cgroup2 none /sys/fs/cgroup)");
+		fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return ks_err(-errno, "can't open %s: %s", cg, strerror(errno));
+		*link = bpf_program__attach_cgroup(prog, fd);
+		err = *link ? 0 : -errno;
+		close(fd);
+		if (err) {
+			*link = NULL;
+			return ks_err(err, "can't attach %s to %s: %s", bpf_program__name(prog), cg,
+				      strerror(-err));
+		}
+	}
+	return 0;
+}
+
 static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *cfg)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
@@ -191,6 +224,8 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 		return err;
 	if ((err = monitor_bpf__attach(m->skel)))
 		return ks_err(err, "can't attach the monitor: %s", strerror(-err));
+	if ((err = attach_cgroup(m->skel)))
+		return err;
 	/* New links are live: now swap the pins (dropping a stale link's
 	 * last reference detaches it). */
 	bpf_object__for_each_program(prog, m->skel->obj) {

@@ -43,6 +43,7 @@ static const char *const kind_names[KS_EV_KIND_MAX] = {
 	[KS_EV_USERNS] = "userns",	[KS_EV_PRIVILEGE] = "privilege",
 	[KS_EV_BPF] = "bpf",		[KS_EV_SHIELD] = "shield",
 	[KS_EV_ALG_BIND] = "alg_bind",	[KS_EV_TAMPER] = "tamper",
+	[KS_EV_FLOW] = "flow",
 };
 
 const char *ks_kind_name(unsigned kind)
@@ -56,7 +57,7 @@ int ks_kind_parse(const char *name)
 		if (kind_names[k] && !strcmp(kind_names[k], name))
 			return k;
 	return ks_err(-EINVAL, "unknown event kind '%s' (exec, exit, connect, accept, listen, "
-		      "socket, userns, privilege, bpf, shield, alg_bind, tamper)", name);
+		      "socket, userns, privilege, bpf, shield, alg_bind, tamper, flow)", name);
 }
 
 static const char schema[] =
@@ -431,6 +432,30 @@ int ks_row_decode(const void *rec, size_t len, __s64 boot_to_real, struct ks_row
 		copy_str(target, sizeof(target), e->target, sizeof(e->target));
 		snprintf(r->detail, sizeof(r->detail), "{\"op\":%u,\"target\":\"%s\",\"id\":%u,"
 			 "\"arg\":%u}", e->op, target, e->id, e->arg);
+		break;
+	}
+	case KS_EV_FLOW: {
+		const struct ks_flow_event *e = rec;
+
+		if (len < sizeof(*e))
+			break;
+		r->fields |= KS_ROW_LOCAL | KS_ROW_REMOTE;
+		addr_str(e->family, e->laddr, r->laddr, sizeof(r->laddr));
+		addr_str(e->family, e->raddr, r->raddr, sizeof(r->raddr));
+		r->lport = e->lport;
+		r->rport = e->rport;
+		/* "flow" names the connection across its interim and final
+		 * records (cookies restart at each boot; the start time does not) */
+		snprintf(r->detail, sizeof(r->detail), "{\"proto\":\"%s\",\"family\":%u,"
+			 "\"bytes_out\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ",\"pkts_out\":%" PRIu64
+			 ",\"pkts_in\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"final\":%d,"
+			 "\"owner_unknown\":%d,\"peers\":%d,\"untracked\":%d,\"flow\":\"%" PRIu64
+			 "-%" PRIu64 "\"}", e->proto == 6 ? "tcp" : "udp", e->family,
+			 (uint64_t)e->bytes_out, (uint64_t)e->bytes_in, (uint64_t)e->pkts_out,
+			 (uint64_t)e->pkts_in, (uint64_t)(h->ts_ns - e->start_ns),
+			 !!(e->flags & KS_FLOW_FINAL), !!(e->flags & KS_FLOW_NO_OWNER),
+			 !!(e->flags & KS_FLOW_PEERS), !!(e->flags & KS_FLOW_UNTRACKED),
+			 (uint64_t)e->cookie, (uint64_t)e->start_ns);
 		break;
 	}
 	}

@@ -18,6 +18,10 @@
 #define KS_ARGV_LEN	512
 #define KS_ALG_LEN	64	/* sockaddr_alg.salg_name */
 
+/* Slots of the pinned ks_lost counters: more than there are kinds, so a
+ * new kind does not change the layout of a map that outlives the agent. */
+#define KS_LOST_SLOTS	32
+
 /* Size of the ring buffer shared by the monitor and every shield. */
 #define KS_RINGBUF_SIZE	(16u << 20)
 
@@ -34,6 +38,7 @@ enum ks_kind {
 	KS_EV_SHIELD,
 	KS_EV_ALG_BIND,
 	KS_EV_TAMPER,
+	KS_EV_FLOW,
 	KS_EV_KIND_MAX,
 };
 
@@ -117,6 +122,36 @@ struct ks_conn_event {
 	__u16 lport;		/* host order */
 	__u16 rport;
 	__u16 flags;		/* KS_CONN_* */
+	__u8 laddr[16];
+	__u8 raddr[16];
+};
+
+/* flow: the traffic of one TCP or UDP socket (IPv4/IPv6), sent when it
+ * closes and, while it moves data, every mon_config.flow_interval_ns
+ * (interim records carry the totals so far, not deltas: the newest record
+ * of a flow is its total). Bytes are payload (TCP/UDP data, no headers;
+ * TCP retransmissions count again); packets are segments (gso_segs).
+ * hdr is the owner: the process that connected, the listener that
+ * accepted, or for UDP the first sender (else the process that closed
+ * it). Addresses are those of the first packet (UDP: KS_FLOW_PEERS says
+ * later packets had other peers). */
+#define KS_FLOW_FINAL		(1u << 0)	/* socket closed: these are its totals */
+#define KS_FLOW_NO_OWNER	(1u << 1)	/* process unknown */
+#define KS_FLOW_PEERS		(1u << 2)	/* UDP: more than one remote address */
+#define KS_FLOW_UNTRACKED	(1u << 3)	/* no state at close (table full, or older than
+						 * the monitor): TCP totals from the socket */
+
+struct ks_flow_event {
+	struct ks_hdr hdr;
+	__u64 cookie;		/* socket cookie (unique per boot) */
+	__u64 start_ns;		/* CLOCK_BOOTTIME of connect/accept or first packet */
+	__u64 bytes_out, bytes_in;
+	__u64 pkts_out, pkts_in;
+	__u16 family;		/* AF_INET / AF_INET6 */
+	__u16 lport;		/* host order */
+	__u16 rport;
+	__u8 proto;		/* IPPROTO_TCP / IPPROTO_UDP */
+	__u8 flags;		/* KS_FLOW_* */
 	__u8 laddr[16];
 	__u8 raddr[16];
 };
@@ -218,6 +253,7 @@ struct ks_monitor_cfg {
 	__u32 netlink_protos;	/* bit per netlink protocol to report */
 	__u32 _pad2;
 	__u64 object_hash;	/* FNV-1a of the monitor object that is attached */
+	__u64 flow_interval_ns;	/* interim flow records this often (0: 60 s) */
 };
 
 #endif /* KSHIELD_EVENT_H */

@@ -1,0 +1,335 @@
+/* flow.bpf.h - the monitor's per-socket traffic accounting: `flow` records
+ * (struct ks_flow_event) for TCP and UDP over IPv4 and IPv6. Included by
+ * monitor.bpf.c after its maps.
+ *
+ * Hooks that exist on this host and on Debian 6.1/6.12 (no kprobes, no
+ * trampolines):
+ *   cgroup_skb/egress, cgroup_skb/ingress on the cgroup2 root: count each
+ *	full socket's payload and segments, keyed by socket cookie;
+ *   tp_btf/inet_sock_set_state: TCP connect and accept record the owner
+ *	(before the first data packet), TCP_CLOSE sends the totals;
+ *   cgroup/sock_release: UDP close sends the totals.
+ * The per-socket state is an LRU hash: memory is bounded, and a socket
+ * whose state was evicted is counted in ks_lost[KS_EV_FLOW] when it
+ * closes (TCP still gets a record, from the socket's own counters).
+ *
+ * Interim records are driven by traffic: the first packet after
+ * flow_interval_ns since the last record sends one, so a slow transfer on a
+ * long connection is seen while it runs and while no agent reads, with no
+ * timer. The cgroup programs always return 1: accounting never drops.
+ */
+#ifndef KSHIELD_FLOW_BPF_H
+#define KSHIELD_FLOW_BPF_H
+
+#define IPPROTO_UDP	17
+#define ETH_P_IP	0x0800
+#define ETH_P_IPV6	0x86DD
+#define FLOW_DEFAULT_NS	(60ULL * 1000000000ULL)
+
+struct flow {
+	struct ks_flow_event e;	/* e.hdr is the owner's header */
+	__u64 next_report;	/* monotonic ns */
+	__u64 reported;		/* bytes_out + bytes_in in the last record */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u64);		/* socket cookie */
+	__type(value, struct flow);
+} mon_flows SEC(".maps");
+
+static const struct flow flow_zero;
+
+static __always_inline __u64 flow_interval(void)
+{
+	struct ks_monitor_cfg *c = cfg();
+
+	return c && c->flow_interval_ns ? c->flow_interval_ns : FLOW_DEFAULT_NS;
+}
+
+/* Insert zeroed state for @cookie and return it (NULL only if the map
+ * refused, which an LRU hash does not when full: it evicts). */
+static __always_inline struct flow *flow_new(__u64 cookie, __u8 proto)
+{
+	struct flow *f;
+
+	bpf_map_update_elem(&mon_flows, &cookie, &flow_zero, BPF_NOEXIST);
+	f = bpf_map_lookup_elem(&mon_flows, &cookie);
+	if (f && !f->e.cookie) {
+		f->e.cookie = cookie;
+		f->e.proto = proto;
+		f->e.start_ns = bpf_ktime_get_boot_ns();
+		f->next_report = bpf_ktime_get_ns() + flow_interval();
+		f->e.flags = KS_FLOW_NO_OWNER;
+	}
+	return f;
+}
+
+/* Send @f as a record (final or interim) with the current time. */
+static __always_inline void flow_send(struct flow *f, __u8 flags)
+{
+	struct ks_flow_event *e = ks_reserve(KS_EV_FLOW, sizeof(*e));
+
+	if (!e)
+		return;
+	__builtin_memcpy(e, &f->e, sizeof(*e));
+	e->hdr.kind = KS_EV_FLOW;
+	e->hdr.size = sizeof(*e);
+	e->hdr.ts_ns = bpf_ktime_get_boot_ns();
+	e->flags |= flags;
+	submit(e);
+}
+
+/* ---- per packet ---- */
+
+/* Fill the 5-tuple from the packet: local is the source going out. */
+static __always_inline void flow_addrs(struct __sk_buff *skb, struct flow *f, bool v4,
+				       __u32 ipl, bool out)
+{
+	__u16 ports[2];
+	__u32 a[8] = {};
+
+	f->e.family = v4 ? AF_INET : AF_INET6;
+	if (v4) {
+		bpf_skb_load_bytes(skb, 12, a, 8);
+		a[4] = a[1];	/* daddr into the second half, as for IPv6 */
+		a[1] = 0;
+	} else {
+		bpf_skb_load_bytes(skb, 8, a, 32);
+	}
+	if (bpf_skb_load_bytes(skb, ipl, ports, 4))
+		ports[0] = ports[1] = 0;
+	__builtin_memcpy(out ? f->e.laddr : f->e.raddr, &a[0], 16);
+	__builtin_memcpy(out ? f->e.raddr : f->e.laddr, &a[4], 16);
+	f->e.lport = bpf_ntohs(out ? ports[0] : ports[1]);
+	f->e.rport = bpf_ntohs(out ? ports[1] : ports[0]);
+}
+
+/* UDP: flag a packet whose peer is not the first one (IPv4: the address
+ * word; IPv6: its last word, which differs between almost any two peers). */
+static __always_inline void flow_peer_check(struct __sk_buff *skb, struct flow *f, bool v4,
+					    bool out)
+{
+	__u32 w = 0;
+
+	if (v4)
+		bpf_skb_load_bytes(skb, out ? 16 : 12, &w, 4);
+	else
+		bpf_skb_load_bytes(skb, out ? 36 : 20, &w, 4);
+	if (w != *(__u32 *)&f->e.raddr[v4 ? 0 : 12])
+		f->e.flags |= KS_FLOW_PEERS;
+}
+
+static __always_inline int flow_count(struct __sk_buff *skb, bool out)
+{
+	struct bpf_sock *sk = skb->sk;
+	__u32 ipl, l4, len, segs, proto;
+	__u64 cookie, payload, now;
+	struct flow *f;
+	__u8 b = 0;
+	bool v4;
+
+	if (!sk || !(sk = bpf_sk_fullsock(sk)))
+		return 1;
+	proto = sk->protocol;
+	if (proto == IPPROTO_TCP) {
+		/* listeners see handshakes, closed sockets only resets */
+		if (sk->state == TCP_LISTEN || sk->state == TCP_CLOSE)
+			return 1;
+	} else if (proto != IPPROTO_UDP) {
+		return 1;
+	}
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		if (bpf_skb_load_bytes(skb, 0, &b, 1))
+			return 1;
+		ipl = (b & 0xf) * 4;
+		v4 = true;
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		ipl = 40;
+		v4 = false;
+	} else {
+		return 1;
+	}
+	if (proto == IPPROTO_TCP) {
+		if (bpf_skb_load_bytes(skb, ipl + 12, &b, 1))
+			return 1;
+		l4 = (b >> 4) * 4;
+	} else {
+		l4 = 8;
+	}
+	len = skb->len;
+	payload = len > ipl + l4 ? len - ipl - l4 : 0;
+	segs = skb->gso_segs ? skb->gso_segs : 1;
+
+	cookie = bpf_get_socket_cookie(skb);
+	f = bpf_map_lookup_elem(&mon_flows, &cookie);
+	if (!f) {
+		if (!(f = flow_new(cookie, proto)))
+			return 1;
+	}
+	if (!f->e.family)
+		flow_addrs(skb, f, v4, ipl, out);
+	else if (proto == IPPROTO_UDP)
+		flow_peer_check(skb, f, v4, out);
+	if (out) {
+		__sync_fetch_and_add(&f->e.bytes_out, payload);
+		__sync_fetch_and_add(&f->e.pkts_out, segs);
+		/* UDP sends run in the sender's context: the first names the owner */
+		if (proto == IPPROTO_UDP && (f->e.flags & KS_FLOW_NO_OWNER)) {
+			ks_fill_hdr(&f->e.hdr, KS_EV_FLOW, sizeof(f->e));
+			f->e.flags &= ~KS_FLOW_NO_OWNER;
+		}
+	} else {
+		__sync_fetch_and_add(&f->e.bytes_in, payload);
+		__sync_fetch_and_add(&f->e.pkts_in, segs);
+	}
+	now = bpf_ktime_get_ns();
+	if (now >= f->next_report) {
+		__u64 moved = f->e.bytes_out + f->e.bytes_in;
+
+		f->next_report = now + flow_interval();
+		if (moved != f->reported) {
+			f->reported = moved;
+			flow_send(f, 0);
+		}
+	}
+	return 1;
+}
+
+SEC("cgroup_skb/egress")
+int mon_flow_egress(struct __sk_buff *skb)
+{
+	return flow_count(skb, true);
+}
+
+SEC("cgroup_skb/ingress")
+int mon_flow_ingress(struct __sk_buff *skb)
+{
+	return flow_count(skb, false);
+}
+
+/* ---- open and close ---- */
+
+/* Send the final record of @cookie's flow and forget it. Flows that moved
+ * no payload have their connect/accept records and nothing more. */
+static __always_inline bool flow_close(__u64 cookie)
+{
+	struct flow *f = bpf_map_lookup_elem(&mon_flows, &cookie);
+
+	if (!f)
+		return false;
+	if (f->e.bytes_out || f->e.bytes_in)
+		flow_send(f, KS_FLOW_FINAL);
+	bpf_map_delete_elem(&mon_flows, &cookie);
+	return true;
+}
+
+/* TCP close without state: evicted (table full) or older than the monitor.
+ * The socket's own counters give the totals (payload, retransmissions
+ * included, as counted above); the 5-tuple comes from the socket. */
+static __always_inline void flow_untracked(const struct sock *sk, __u64 cookie)
+{
+	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+	__u64 out = BPF_CORE_READ(tp, bytes_sent), in = BPF_CORE_READ(tp, bytes_received);
+	struct ks_flow_event *e;
+	__u16 family;
+
+	if (!out && !in)
+		return;
+	ks_count_lost(KS_EV_FLOW);
+	e = ks_reserve(KS_EV_FLOW, sizeof(*e));
+	if (!e)
+		return;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->hdr.kind = KS_EV_FLOW;
+	e->hdr.size = sizeof(*e);
+	e->hdr.ts_ns = bpf_ktime_get_boot_ns();
+	e->cookie = cookie;
+	e->start_ns = e->hdr.ts_ns;	/* unknown */
+	e->bytes_out = out;
+	e->bytes_in = in;
+	e->pkts_out = BPF_CORE_READ(tp, segs_out);
+	e->pkts_in = BPF_CORE_READ(tp, segs_in);
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	e->family = family;
+	e->proto = IPPROTO_TCP;
+	e->flags = KS_FLOW_FINAL | KS_FLOW_NO_OWNER | KS_FLOW_UNTRACKED;
+	e->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	e->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (family == AF_INET) {
+		BPF_CORE_READ_INTO(e->laddr, sk, __sk_common.skc_rcv_saddr);
+		BPF_CORE_READ_INTO(e->raddr, sk, __sk_common.skc_daddr);
+	} else {
+		BPF_CORE_READ_INTO(e->laddr, sk, __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(e->raddr, sk, __sk_common.skc_v6_daddr);
+	}
+	submit(e);
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(mon_flow_state, const struct sock *sk, int oldstate, int newstate)
+{
+	struct listen_key lk = {};
+	struct ks_hdr *h;
+	struct flow *f;
+	__u64 cookie;
+
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	if (newstate == TCP_CLOSE) {
+		if (oldstate == TCP_LISTEN || oldstate == TCP_SYN_SENT)
+			return 0;	/* no flow: listener, failed connect */
+		cookie = bpf_get_socket_cookie((void *)sk);
+		if (!flow_close(cookie))
+			flow_untracked(sk, cookie);
+		return 0;
+	}
+	if (oldstate == TCP_CLOSE && newstate == TCP_SYN_SENT) {
+		/* connect(): the caller owns it */
+		cookie = bpf_get_socket_cookie((void *)sk);
+		f = flow_new(cookie, IPPROTO_TCP);
+		if (f) {
+			ks_fill_hdr(&f->e.hdr, KS_EV_FLOW, sizeof(f->e));
+			f->e.flags &= ~KS_FLOW_NO_OWNER;
+		}
+	} else if (oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED) {
+		/* accept: the listener owns it (as for the accept record) */
+		lk.family = BPF_CORE_READ(sk, __sk_common.skc_family);
+		lk.port = BPF_CORE_READ(sk, __sk_common.skc_num);
+		h = bpf_map_lookup_elem(&mon_listeners, &lk);
+		if (!h && lk.family == AF_INET) {
+			lk.family = AF_INET6;
+			h = bpf_map_lookup_elem(&mon_listeners, &lk);
+		}
+		cookie = bpf_get_socket_cookie((void *)sk);
+		f = flow_new(cookie, IPPROTO_TCP);
+		if (f && h) {
+			f->e.hdr = *h;
+			f->e.flags &= ~KS_FLOW_NO_OWNER;
+		}
+	}
+	return 0;
+}
+
+/* close() of a UDP socket, in the closing process's context: a socket
+ * that only received is attributed to the process that closes it. */
+SEC("cgroup/sock_release")
+int mon_flow_release(struct bpf_sock *sk)
+{
+	__u64 cookie;
+	struct flow *f;
+
+	if (sk->protocol != IPPROTO_UDP)
+		return 1;
+	cookie = bpf_get_socket_cookie(sk);
+	f = bpf_map_lookup_elem(&mon_flows, &cookie);
+	if (f && (f->e.flags & KS_FLOW_NO_OWNER)) {
+		ks_fill_hdr(&f->e.hdr, KS_EV_FLOW, sizeof(f->e));
+		f->e.flags &= ~KS_FLOW_NO_OWNER;
+	}
+	flow_close(cookie);
+	return 1;
+}
+
+#endif /* KSHIELD_FLOW_BPF_H */
