@@ -39,7 +39,7 @@ STATIC_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(SRCS))
 TEST_SRCS := $(wildcard tests/*.c)
 
 .PHONY: static-arm64
-.PHONY: all setup run static test test-host matrix matrix-quick bench clean install uninstall
+.PHONY: all setup run static test test-host matrix matrix-quick matrix-dbg bench clean install uninstall
 .DELETE_ON_ERROR:
 # Keep skeletons and their BPF objects: as pattern-rule intermediates make
 # would delete them after each build, and the next build would regenerate
@@ -156,6 +156,12 @@ matrix-quick: all static $(MATRIX_FIXTURES)
 
 matrix: all static $(MATRIX_FIXTURES)
 	$(Q)rc=0; matrix/run.sh || rc=$$?; matrix/selftest.sh && exit $$rc
+
+# Shields on inlined kernel functions (docs/inline-sites.md): each row's
+# -dbg package (about 300 MB, cached), sites manifests made here, kprobes at
+# every copy tested in the guests. Not part of `make test`: run it by hand.
+matrix-dbg: all static $(FIXTURES)
+	$(Q)matrix/dbg.sh
 
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c))) \
 	      $(patsubst bench/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/*.bpf.c))

@@ -1,5 +1,5 @@
-/* inline_probe.bpf.c - count the hits of every copy of a function, one
- * counter per site (the link's BPF cookie), and remember the first
+/* inline_probe.bpf.c - count the hits of every copy of a function (a
+ * uprobe or a kprobe at each), one counter per site (the link's BPF cookie), and remember the first
  * parameter's value at the last hit. With kill set, SIGKILL the caller
  * instead of letting the copy run: the uprobe-shield behaviour, used by
  * `kshield sites trace --kill` and the inline tests.
@@ -16,6 +16,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool kill = false;
+/* Count only this process (kprobes fire for everyone); 0: all. */
+__u32 only_tgid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -31,6 +33,8 @@ int BPF_KPROBE(site_hit)
 	struct ks_site_hits *h = bpf_map_lookup_elem(&site_hits, &id);
 	__u64 v;
 
+	if (only_tgid && (bpf_get_current_pid_tgid() >> 32) != only_tgid)
+		return 0;
 	if (h) {
 		__sync_fetch_and_add(&h->hits, 1);
 		if (!ks_site_arg(ctx, 0, &v)) {

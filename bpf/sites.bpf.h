@@ -66,7 +66,8 @@ static __always_inline int ks_site_arg(struct pt_regs *ctx, __u32 i, __u64 *val)
 	sz = l->size;
 	if (!sz || sz > 8)
 		sz = 8;
-	if (bpf_probe_read_user(&v, sz & 15, (void *)base))
+	if (si->kernel ? bpf_probe_read_kernel(&v, sz & 15, (void *)base)
+		       : bpf_probe_read_user(&v, sz & 15, (void *)base))
 		return -ENOENT;
 	*val = v;
 	return 0;

@@ -49,6 +49,18 @@ modules_of() {
 }
 
 objs=("$SHIELDS"/*.bpf.o)
+# Check ksites (make matrix-dbg): the kernel inline-site test, its syscall
+# driver, its fixture shield and the sites manifests made on the host
+# ($KSITES: sites/ for the real builds, sites-other/ a manifest of another
+# build under each kernel's name, for the refusal).
+if [[ ,$checks, == *,ksites,* ]]; then
+	: "${KSITES:?check ksites needs KSITES (made by matrix/dbg.sh)}"
+	mkdir -p "$stage/tests"
+	cp "$here/../tests/guest/kernel-sites.sh" "$stage/tests/"
+	cp "$KSITES/ksites-drv" "$stage/bin/"
+	cp "$KSITES/kernel-sites.bpf.o" "$stage/fixtures/"
+	cp -r "$KSITES/sites" "$KSITES/sites-other" "$stage/etc/kshield/"
+fi
 if [[ ,$checks, == *,broken,* || ,$checks, == *,broken-as-shield,* ]]; then
 	cp "$FIXTURES/broken-shield.bpf.o" "$stage/fixtures/"
 	readelf -p .kshield "$FIXTURES/broken-shield.bpf.o" |

@@ -29,6 +29,7 @@ def status:
     # without BPF trampolines, such as arm64 6.1)
     (if .passed == true and (.refuses == true or .lsm_hook != true)
      then "pass" else "check-failed" end)
+  elif .check == "ksites" then "pass"
   elif .check == "broken" then
     (if .error != null then "expected-fail" else "check-failed" end)
   elif .unsupported == true then "unprotected"
@@ -51,11 +52,50 @@ def nobpf_check:
       end
   end;
 
+# The ksites check (tests/guest/kernel-sites.sh, `make matrix-dbg`): every
+# copy of an inlined kernel function probed from a sites manifest, each
+# syscall path seen once at a copy of its own and killed there, benign opens
+# untouched, another build's manifest refused. $s: step -> kshield's JSON.
+def ksites_row($s):
+  ["open", "openat", "creat", "open32", "openat32", "creat32"] as $kinds
+  | ($s.list.sites // []) as $sites
+  | ($kinds | map({key: ., value: [$s["trace-" + .].sites[]? | select(.hits > 0)
+                                   | {id, caller, hits}]}) | from_entries) as $hits
+  | [$kinds[] | select(($hits[.] | map(.hits) | add // 0) != 1)] as $bad_hits
+  | [$kinds[] | select($s["kill-" + .].status != 137)] as $not_killed
+  | [$kinds[] | select($s["ok-" + .].status != 0)] as $ok_broken
+  | ($kinds | map({key: ., value: $s["symbol-" + .].symbol_hits}) | from_entries) as $sym
+  | {shield: ($s.load.name // "kernel-sites-fixture"), variant: ($s.load.variant // null),
+     function: $s.list.function, site_build_id: $s.list.build_id,
+     kprobes: $s.debuginfo.objects[0].kprobes,
+     sites: ($sites | length), probeable: ([$sites[] | select(.probeable)] | length),
+     hits: $hits, symbol_hits: $sym,
+     killed: [$kinds[] | select($s["kill-" + .].status == 137)],
+     mismatch_refused: (($s.mismatch.error // "") | test("refusing")),
+     mismatch_load_refused: (($s["mismatch-load"].error // "") | test("refusing")),
+     mismatch_error: $s.mismatch.error}
+  | .check_error =
+      (if $s.list == null then "no sites list reported"
+       elif $s.list.error then "sites list: \($s.list.error)"
+       elif $s.load == null or $s.load.error then "load: \($s.load.error // "nothing reported")"
+       elif ($bad_hits | length) > 0 then "paths not seen exactly once by the sites: \($bad_hits | join(","))"
+       elif ($sym | to_entries | map(select(.value | type != "number")) | length) > 0 then
+         "the kprobe on the symbol alone did not attach: \([$kinds[] | $s["symbol-" + .].error // empty] | first)"
+       elif ($sym | to_entries | map(.value) | add) >= ($kinds | length) then
+         "a kprobe on the symbol alone saw every path: nothing inlined is being proven"
+       elif ($not_killed | length) > 0 then "not killed: \($not_killed | join(","))"
+       elif ($ok_broken | length) > 0 then "benign open disturbed: \($ok_broken | join(","))"
+       elif .mismatch_refused != true then "another build's manifest was not refused: \($s.mismatch)"
+       elif .mismatch_load_refused != true then "the shield loaded with another build's manifest"
+       else null end);
+
 [inputs | gsub("\r"; "") | gsub("\u001b\\[[0-9;?]*[a-zA-Z]|\u001bc"; "")] as $lines
 | ($lines | map(tagged("KSHIELD-PROBE") | fromjson?) | first) as $probe
 | ($lines | map(tagged("KSHIELD-BOOT") | tonumber?) | first) as $boot
 | ($lines | map(tagged("KSHIELD-DONE") | tonumber?) | first) as $done
 | ($lines | map(tagged("KSHIELD-LOG"))) as $log
+| ([$lines[] | tagged("KSHIELD-SITES") | capture("^(?<k>\\S+) (?<v>.*)$")
+    | {key: .k, value: (.v | fromjson? // {error: "garbled: \(.[:120])"})}] | from_entries) as $sites
 | {kernel: $kernel, package: $package, arch: $arch, flavour: $flavour,
    checks: checks, lsm: $lsm,
    release: ($probe.release // null),
@@ -81,6 +121,9 @@ def nobpf_check:
            and ($probe.hooks.lsm == true or (($probe.lsms // []) | index("bpf")) != null) then
           base + {shield: null, check: "nobpf",
                   check_error: "probe: BPF LSM active with bpf left out of lsm= (lsms \($probe.lsms))"}
+        else empty end ]
+    + [ if (checks | index("ksites")) != null and $k.error == null then
+          base + {check: "ksites"} + ksites_row($sites)
         else empty end ]
     + [ if (checks | index("broken")) != null and $k.error == null and ($checked | length) == 0 then
           base + {shield: null, check: "broken", check_error: "broken fixture reported nothing"}

@@ -20,6 +20,7 @@
 #include <sys/utsname.h>
 #include "cli.h"
 #include "dwsites.h"
+#include "kernel_sites.h"
 
 static unsigned lookup_flags = KS_DEBUG_LOCAL;
 
@@ -105,6 +106,10 @@ static void print_plain(struct json_object *o)
 	       dwarf ? dwarf : "not found", src ? " (" : "", src ? src : "", src ? ")" : "");
 	if (json_object_object_get_ex(o, "dwarf_refused", &v))
 		printf("  refused  %s\n", json_object_get_string(v));
+	if (json_object_object_get_ex(o, "kprobes", &v))
+		printf("  kprobes  %s\n", json_object_get_boolean(v) ? "yes" : "no");
+	if (json_object_object_get_ex(o, "sites_manifest", &v))
+		printf("  sites    %s\n", v ? json_object_get_string(v) : "no manifest");
 }
 
 static int emit(struct json_object *list, struct json_object *top)
@@ -198,42 +203,6 @@ static int do_pid(int argc, char **argv)
 	return emit(list, top);
 }
 
-/* The GNU build ID note of the running kernel, from /sys/kernel/notes
- * (a sequence of ELF notes: namesz, descsz, type, name, desc, 4-aligned). */
-static int kernel_build_id(char *hex, size_t len)
-{
-	unsigned char buf[4096];
-	size_t off = 0;
-	ssize_t n;
-	FILE *f = fopen("/sys/kernel/notes", "re");
-
-	if (!f)
-		return ks_err(-errno, "can't read /sys/kernel/notes: %s", strerror(errno));
-	n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	while (off + 12 <= (size_t)n) {
-		__u32 namesz, descsz, type;
-		size_t name_off = off + 12, desc_off;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		desc_off = name_off + ((namesz + 3) & ~3u);
-		if (desc_off + descsz > (size_t)n)
-			break;
-		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 &&
-		    !memcmp(buf + name_off, "GNU", 4)) {
-			size_t i;
-
-			for (i = 0; i < descsz && 2 * i + 2 < len; i++)
-				sprintf(hex + 2 * i, "%02x", buf[desc_off + i]);
-			return 0;
-		}
-		off = desc_off + ((descsz + 3) & ~3u);
-	}
-	return ks_err(-ENODATA, "no GNU build ID note in /sys/kernel/notes");
-}
-
 static int do_kernel(int argc, char **argv)
 {
 	struct json_object *top = json_object_new_object(), *list = json_object_new_array();
@@ -241,7 +210,7 @@ static int do_kernel(int argc, char **argv)
 	char id[KS_BUILD_ID_HEX] = "", path[PATH_MAX], dbg[PATH_MAX] = "";
 	const char *src = NULL;
 	struct utsname u;
-	int err, i;
+	int err;
 
 	argc = take_flags(argc, argv);
 	(void)argv;
@@ -252,7 +221,7 @@ static int do_kernel(int argc, char **argv)
 		return ks_usage("usage: kshield debuginfo kernel");
 	}
 	uname(&u);
-	if ((err = kernel_build_id(id, sizeof(id)))) {
+	if ((err = ks_kernel_build_id(id, sizeof(id)))) {
 		json_object_put(top);
 		json_object_put(list);
 		json_object_put(o);
@@ -263,32 +232,25 @@ static int do_kernel(int argc, char **argv)
 	json_object_object_add(o, "build_id", json_object_new_string(id));
 	json_object_object_add(o, "btf", json_object_new_boolean(!access("/sys/kernel/btf/vmlinux", R_OK)));
 
-	/* Where Debian's -dbg packages and kernel builds put vmlinux; each
-	 * candidate must carry the running kernel's build ID. */
-	{
-		const char *cands[] = { "/usr/lib/debug/boot/vmlinux-%s",
-					"/usr/lib/debug/lib/modules/%s/vmlinux",
-					"/boot/vmlinux-%s", "/lib/modules/%s/build/vmlinux" };
-
-		err = -ENOENT;
-		for (i = 0; i < (int)(sizeof(cands) / sizeof(cands[0])) && err; i++) {
-			snprintf(dbg, sizeof(dbg), cands[i], u.release);
-			err = ks_debug_check(dbg, id);
-			if (!err) {
-				src = "debug package";
-			} else if (err == -EILSEQ) {
-				json_object_object_add(o, "dwarf_refused",
-						       json_object_new_string(ks_errmsg()));
-			}
-		}
-	}
-	if (err)
-		err = ks_debug_find(id, NULL, lookup_flags, dbg, sizeof(dbg), &src);
+	/* The -dbg package's places, then .build-id trees (and debuginfod
+	 * with --debuginfod); each candidate must carry the running build ID. */
+	err = ks_kernel_vmlinux_find(id, u.release, lookup_flags, dbg, sizeof(dbg), &src);
 	json_object_object_add(o, "dwarf", err ? NULL : json_object_new_string(dbg));
 	if (!err)
 		json_object_object_add(o, "dwarf_source", json_object_new_string(src));
 	else if (err == -EILSEQ)
 		json_object_object_add(o, "dwarf_refused", json_object_new_string(ks_errmsg()));
+	/* What kernel shields on inlined functions need besides DWARF. */
+	{
+		const char *d = getenv("KSHIELD_SITES_DIR");
+		char why[128], m[PATH_MAX];
+
+		snprintf(m, sizeof(m), "%s/%s.json", d && *d ? d : KS_SITES_DIR_DEFAULT, id);
+		json_object_object_add(o, "sites_manifest",
+				       access(m, R_OK) ? NULL : json_object_new_string(m));
+		json_object_object_add(o, "kprobes",
+				       json_object_new_boolean(ks_kprobes_available(why, sizeof(why))));
+	}
 	json_object_array_add(list, o);
 	json_object_object_add(top, "kernel", json_object_new_string(u.release));
 	json_object_object_add(top, "objects", list);

@@ -363,9 +363,26 @@ struct sym {
 	const char *name;
 };
 
+/* Text ranges of a vmlinux where the kernel refuses kprobes, bounded by
+ * linker-script symbols (<name>_start, <name>_end), and why. */
+static const struct { const char *name, *why; } no_kprobe_text[] = {
+	{ "__kprobes_text", "kprobes' own code (__kprobes)" },
+	{ "__noinstr_text", "noinstr code, which must not be instrumented" },
+	{ "__entry_text", "entry code" },
+	{ "__irqentry_text", "irq entry code" },
+	{ "__softirqentry_text", "softirq entry code" },
+};
+#define NO_KPROBE_TEXT (sizeof(no_kprobe_text) / sizeof(no_kprobe_text[0]))
+
 struct bin_info {
 	struct elf_file f;
 	bool pie;
+	bool kernel;			/* a vmlinux: kprobes at symbol+offset */
+	unsigned machine;		/* e_machine: whose registers DWARF names */
+	__u64 text_start[NO_KPROBE_TEXT], text_end[NO_KPROBE_TEXT];
+	__u64 *blacklist;		/* NOKPROBE_SYMBOL addresses (_kprobe_blacklist) */
+	__u64 banner;			/* address of linux_banner, 0 unknown */
+	size_t nblacklist;
 	size_t nphdr;
 	struct elf_file symsrc;		/* debug file when the binary is stripped */
 	struct sym *syms;
@@ -435,54 +452,122 @@ static int addr_to_offset(const struct bin_info *b, __u64 addr, __u64 *off)
 	return -ERANGE;
 }
 
-static bool in_exec_section(const struct bin_info *b, __u64 addr)
+/* Name of the executable section holding @addr, or NULL. */
+static const char *exec_section_at(const struct bin_info *b, __u64 addr)
 {
 	Elf_Scn *scn = NULL;
+	size_t shstrndx;
 
+	if (elf_getshdrstrndx(b->f.elf, &shstrndx))
+		return NULL;
 	while ((scn = elf_nextscn(b->f.elf, scn))) {
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) &&
 		    sh.sh_type == SHT_PROGBITS && addr >= sh.sh_addr &&
 		    addr < sh.sh_addr + sh.sh_size)
-			return true;
+			return elf_strptr(b->f.elf, shstrndx, sh.sh_name) ?: "?";
 	}
-	return false;
+	return NULL;
+}
+
+static bool in_exec_section(const struct bin_info *b, __u64 addr)
+{
+	return exec_section_at(b, addr) != NULL;
+}
+
+/* What a vmlinux says about where kprobes may go: the bounds of the text
+ * ranges the kernel refuses (linker-script symbols) and the addresses of
+ * the NOKPROBE_SYMBOL functions (the _kprobe_blacklist section). */
+static void load_kernel_limits(struct bin_info *b)
+{
+	Elf *elf = b->f.elf;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		n = data ? sh.sh_size / sh.sh_entsize : 0;
+		for (i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+			size_t k, len;
+
+			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) == STT_FUNC)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, "linux_banner"))
+				b->banner = sym.st_value;
+			for (k = 0; name && k < NO_KPROBE_TEXT; k++) {
+				len = strlen(no_kprobe_text[k].name);
+				if (strncmp(name, no_kprobe_text[k].name, len))
+					continue;
+				if (!strcmp(name + len, "_start"))
+					b->text_start[k] = sym.st_value;
+				else if (!strcmp(name + len, "_end"))
+					b->text_end[k] = sym.st_value;
+			}
+		}
+	}
+	scn = find_section(elf, "_kprobe_blacklist");
+	if (scn) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+
+		if (data && data->d_buf && (b->blacklist = malloc(data->d_size ?: 1))) {
+			memcpy(b->blacklist, data->d_buf, data->d_size);
+			b->nblacklist = data->d_size / sizeof(__u64);
+		}
+	}
+}
+
+static int sym_count(const struct bin_info *b, const char *name)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < b->nsyms; i++)
+		n += b->syms[i].name && !strcmp(b->syms[i].name, name);
+	return n;
 }
 
 /* ---- registers ---------------------------------------------------------- */
 
-/* DWARF register number -> (index into the user pt_regs as 8-byte words, name). */
+/* Machine of the file being resolved: DWARF register numbers are per
+ * architecture, and a vmlinux of another one can be resolved on this host
+ * (a manifest for arm64 machines, made on x86). One resolution at a time. */
+static unsigned dw_machine = EM_NONE;
+
+/* DWARF register number -> (index into pt_regs viewed as 8-byte words,
+ * name). User and kernel pt_regs share that layout on x86_64 and arm64. */
 static int dwarf_reg(unsigned r, const char **name)
 {
-#if defined(__x86_64__)
 	static const struct { int idx; const char *name; } x86[] = {
 		{ 10, "rax" }, { 12, "rdx" }, { 11, "rcx" }, { 5, "rbx" },
 		{ 13, "rsi" }, { 14, "rdi" }, { 4, "rbp" }, { 19, "rsp" },
 		{ 9, "r8" }, { 8, "r9" }, { 7, "r10" }, { 6, "r11" },
 		{ 3, "r12" }, { 2, "r13" }, { 1, "r14" }, { 0, "r15" },
 	};
-
-	if (r >= sizeof(x86) / sizeof(x86[0]))
-		return -1;
-	*name = x86[r].name;
-	return x86[r].idx;
-#elif defined(__aarch64__)
-	static const char *const names[] = {
+	static const char *const a64[] = {
 		"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
 		"x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20",
 		"x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp",
 	};
 
-	if (r > 31)
-		return -1;
-	*name = names[r];
-	return r;
-#else
-	(void)r;
 	*name = "?";
+	if (dw_machine == EM_X86_64 && r < sizeof(x86) / sizeof(x86[0])) {
+		*name = x86[r].name;
+		return x86[r].idx;
+	}
+	if (dw_machine == EM_AARCH64 && r <= 31) {
+		*name = a64[r];
+		return r;
+	}
 	return -1;
-#endif
 }
 
 /* ---- instructions ------------------------------------------------------ */
@@ -492,8 +577,10 @@ static int dwarf_reg(unsigned r, const char **name)
  * someone already planted, and traps the kernel refuses to single-step. */
 static const char *insn_refused(const unsigned char *b, size_t n)
 {
-#if defined(__x86_64__)
 	size_t i = 0;
+
+	if (dw_machine != EM_X86_64)
+		return NULL;
 
 	/* Legacy prefixes, then REX. */
 	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0x2e || b[i] == 0x3e ||
@@ -519,11 +606,6 @@ static const char *insn_refused(const unsigned char *b, size_t n)
 		break;
 	}
 	return NULL;
-#else
-	(void)b;
-	(void)n;
-	return NULL;
-#endif
 }
 
 /* ---- the DWARF walk ----------------------------------------------------- */
@@ -674,15 +756,16 @@ static int frame_base(Dwarf_CFI *cfi, Dwarf_Die *fn, Dwarf_Addr pc, Dwarf_Addr f
 			*why = "frame base is the CFA, and no CFI describes it here";
 			return -1;
 		}
-#if defined(__x86_64__)
-		*reg = dwarf_reg(7, rname);
-		*off = 8;
-		return 0;
-#elif defined(__aarch64__)
-		*reg = dwarf_reg(31, rname);
-		*off = 0;
-		return 0;
-#endif
+		if (dw_machine == EM_X86_64) {
+			*reg = dwarf_reg(7, rname);
+			*off = 8;
+			return 0;
+		}
+		if (dw_machine == EM_AARCH64) {
+			*reg = dwarf_reg(31, rname);
+			*off = 0;
+			return 0;
+		}
 	}
 	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 && n == 1) {
 		*reg = dwarf_reg(ops[0].atom - DW_OP_breg0, rname);
@@ -811,7 +894,7 @@ static void describe_arg(struct walk *w, Dwarf_Die *param, Dwarf_Die *fn, Dwarf_
 			return;
 		}
 	}
-	if (n == 1 && ops[0].atom == DW_OP_addr && !w->bin->pie) {
+	if (n == 1 && ops[0].atom == DW_OP_addr && !w->bin->pie && !w->bin->kernel) {
 		l->kind = KS_ARGLOC_ADDR;
 		l->value = (__s64)ops[0].number;
 		snprintf(arg->loc, sizeof(arg->loc), "[0x%llx]", (unsigned long long)ops[0].number);
@@ -823,7 +906,8 @@ static void describe_arg(struct walk *w, Dwarf_Die *param, Dwarf_Die *fn, Dwarf_
 		why = "only the caller's entry value is described";
 		break;
 	case DW_OP_addr:
-		why = "a global in a PIE, address unknown to BPF";
+		why = w->bin->kernel ? "a kernel global, moved by KASLR"
+				     : "a global in a PIE, address unknown to BPF";
 		break;
 	default:
 		why = n > 1 && ops[1].atom == DW_OP_piece ? "split across pieces"
@@ -836,6 +920,70 @@ unavailable:
 
 static void describe_args(struct walk *w, Dwarf_Die *die, Dwarf_Die *fn, Dwarf_Addr fn_entry,
 			  Dwarf_Addr pc, struct ks_site *site);
+
+/* Can a kprobe sit at this kernel copy? It is placed at symbol+offset
+ * (KASLR moves addresses, not offsets), so the symbol must name one
+ * function only; the kernel itself refuses some text, and the offset must
+ * start an instruction (the kernel checks too, at attach time). */
+static void kernel_probeable(struct walk *w, struct ks_site *site, const struct sym *sym)
+{
+	struct bin_info *b = w->bin;
+	__u64 pc = site->addr;
+	const char *sec = exec_section_at(b, pc), *bad;
+	unsigned char insn[16];
+	__u64 foff;
+	size_t i;
+	int dups;
+
+	site->probeable = false;
+	if (!sec) {
+		snprintf(site->why, sizeof(site->why), "0x%llx is not inside an executable section",
+			 (unsigned long long)pc);
+		return;
+	}
+	if (!strncmp(sec, ".init.", 6) || !strncmp(sec, ".exit.", 6)) {
+		snprintf(site->why, sizeof(site->why), "in %s: __init/__exit code, freed or "
+			 "never run after boot", sec);
+		return;
+	}
+	for (i = 0; i < NO_KPROBE_TEXT; i++)
+		if (b->text_start[i] && pc >= b->text_start[i] && pc < b->text_end[i]) {
+			snprintf(site->why, sizeof(site->why), "in %s: %s, where the kernel "
+				 "refuses kprobes", no_kprobe_text[i].name, no_kprobe_text[i].why);
+			return;
+		}
+	if (!sym) {
+		snprintf(site->why, sizeof(site->why), "no function symbol covers 0x%llx: a "
+			 "kprobe is placed at symbol+offset", (unsigned long long)pc);
+		return;
+	}
+	for (i = 0; i < b->nblacklist; i++)
+		if (b->blacklist[i] == sym->addr) {
+			snprintf(site->why, sizeof(site->why), "%s is NOKPROBE_SYMBOL (the kprobe "
+				 "blacklist)", sym->name);
+			return;
+		}
+	dups = sym_count(b, sym->name);
+	if (dups > 1) {
+		snprintf(site->why, sizeof(site->why), "%d functions are named %s: %s+0x%llx "
+			 "would be ambiguous", dups, sym->name, sym->name,
+			 (unsigned long long)site->symbol_offset);
+		return;
+	}
+	if (sym->addr != pc && !line_row_at(w, pc)) {
+		snprintf(site->why, sizeof(site->why), "no line-table row or symbol starts at "
+			 "0x%llx: an instruction boundary there cannot be proven",
+			 (unsigned long long)pc);
+		return;
+	}
+	if (!addr_to_offset(b, pc, &foff) && pread(b->f.fd, insn, sizeof(insn), foff) > 1 &&
+	    (bad = insn_refused(insn, sizeof(insn)))) {
+		snprintf(site->why, sizeof(site->why), "the instruction at 0x%llx is %s",
+			 (unsigned long long)pc, bad);
+		return;
+	}
+	site->probeable = true;
+}
 
 static void add_site(struct walk *w, Dwarf_Die *die, enum ks_site_kind kind,
 		     Dwarf_Die *fn, const char *caller)
@@ -885,6 +1033,9 @@ static void add_site(struct walk *w, Dwarf_Die *die, enum ks_site_kind kind,
 		snprintf(site->why, sizeof(site->why),
 			 "partial-inlining tail %s: reached only through inlined heads, which are probed",
 			 sym->name);
+	} else if (w->bin->kernel) {
+		site->offset = site->symbol_offset;
+		kernel_probeable(w, site, sym);
 	} else if (addr_to_offset(w->bin, pc, &site->offset)) {
 		site->probeable = false;
 		snprintf(site->why, sizeof(site->why),
@@ -1094,8 +1245,26 @@ static int cmp_site(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int ks_sites_find(const char *binary, const char *function, struct ks_sites *s)
+/* The release in a vmlinux's linux_banner ("Linux version 6.1.0-47-... "). */
+static void kernel_release(struct bin_info *b, char *out, size_t len)
 {
+	char buf[256];
+	__u64 foff;
+
+	out[0] = 0;
+	if (!b->banner || addr_to_offset(b, b->banner, &foff) == -ERANGE)
+		return;
+	if (pread(b->f.fd, buf, sizeof(buf) - 1, foff) < 16)
+		return;
+	buf[sizeof(buf) - 1] = 0;
+	if (!strncmp(buf, "Linux version ", 14))
+		snprintf(out, len, "%.*s", (int)strcspn(buf + 14, " "), buf + 14);
+}
+
+static int find_sites(const char *binary, const char *function, struct ks_sites *s,
+		      bool kernel)
+{
+	bool own_cfi = true;
 	struct bin_info bin = { .f = { -1, NULL }, .symsrc = { -1, NULL } };
 	struct elf_file dbg = { -1, NULL };
 	struct alt alt = { { -1, NULL }, NULL };
@@ -1115,17 +1284,36 @@ int ks_sites_find(const char *binary, const char *function, struct ks_sites *s)
 		goto out;
 	}
 	bin.pie = eh.e_type == ET_DYN;
+	bin.kernel = s->kernel = kernel;
+	bin.machine = dw_machine = eh.e_machine;
+	snprintf(s->arch, sizeof(s->arch), "%s", eh.e_machine == EM_X86_64 ? "x86_64"
+		 : eh.e_machine == EM_AARCH64 ? "aarch64" : "unknown");
 	if (elf_build_id(bin.f.elf, s->build_id, sizeof(s->build_id)) < 0)
 		s->build_id[0] = 0;
-	err = ks_debug_find(s->build_id, binary, 0, s->debug_file, sizeof(s->debug_file),
-			    &s->debug_source);
-	if (err)
-		goto out;
+	if (kernel) {
+		/* A vmlinux debug file is its own binary: symtab, DWARF, text. */
+		if (!elf_has_dwarf(bin.f.elf)) {
+			err = ks_err(-ENODATA, "%s has no DWARF: give the vmlinux of the kernel's "
+				     "-dbg package (usr/lib/debug/boot/vmlinux-*)", binary);
+			goto out;
+		}
+		snprintf(s->debug_file, sizeof(s->debug_file), "%s", binary);
+		s->debug_source = "vmlinux";
+	} else {
+		err = ks_debug_find(s->build_id, binary, 0, s->debug_file, sizeof(s->debug_file),
+				    &s->debug_source);
+		if (err)
+			goto out;
+	}
 	if ((err = elf_open(s->debug_file, &dbg)))
 		goto out;
 	load_syms(&bin, bin.f.elf);
 	if (!bin.nsyms)
 		load_syms(&bin, dbg.elf);
+	if (kernel) {
+		load_kernel_limits(&bin);
+		kernel_release(&bin, s->release, sizeof(s->release));
+	}
 	dw = dwarf_begin_elf(dbg.elf, DWARF_C_READ, NULL);
 	if (!dw) {
 		err = ks_err(-ENODATA, "can't read DWARF in %s: %s", s->debug_file,
@@ -1135,6 +1323,11 @@ int ks_sites_find(const char *binary, const char *function, struct ks_sites *s)
 	if ((err = attach_alt(dw, s->debug_file, s, &alt)))
 		goto out;
 	w.cfi = dwarf_getcfi_elf(bin.f.elf);
+	if (!w.cfi) {
+		/* x86 vmlinux has no .eh_frame (ORC), but .debug_frame. */
+		w.cfi = dwarf_getcfi(dw);
+		own_cfi = false;
+	}
 
 	for (;;) {
 		Dwarf_CU *next;
@@ -1173,7 +1366,7 @@ int ks_sites_find(const char *binary, const char *function, struct ks_sites *s)
 		err = ks_err(-ENOENT, "no copy of %s with code in %s%s", function, s->debug_file,
 			     s->missing_dwo ? " (some split DWARF .dwo files were not found)" : "");
 out:
-	if (w.cfi)
+	if (w.cfi && own_cfi)
 		dwarf_cfi_end(w.cfi);
 	if (dw)
 		dwarf_end(dw);
@@ -1183,12 +1376,23 @@ out:
 	elf_close(&dbg);
 	elf_close(&bin.f);
 	free(bin.syms);
+	free(bin.blacklist);
 	if (err) {
 		free(s->site);
 		s->site = NULL;
 		s->nsites = 0;
 	}
 	return err;
+}
+
+int ks_sites_find(const char *binary, const char *function, struct ks_sites *s)
+{
+	return find_sites(binary, function, s, false);
+}
+
+int ks_sites_find_vmlinux(const char *vmlinux, const char *function, struct ks_sites *s)
+{
+	return find_sites(vmlinux, function, s, true);
 }
 
 void ks_sites_free(struct ks_sites *s)

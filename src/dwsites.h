@@ -60,6 +60,9 @@ struct ks_sites {
 	char alt_file[PATH_MAX];	/* DWZ alt file, "" when none */
 	int split_units;		/* skeleton units whose .dwo was read */
 	int missing_dwo;		/* skeleton units whose .dwo was not found */
+	bool kernel;			/* sites in a vmlinux: probed at symbol+offset */
+	char release[128];		/* kernel release from linux_banner, "" unknown */
+	char arch[16];			/* "x86_64", "aarch64": whose registers args name */
 	int nsites;
 	struct ks_site *site;		/* sorted by address */
 };
@@ -94,6 +97,15 @@ int ks_target_parse(const char *spec, char *binary, size_t blen,
  * zero sites when the function has none: -ENOENT with a message), or -errno.
  * Free with ks_sites_free(). */
 int ks_sites_find(const char *binary, const char *function, struct ks_sites *out);
+
+/* Every copy of kernel @function in the vmlinux debug file @vmlinux (its
+ * own DWARF and symtab, whatever kernel runs here: the caller checks build
+ * IDs). Each copy is expressed KASLR-independently as site->symbol +
+ * site->symbol_offset (site->offset holds the same offset) and checked for
+ * what a kprobe needs: an instruction boundary, a unique symbol, none of the
+ * text the kernel refuses kprobes in (noinstr, entry, kprobes, irqentry,
+ * NOKPROBE_SYMBOL, __init). Same return values as ks_sites_find(). */
+int ks_sites_find_vmlinux(const char *vmlinux, const char *function, struct ks_sites *out);
 void ks_sites_free(struct ks_sites *s);
 
 /* Per-site table for the "ks_sites" map (see kshield/sites.h). */

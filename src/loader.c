@@ -26,6 +26,7 @@
 #include "meta.h"
 #include "pins.h"
 #include "sysinfo.h"
+#include "kernel_sites.h"
 #include "uprobe_sites.h"
 
 #define LOG_BUF_SIZE (256 * 1024)
@@ -121,13 +122,23 @@ static int pin_map(struct bpf_object *obj, const char *map, const char *dir)
 	return bpf_map__pin(m, path);
 }
 
-/* A uprobe program of a shield whose target names a function
- * ("PATH:FUNCTION" or "BUILDID:FUNCTION"): attached at every copy of it. */
-static bool is_site_target(const struct bpf_program *prog, const struct ks_meta *meta)
+/* A uprobe program of a shield whose target names a user-space function
+ * ("PATH:FUNCTION" or "BUILDID:FUNCTION"), or a kprobe program of one whose
+ * target is "kernel:FUNCTION": attached at every copy of it. Returns the
+ * kernel function name for the latter through @kfn. */
+static bool is_site_target(const struct bpf_program *prog, const struct ks_meta *meta,
+			   const char **kfn)
 {
-	const char *t = ks_meta_get(meta, "target");
+	const char *t = ks_meta_get(meta, "target"), *sec = bpf_program__section_name(prog);
 
-	return t && strchr(t, ':') && !strncmp(bpf_program__section_name(prog), "uprobe", 6);
+	*kfn = NULL;
+	if (!t || !strchr(t, ':'))
+		return false;
+	if (!strncmp(t, "kernel:", 7)) {
+		*kfn = t + 7;
+		return !strncmp(sec, "kprobe", 6);
+	}
+	return !strncmp(sec, "uprobe", 6);
 }
 
 /* Load, configure, attach and pin variant @v of @path into @dir. Fills
@@ -219,6 +230,7 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 	}
 
 	bpf_object__for_each_program(prog, obj) {
+		const char *kfn;
 		struct bpf_link *l;
 
 		if (!bpf_program__autoload(prog))
@@ -228,15 +240,19 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 			snprintf(try->why, sizeof(try->why), "too many programs");
 			goto out;
 		}
-		if (is_site_target(prog, meta)) {
+		if (is_site_target(prog, meta, &kfn)) {
+			struct bpf_map *sm = bpf_object__find_map_by_name(obj, "ks_sites");
 			struct bpf_link **sl = NULL;
 			int sn = 0, j;
 
 			/* Every inlined and out-of-line copy of the target
-			 * function, one link each (see uprobe_sites.h). */
-			err = ks_uprobe_attach_sites(prog, ks_meta_get(meta, "target"),
-						     bpf_object__find_map_by_name(obj, "ks_sites"),
-						     &sl, &sn);
+			 * function, one link each (uprobe_sites.h,
+			 * kernel_sites.h). */
+			if (kfn)
+				err = ks_kprobe_attach_sites(prog, kfn, sm, &sl, &sn);
+			else
+				err = ks_uprobe_attach_sites(prog, ks_meta_get(meta, "target"),
+							     sm, &sl, &sn);
 			if (!err && (!sn || nlinks + sn > (int)(sizeof(links) / sizeof(links[0])))) {
 				ks_uprobe_links_free(sl, sn);
 				err = ks_err(sn ? -E2BIG : -ENOENT, "%d probeable sites", sn);

@@ -2,10 +2,14 @@
  * (out-of-line and inlined) from build-ID matched DWARF, and a tracer that
  * counts the hits of each copy or kills at it.
  *
- *	kshield sites list TARGET
- *	kshield sites trace TARGET [--kill] [--partial] [--system] [--duration S] [-- CMD ARGS...]
+ *	kshield sites list TARGET [--vmlinux FILE | --manifest FILE]
+ *	kshield sites trace TARGET [--kill] [--partial] [--system] [--symbol] [--duration S]
+ *				   [-- CMD ARGS...]
+ *	kshield sites export kernel:FUNCTION... [--vmlinux FILE] [-o FILE]
  *
- * TARGET is PATH:FUNCTION or BUILDID:FUNCTION. `trace` attaches
+ * TARGET is PATH:FUNCTION, BUILDID:FUNCTION or kernel:FUNCTION (a kprobe at
+ * each copy, at symbol+offset; see kernel_sites.h for where the sites come
+ * from). `export` writes a kernel sites manifest. `trace` attaches
  * bpf/inline_probe.bpf.c at every site, for CMD's process only (all
  * processes with --system, or without CMD), runs CMD (or waits --duration
  * seconds, or until SIGINT), detaches, and reports hits per site. It is what
@@ -23,6 +27,7 @@
 #include <bpf/libbpf.h>
 #include "cli.h"
 #include "dwsites.h"
+#include "kernel_sites.h"
 #include "uprobe_sites.h"
 #include "inline_probe.skel.h"
 
@@ -31,16 +36,22 @@ static int do_help(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	fprintf(stderr,
-		"Usage: kshield sites list TARGET [-j]\n"
-		"       kshield sites trace TARGET [--kill] [--partial] [--system] [--duration S]\n"
-		"                               [-- CMD ARGS...]\n"
+		"Usage: kshield sites list TARGET [--vmlinux FILE | --manifest FILE] [-j]\n"
+		"       kshield sites trace TARGET [--kill] [--partial] [--system] [--symbol]\n"
+		"                               [--duration S] [-- CMD ARGS...]\n"
+		"       kshield sites export kernel:FUNCTION... [--vmlinux FILE] [-o FILE]\n"
 		"\n"
-		"TARGET := { PATH:FUNCTION | BUILDID:FUNCTION }\n"
+		"TARGET := { PATH:FUNCTION | BUILDID:FUNCTION | kernel:FUNCTION }\n"
 		"Every out-of-line and inlined copy of FUNCTION, from DWARF matched by build ID\n"
 		"(the binary itself, $KSHIELD_DEBUG_DIRS or /usr/lib/debug/.build-id, then\n"
 		"debuginfod when DEBUGINFOD_URLS is set). 'trace' counts the hits of each copy\n"
 		"(or SIGKILLs the caller with --kill) in CMD (every process with --system or\n"
-		"without CMD); --partial attaches even when some copies cannot be probed.\n");
+		"without CMD); --partial attaches even when some copies cannot be probed.\n"
+		"Kernel functions: from the running kernel's vmlinux (by build ID), or its\n"
+		"sites manifest $KSHIELD_SITES_DIR/BUILDID.json (default %s); --vmlinux\n"
+		"reads any vmlinux, --manifest a given manifest (it must match this kernel).\n"
+		"'export' writes the manifest of a vmlinux; 'trace --symbol' counts what one\n"
+		"kprobe on the symbol alone sees instead.\n", KS_SITES_DIR_DEFAULT);
 	return 0;
 }
 
@@ -98,6 +109,11 @@ static struct json_object *sites_json(const struct ks_sites *s, const struct ks_
 	json_object_object_add(o, "function", json_object_new_string(s->function));
 	json_object_object_add(o, "build_id", json_object_new_string(s->build_id));
 	json_object_object_add(o, "debug_file", json_object_new_string(s->debug_file));
+	if (s->kernel) {
+		json_object_object_add(o, "kernel", json_object_new_boolean(true));
+		json_object_object_add(o, "release", json_object_new_string(s->release));
+		json_object_object_add(o, "arch", json_object_new_string(s->arch));
+	}
 	json_object_object_add(o, "debug_source", json_object_new_string(s->debug_source ?: ""));
 	if (s->alt_file[0])
 		json_object_object_add(o, "alt_file", json_object_new_string(s->alt_file));
@@ -113,18 +129,28 @@ static void sites_plain(const struct ks_sites *s, const struct ks_site_hits *hit
 {
 	int i, j;
 
-	printf("%s in %s\n  build id %s, DWARF from %s (%s)%s%s\n", s->function, s->binary,
-	       s->build_id[0] ? s->build_id : "(none)", s->debug_file, s->debug_source,
-	       s->alt_file[0] ? ", alt " : "", s->alt_file);
+	if (s->kernel)
+		printf("kernel %s (%s %s)\n  build id %s, sites from %s (%s)\n", s->function,
+		       s->release[0] ? s->release : "release unknown", s->arch, s->build_id,
+		       s->debug_file, s->debug_source);
+	else
+		printf("%s in %s\n  build id %s, DWARF from %s (%s)%s%s\n", s->function, s->binary,
+		       s->build_id[0] ? s->build_id : "(none)", s->debug_file, s->debug_source,
+		       s->alt_file[0] ? ", alt " : "", s->alt_file);
 	if (s->split_units || s->missing_dwo)
 		printf("  split DWARF: %d units read, %d .dwo missing\n", s->split_units,
 		       s->missing_dwo);
 	for (i = 0; i < s->nsites; i++) {
 		const struct ks_site *site = &s->site[i];
 
-		printf("  #%-3d 0x%-8llx off 0x%-8llx %-8s in %s", i,
-		       (unsigned long long)site->addr, (unsigned long long)site->offset,
-		       ks_site_kind_name(site->kind), site->caller);
+		if (s->kernel)
+			printf("  #%-3d %s+0x%llx %-8s in %s", i, site->symbol[0] ? site->symbol : "?",
+			       (unsigned long long)site->symbol_offset,
+			       ks_site_kind_name(site->kind), site->caller);
+		else
+			printf("  #%-3d 0x%-8llx off 0x%-8llx %-8s in %s", i,
+			       (unsigned long long)site->addr, (unsigned long long)site->offset,
+			       ks_site_kind_name(site->kind), site->caller);
 		if (site->kind == KS_SITE_INLINED)
 			printf(" (%s:%d)", site->call_file, site->call_line);
 		if (hits)
@@ -137,22 +163,60 @@ static void sites_plain(const struct ks_sites *s, const struct ks_site_hits *hit
 	}
 }
 
-static int resolve(const char *spec, struct ks_sites *s)
+static bool is_kernel(const char *spec)
+{
+	return !strncmp(spec, "kernel:", 7) && spec[7];
+}
+
+static int resolve(const char *spec, const struct ks_kernel_src *ksrc, struct ks_sites *s)
 {
 	char binary[PATH_MAX], function[128];
-	int err = ks_target_parse(spec, binary, sizeof(binary), function, sizeof(function));
+	int err;
 
+	if (is_kernel(spec))
+		return ks_kernel_sites(spec + 7, ksrc, s);
+	if (ksrc->vmlinux || ksrc->manifest)
+		return ks_err(-EINVAL, "--vmlinux and --manifest are for kernel:FUNCTION targets");
+	err = ks_target_parse(spec, binary, sizeof(binary), function, sizeof(function));
 	return err ? err : ks_sites_find(binary, function, s);
+}
+
+/* Take --vmlinux FILE / --manifest FILE out of argv; returns the new argc,
+ * or -1 (usage) when one lacks its FILE or both are given. */
+static int take_src(int argc, char **argv, struct ks_kernel_src *src)
+{
+	int i, n = 0;
+
+	memset(src, 0, sizeof(*src));
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--vmlinux") || !strcmp(argv[i], "--manifest")) {
+			if (i + 1 >= argc)
+				return -1;
+			if (argv[i][2] == 'v')
+				src->vmlinux = argv[++i];
+			else
+				src->manifest = argv[++i];
+			continue;
+		}
+		argv[n++] = argv[i];
+	}
+	while (i < argc)
+		argv[n++] = argv[i++];
+	return src->vmlinux && src->manifest ? -1 : n;
 }
 
 static int do_list(int argc, char **argv)
 {
+	struct ks_kernel_src ksrc;
 	struct ks_sites s;
 	int err;
 
+	argc = take_src(argc, argv, &ksrc);
 	if (argc != 1)
-		return ks_usage("usage: kshield sites list PATH:FUNCTION");
-	err = resolve(argv[0], &s);
+		return ks_usage("usage: kshield sites list TARGET [--vmlinux FILE | --manifest FILE]");
+	err = resolve(argv[0], &ksrc, &s);
 	if (err)
 		return ks_report(err);
 	if (json_output)
@@ -161,6 +225,49 @@ static int do_list(int argc, char **argv)
 		sites_plain(&s, NULL);
 	ks_sites_free(&s);
 	return 0;
+}
+
+static int do_export(int argc, char **argv)
+{
+	struct ks_kernel_src ksrc;
+	struct ks_sites *fns;
+	const char *out = NULL;
+	FILE *f = stdout;
+	int i, n = 0, err = 0;
+
+	argc = take_src(argc, argv, &ksrc);
+	if (argc < 0 || ksrc.manifest)
+		return ks_usage("usage: kshield sites export kernel:FUNCTION... [--vmlinux FILE] [-o FILE]");
+	fns = calloc(argc ? argc : 1, sizeof(*fns));
+	if (!fns)
+		return ks_report(ks_err(-ENOMEM, "out of memory"));
+	for (i = 0; i < argc && !err; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			out = argv[++i];
+		} else if (!is_kernel(argv[i])) {
+			free(fns);
+			return ks_usage("export takes kernel:FUNCTION targets, not '%s'", argv[i]);
+		} else if (!(err = ks_kernel_sites(argv[i] + 7, &ksrc, &fns[n]))) {
+			/* One manifest describes one build. */
+			if (n && strcmp(fns[n].build_id, fns[0].build_id))
+				err = ks_err(-EILSEQ, "%s resolved from build %s, %s from %s",
+					     fns[n].function, fns[n].build_id, fns[0].function,
+					     fns[0].build_id);
+			n++;
+		}
+	}
+	if (!err && !n)
+		err = ks_err(-EINVAL, "no kernel:FUNCTION to export");
+	if (!err && out && !(f = fopen(out, "we")))
+		err = ks_err(-errno, "can't write %s: %s", out, strerror(errno));
+	if (!err)
+		err = ks_sites_manifest_write(f, fns, n);
+	if (f && f != stdout)
+		fclose(f);
+	for (i = 0; i < n; i++)
+		ks_sites_free(&fns[i]);
+	free(fns);
+	return err ? ks_report(err) : 0;
 }
 
 static volatile sig_atomic_t stop;
@@ -226,8 +333,9 @@ static int do_trace(int argc, char **argv)
 	struct bpf_link **links = NULL;
 	struct ks_site_hits *hits = NULL;
 	struct ks_sites s = { 0 };
+	struct ks_kernel_src ksrc;
 	unsigned flags = 0;
-	bool kill = false, system = false;
+	bool kill = false, system = false, symbol = false;
 	pid_t child = -1;
 	int go = -1;
 	double duration = -1;
@@ -235,9 +343,14 @@ static int do_trace(int argc, char **argv)
 	int nlinks = 0, status = 0, err, i;
 	const char *spec = NULL;
 
+	argc = take_src(argc, argv, &ksrc);
+	if (argc < 0)
+		return ks_usage("--vmlinux FILE or --manifest FILE, not both");
 	for (i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--kill")) {
 			kill = true;
+		} else if (!strcmp(argv[i], "--symbol")) {
+			symbol = true;
 		} else if (!strcmp(argv[i], "--system")) {
 			system = true;
 		} else if (!strcmp(argv[i], "--partial")) {
@@ -259,10 +372,17 @@ static int do_trace(int argc, char **argv)
 	}
 	if (!spec || (cmd && !cmd[0]))
 		return ks_usage("usage: kshield sites trace TARGET [--kill] [-- CMD ARGS...]");
+	if (symbol && !is_kernel(spec))
+		return ks_usage("--symbol is for kernel:FUNCTION targets");
 
-	err = resolve(spec, &s);
-	if (err)
+	if (symbol) {
+		/* One kprobe on the symbol: what a plain kprobe sees. */
+		s.kernel = true;
+		snprintf(s.function, sizeof(s.function), "%s", spec + 7);
+		snprintf(s.binary, sizeof(s.binary), "vmlinux");
+	} else if ((err = resolve(spec, &ksrc, &s))) {
 		return ks_report(err);
+	}
 	skel = inline_probe_bpf__open();
 	if (!skel) {
 		err = ks_err(-errno, "can't open the site probe: %s", strerror(errno));
@@ -278,9 +398,29 @@ static int do_trace(int argc, char **argv)
 	 * --system: other users of a shared library would blur the counts. */
 	if (cmd && (err = start_command(cmd, &child, &go)))
 		goto out;
-	err = ks_uprobe_attach_resolved(skel->progs.site_hit, &s,
-					cmd && !system ? child : -1, skel->maps.ks_sites,
-					flags, &links, &nlinks);
+	if (s.kernel) {
+		char why[128];
+
+		/* Kprobes fire for every process: count CMD's only. */
+		skel->bss->only_tgid = cmd && !system ? child : 0;
+		if (!symbol) {
+			err = ks_kprobe_attach_resolved(skel->progs.site_hit, &s, skel->maps.ks_sites,
+							flags, &links, &nlinks);
+		} else if (!ks_kprobes_available(why, sizeof(why))) {
+			err = ks_err(-EOPNOTSUPP, "%s", why);
+		} else if (!(links = calloc(1, sizeof(*links)))) {
+			err = ks_err(-ENOMEM, "out of memory");
+		} else if (!(links[0] = bpf_program__attach_kprobe(skel->progs.site_hit, false,
+								     s.function))) {
+			err = ks_err(-errno, "kprobe on %s: %s", s.function, strerror(errno));
+		} else {
+			nlinks = 1;
+		}
+	} else {
+		err = ks_uprobe_attach_resolved(skel->progs.site_hit, &s,
+						cmd && !system ? child : -1, skel->maps.ks_sites,
+						flags, &links, &nlinks);
+	}
 	if (cmd) {
 		int ferr = finish_command(child, go, !err, &status);
 
@@ -316,6 +456,27 @@ static int do_trace(int argc, char **argv)
 	hits = calloc(s.nsites ? s.nsites : 1, sizeof(*hits));
 	if (!hits) {
 		err = ks_err(-ENOMEM, "out of memory");
+		goto out;
+	}
+	if (symbol) {
+		__u32 key = 0;
+
+		bpf_map__lookup_elem(skel->maps.site_hits, &key, sizeof(key), &hits[0],
+				     sizeof(hits[0]), 0);
+		if (json_output) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "function", json_object_new_string(s.function));
+			json_object_object_add(o, "symbol_hits", json_object_new_int64(hits[0].hits));
+			if (cmd && WIFEXITED(status))
+				json_object_object_add(o, "exit", json_object_new_int(WEXITSTATUS(status)));
+			if (cmd && WIFSIGNALED(status))
+				json_object_object_add(o, "signal", json_object_new_int(WTERMSIG(status)));
+			ks_json_print(o);
+		} else {
+			printf("kprobe on the symbol %s: %llu hits\n", s.function,
+			       (unsigned long long)hits[0].hits);
+		}
 		goto out;
 	}
 	for (i = 0; i < s.nsites; i++) {
@@ -360,6 +521,7 @@ int do_sites(int argc, char **argv)
 	static const struct cmd cmds[] = {
 		{ "list",	do_list },
 		{ "trace",	do_trace },
+		{ "export",	do_export },
 		{ "help",	do_help },
 		{ 0 }
 	};

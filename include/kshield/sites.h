@@ -1,5 +1,5 @@
-/* sites.h - the contract between user space and a uprobe program attached at
- * many DWARF-resolved sites of one function (out-of-line copies and inlined
+/* sites.h - the contract between user space and a uprobe or kprobe program
+ * attached at many DWARF-resolved sites of one function (out-of-line copies and inlined
  * copies alike; see src/dwsites.h).
  *
  * Each attached site carries its index as the BPF cookie. An inlined copy
@@ -37,6 +37,8 @@ struct ks_argloc {
 struct ks_site_info {
 	__u32 nargs;
 	__u32 inlined;			/* 1 for an inlined copy */
+	__u32 kernel;			/* 1 at a kprobe: memory arguments are kernel memory */
+	__u32 pad;
 	__u64 addr;			/* link-time address, for reports */
 	struct ks_argloc args[KS_SITE_MAX_ARGS];
 };

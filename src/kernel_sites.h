@@ -1,0 +1,79 @@
+/* kernel_sites.h - every copy of a kernel function, out of line and inlined,
+ * probed with one kprobe each at symbol+offset (KASLR moves addresses, not
+ * offsets into a symbol), each link carrying its site index as BPF cookie.
+ *
+ * Sites come from the vmlinux DWARF of the exact running build (found by
+ * the build ID in /sys/kernel/notes), or from a sites manifest: the same
+ * resolution done once where the -dbg package is (`kshield sites export`)
+ * and shipped as a small JSON file keyed by the kernel's build ID, for
+ * machines that will never carry a 500 MB vmlinux. A manifest or vmlinux of
+ * another build is refused: an offset from another build lands mid-
+ * instruction or in another function.
+ *
+ * Manifests are looked up as $KSHIELD_SITES_DIR/<build-id>.json (default
+ * directory /var/lib/kshield/sites). Format (docs/inline-sites.md):
+ *   {"kshield_sites": 1, "build_id": "...", "release": "...", "arch": "x86_64",
+ *    "vmlinux": "...", "functions": [{"function": "...", "sites": [...]}]}
+ */
+#ifndef KSHIELD_KERNEL_SITES_H
+#define KSHIELD_KERNEL_SITES_H
+
+#include <stdio.h>
+#include <bpf/libbpf.h>
+#include "dwsites.h"
+
+#define KS_SITES_DIR_DEFAULT	"/var/lib/kshield/sites"
+
+/* Build ID of the running kernel (GNU note in /sys/kernel/notes), as hex.
+ * Returns 0 or -errno with a message recorded. $KSHIELD_KERNEL_NOTES names
+ * another notes file (tests). */
+int ks_kernel_build_id(char *hex, size_t len);
+
+/* The vmlinux debug file with build ID @build_id for kernel @release:
+ * /usr/lib/debug/boot/vmlinux-RELEASE and the other places Debian and
+ * kernel builds put it, then the .build-id trees and debuginfod
+ * (ks_debug_find, @flags). Returns 0, -ENOENT, or -EILSEQ when only files
+ * of other builds were found (message recorded). */
+int ks_kernel_vmlinux_find(const char *build_id, const char *release, unsigned flags,
+			   char *path, size_t len, const char **source);
+
+/* Where kernel sites come from: an explicit vmlinux (any build: for making
+ * manifests), an explicit manifest (must match the running kernel), or
+ * neither (manifest directory, then the local vmlinux, both by the running
+ * kernel's build ID). */
+struct ks_kernel_src {
+	const char *vmlinux;
+	const char *manifest;
+};
+
+/* Every copy of kernel @function (see above). Returns 0 or -errno, with a
+ * one-line message that says what to do. Free with ks_sites_free(). */
+int ks_kernel_sites(const char *function, const struct ks_kernel_src *src,
+		    struct ks_sites *s);
+
+/* Write resolved functions (all of one vmlinux) as a manifest to @f. */
+int ks_sites_manifest_write(FILE *f, const struct ks_sites *fns, int n);
+/* Read @function's sites from manifest @path. When @want_build_id is not
+ * NULL, a manifest of another build is refused (-EILSEQ). -ENOENT when the
+ * manifest does not list the function. */
+int ks_sites_manifest_read(const char *path, const char *function,
+			   const char *want_build_id, struct ks_sites *s);
+
+/* Whether this kernel has kprobes (the kprobe perf event source); when not,
+ * @why says so in one line. */
+bool ks_kprobes_available(char *why, size_t len);
+
+/* Attach @prog (loaded, of type kprobe) at every probeable site of @s, one
+ * kprobe each at symbol+offset with the site index as cookie, writing the
+ * per-site argument table into @sites_map when given. All or nothing, like
+ * ks_uprobe_attach_resolved() (same @flags). Free with ks_uprobe_links_free(). */
+int ks_kprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s,
+			      struct bpf_map *sites_map, unsigned flags,
+			      struct bpf_link ***links, int *nlinks);
+
+/* Resolve kernel @function (manifest or local vmlinux) and attach as above,
+ * without KS_SITES_PARTIAL; refuses at once on a kernel without kprobes. */
+int ks_kprobe_attach_sites(struct bpf_program *prog, const char *function,
+			   struct bpf_map *sites_map, struct bpf_link ***links, int *nlinks);
+
+#endif /* KSHIELD_KERNEL_SITES_H */
