@@ -17,10 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cli.h"
 #include "loader.h"
+#include "meta.h"
 #include "selftest.h"
 
 #define CASE_TIMEOUT_S 20
@@ -74,6 +77,57 @@ int ks_test_enter_userns(int netns)
 		return err;
 	snprintf(map, sizeof(map), "0 %u 1", gid);
 	return write_file("/proc/self/gid_map", map);
+}
+
+int ks_test_fd_from_userns(int netns, int (*make)(void))
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	int sv[2], err = 0, fd = -1, status;
+	struct iovec iov = { .iov_base = &err, .iov_len = sizeof(err) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		err = ks_test_enter_userns(netns);
+		if (!err)
+			fd = make();
+		if (fd < 0) {
+			err = err ? err : fd;	/* no descriptor: just the error */
+			m.msg_control = NULL;
+			m.msg_controllen = 0;
+		} else {
+			c = CMSG_FIRSTHDR(&m);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		}
+		_exit(sendmsg(sv[1], &m, 0) < 0);
+	}
+	close(sv[1]);
+	if (recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC) < 0)
+		err = -errno;
+	close(sv[0]);
+	if (waitpid(pid, &status, 0) < 0 && !err)
+		err = -errno;
+	c = CMSG_FIRSTHDR(&m);
+	if (!err && c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	else if (!err)
+		err = -EIO;
+	return err ? err : fd;
 }
 
 int ks_test_drop_to(unsigned uid, unsigned gid)
@@ -156,6 +210,63 @@ static __u64 hits(const char *name, enum ks_verdict v)
 				       : st.hits[v];
 }
 
+/* Is kernel module @name (as in "modules" metadata) loaded or built in? */
+static bool module_present(const char *name, const char *release)
+{
+	char m[64], path[128], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(m, sizeof(m), "%s", name);
+	for (char *p = m; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	snprintf(path, sizeof(path), "/sys/module/%s", m);
+	if (!access(path, F_OK))
+		return true;
+	/* Built-in modules without parameters have no /sys/module entry. */
+	snprintf(path, sizeof(path), "/lib/modules/%s/modules.builtin", release);
+	f = fopen(path, "re");
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *b = strrchr(line, '/'), *dot;
+
+		b = b ? b + 1 : line;
+		dot = strstr(b, ".ko");
+		if (!dot)
+			continue;
+		*dot = '\0';
+		for (char *p = b; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		found = !strcmp(b, m);
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The modules of @object's "modules" metadata this kernel has neither
+ * loaded nor built in, as "a, b" in @buf ("" when none). */
+static void modules_absent(const char *object, char *buf, size_t len)
+{
+	struct ks_meta meta;
+	const char *list;
+	struct utsname u;
+	char *copy, *save = NULL;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (uname(&u) || ks_meta_read(object, &meta))
+		return;
+	list = ks_meta_get(&meta, "modules");
+	copy = list ? strdup(list) : NULL;
+	for (char *m = copy ? strtok_r(copy, ",", &save) : NULL; m; m = strtok_r(NULL, ",", &save))
+		if (*m && !module_present(m, u.release) && n < len)
+			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", m);
+	free(copy);
+	ks_meta_free(&meta);
+}
+
 /* Record the first failure only: it is the one that explains the rest. */
 #define FAIL(...) do { if (!r->error[0]) snprintf(r->error, sizeof(r->error), __VA_ARGS__); } while (0)
 
@@ -174,7 +285,26 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	/* 1. Baseline: without the shield the trigger must go through. */
 	c = run_case(t->trigger, why, sizeof(why));
 	if (c != KS_CASE_PASSED) {
-		r->not_applicable = c < 0;
+		char absent[256] = "";
+
+		/* Not applicable: a module the test needs is not in this
+		 * kernel, or the case says the kernel lacks what the trigger
+		 * needs. Any other error is the trigger failing: a failure. */
+		if (c < 0)
+			modules_absent(object, absent, sizeof(absent));
+		if (absent[0]) {
+			r->not_applicable = true;
+			snprintf(r->na_reason, sizeof(r->na_reason),
+				 "module(s) %s not loaded or built in here (trigger: %s)", absent,
+				 why[0] ? why : "failed");
+			FAIL("trigger does not pass without the shield (%s)%s%s; module(s) not "
+			     "loaded or built in here: %s", case_str(c), why[0] ? ": " : "", why, absent);
+			return 0;
+		}
+		if (c < 0 && !strncmp(why, KS_CASE_NA, strlen(KS_CASE_NA))) {
+			r->not_applicable = true;
+			snprintf(r->na_reason, sizeof(r->na_reason), "%s", why + strlen(KS_CASE_NA));
+		}
 		FAIL("trigger does not pass without the shield (%s)%s%s", case_str(c),
 		     why[0] ? ": " : "", why);
 		return 0;
@@ -190,6 +320,8 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	snprintf(r->variant, sizeof(r->variant), "%s", r->load.variant);
 	before = hits(t->shield, KS_VERDICT_REFUSED);
 	c = run_case(t->trigger, why, sizeof(why));
+	r->ran_enforce = true;
+	r->trigger_case = c;
 	r->trigger_refused = c == KS_CASE_REFUSED;
 	if (!r->trigger_refused)
 		FAIL("trigger not refused while enforcing (%s)%s%s", case_str(c),
@@ -200,6 +332,7 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 
 	/* 3. Ordinary use of the subsystem. */
 	c = run_case(t->benign, why, sizeof(why));
+	r->ran_benign = true;
 	r->benign_ok = c == KS_CASE_PASSED;
 	if (!r->benign_ok)
 		FAIL("benign case broken by the shield (%s)%s%s", case_str(c),
@@ -211,6 +344,7 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	} else {
 		before = hits(t->shield, KS_VERDICT_AUDITED);
 		c = run_case(t->trigger, why, sizeof(why));
+		r->ran_audit = true;
 		r->audit_ok = c == KS_CASE_PASSED && hits(t->shield, KS_VERDICT_AUDITED) > before;
 		if (!r->audit_ok)
 			FAIL("audit mode: trigger %s, audited hits %s", case_str(c),
@@ -223,6 +357,7 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 		FAIL("%s", ks_errmsg());
 	} else {
 		c = run_case(t->trigger, why, sizeof(why));
+		r->ran_unload = true;
 		r->unload_ok = c == KS_CASE_PASSED;
 		if (!r->unload_ok)
 			FAIL("trigger still %s after unload", case_str(c));

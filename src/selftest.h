@@ -9,6 +9,12 @@
  *   KS_CASE_REFUSED  the guarded call failed with EPERM
  *   < 0              the case could not run; @why says what is missing
  * A child killed by SIGKILL counts as KS_CASE_REFUSED.
+ *
+ * A trigger that cannot run without the shield makes the test "not
+ * applicable" only when this kernel lacks what it needs: a module of the
+ * shield's "modules" metadata is neither loaded nor built in, or @why
+ * starts with KS_CASE_NA ("not applicable: no cls_route classifier").
+ * Any other error is the trigger itself failing, and fails the test.
  */
 #ifndef KSHIELD_SELFTEST_H
 #define KSHIELD_SELFTEST_H
@@ -17,6 +23,7 @@
 
 #define KS_CASE_PASSED	0
 #define KS_CASE_REFUSED	1
+#define KS_CASE_NA	"not applicable: "
 
 typedef int (*ks_case_fn)(char *why, size_t len);
 
@@ -40,6 +47,12 @@ void ks_test_register(struct ks_shield_test *t);
 /* Become root of a new user namespace (and a new network namespace when
  * @netns): the unprivileged attacker's position. 0 or -errno. */
 int ks_test_enter_userns(int netns);
+/* A descriptor made by @make in a child that first became root of a new
+ * user namespace (and network namespace when @netns), passed back here
+ * over SCM_RIGHTS: an object of the namespace used from outside it, where
+ * the namespace's owner keeps every capability over it. The fd, or -errno
+ * (@make's own negative return included). */
+int ks_test_fd_from_userns(int netns, int (*make)(void));
 /* Drop to an unprivileged uid/gid in the initial namespace. */
 int ks_test_drop_to(unsigned uid, unsigned gid);
 /* Case result of a syscall return value: -1/EPERM is REFUSED, success is
@@ -60,6 +73,11 @@ struct ks_test_result {
 	bool unload_ok;		/* after unload the trigger passes again */
 	bool unsupported;	/* no variant loads on this kernel */
 	bool not_applicable;	/* the trigger cannot run on this kernel */
+	char na_reason[512];	/* ... why: the case's own words */
+	/* Which steps after the baseline ran; what a step did not run says
+	 * nothing (plain text shows "-" there, never ok). */
+	bool ran_enforce, ran_benign, ran_audit, ran_unload;
+	int trigger_case;	/* KS_CASE_* or <0: the trigger while enforcing */
 	struct ks_load_result load;
 	char error[1024];	/* first failure, "" when all is well */
 };

@@ -34,6 +34,32 @@ static const char *default_dir(void)
 	return "/usr/lib/kshield/shields";
 }
 
+static const char *step_str(bool ran, bool ok)
+{
+	return !ran ? "-" : ok ? "ok" : "FAIL";
+}
+
+/* One line per shield. Not applicable and unprotected say so and why, with
+ * no step columns; a step that did not run shows "-", never ok. */
+static void print_text(const struct ks_test_result *r)
+{
+	if (r->not_applicable) {
+		printf("%-22s n/a: %s\n", r->shield, r->na_reason);
+		return;
+	}
+	if (r->unsupported) {
+		printf("%-22s unprotected: %s\n", r->shield, r->error);
+		return;
+	}
+	printf("%-22s %-8s trigger %-8s benign %-4s audit %-4s unload %-4s %6.1f ms  %s\n",
+	       r->shield, r->variant[0] ? r->variant : "-",
+	       !r->ran_enforce ? "-" : r->trigger_case == KS_CASE_REFUSED ? "refused" :
+	       r->trigger_case == KS_CASE_PASSED ? "PASSED" : "ERROR",
+	       step_str(r->ran_benign, r->benign_ok), step_str(r->ran_audit, r->audit_ok),
+	       step_str(r->ran_unload, r->unload_ok), r->load.load_ms,
+	       r->error[0] ? r->error : "");
+}
+
 static void print_result(const struct ks_test_result *r)
 {
 	struct utsname u;
@@ -70,11 +96,7 @@ static void print_result(const struct ks_test_result *r)
 		fflush(stdout);
 		return;
 	}
-	printf("%-22s %-8s trigger %-8s benign %-4s audit %-4s unload %-4s %6.1f ms  %s\n",
-	       r->shield, r->variant[0] ? r->variant : "-",
-	       r->trigger_refused ? "refused" : "PASSED", r->benign_ok ? "ok" : "FAIL",
-	       r->audit_ok ? "ok" : "FAIL", r->unload_ok ? "ok" : "FAIL",
-	       r->load.load_ms, r->error[0] ? r->error : "");
+	print_text(r);
 	fflush(stdout);
 }
 

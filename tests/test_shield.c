@@ -300,3 +300,41 @@ Test(shield, t10_version_and_help_at_every_level)
 	cr_expect(strstr(err, "kshield test NAME"));
 	free(err);
 }
+
+/* Plain text of `kshield test` says what did not run: "n/a: <reason>" when
+ * the trigger cannot run here, "unprotected: <why>" when no variant loads,
+ * and never "ok" for a step that did not run. */
+Test(shield, t11_test_plain_text_never_says_ok_for_what_did_not_run)
+{
+	const char *fx = getenv("KSHIELD_FIXTURES");
+	char *out, *err, prefix[64], cmd[512];
+	json_object *o;
+	int rc;
+
+	cr_assert(fx, "KSHIELD_FIXTURES not set (run through make test-host)");
+	/* The trigger runs here, then no variant of the fixture loads. */
+	rc = ks_runf(&out, &err, "%s test %s --object %s/lsm-only.bpf.o", ks_bin(), SHIELD, fx);
+	cr_expect_eq(rc, 1, "stderr: %s", err);
+	snprintf(prefix, sizeof(prefix), "%-22s unprotected: no variant of ", SHIELD);
+	cr_expect(!strncmp(out, prefix, strlen(prefix)), "got: %s", out);
+	cr_expect(!strstr(out, " ok"), "a step that did not run says ok: %s", out);
+	free(out);
+	free(err);
+
+	/* AF_RXRPC is a module that this host's kernel cannot load. */
+	snprintf(cmd, sizeof(cmd), "%s -j test cve-2026-43500", ks_bin());
+	o = ks_run_json(cmd, NULL, NULL);
+	if (!o || !json_object_get_boolean(ks_json_get(o, "not_applicable"))) {
+		json_object_put(o);
+		cr_skip("cve-2026-43500 runs on this host: no n/a case to show");
+	}
+	json_object_put(o);
+	rc = ks_runf(&out, &err, "%s test cve-2026-43500", ks_bin());
+	cr_expect_eq(rc, 1, "stderr: %s", err);
+	snprintf(prefix, sizeof(prefix), "%-22s n/a: ", "cve-2026-43500");
+	cr_expect(!strncmp(out, prefix, strlen(prefix)), "got: %s", out);
+	cr_expect(strlen(out) > strlen(prefix) + 1 && !strchr(out, '\n')[1], "one line with a reason: %s", out);
+	cr_expect(!strstr(out, " ok") && !strstr(out, " benign "), "got: %s", out);
+	free(out);
+	free(err);
+}
