@@ -71,7 +71,9 @@ fi
 : >"$stage/etc/kshield/modules.load"
 : >"$stage/etc/kshield/modules.missing"
 declare -A seen=()
-for m in $(for o in "${objs[@]}"; do modules_of "$o"; done | sort -u); do
+# In the metadata's order (a module may need one listed before it at init,
+# beyond what modules.dep knows), each name once.
+for m in $(for o in "${objs[@]}"; do modules_of "$o"; done | awk '!seen[$0]++'); do
 	if ! deps=$(modprobe -d "$kdir" -S "$kver" --show-depends "$m" 2>/dev/null); then
 		echo "$m" >>"$stage/etc/kshield/modules.missing"
 		continue
