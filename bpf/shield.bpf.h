@@ -22,8 +22,12 @@
  * Metadata keys (all strings, read from the object without loading it):
  *   name, cve, summary, refs, hunt (SQL over the event store), variants,
  *   variant_<v> (one line on what variant <v> does, e.g. that it is blunt),
- *   target (user-space binary for uprobe variants), modules (kernel modules
- *   the test needs).
+ *   target (what uprobe/kprobe variants probe: "PATH:FUNCTION" or
+ *   "BUILDID:FUNCTION" puts a uprobe, "kernel:FUNCTION" a kprobe, at every
+ *   out-of-line and inlined copy of FUNCTION found in DWARF, each link
+ *   pinned as link_<prog>__site<N> with N as its BPF cookie; see
+ *   sites.bpf.h and docs/inline-sites.md), modules (kernel modules the test
+ *   needs).
  */
 #ifndef KSHIELD_SHIELD_BPF_H
 #define KSHIELD_SHIELD_BPF_H

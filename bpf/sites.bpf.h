@@ -1,8 +1,12 @@
-/* sites.bpf.h - for uprobe programs attached at every DWARF-resolved copy of
- * a function (src/uprobe_sites.c): which site fired, and the value of a
- * parameter at that site.
+/* sites.bpf.h - for uprobe and kprobe programs attached at every
+ * DWARF-resolved copy of a function (src/uprobe_sites.c for a shield whose
+ * target is PATH:FUNCTION or BUILDID:FUNCTION, src/kernel_sites.c for
+ * kernel:FUNCTION): which site fired, and the value of a parameter there.
  *
- * The BPF cookie of each link is the site's index. An inlined copy does not
+ * The BPF cookie of each link is the site's index, also the <N> of its pin
+ * link_<prog>__site<N>. A kernel copy is probed at symbol+offset from the
+ * running build's vmlinux DWARF or its sites manifest; a parameter held in
+ * memory there is read as kernel memory. An inlined copy does not
  * receive its arguments in the calling-convention registers, so user space
  * writes each site's parameter locations (from DWARF) into the "ks_sites"
  * array, and ks_site_arg() reads a parameter through it. A location DWARF

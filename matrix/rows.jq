@@ -73,7 +73,9 @@ def ksites_row($s):
      killed: [$kinds[] | select($s["kill-" + .].status == 137)],
      mismatch_refused: (($s.mismatch.error // "") | test("refusing")),
      mismatch_load_refused: (($s["mismatch-load"].error // "") | test("refusing")),
-     mismatch_error: $s.mismatch.error}
+     mismatch_error: $s.mismatch.error,
+     bench_ns: {bare: $s["bench-bare"].ns_per_call, kprobe: $s["bench-kprobe"].ns_per_call,
+                bare_again: $s["bench-bare2"].ns_per_call}}
   | .check_error =
       (if $s.list == null then "no sites list reported"
        elif $s.list.error then "sites list: \($s.list.error)"

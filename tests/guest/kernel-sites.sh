@@ -15,6 +15,8 @@
 #   load               the fixture shield loaded (one kprobe per copy)
 #   kill-KIND          {"status": N}: ksites-drv KIND /tmp/ksites-kill (137: killed)
 #   ok-KIND            {"status": N}: the same on another file (0: untouched)
+#   bench-bare, bench-kprobe, bench-bare2
+#                      ns per open+close: bare, with the shield, bare again
 #   mismatch           sites list with only another build's manifest (must fail)
 #   mismatch-load      the shield loaded with it (must fail)
 KINDS="open openat creat open32 openat32 creat32"
@@ -36,7 +38,11 @@ for k in $KINDS; do
 	json symbol-$k kshield -j sites trace kernel:$FN --symbol -- ksites-drv $k /tmp/ksites-s-$k
 done
 
+# Bench (TCG, so ratios only): open+close of one file, bare, then with the
+# fixture shield's kprobe at every copy, then bare again.
+echo "KSHIELD-SITES bench-bare $(ksites-drv open /tmp/ksites-bench 20000)"
 json load kshield -j shield load /fixtures/kernel-sites.bpf.o
+echo "KSHIELD-SITES bench-kprobe $(ksites-drv open /tmp/ksites-bench 20000)"
 for k in $KINDS; do
 	ksites-drv $k /tmp/ksites-kill >/dev/null 2>&1
 	echo "KSHIELD-SITES kill-$k {\"status\": $?}"
@@ -44,6 +50,7 @@ for k in $KINDS; do
 	echo "KSHIELD-SITES ok-$k {\"status\": $?}"
 done
 kshield shield unload kernel-sites-fixture 2>/dev/null
+echo "KSHIELD-SITES bench-bare2 $(ksites-drv open /tmp/ksites-bench 20000)"
 
 export KSHIELD_SITES_DIR=/etc/kshield/sites-other
 json mismatch kshield -j sites list kernel:$FN
