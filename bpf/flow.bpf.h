@@ -148,6 +148,18 @@ static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
 		ipl = 40;
 		v4 = false;
+		if (bpf_skb_load_bytes(skb, 6, &b, 1))
+			return 1;
+		/* extension headers: BIG TCP's hop-by-hop jumbo header above
+		 * all (a GSO packet over 64K), routing, destination options */
+		for (int i = 0; i < 3 && (b == 0 || b == 43 || b == 60); i++) {
+			__u8 ext[2];
+
+			if (bpf_skb_load_bytes(skb, ipl, ext, 2))
+				return 1;
+			b = ext[0];
+			ipl += (ext[1] + 1) * 8;
+		}
 	} else {
 		return 1;
 	}

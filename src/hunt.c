@@ -43,9 +43,9 @@ struct hunt {
 
 static const struct hunt builtins[] = {
 	{ "new-binaries", "binaries run for the first time in the window",
-	  "SELECT e.* FROM events e JOIN (SELECT binary, min(ts) AS first FROM events "
-	  "WHERE binary IS NOT NULL GROUP BY binary HAVING first BETWEEN :since AND :until) f "
-	  "ON e.binary = f.binary AND e.ts = f.first AND e.kind = 'exec' ORDER BY e.ts", false },
+	  /* binaries(path, first) keeps each binary's first exec */
+	  "SELECT * FROM events WHERE kind = 'exec' AND ts IN (SELECT first FROM binaries "
+	  "WHERE first BETWEEN :since AND :until) ORDER BY ts", false },
 	{ "binary", "runs of one binary (--binary PATH) in the window",
 	  "SELECT * FROM events WHERE binary = :binary AND ts BETWEEN :since AND :until ORDER BY ts", false },
 	{ "c2-connections", "connections to or from addresses in --file (IPs and CIDRs, one a line)",
@@ -62,6 +62,15 @@ static const struct hunt builtins[] = {
 	  "SELECT * FROM events WHERE kind = 'socket' AND ts BETWEEN :since AND :until ORDER BY ts", false },
 	{ "bpf-loads", "BPF programs loaded by anything but the kshield agent",
 	  "SELECT * FROM events WHERE kind = 'bpf' AND ts BETWEEN :since AND :until ORDER BY ts", false },
+	/* The newest record of each flow is its total (interim records are
+	 * cumulative), hence NOT EXISTS a later one; bytes are payload. */
+	{ "exfil", "connections that sent more than --bytes (50M) to a non-loopback address, biggest first",
+	  "SELECT * FROM events e WHERE kind = 'flow' AND ts BETWEEN :since AND :until "
+	  "AND CAST(json_extract(detail, '$.bytes_out') AS BIGINT) >= :bytes "
+	  "AND raddr NOT LIKE '127.%' AND raddr <> '::1' AND raddr NOT LIKE '::ffff:127.%' "
+	  "AND NOT EXISTS (SELECT 1 FROM events n WHERE n.kind = 'flow' AND n.ts > e.ts "
+	  "AND n.ts <= :until AND json_extract(n.detail, '$.flow') = json_extract(e.detail, '$.flow')) "
+	  "ORDER BY CAST(json_extract(detail, '$.bytes_out') AS BIGINT) DESC", false },
 	{ "shield-hits", "every shield hit",
 	  "SELECT * FROM events WHERE kind = 'shield' AND ts BETWEEN :since AND :until ORDER BY ts", false },
 	{ 0, 0, 0, false }
@@ -204,6 +213,11 @@ static int deny_writes(void *ctx, int action, const char *a, const char *b, cons
 	(void)ctx; (void)b; (void)c; (void)d;
 	if (action == SQLITE_ATTACH || action == SQLITE_DETACH)
 		return SQLITE_DENY;
+	/* DDL, refused here because on the events view SQLite would reject
+	 * it with a message about views before saying it writes */
+	if ((action >= SQLITE_CREATE_INDEX && action <= SQLITE_DROP_VIEW &&
+	     action != SQLITE_DELETE) || action == SQLITE_ALTER_TABLE)
+		return SQLITE_DENY;
 	/* PRAGMA x is a read; PRAGMA x = v (b set) may change the connection */
 	if (action == SQLITE_PRAGMA && b)
 		return SQLITE_DENY;
@@ -214,6 +228,7 @@ static int deny_writes(void *ctx, int action, const char *a, const char *b, cons
 struct hunt_args {
 	__s64 since, until;
 	const char *binary;
+	long long bytes;
 	struct cidr *cidrs;
 	int ncidrs;
 	long long limit;
@@ -231,8 +246,10 @@ static int run_query(sqlite3 *db, const char *name, const char *sql, const struc
 	rc = sqlite3_prepare_v2(db, sql, -1, &st, &tail);
 	if (rc != SQLITE_OK) {
 		json_object_put(hits);
-		return ks_err(rc == SQLITE_AUTH ? -EPERM : -EINVAL, "hunt %s: %s", name,
-			      sqlite3_errmsg(db));
+		if (rc == SQLITE_AUTH)
+			return ks_err(-EPERM, "hunt %s: refused: %s (hunts are read-only)", name,
+				      sqlite3_errmsg(db));
+		return ks_err(-EINVAL, "hunt %s: %s", name, sqlite3_errmsg(db));
 	}
 	while (tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == ';'))
 		tail++;
@@ -259,6 +276,8 @@ static int run_query(sqlite3 *db, const char *name, const char *sql, const struc
 		}
 		sqlite3_bind_text(st, i, h->binary, -1, SQLITE_STATIC);
 	}
+	if ((i = sqlite3_bind_parameter_index(st, ":bytes")))
+		sqlite3_bind_int64(st, i, h->bytes);
 	int exec_col = -1, raddr_col = -1, laddr_col = -1;
 	for (i = 0; i < sqlite3_column_count(st); i++) {
 		const char *c = sqlite3_column_name(st, i);
@@ -317,11 +336,11 @@ static int hunt_help(void)
 	fprintf(stderr,
 		"Usage: kshield hunt list [--shields-dir DIR]\n"
 		"       kshield hunt NAME [--since T] [--until T] [--binary PATH] [--file FILE]\n"
-		"                         [--limit N] [--store PATH] [-j]\n"
+		"                         [--bytes SIZE] [--limit N] [--store PATH] [-j]\n"
 		"       kshield hunt --sql 'SELECT ...' [--since T] [--until T] [-j]\n"
 		"       kshield hunt --pg CONNINFO NAME|--sql SQL   fleet-wide, grouped by host\n"
-		"Queries run read-only over table events (see kshield(8)); :since, :until\n"
-		"and :binary are bound from the options. Hits that name an exec show\n"
+		"Queries run read-only over table events (see kshield(8)); :since, :until,\n"
+		":binary and :bytes (default 50M) are bound from the options. Hits that name an exec show\n"
 		"their process ancestry.\n");
 	return 0;
 }
@@ -329,9 +348,9 @@ static int hunt_help(void)
 int do_hunt(int argc, char **argv)
 {
 	const char *name = NULL, *sql = NULL, *store = NULL, *since = NULL, *until = NULL,
-		   *file = NULL, *dir = NULL, *limit = NULL, *pg = NULL;
+		   *file = NULL, *dir = NULL, *limit = NULL, *pg = NULL, *bytes = NULL;
 	struct shield_hunt sh[64];
-	struct hunt_args h = { .since = 0, .until = INT64_MAX, .limit = 1000 };
+	struct hunt_args h = { .since = 0, .until = INT64_MAX, .limit = 1000, .bytes = 50 << 20 };
 	struct ks_config cfg;
 	struct ks_store *s;
 	const struct hunt *b;
@@ -343,7 +362,7 @@ int do_hunt(int argc, char **argv)
 				   !strcmp(o, "--since") ? &since : !strcmp(o, "--until") ? &until :
 				   !strcmp(o, "--file") ? &file : !strcmp(o, "--binary") ? &h.binary :
 				   !strcmp(o, "--shields-dir") ? &dir : !strcmp(o, "--limit") ? &limit :
-				   !strcmp(o, "--pg") ? &pg : NULL;
+				   !strcmp(o, "--pg") ? &pg : !strcmp(o, "--bytes") ? &bytes : NULL;
 
 		if (!strcmp(o, "help") || !strcmp(o, "--help"))
 			return hunt_help();
@@ -363,6 +382,13 @@ int do_hunt(int argc, char **argv)
 		return ks_report(err);
 	if (until && (err = ks_time_parse(until, "--until", &h.until)))
 		return ks_report(err);
+	if (bytes) {
+		__u64 v;
+
+		if ((err = ks_size_parse(bytes, "--bytes", &v)))
+			return ks_report(err);
+		h.bytes = v;
+	}
 	if (limit) {
 		unsigned long long v;
 
@@ -433,7 +459,8 @@ int do_hunt(int argc, char **argv)
 #ifndef KSHIELD_STATIC
 	if (pg) {
 		err = file ? ks_err(-EINVAL, "--file hunts are not supported with --pg") :
-		      ks_hunt_pg(pg, name ? name : "sql", sql, h.since, h.until, h.binary, h.limit);
+		      ks_hunt_pg(pg, name ? name : "sql", sql, h.since, h.until, h.binary, h.bytes,
+				 h.limit);
 		s = NULL;
 	} else
 #endif

@@ -32,26 +32,26 @@ static const char view_sql[] =
 	" data->>'verdict' AS verdict, data->>'alg_type' AS alg_type, data->>'alg_name' AS alg_name,"
 	" (data->>'ret')::int AS ret, data->>'detail' AS detail FROM ks_events;";
 
-/* SQLite's :name parameters become $1..$3 (since, until, binary); the
+/* SQLite's :name parameters become $1..$4 (since, until, binary, bytes); the
  * column `binary`, a keyword in PostgreSQL, is quoted. String literals
  * are copied untouched. *nparams gets the highest parameter used. */
 static char *translate(const char *sql, int *nparams)
 {
-	static const char *names[] = { ":since", ":until", ":binary" };
+	static const char *names[] = { ":since", ":until", ":binary", ":bytes" };
 	char *out = malloc(strlen(sql) * 2 + 64), *p = out;
 	bool quoted = false;
 
 	*nparams = 0;
 	while (*sql) {
-		int k = 3;
+		int k = 4;
 
 		if (*sql == '\'')
 			quoted = !quoted;
 		if (!quoted)
-			for (k = 0; k < 3; k++)
+			for (k = 0; k < 4; k++)
 				if (!strncmp(sql, names[k], strlen(names[k])))
 					break;
-		if (k < 3) {
+		if (k < 4) {
 			p += sprintf(p, "$%d", k + 1);
 			sql += strlen(names[k]);
 			if (k + 1 > *nparams)
@@ -70,11 +70,11 @@ static char *translate(const char *sql, int *nparams)
 }
 
 int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long long since,
-	       long long until, const char *binary, long long limit)
+	       long long until, const char *binary, long long bytes, long long limit)
 {
 	PGconn *c = PQconnectdb(conninfo);
-	char *q = NULL, *grouped = NULL, sv[32], uv[32];
-	const char *params[3];
+	char *q = NULL, *grouped = NULL, sv[32], uv[32], bv[32];
+	const char *params[4];
 	PGresult *r = NULL;
 	int err = 0, np;
 
@@ -101,8 +101,11 @@ int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long lon
 	params[0] = sv;
 	params[1] = uv;
 	params[2] = binary ? binary : "";
-	/* Parameters are text; PostgreSQL infers their types from use. */
-	r = PQexecParams(c, grouped, np, NULL, params, NULL, NULL, 0);
+	snprintf(bv, sizeof(bv), "%lld", bytes);
+	params[3] = bv;
+	/* Typed, so that one a hunt skips (:binary in exfil) is not an error:
+	 * int8, int8, text, int8. */
+	r = PQexecParams(c, grouped, np, (const Oid[]){ 20, 20, 25, 20 }, params, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		err = ks_err(-EINVAL, "hunt %s fleet-wide: %s", name,
 			     strtok(PQerrorMessage(c), "\n") ?: "?");

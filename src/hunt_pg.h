@@ -6,6 +6,6 @@
 /* @sql is the hunt's SQLite text (over `events`, with :since :until
  * :binary). Prints per-host hit counts; returns 0 or a negative errno. */
 int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long long since,
-	       long long until, const char *binary, long long limit);
+	       long long until, const char *binary, long long bytes, long long limit);
 
 #endif
