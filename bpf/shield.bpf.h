@@ -26,8 +26,10 @@
  *   "BUILDID:FUNCTION" puts a uprobe, "kernel:FUNCTION" a kprobe, at every
  *   out-of-line and inlined copy of FUNCTION found in DWARF, each link
  *   pinned as link_<prog>__site<N> with N as its BPF cookie; see
- *   sites.bpf.h and docs/inline-sites.md), modules (kernel modules the test
- *   needs).
+ *   sites.bpf.h and docs/inline-sites.md; text without ':' ("sudo") only
+ *   names what the shield watches, its programs attach by their SEC),
+ *   modules (kernel modules the test needs, loaded in the order given; one
+ *   neither loaded nor built in makes a test whose trigger fails n/a).
  */
 #ifndef KSHIELD_SHIELD_BPF_H
 #define KSHIELD_SHIELD_BPF_H
