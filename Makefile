@@ -177,7 +177,7 @@ $(BUILD)/bench/%: bench/%.c
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
 # store_ingest drives src/store.c directly, without the kernel.
-$(BUILD)/bench/store_ingest: bench/store_ingest.c $(BUILD)/obj/src/store.o $(BUILD)/obj/src/cli.o
+$(BUILD)/bench/store_ingest: bench/store_ingest.c $(BUILD)/obj/src/store.o $(BUILD)/obj/src/store_schema.o $(BUILD)/obj/src/cli.o
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lsqlite3 -ljson-c -o $@

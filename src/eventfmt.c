@@ -292,7 +292,8 @@ __u64 ks_exec_of_pid(sqlite3 *db, __u32 pid)
 	sqlite3_stmt *st;
 	__u64 id = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT exec_id FROM events WHERE kind = 'exec' AND tgid = ?1 "
+	/* ts is selected so that ORDER BY ts merges the view's tables */
+	if (sqlite3_prepare_v2(db, "SELECT exec_id, ts FROM events WHERE kind = 'exec' AND tgid = ?1 "
 			       "ORDER BY ts DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(st, 1, pid);

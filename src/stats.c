@@ -91,7 +91,9 @@ int do_kstats(int argc, char **argv)
 		}
 		json_object_object_add(store_o, "events", kinds);
 		json_object_object_add(store_o, "total", json_object_new_int64(total));
-		if (sqlite3_prepare_v2(ks_store_db(s), "SELECT min(ts), max(ts) FROM events",
+		/* not min()/max(): an aggregate over the view reads every row */
+		if (sqlite3_prepare_v2(ks_store_db(s), "SELECT (SELECT ts FROM events ORDER BY ts LIMIT 1), "
+				       "(SELECT ts FROM events ORDER BY ts DESC LIMIT 1)",
 				       -1, &st, NULL) == SQLITE_OK) {
 			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
 				char t[40];

@@ -3,10 +3,9 @@
  * Written by the agent alone, read by `events`, `hunt` and `stats`. The
  * write path is built for a sustained stream: WAL with synchronous=NORMAL
  * (a commit is a WAL append, fsync only at checkpoints), one prepared
- * INSERT, rows batched into transactions of at most KS_STORE_BATCH rows or
- * KS_STORE_BATCH_MS, and indexes only where queries need them: (ts) and
- * (kind, ts) for time ranges, partial indexes on binary and exec_id that
- * cost nothing for records that are not execs.
+ * INSERT per table, rows batched into transactions of at most
+ * KS_STORE_BATCH rows or KS_STORE_BATCH_MS, and no secondary index on the
+ * frequent kinds' tables (store_schema.c says why and how hunts stay fast).
  *
  * A crash (SIGKILL, power loss) loses at most the open transaction; WAL
  * keeps the database consistent. Errors are returned, never fatal: the
@@ -25,10 +24,17 @@
 #include <sys/socket.h>
 #include "cli.h"
 #include "store.h"
+#include "store_schema.h"
 
 struct ks_store {
 	sqlite3 *db;
-	sqlite3_stmt *ins;
+	sqlite3_stmt *ins[KS_TAB_MAX];	/* one INSERT per table */
+	sqlite3_stmt *bin_get, *bin_add;
+	struct bin_slot {		/* binary path -> id, a direct-mapped cache */
+		__u64 hash;
+		sqlite3_int64 id;
+		char *path;
+	} bins[1024];
 	int pending;			/* rows in the open transaction */
 	struct timespec first;		/* when the first of them was queued */
 	bool in_tx;
@@ -59,26 +65,6 @@ int ks_kind_parse(const char *name)
 	return ks_err(-EINVAL, "unknown event kind '%s' (exec, exit, connect, accept, listen, "
 		      "socket, userns, privilege, bpf, shield, alg_bind, tamper, flow)", name);
 }
-
-static const char schema[] =
-	"CREATE TABLE IF NOT EXISTS events("
-	" ts INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
-	" pid INTEGER, tgid INTEGER, ppid INTEGER, uid INTEGER, euid INTEGER,"
-	" comm TEXT, cgroup_id INTEGER, exec_id INTEGER, parent_exec_id INTEGER,"
-	" binary TEXT, args TEXT, laddr TEXT, lport INTEGER, raddr TEXT, rport INTEGER,"
-	" shield TEXT, verdict TEXT, alg_type TEXT, alg_name TEXT, ret INTEGER,"
-	" detail TEXT);"
-	"CREATE INDEX IF NOT EXISTS events_kind_ts ON events(kind, ts);"
-	"CREATE INDEX IF NOT EXISTS events_binary ON events(binary, ts) WHERE binary IS NOT NULL;"
-	"CREATE TABLE IF NOT EXISTS clock(since INTEGER NOT NULL, boot_to_real INTEGER NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS losses(ts INTEGER NOT NULL, kind TEXT NOT NULL,"
-	" lost INTEGER NOT NULL, unstored INTEGER NOT NULL);";
-
-static const char insert_sql[] =
-	"INSERT INTO events(ts, kind, pid, tgid, ppid, uid, euid, comm, cgroup_id, exec_id,"
-	" parent_exec_id, binary, args, laddr, lport, raddr, rport, shield, verdict,"
-	" alg_type, alg_name, ret, detail)"
-	" VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 /* Map an SQLite failure to a negative errno and a one-line message. */
 static int sql_err(sqlite3 *db, int rc, const char *what)
@@ -142,9 +128,48 @@ static int check_identity(sqlite3 *db, const char *path, bool create)
 		return ks_err(-EMEDIUMTYPE, "%s is not a kshield store (an SQLite database of "
 			      "something else)", path);
 	if (ver > KS_STORE_VERSION)
-		return ks_err(-EPROTO, "%s has store schema %lld; this kshield knows up to %d",
-			      path, ver, KS_STORE_VERSION);
+		return ks_err(-EPROTO, "%s has store schema %lld; this kshield knows up to %d "
+			      "(run a newer kshield, or use another --store)", path, ver, KS_STORE_VERSION);
 	return 0;
+}
+
+/* Create, migrate or bring up to date the layout, in one transaction,
+ * and stamp the version. */
+static int apply_schema(sqlite3 *db)
+{
+	char sql[64];
+	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = ks_schema_apply(db);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", KS_STORE_VERSION);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	if (rc != SQLITE_OK && !sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+static void bins_forget(struct ks_store *s)
+{
+	for (size_t i = 0; i < sizeof(s->bins) / sizeof(s->bins[0]); i++) {
+		free(s->bins[i].path);
+		s->bins[i].path = NULL;
+	}
+}
+
+static void ks_store_close_db(struct ks_store *s)
+{
+	for (int t = 0; t < KS_TAB_MAX; t++)
+		sqlite3_finalize(s->ins[t]);
+	sqlite3_finalize(s->bin_get);
+	sqlite3_finalize(s->bin_add);
+	bins_forget(s);
+	sqlite3_close_v2(s->db);
+	free(s);
 }
 
 int ks_store_open(struct ks_store **out, const char *path, int flags)
@@ -181,12 +206,28 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 			  "PRAGMA wal_autocheckpoint=4096; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, schema, NULL, NULL, NULL);
+		rc = apply_schema(s->db);
+	/* ts is unique across tables: the newest of any of them */
+	const char *tabs[KS_TAB_MAX + 1];
+	for (int i = 0, n = ks_schema_tables(s->db, tabs, KS_TAB_MAX + 1); rc == SQLITE_OK && i < n; i++) {
+		char q[96];
+
+		snprintf(q, sizeof(q), "SELECT coalesce(max(ts), 0) FROM %s", tabs[i]);
+		rc = pragma_int(s->db, q, &last);
+		s->last_ts = last > s->last_ts ? last : s->last_ts;
+	}
+	for (int t = 0; rc == SQLITE_OK && t < KS_TAB_MAX; t++) {
+		char q[1024];
+
+		ks_schema_insert_sql(t, q, sizeof(q));
+		rc = sqlite3_prepare_v3(s->db, q, -1, SQLITE_PREPARE_PERSISTENT, &s->ins[t], NULL);
+	}
 	if (rc == SQLITE_OK)
-		rc = pragma_int(s->db, "SELECT coalesce(max(ts), 0) FROM events", &last);
-	s->last_ts = last;
+		rc = sqlite3_prepare_v3(s->db, "SELECT id FROM binaries WHERE path = ?1", -1,
+					SQLITE_PREPARE_PERSISTENT, &s->bin_get, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v3(s->db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->ins, NULL);
+		rc = sqlite3_prepare_v3(s->db, "INSERT INTO binaries(path, first) VALUES(?1, ?2)", -1,
+					SQLITE_PREPARE_PERSISTENT, &s->bin_add, NULL);
 	if (rc != SQLITE_OK) {
 		err = sql_err(s->db, rc, path);
 		goto fail;
@@ -194,8 +235,7 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	*out = s;
 	return 0;
 fail:
-	sqlite3_close_v2(s->db);
-	free(s);
+	ks_store_close_db(s);
 	return err;
 }
 
@@ -205,9 +245,7 @@ void ks_store_close(struct ks_store *s)
 		return;
 	if (s->in_tx)
 		ks_store_commit(s);
-	sqlite3_finalize(s->ins);
-	sqlite3_close_v2(s->db);
-	free(s);
+	ks_store_close_db(s);
 }
 
 __u64 ks_store_committed(const struct ks_store *s)
@@ -237,10 +275,20 @@ static void copy_str(char *dst, size_t dlen, const char *src, size_t max)
 	dst[n] = '\0';
 }
 
+static char *put_u(char *p, uint64_t v, const char *then);
+
 static void addr_str(int family, const __u8 *a, char *buf, size_t len)
 {
-	if (!inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, a, buf, len))
+	/* IPv4 by hand: glibc's inet_ntop formats it with sprintf */
+	if (family != AF_INET6 && len >= 16) {
+		char *p = put_u(buf, a[0], ".");
+
+		p = put_u(p, a[1], ".");
+		p = put_u(p, a[2], ".");
+		put_u(p, a[3], "");
+	} else if (!inet_ntop(AF_INET6, a, buf, len)) {
 		snprintf(buf, len, "?");
+	}
 }
 
 /* argv: NUL-separated -> space-separated, printable. */
@@ -257,6 +305,29 @@ static void argv_str(const struct ks_exec_event *e, char *buf, size_t len)
 	while (j && buf[j - 1] == ' ')
 		j--;
 	buf[j] = '\0';
+}
+
+/* Append @s; returns the end (details are far shorter than r->detail). */
+static char *put_s(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	*p = '\0';
+	return p;
+}
+
+/* Append @v in decimal, then @then. */
+static char *put_u(char *p, uint64_t v, const char *then)
+{
+	char d[20];
+	int n = 0;
+
+	do
+		d[n++] = '0' + v % 10;
+	while ((v /= 10));
+	while (n)
+		*p++ = d[--n];
+	return put_s(p, then);
 }
 
 static const char *verdict_str(__u32 v)
@@ -306,10 +377,12 @@ int ks_row_decode(const void *rec, size_t len, __s64 boot_to_real, struct ks_row
 		r->parent_exec_id = e->parent_exec_id;
 		copy_str(r->binary, sizeof(r->binary), e->path, sizeof(e->path));
 		argv_str(e, r->args, sizeof(r->args));
-		snprintf(r->detail, sizeof(r->detail), "{\"setuid\":%d,\"setgid\":%d,"
-			 "\"secureexec\":%d,\"argv_truncated\":%d}", !!(e->flags & KS_EXEC_SETUID),
-			 !!(e->flags & KS_EXEC_SETGID), !!(e->flags & KS_EXEC_SECURE),
-			 !!(e->flags & KS_EXEC_ARGV_TRUNC));
+		/* the hot kinds' details without printf (a tenth of ingest) */
+		char *p = put_s(r->detail, "{\"setuid\":");
+		p = put_u(p, !!(e->flags & KS_EXEC_SETUID), ",\"setgid\":");
+		p = put_u(p, !!(e->flags & KS_EXEC_SETGID), ",\"secureexec\":");
+		p = put_u(p, !!(e->flags & KS_EXEC_SECURE), ",\"argv_truncated\":");
+		put_u(p, !!(e->flags & KS_EXEC_ARGV_TRUNC), "}");
 		break;
 	}
 	case KS_EV_EXIT: {
@@ -317,9 +390,10 @@ int ks_row_decode(const void *rec, size_t len, __s64 boot_to_real, struct ks_row
 
 		if (len < sizeof(*e))
 			break;
-		snprintf(r->detail, sizeof(r->detail), "{\"exit_code\":%u,\"signal\":%u,"
-			 "\"lifetime_ns\":%" PRIu64 "}", (e->exit_code >> 8) & 0xff,
-			 e->exit_code & 0x7f, (uint64_t)e->lifetime_ns);
+		char *p = put_s(r->detail, "{\"exit_code\":");
+		p = put_u(p, (e->exit_code >> 8) & 0xff, ",\"signal\":");
+		p = put_u(p, e->exit_code & 0x7f, ",\"lifetime_ns\":");
+		put_u(p, e->lifetime_ns, "}");
 		break;
 	}
 	case KS_EV_CONNECT:
@@ -337,9 +411,10 @@ int ks_row_decode(const void *rec, size_t len, __s64 boot_to_real, struct ks_row
 			addr_str(e->family, e->raddr, r->raddr, sizeof(r->raddr));
 			r->rport = e->rport;
 		}
-		snprintf(r->detail, sizeof(r->detail), "{\"family\":%u,\"established\":%d,"
-			 "\"owner_unknown\":%d}", e->family, !!(e->flags & KS_CONN_ESTABLISHED),
-			 !!(e->flags & KS_CONN_NO_OWNER));
+		char *p = put_s(r->detail, "{\"family\":");
+		p = put_u(p, e->family, ",\"established\":");
+		p = put_u(p, !!(e->flags & KS_CONN_ESTABLISHED), ",\"owner_unknown\":");
+		put_u(p, !!(e->flags & KS_CONN_NO_OWNER), "}");
 		break;
 	}
 	case KS_EV_SOCKET: {
@@ -462,12 +537,6 @@ int ks_row_decode(const void *rec, size_t len, __s64 boot_to_real, struct ks_row
 	return 0;
 }
 
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s && *s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-}
-
 static int begin(struct ks_store *s)
 {
 	int rc;
@@ -483,54 +552,60 @@ static int begin(struct ks_store *s)
 	return 0;
 }
 
+/* The id of binary @path in table binaries, added (first seen at @ts) in
+ * the open transaction when new; 0 when it can't be. Ids are cached; the
+ * cache is forgotten when a transaction is rolled back. */
+static sqlite3_int64 bin_id(struct ks_store *s, const char *path, sqlite3_int64 ts)
+{
+	__u64 h = 1469598103934665603ULL;
+	struct bin_slot *b;
+	sqlite3_int64 id = 0;
+
+	for (const char *p = path; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	b = &s->bins[h % (sizeof(s->bins) / sizeof(s->bins[0]))];
+	if (b->path && b->hash == h && !strcmp(b->path, path))
+		return b->id;
+	sqlite3_bind_text(s->bin_get, 1, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(s->bin_get) == SQLITE_ROW)
+		id = sqlite3_column_int64(s->bin_get, 0);
+	sqlite3_reset(s->bin_get);
+	if (!id) {
+		sqlite3_bind_text(s->bin_add, 1, path, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s->bin_add, 2, ts);
+		if (sqlite3_step(s->bin_add) == SQLITE_DONE)
+			id = sqlite3_last_insert_rowid(s->db);
+		sqlite3_reset(s->bin_add);
+		if (!id)
+			return 0;
+	}
+	free(b->path);
+	b->path = strdup(path);
+	b->hash = h;
+	b->id = id;
+	return id;
+}
+
 int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
 {
-	sqlite3_stmt *st = s->ins;
+	enum ks_tab tab = ks_schema_tab(r->kind);
+	sqlite3_stmt *st = s->ins[tab];
+	sqlite3_int64 bin = 0;
 	int rc, err;
 
 	if ((err = begin(s)))
 		return err;
-	/* ts is the row key, so the table is in time order and time ranges
-	 * need no index: a record that ties or predates the newest row (ring
-	 * buffer order across CPUs, a clock stepped back) is stored 1 ns after
-	 * it. */
+	/* ts is the row key, so each table is in time order and time ranges
+	 * need no index; it is unique across tables: a record that ties or
+	 * predates the newest row (ring buffer order across CPUs, a clock
+	 * stepped back) is stored 1 ns after it. */
 	s->last_ts = r->ts > s->last_ts ? r->ts : s->last_ts + 1;
-	sqlite3_bind_int64(st, 1, s->last_ts);
-	sqlite3_bind_text(st, 2, r->kind, -1, SQLITE_STATIC);
-	if (r->fields & KS_ROW_PROC) {
-		sqlite3_bind_int(st, 3, r->pid);
-		sqlite3_bind_int(st, 4, r->tgid);
-		sqlite3_bind_int(st, 5, r->ppid);
-		sqlite3_bind_int64(st, 6, r->uid);
-		sqlite3_bind_int64(st, 7, r->euid);
-		bind_text(st, 8, r->comm);
-		sqlite3_bind_int64(st, 9, r->cgroup_id);
-	}
-	if (r->exec_id)
-		sqlite3_bind_int64(st, 10, r->exec_id);
-	if (r->fields & KS_ROW_EXEC) {
-		sqlite3_bind_int64(st, 11, r->parent_exec_id);
-		bind_text(st, 12, r->binary);
-		bind_text(st, 13, r->args);
-	}
-	if (r->fields & KS_ROW_LOCAL) {
-		bind_text(st, 14, r->laddr);
-		sqlite3_bind_int(st, 15, r->lport);
-	}
-	if (r->fields & KS_ROW_REMOTE) {
-		bind_text(st, 16, r->raddr);
-		sqlite3_bind_int(st, 17, r->rport);
-	}
-	bind_text(st, 18, r->shield);
-	bind_text(st, 19, r->verdict);
-	bind_text(st, 20, r->alg_type);
-	bind_text(st, 21, r->alg_name);
-	if (r->fields & KS_ROW_RET)
-		sqlite3_bind_int(st, 22, r->ret);
-	bind_text(st, 23, r->detail);
+	if (tab == KS_TAB_EXEC && (r->fields & KS_ROW_EXEC) && r->binary[0] &&
+	    !(bin = bin_id(s, r->binary, s->last_ts)))
+		return sql_err(s->db, sqlite3_errcode(s->db), "can't store an event's binary");
+	ks_schema_bind(st, tab, r, s->last_ts, bin);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
 	if (rc != SQLITE_DONE)
 		return sql_err(s->db, rc, "can't store an event");
 	if (++s->pending >= KS_STORE_BATCH) {
@@ -554,6 +629,7 @@ int ks_store_abort(struct ks_store *s)
 
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	bins_forget(s);		/* ids added in the transaction are gone */
 	s->in_tx = false;
 	s->pending = 0;
 	return n;
@@ -578,6 +654,7 @@ int ks_store_commit(struct ks_store *s)
 	int err = sql_err(s->db, rc, what);
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	bins_forget(s);
 	return err;
 }
 
@@ -621,9 +698,39 @@ static long delete_chunks(struct ks_store *s, const char *sql, sqlite3_int64 arg
 	return total;
 }
 
+/* Delete the rows older than @cut from every table, in chunks. A version
+ * 1 table left empty is dropped (and the view rewritten without it). */
+static long delete_before(struct ks_store *s, sqlite3_int64 cut)
+{
+	const char *tabs[KS_TAB_MAX + 1];
+	int n = ks_schema_tables(s->db, tabs, KS_TAB_MAX + 1);
+	long total = 0, d;
+	long long left = 1;
+	char sql[160];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE ts IN (SELECT ts FROM %s "
+			 "WHERE ts < ?1 ORDER BY ts LIMIT 20000)", tabs[i], tabs[i]);
+		if ((d = delete_chunks(s, sql, cut, 0)) < 0)
+			return d;
+		total += d;
+	}
+	if (n > KS_TAB_MAX && total &&
+	    pragma_int(s->db, "SELECT count(*) FROM (SELECT 1 FROM ev_v1 LIMIT 1)", &left) == SQLITE_OK &&
+	    !left) {
+		int rc = sqlite3_exec(s->db, "DROP TABLE ev_v1", NULL, NULL, NULL);
+
+		if (rc == SQLITE_OK)
+			rc = apply_schema(s->db);
+		if (rc != SQLITE_OK)
+			return sql_err(s->db, rc, "can't drop the emptied version 1 table");
+	}
+	return total;
+}
+
 long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes)
 {
-	long long pages = 0, freep = 0, psize = 4096, nrows = 0;
+	long long pages = 0, freep = 0, psize = 4096, nrows = 0, cut = 0;
 	long total = 0, n;
 	struct timespec now;
 	int rc;
@@ -632,10 +739,8 @@ long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes)
 		return rc;
 	if (keep_ns) {
 		clock_gettime(CLOCK_REALTIME, &now);
-		sqlite3_int64 cut = (sqlite3_int64)now.tv_sec * 1000000000LL + now.tv_nsec - keep_ns;
-		n = delete_chunks(s, "DELETE FROM events WHERE ts IN (SELECT ts FROM events "
-				  "WHERE ts < ?1 ORDER BY ts LIMIT 20000)", cut, 0);
-		if (n < 0)
+		cut = (sqlite3_int64)now.tv_sec * 1000000000LL + now.tv_nsec - keep_ns;
+		if ((n = delete_before(s, cut)) < 0)
 			return n;
 		total += n;
 		sqlite3_stmt *st;
@@ -652,15 +757,21 @@ long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes)
 			return sql_err(s->db, SQLITE_ERROR, "can't measure the store");
 		long long used = (pages - freep) * psize;
 		if ((__u64)used > max_bytes * 9 / 10) {
-			/* Free a fifth of the rows (oldest first): freed pages
-			 * are reused, so the file stops growing near the cap. */
+			/* Free a fifth of the rows (oldest first, across the
+			 * tables): freed pages are reused, so the file stops
+			 * growing near the cap. */
 			pragma_int(s->db, "SELECT count(*) FROM events", &nrows);
-			long want = nrows / 5 + 1;
-			n = delete_chunks(s, "DELETE FROM events WHERE ts IN (SELECT ts FROM events "
-					  "ORDER BY ts LIMIT ?1)", want < 20000 ? want : 20000, want);
-			if (n < 0)
+			sqlite3_stmt *st;
+			rc = sqlite3_prepare_v2(s->db, "SELECT ts FROM events ORDER BY ts LIMIT 1 OFFSET ?1",
+						-1, &st, NULL);
+			if (rc != SQLITE_OK)
+				return sql_err(s->db, rc, "can't apply retention");
+			sqlite3_bind_int64(st, 1, nrows / 5);
+			cut = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) + 1 : 0;
+			sqlite3_finalize(st);
+			if (cut && (n = delete_before(s, cut)) < 0)
 				return n;
-			total += n;
+			total += cut ? n : 0;
 		}
 	}
 	return total;

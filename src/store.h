@@ -1,20 +1,30 @@
 /* store.h - kshield's event store: one SQLite database (WAL) holding every
  * record the monitor and the shields sent, one row per record.
  *
- * Table `events` (one row per record; unused columns are NULL):
+ * View `events` (one row per record; unused columns are NULL), what hunts
+ * and every reader query:
  *   ts (CLOCK_REALTIME ns; the row key, unique: ties are stored 1 ns
  *   apart), kind ('exec', 'connect', ...), pid, tgid,
  *   ppid, uid, euid, comm, cgroup_id, exec_id, parent_exec_id,
- *   binary, args (exec), laddr, lport, raddr, rport (connect/accept/listen),
- *   shield, verdict (shield), alg_type, alg_name (alg_bind),
+ *   binary, args (exec), laddr, lport, raddr, rport (connect/accept/listen/
+ *   flow), shield, verdict (shield), alg_type, alg_name (alg_bind),
  *   ret (syscall result: socket, alg_bind, userns, bpf),
- *   detail (JSON object with the rest of the record).
+ *   detail (JSON object with the rest of the record),
+ *   rowid (= ts, for readers of the version 1 table).
+ * It is a UNION ALL over one table per frequent kind (ev_exec, ev_exit,
+ * ev_connect, ev_accept, ev_listen, ev_flow) and ev_other for the rest
+ * (store_schema.c); INSERT and DELETE on it reach the right table. Queries
+ * with ORDER BY ts (ts selected) merge the tables; aggregates over the
+ * view read every row: ask for `ORDER BY ts DESC LIMIT 1`, not max(ts).
+ * Table `binaries` (id, path, first): each binary and its first exec.
  * Table `clock` (since, boot_to_real): see ks_store_note_clock().
  * Table `losses` (ts, kind, lost, unstored): running totals the agent
  * records whenever they change.
  *
  * A store is recognised by PRAGMA application_id = KS_STORE_APP_ID and its
- * schema version by PRAGMA user_version; anything else is refused.
+ * schema version by PRAGMA user_version; a newer one is refused, a version
+ * 1 store (one table `events`) is migrated by the agent when it opens it:
+ * its table becomes one more arm of the view until retention empties it.
  */
 #ifndef KSHIELD_STORE_H
 #define KSHIELD_STORE_H
@@ -27,7 +37,7 @@
 #include <kshield/event.h>
 
 #define KS_STORE_APP_ID		0x6b736864	/* "kshd" */
-#define KS_STORE_VERSION	1
+#define KS_STORE_VERSION	2
 #define KS_STORE_BATCH		8192		/* rows per transaction at most */
 #define KS_STORE_BATCH_MS	500		/* ... and at most this old */
 

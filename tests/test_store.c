@@ -257,3 +257,121 @@ Test(store, s07_retention_by_size_keeps_the_newest)
 	cr_expect_eq(oldest, 0, "the oldest rows were not the ones deleted");
 	cr_expect(ka_sql_int(env.store, "SELECT count(*) FROM events WHERE comm = 'filler'") > 0);
 }
+
+/* ---- schema versions ---- */
+
+static struct ka_env menv;
+
+static void msetup(void)
+{
+	ka_setup(&menv, "m");
+}
+
+static void mteardown(void)
+{
+	ka_teardown(&menv);
+}
+
+TestSuite(store_migrate, .init = msetup, .fini = mteardown, .timeout = 60);
+
+/* A store as kshield wrote it before the per-kind tables (schema 1). */
+static void make_v1_store(const char *path, int version)
+{
+	sqlite3 *db;
+	char q[4096], *err = NULL;
+
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	snprintf(q, sizeof(q),
+		 "PRAGMA application_id=%d; PRAGMA user_version=%d; PRAGMA journal_mode=WAL;"
+		 "CREATE TABLE events(ts INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
+		 " pid INTEGER, tgid INTEGER, ppid INTEGER, uid INTEGER, euid INTEGER,"
+		 " comm TEXT, cgroup_id INTEGER, exec_id INTEGER, parent_exec_id INTEGER,"
+		 " binary TEXT, args TEXT, laddr TEXT, lport INTEGER, raddr TEXT, rport INTEGER,"
+		 " shield TEXT, verdict TEXT, alg_type TEXT, alg_name TEXT, ret INTEGER, detail TEXT);"
+		 "CREATE INDEX events_kind_ts ON events(kind, ts);"
+		 "CREATE INDEX events_binary ON events(binary, ts) WHERE binary IS NOT NULL;"
+		 "CREATE TABLE clock(since INTEGER NOT NULL, boot_to_real INTEGER NOT NULL);"
+		 "CREATE TABLE losses(ts INTEGER NOT NULL, kind TEXT NOT NULL,"
+		 " lost INTEGER NOT NULL, unstored INTEGER NOT NULL);"
+		 "INSERT INTO events(ts, kind, tgid, uid, comm, exec_id, binary, args) VALUES"
+		 "(%lld, 'exec', 10, 0, 'sshd', 1, '/usr/sbin/sshd', 'sshd -D'),"
+		 "(%lld, 'exec', 20, 1000, 'old', 2, '/opt/old-tool', 'old-tool');"
+		 "INSERT INTO events(ts, kind, tgid, comm, raddr, rport) VALUES"
+		 "(%lld, 'connect', 20, 'old', '203.0.113.9', 4444);"
+		 "INSERT INTO events(ts, kind, tgid, comm, shield, verdict) VALUES"
+		 "(%lld, 'shield', 20, 'old', 'cve-x', 'refused');",
+		 0x6b736864, version, T0, T0 + 60 * MIN, T0 + 61 * MIN, T0 + 62 * MIN);
+	cr_assert_eq(sqlite3_exec(db, q, NULL, NULL, &err), SQLITE_OK, "%s", err);
+	sqlite3_close(db);
+}
+
+static long long count_2020(void)
+{
+	return ka_sql_int(menv.store, "SELECT count(*) FROM events WHERE ts < 1577923200000000000");
+}
+
+Test(store_migrate, m01_a_version_1_store_keeps_its_rows_and_hunts)
+{
+	char cmd[1024];
+	json_object *h;
+
+	make_v1_store(menv.store, 1);
+	/* readers use it as it is */
+	cr_expect_eq(count_2020(), 4);
+	/* the agent migrates it: the old table becomes one arm of the view */
+	ka_start(&menv, NULL);
+	ka_stop(&menv, SIGTERM);
+	cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), 2);
+	cr_expect_eq(ka_sql_int(menv.store, "SELECT count(*) FROM sqlite_master WHERE "
+				"name = 'events' AND type = 'view'"), 1);
+	cr_expect_eq(count_2020(), 4);
+	/* hunts over old rows: first seen, kind, binary */
+	snprintf(cmd, sizeof(cmd), "%s -j hunt --store %s new-binaries --since 2020-01-01T00:30:00Z "
+		 "--until 2020-01-01T02:00:00Z", ks_bin(), menv.store);
+	h = ks_run_json(cmd, NULL, NULL);
+	cr_assert(h);
+	cr_expect_eq(ka_int(h, "count"), 1);
+	cr_expect_str_eq(ka_str(json_object_array_get_idx(ks_json_get(h, "hits"), 0), "binary"),
+			 "/opt/old-tool");
+	json_object_put(h);
+	snprintf(cmd, sizeof(cmd), "%s -j hunt --store %s shield-hits --until 2020-01-02T00:00:00Z",
+		 ks_bin(), menv.store);
+	h = ks_run_json(cmd, NULL, NULL);
+	cr_assert(h);
+	cr_expect_eq(ka_int(h, "count"), 1);
+	json_object_put(h);
+	snprintf(cmd, sizeof(cmd), "%s -j hunt --store %s binary --binary /usr/sbin/sshd "
+		 "--until 2020-01-02T00:00:00Z", ks_bin(), menv.store);
+	h = ks_run_json(cmd, NULL, NULL);
+	cr_assert(h);
+	cr_expect_eq(ka_int(h, "count"), 1);
+	json_object_put(h);
+
+	/* retention empties the old table, which is then dropped */
+	ka_start(&menv, "--keep 30d");
+	long long left = 1;
+	for (double t0 = ka_now(); ka_now() - t0 < 15 && left; usleep(200000))
+		left = ka_sql_int(menv.store, "SELECT count(*) FROM sqlite_master WHERE name = 'ev_v1'");
+	cr_expect_eq(left, 0, "the emptied version 1 table is still there");
+	cr_expect_eq(count_2020(), 0);
+	cr_expect(ka_sql_int(menv.store, "SELECT count(*) FROM events") >= 0);
+}
+
+Test(store_migrate, m02_a_newer_store_is_refused_in_one_line)
+{
+	char *out = NULL, *err = NULL;
+
+	make_v1_store(menv.store, 3);
+	int rc = ks_runf(&out, &err, "%s events --store %s", ks_bin(), menv.store);
+	cr_expect_eq(rc, 1);
+	cr_expect(strstr(err, "store schema 3") && strstr(err, "newer kshield") &&
+		  strchr(err, '\n') == err + strlen(err) - 1, "want one line: %s", err);
+	/* and the agent leaves it alone */
+	ka_start(&menv, NULL);
+	ka_stop(&menv, SIGTERM);
+	cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), 3);
+	cr_expect_eq(ka_sql_int(menv.store, "SELECT count(*) FROM sqlite_master WHERE "
+				"name = 'events' AND type = 'table'"), 1);
+	free(out);
+	free(err);
+}

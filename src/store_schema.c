@@ -1,0 +1,414 @@
+/* store_schema.c - the event store's tables, the `events` view that hunts
+ * read, and the statements that write them (see store_schema.h).
+ *
+ * Why not one table: every secondary index costs about a microsecond per
+ * row on the agent's write path (measured: two of them halved ingest), and
+ * hunts need only two kinds of selectivity, by kind and by binary. Rows
+ * are therefore split by kind into rowid (= ts) tables without indexes: a
+ * kind filter drops whole tables (the view gives exec and exit rows a
+ * constant kind), a time range is a rowid range, and a binary is an integer
+ * (table binaries) compared while scanning the execs of the time range.
+ * Only the rare kinds share a table with a (kind) index, at a cost paid by
+ * rare rows alone.
+ *
+ * `events` is a UNION ALL view with the columns of the version 1 table and
+ * `rowid` (= ts) last, for readers that walked the table by rowid.
+ * INSTEAD OF triggers make INSERT and DELETE on it work as on a table.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include "store_schema.h"
+
+/* Column groups: which tables store a column. */
+enum {
+	T_EXEC = 1, T_EXIT = 2, T_CONN = 4, T_OTHER = 8,
+	T_ALL = T_EXEC | T_EXIT | T_CONN | T_OTHER,
+	T_V1 = 1 << 8,		/* a column of the version 1 table */
+};
+
+enum col {
+	C_TS, C_KIND, C_PID, C_TGID, C_PPID, C_UID, C_EUID, C_COMM, C_CGROUP, C_EXEC_ID,
+	C_PARENT, C_BINARY, C_ARGS, C_LADDR, C_LPORT, C_RADDR, C_RPORT, C_SHIELD,
+	C_VERDICT, C_ALG_TYPE, C_ALG_NAME, C_RET, C_DETAIL, C_MAX
+};
+
+/* The columns of `events`, in order, and the groups of tables that store
+ * them. A table of one kind has no kind column; exec rows store binary as
+ * `bin`, an id in table binaries. */
+static const struct col_def {
+	const char *name, *type;
+	unsigned tabs;
+} cols[C_MAX] = {
+	[C_TS]		= { "ts", "INTEGER PRIMARY KEY", T_ALL | T_V1 },
+	[C_KIND]	= { "kind", "TEXT NOT NULL", T_ALL | T_V1 },
+	[C_PID]		= { "pid", "INTEGER", T_ALL | T_V1 },
+	[C_TGID]	= { "tgid", "INTEGER", T_ALL | T_V1 },
+	[C_PPID]	= { "ppid", "INTEGER", T_ALL | T_V1 },
+	[C_UID]		= { "uid", "INTEGER", T_ALL | T_V1 },
+	[C_EUID]	= { "euid", "INTEGER", T_ALL | T_V1 },
+	[C_COMM]	= { "comm", "TEXT", T_ALL | T_V1 },
+	[C_CGROUP]	= { "cgroup_id", "INTEGER", T_ALL | T_V1 },
+	[C_EXEC_ID]	= { "exec_id", "INTEGER", T_ALL | T_V1 },
+	[C_PARENT]	= { "parent_exec_id", "INTEGER", T_EXEC | T_OTHER | T_V1 },
+	[C_BINARY]	= { "binary", "TEXT", T_EXEC | T_OTHER | T_V1 },
+	[C_ARGS]	= { "args", "TEXT", T_EXEC | T_OTHER | T_V1 },
+	[C_LADDR]	= { "laddr", "TEXT", T_CONN | T_OTHER | T_V1 },
+	[C_LPORT]	= { "lport", "INTEGER", T_CONN | T_OTHER | T_V1 },
+	[C_RADDR]	= { "raddr", "TEXT", T_CONN | T_OTHER | T_V1 },
+	[C_RPORT]	= { "rport", "INTEGER", T_CONN | T_OTHER | T_V1 },
+	[C_SHIELD]	= { "shield", "TEXT", T_OTHER | T_V1 },
+	[C_VERDICT]	= { "verdict", "TEXT", T_OTHER | T_V1 },
+	[C_ALG_TYPE]	= { "alg_type", "TEXT", T_OTHER | T_V1 },
+	[C_ALG_NAME]	= { "alg_name", "TEXT", T_OTHER | T_V1 },
+	[C_RET]		= { "ret", "INTEGER", T_OTHER | T_V1 },
+	[C_DETAIL]	= { "detail", "TEXT", T_ALL | T_V1 },
+};
+
+/* Each table: its name, its kind (NULL: a kind column) and its columns. */
+static const struct tab_def {
+	const char *name, *kind;
+	unsigned group;
+} tabs[KS_TAB_MAX] = {
+	[KS_TAB_EXEC]		= { "ev_exec", "exec", T_EXEC },
+	[KS_TAB_EXIT]		= { "ev_exit", "exit", T_EXIT },
+	[KS_TAB_CONNECT]	= { "ev_connect", "connect", T_CONN },
+	[KS_TAB_ACCEPT]		= { "ev_accept", "accept", T_CONN },
+	[KS_TAB_LISTEN]		= { "ev_listen", "listen", T_CONN },
+	[KS_TAB_FLOW]		= { "ev_flow", "flow", T_CONN },
+	[KS_TAB_OTHER]		= { "ev_other", NULL, T_OTHER },
+};
+#define V1_TABLE "ev_v1"
+
+enum ks_tab ks_schema_tab(const char *kind)
+{
+	for (int t = 0; t < KS_TAB_OTHER; t++)
+		if (!strcmp(kind, tabs[t].kind))
+			return t;
+	return KS_TAB_OTHER;
+}
+
+/* Whether table @t stores column @c, and under which name. */
+static bool stores(int t, int c)
+{
+	return cols[c].tabs & tabs[t].group && !(c == C_KIND && tabs[t].kind);
+}
+
+static const char *phys(int t, int c)
+{
+	return t == KS_TAB_EXEC && c == C_BINARY ? "bin" : cols[c].name;
+}
+
+/* SQL type of column @c's values, for the view's NULLs and constants:
+ * every arm of a compound SELECT must have the same affinities, or
+ * SQLite will not flatten the view (and ORDER BY ts LIMIT n would sort
+ * every row instead of merging the tables' rowid orders). */
+static const char *affinity(int c)
+{
+	return strncmp(cols[c].type, "TEXT", 4) ? "INTEGER" : "TEXT";
+}
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (b->len < b->cap)
+		b->len += vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+}
+
+void ks_schema_insert_sql(enum ks_tab tab, char *out, size_t len)
+{
+	struct buf b = { out, 0, len };
+	int n = 0;
+
+	put(&b, "INSERT INTO %s(", tabs[tab].name);
+	for (int c = 0; c < C_MAX; c++)
+		if (stores(tab, c))
+			put(&b, "%s%s", n++ ? "," : "", phys(tab, c));
+	put(&b, ") VALUES(");
+	for (int i = 0; i < n; i++)
+		put(&b, i ? ",?" : "?");
+	put(&b, ")");
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s && *s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, const struct ks_row *r,
+		    sqlite3_int64 ts, sqlite3_int64 bin)
+{
+	bool proc = r->fields & KS_ROW_PROC, exec = r->fields & KS_ROW_EXEC;
+	bool local = r->fields & KS_ROW_LOCAL, remote = r->fields & KS_ROW_REMOTE;
+	int i = 0;
+
+	for (int c = 0; c < C_MAX; c++) {
+		if (!(stores(tab, c)))
+			continue;
+		i++;
+		switch (c) {
+		case C_TS:	sqlite3_bind_int64(st, i, ts); break;
+		case C_KIND:	sqlite3_bind_text(st, i, r->kind, -1, SQLITE_STATIC); break;
+		case C_PID:	proc ? sqlite3_bind_int(st, i, r->pid) : sqlite3_bind_null(st, i); break;
+		case C_TGID:	proc ? sqlite3_bind_int(st, i, r->tgid) : sqlite3_bind_null(st, i); break;
+		case C_PPID:	proc ? sqlite3_bind_int(st, i, r->ppid) : sqlite3_bind_null(st, i); break;
+		case C_UID:	proc ? sqlite3_bind_int64(st, i, r->uid) : sqlite3_bind_null(st, i); break;
+		case C_EUID:	proc ? sqlite3_bind_int64(st, i, r->euid) : sqlite3_bind_null(st, i); break;
+		case C_COMM:	bind_text(st, i, proc ? r->comm : NULL); break;
+		case C_CGROUP:	proc ? sqlite3_bind_int64(st, i, r->cgroup_id) : sqlite3_bind_null(st, i); break;
+		case C_EXEC_ID:	r->exec_id ? sqlite3_bind_int64(st, i, r->exec_id) : sqlite3_bind_null(st, i); break;
+		case C_PARENT:	exec ? sqlite3_bind_int64(st, i, r->parent_exec_id) : sqlite3_bind_null(st, i); break;
+		case C_BINARY:
+			if (tab == KS_TAB_EXEC)
+				bin ? sqlite3_bind_int64(st, i, bin) : sqlite3_bind_null(st, i);
+			else
+				bind_text(st, i, exec ? r->binary : NULL);
+			break;
+		case C_ARGS:	bind_text(st, i, exec ? r->args : NULL); break;
+		case C_LADDR:	bind_text(st, i, local ? r->laddr : NULL); break;
+		case C_LPORT:	local ? sqlite3_bind_int(st, i, r->lport) : sqlite3_bind_null(st, i); break;
+		case C_RADDR:	bind_text(st, i, remote ? r->raddr : NULL); break;
+		case C_RPORT:	remote ? sqlite3_bind_int(st, i, r->rport) : sqlite3_bind_null(st, i); break;
+		case C_SHIELD:	bind_text(st, i, r->shield); break;
+		case C_VERDICT:	bind_text(st, i, r->verdict); break;
+		case C_ALG_TYPE: bind_text(st, i, r->alg_type); break;
+		case C_ALG_NAME: bind_text(st, i, r->alg_name); break;
+		case C_RET:	(r->fields & KS_ROW_RET) ? sqlite3_bind_int(st, i, r->ret) : sqlite3_bind_null(st, i); break;
+		case C_DETAIL:	bind_text(st, i, r->detail); break;
+		}
+	}
+}
+
+/* ---- DDL ---- */
+
+static bool exists(sqlite3 *db, const char *type, const char *name)
+{
+	sqlite3_stmt *st;
+	bool yes = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = ?1 AND name = ?2",
+			       -1, &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, type, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+static bool has_column(sqlite3 *db, const char *table, const char *col)
+{
+	sqlite3_stmt *st;
+	bool yes = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
+			       -1, &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, col, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+static void kinds_of(struct buf *b, int tab)
+{
+	int n = 0;
+
+	put(b, "(");
+	for (unsigned k = 1; ks_kind_name(k); k++)
+		if ((int)ks_schema_tab(ks_kind_name(k)) == tab)
+			put(b, "%s'%s'", n++ ? "," : "", ks_kind_name(k));
+	put(b, ")");
+}
+
+/* The view and its triggers: CREATE statements, one per buffer. */
+static void view_sql(struct buf *view, struct buf *ins, struct buf *del, struct buf *upd,
+		     bool v1)
+{
+	struct buf *b = view;
+
+	put(b, "CREATE VIEW events AS");
+	for (int t = 0; t < KS_TAB_MAX + v1; t++) {
+		put(b, "%s SELECT", t ? " UNION ALL" : "");
+		for (int c = 0; c < C_MAX; c++) {
+			bool has = t == KS_TAB_MAX ? cols[c].tabs & T_V1 : stores(t, c);
+
+			if (t < KS_TAB_MAX && c == C_KIND && tabs[t].kind)
+				put(b, " CAST('%s' AS TEXT) AS kind,", tabs[t].kind);
+			else if (t == KS_TAB_EXEC && c == C_BINARY)
+				put(b, " b.path AS binary,");
+			else if (has)
+				put(b, " e.%s AS %s,", cols[c].name, cols[c].name);
+			else
+				put(b, " CAST(NULL AS %s) AS %s,", affinity(c), cols[c].name);
+		}
+		put(b, " e.ts AS rowid FROM %s e", t == KS_TAB_MAX ? V1_TABLE : tabs[t].name);
+		if (t == KS_TAB_EXEC)
+			put(b, " LEFT JOIN binaries b ON b.id = e.bin");
+	}
+
+	/* INSERT INTO events: each row to its kind's table. */
+	b = ins;
+	put(b, "CREATE TRIGGER events_insert INSTEAD OF INSERT ON events BEGIN "
+	    "INSERT INTO binaries(path, first) SELECT NEW.binary, NEW.ts WHERE NEW.kind = 'exec' "
+	    "AND NEW.binary IS NOT NULL ON CONFLICT(path) DO UPDATE SET "
+	    "first = min(first, excluded.first);");
+	for (int t = 0; t < KS_TAB_MAX; t++) {
+		int n = 0;
+
+		put(b, " INSERT INTO %s(", tabs[t].name);
+		for (int c = 0; c < C_MAX; c++)
+			if (stores(t, c))
+				put(b, "%s%s", n++ ? "," : "", phys(t, c));
+		put(b, ") SELECT ");
+		n = 0;
+		for (int c = 0; c < C_MAX; c++) {
+			if (!(stores(t, c)))
+				continue;
+			if (t == KS_TAB_EXEC && c == C_BINARY)
+				put(b, "%s(SELECT id FROM binaries WHERE path = NEW.binary)", n++ ? "," : "");
+			else
+				put(b, "%sNEW.%s", n++ ? "," : "", cols[c].name);
+		}
+		if (t == KS_TAB_OTHER) {
+			put(b, " WHERE NEW.kind NOT IN (");
+			for (int o = 0, m = 0; o < KS_TAB_OTHER; o++)
+				for (unsigned k = 1; ks_kind_name(k); k++)
+					if ((int)ks_schema_tab(ks_kind_name(k)) == o)
+						put(b, "%s'%s'", m++ ? "," : "", ks_kind_name(k));
+			put(b, ");");
+		} else {
+			put(b, " WHERE NEW.kind IN ");
+			kinds_of(b, t);
+			put(b, ";");
+		}
+	}
+	put(b, " END");
+
+	b = del;
+	put(b, "CREATE TRIGGER events_delete INSTEAD OF DELETE ON events BEGIN");
+	for (int t = 0; t < KS_TAB_MAX + v1; t++)
+		put(b, " DELETE FROM %s WHERE ts = OLD.ts;", t == KS_TAB_MAX ? V1_TABLE : tabs[t].name);
+	put(b, " END");
+
+	/* Records are facts: UPDATE is refused when it runs (and, having a
+	 * trigger, is an ordinary write statement to the hunts' checks). */
+	b = upd;
+	put(b, "CREATE TRIGGER events_update INSTEAD OF UPDATE ON events BEGIN "
+	    "SELECT RAISE(ABORT, 'stored events are not updated'); END");
+}
+
+/* Whether sqlite_master holds exactly @sql for @name. */
+static bool same_sql(sqlite3 *db, const char *name, const char *sql)
+{
+	sqlite3_stmt *st;
+	bool same = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master WHERE name = ?1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		same = !strcmp((const char *)sqlite3_column_text(st, 0), sql);
+	sqlite3_finalize(st);
+	return same;
+}
+
+int ks_schema_apply(sqlite3 *db)
+{
+	static char sql[8192];
+	struct buf b = { sql, 0, sizeof(sql) };
+	bool v1;
+	int rc;
+
+	/* Version 1 kept every row in table events: it becomes one arm of
+	 * the view, emptied by retention and then dropped. Its binaries are
+	 * interned so that first-seen times stay right. */
+	if (exists(db, "table", "events")) {
+		rc = sqlite3_exec(db, "ALTER TABLE events RENAME TO " V1_TABLE, NULL, NULL, NULL);
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	v1 = exists(db, "table", V1_TABLE);
+	put(&b, "CREATE TABLE IF NOT EXISTS binaries(id INTEGER PRIMARY KEY, path TEXT NOT NULL "
+	    "UNIQUE, first INTEGER);");
+	for (int t = 0; t < KS_TAB_MAX; t++) {
+		int n = 0;
+
+		put(&b, "CREATE TABLE IF NOT EXISTS %s(", tabs[t].name);
+		for (int c = 0; c < C_MAX; c++)
+			if (stores(t, c))
+				put(&b, "%s%s %s", n++ ? ", " : "", phys(t, c),
+				    t == KS_TAB_EXEC && c == C_BINARY ? "INTEGER" : cols[c].type);
+		put(&b, ");");
+	}
+	put(&b, "CREATE INDEX IF NOT EXISTS ev_other_kind ON ev_other(kind);"
+	    "CREATE TABLE IF NOT EXISTS clock(since INTEGER NOT NULL, boot_to_real INTEGER NOT NULL);"
+	    "CREATE TABLE IF NOT EXISTS losses(ts INTEGER NOT NULL, kind TEXT NOT NULL,"
+	    " lost INTEGER NOT NULL, unstored INTEGER NOT NULL);");
+	if (v1)
+		put(&b, "INSERT OR IGNORE INTO binaries(path, first) SELECT binary, min(ts) FROM "
+		    V1_TABLE " WHERE binary IS NOT NULL GROUP BY binary;");
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+
+	/* Columns added since a table was created. */
+	for (int t = 0; t < KS_TAB_MAX; t++)
+		for (int c = 0; c < C_MAX; c++) {
+			if (!(stores(t, c)) || has_column(db, tabs[t].name, phys(t, c)))
+				continue;
+			snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", tabs[t].name,
+				 phys(t, c), cols[c].type);
+			if ((rc = sqlite3_exec(db, sql, NULL, NULL, NULL)) != SQLITE_OK)
+				return rc;
+		}
+
+	/* The view and triggers, rewritten only when they changed (a schema
+	 * change makes every reader re-prepare). */
+	static char vs[16384], is[16384], ds[1024], us[256];
+	struct buf view = { vs, 0, sizeof(vs) }, ins = { is, 0, sizeof(is) },
+		   del = { ds, 0, sizeof(ds) }, upd = { us, 0, sizeof(us) };
+
+	view_sql(&view, &ins, &del, &upd, v1);
+	if (view.len >= view.cap || ins.len >= ins.cap || del.len >= del.cap || upd.len >= upd.cap)
+		return SQLITE_TOOBIG;
+	if (same_sql(db, "events", vs) && same_sql(db, "events_insert", is) &&
+	    same_sql(db, "events_delete", ds) && same_sql(db, "events_update", us))
+		return SQLITE_OK;
+	rc = sqlite3_exec(db, "DROP VIEW IF EXISTS events;", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, vs, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, is, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, ds, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, us, NULL, NULL, NULL);
+	return rc;
+}
+
+int ks_schema_tables(sqlite3 *db, const char *names[], int max)
+{
+	int n = 0;
+
+	for (int t = 0; t < KS_TAB_MAX && n < max; t++)
+		names[n++] = tabs[t].name;
+	if (n < max && exists(db, "table", V1_TABLE))
+		names[n++] = V1_TABLE;
+	return n;
+}

@@ -1,0 +1,41 @@
+/* store_schema.h - the event store's layout, private to store.c: which
+ * table holds which kinds, the columns of each, the `events` view over them
+ * and the statements that write them. Adding a column is one line in
+ * store_schema.c's column list and one case in ks_schema_bind(). */
+#ifndef KSHIELD_STORE_SCHEMA_H
+#define KSHIELD_STORE_SCHEMA_H
+
+#include <sqlite3.h>
+#include "store.h"
+
+/* One table per frequent kind and one for the rare kinds, so that no row
+ * pays for a kind index: a kind filter selects tables, and time ranges are
+ * rowid (ts) ranges. */
+enum ks_tab {
+	KS_TAB_EXEC,		/* binary interned in table binaries */
+	KS_TAB_EXIT,
+	KS_TAB_CONNECT,
+	KS_TAB_ACCEPT,
+	KS_TAB_LISTEN,
+	KS_TAB_FLOW,
+	KS_TAB_OTHER,		/* the rare kinds, every column, indexed by kind */
+	KS_TAB_MAX,
+};
+
+/* The table of a kind's rows. */
+enum ks_tab ks_schema_tab(const char *kind);
+/* Create or bring up to date the tables, view and triggers, migrating a
+ * version 1 store (its table becomes one more arm of the view). Runs in
+ * the caller's transaction. Returns an SQLite result code. */
+int ks_schema_apply(sqlite3 *db);
+/* Tables that hold rows, for retention and max(ts): the KS_TAB_* tables
+ * and a migrated version 1 table while it has rows. */
+int ks_schema_tables(sqlite3 *db, const char *names[], int max);
+/* "INSERT INTO <table>(...) VALUES(...)" for @tab. */
+void ks_schema_insert_sql(enum ks_tab tab, char *buf, size_t len);
+/* Bind every column of @tab's insert for @r, stored at @ts with binary id
+ * @bin (0: none). */
+void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, const struct ks_row *r,
+		    sqlite3_int64 ts, sqlite3_int64 bin);
+
+#endif
