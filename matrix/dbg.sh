@@ -118,6 +118,6 @@ jq -r '.[] | select(.check == "ksites") | "matrix-dbg: \(.kernel): \(.status); \
 	([.hits | to_entries[] | "\(.key)=\([.value[] | "\(.caller)#\(.id):\(.hits)"] | join("+"))"] | join(" ")) +
 	"; symbol kprobe " + ([.symbol_hits | to_entries[] | "\(.key)=\(.value)"] | join(" ")) +
 	"; killed \(.killed | join(",")); other build refused: \(.mismatch_refused)/\(.mismatch_load_refused)" +
-	(if .bench_ns.bare then "; open+close \(.bench_ns.bare) ns bare, \(.bench_ns.kprobe) ns with the shield (x\(.bench_ns.kprobe / ((.bench_ns.bare + .bench_ns.bare_again) / 2) * 100 | round / 100)), \(.bench_ns.bare_again) ns bare again (TCG)" else "" end) +
+	(if .bench_ns.bare then "; open+close (TCG, fastest of 3) \(.bench_ns.bare | min) ns bare, \(.bench_ns.kprobe | min) ns with the shield: x\(.bench_ns.kprobe / (.bench_ns.bare | min) | min * 100 | round / 100)" else "" end) +
 	(if .error then "; error: \(.error)" else "" end)' "$out/results.json"
 exit $rc

@@ -74,8 +74,10 @@ def ksites_row($s):
      mismatch_refused: (($s.mismatch.error // "") | test("refusing")),
      mismatch_load_refused: (($s["mismatch-load"].error // "") | test("refusing")),
      mismatch_error: $s.mismatch.error,
-     bench_ns: {bare: $s["bench-bare"].ns_per_call, kprobe: $s["bench-kprobe"].ns_per_call,
-                bare_again: $s["bench-bare2"].ns_per_call}}
+     site_pins: $s.kprobes.site_pins, kprobes_listed: $s.kprobes.listed,
+     kprobes_optimized: $s.kprobes.optimized,
+     kills_counted: ([$s.stats[]? | select(.name == "kernel-sites-fixture") | .verdicts.killed] | first),
+     bench_ns: $s.bench}
   | .check_error =
       (if $s.list == null then "no sites list reported"
        elif $s.list.error then "sites list: \($s.list.error)"
@@ -85,7 +87,11 @@ def ksites_row($s):
          "the kprobe on the symbol alone did not attach: \([$kinds[] | $s["symbol-" + .].error // empty] | first)"
        elif ($sym | to_entries | map(.value) | add) >= ($kinds | length) then
          "a kprobe on the symbol alone saw every path: nothing inlined is being proven"
+       elif $s.kprobes.site_pins != ([$sites[] | select(.probeable)] | length) then
+         "\($s.kprobes.site_pins) link_*__site<N> pins for \([$sites[] | select(.probeable)] | length) probeable copies"
        elif ($not_killed | length) > 0 then "not killed: \($not_killed | join(","))"
+       elif .kills_counted != ($kinds | length) then
+         "the shield counted \(.kills_counted) kills for \($kinds | length) killed paths"
        elif ($ok_broken | length) > 0 then "benign open disturbed: \($ok_broken | join(","))"
        elif .mismatch_refused != true then "another build's manifest was not refused: \($s.mismatch)"
        elif .mismatch_load_refused != true then "the shield loaded with another build's manifest"
