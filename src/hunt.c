@@ -205,6 +205,24 @@ static bool in_cidrs(const char *text, const struct cidr *c, int n)
 	return false;
 }
 
+#ifndef KSHIELD_STATIC
+/* The list as a PostgreSQL array literal, "{10.0.0.0/8,2001:db8::1/128}". */
+static char *cidr_array(const struct cidr *c, int n)
+{
+	char *out = malloc(2 + n * (INET6_ADDRSTRLEN + 5)), *p = out;
+
+	*p++ = '{';
+	for (int i = 0; i < n; i++) {
+		char a[INET6_ADDRSTRLEN];
+
+		inet_ntop(c[i].family, c[i].addr, a, sizeof(a));
+		p += sprintf(p, "%s%s/%d", i ? "," : "", a, c[i].bits);
+	}
+	strcpy(p, "}");
+	return out;
+}
+#endif
+
 /* ---- running a query read-only ---- */
 
 static int deny_writes(void *ctx, int action, const char *a, const char *b, const char *c,
@@ -458,9 +476,11 @@ int do_hunt(int argc, char **argv)
 		return ks_report(err);
 #ifndef KSHIELD_STATIC
 	if (pg) {
-		err = file ? ks_err(-EINVAL, "--file hunts are not supported with --pg") :
-		      ks_hunt_pg(pg, name ? name : "sql", sql, h.since, h.until, h.binary, h.bytes,
-				 h.limit);
+		char *arr = file ? cidr_array(h.cidrs, h.ncidrs) : NULL;
+
+		err = ks_hunt_pg(pg, name ? name : "sql", sql, h.since, h.until, h.binary, h.bytes,
+				 arr, h.limit);
+		free(arr);
 		s = NULL;
 	} else
 #endif

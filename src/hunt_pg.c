@@ -4,8 +4,13 @@
  *
  * The hunts are written against the local store's `events` columns, so a
  * temporary view `events` over ks_events exposes those columns from each
- * event's JSON (plus `host`), and json_extract() is provided for the hunts
- * that use it. :since, :until and :binary are bound as parameters. A hunt
+ * event's JSON (plus `host`), `binaries` (path, first) gives each binary's
+ * first exec fleet-wide, and json_extract() is provided for the hunts that
+ * use it. SQLite compares json_extract()'s numbers with numbers; here a
+ * json_extract() compared with a number literal becomes ks_json_num(),
+ * which returns numeric (text = integer has no operator in PostgreSQL).
+ * :since, :until, :binary and :bytes are bound as parameters; --file's
+ * addresses filter the rows by laddr/raddr as an inet[] parameter. A hunt
  * whose rows have no `host` column cannot be grouped and is refused.
  */
 #ifndef KSHIELD_STATIC
@@ -22,6 +27,11 @@
 static const char view_sql[] =
 	"CREATE OR REPLACE FUNCTION json_extract(t text, path text) RETURNS text "
 	" LANGUAGE sql IMMUTABLE AS $$ SELECT (t::jsonb) #>> string_to_array(substr(path, 3), '.') $$;"
+	"CREATE OR REPLACE FUNCTION ks_json_num(t text, path text) RETURNS numeric"
+	" LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN jsonb_typeof(v) = 'number' THEN (v #>> '{}')::numeric END"
+	" FROM (SELECT (t::jsonb) #> string_to_array(substr(path, 3), '.') AS v) j $$;"
+	"CREATE OR REPLACE FUNCTION ks_inet(t text) RETURNS inet LANGUAGE sql IMMUTABLE AS"
+	" $$ SELECT CASE WHEN t ~ '^[0-9a-fA-F:.]+$' THEN t::inet END $$;"
 	"CREATE OR REPLACE TEMP VIEW events AS SELECT host, seq, (data->>'ts')::bigint AS ts, kind,"
 	" (data->>'pid')::bigint AS pid, (data->>'tgid')::bigint AS tgid, (data->>'ppid')::bigint AS ppid,"
 	" (data->>'uid')::bigint AS uid, (data->>'euid')::bigint AS euid, data->>'comm' AS comm,"
@@ -30,7 +40,44 @@ static const char view_sql[] =
 	" data->>'args' AS args, data->>'laddr' AS laddr, (data->>'lport')::int AS lport,"
 	" data->>'raddr' AS raddr, (data->>'rport')::int AS rport, data->>'shield' AS shield,"
 	" data->>'verdict' AS verdict, data->>'alg_type' AS alg_type, data->>'alg_name' AS alg_name,"
-	" (data->>'ret')::int AS ret, data->>'detail' AS detail FROM ks_events;";
+	" (data->>'ret')::int AS ret, data->>'detail' AS detail FROM ks_events;"
+	"CREATE OR REPLACE TEMP VIEW binaries AS SELECT data->>'binary' AS path,"
+	" min((data->>'ts')::bigint) AS first FROM ks_events WHERE kind = 'exec' AND data ? 'binary'"
+	" GROUP BY 1;";
+
+/* Whether @p (just after a json_extract(...) call) compares it with a
+ * number literal: `= 38`, `!= 0`, `>= 5`, `<> -1`. */
+static bool numeric_compare(const char *p)
+{
+	while (*p == ' ')
+		p++;
+	if (!strchr("=<>!", *p))
+		return false;
+	while (*p && strchr("=<>!", *p))
+		p++;
+	while (*p == ' ')
+		p++;
+	if (*p == '-' || *p == '+')
+		p++;
+	return isdigit((unsigned char)*p);
+}
+
+/* The end of the call whose '(' is at @p: past its matching ')'. */
+static const char *call_end(const char *p)
+{
+	int depth = 0;
+	bool quoted = false;
+
+	for (; *p; p++) {
+		if (*p == '\'')
+			quoted = !quoted;
+		else if (!quoted && *p == '(')
+			depth++;
+		else if (!quoted && *p == ')' && --depth == 0)
+			return p + 1;
+	}
+	return p;
+}
 
 /* SQLite's :name parameters become $1..$4 (since, until, binary, bytes); the
  * column `binary`, a keyword in PostgreSQL, is quoted. String literals
@@ -56,6 +103,11 @@ static char *translate(const char *sql, int *nparams)
 			sql += strlen(names[k]);
 			if (k + 1 > *nparams)
 				*nparams = k + 1;
+		} else if (!quoted && !strncmp(sql, "json_extract(", 13) &&
+			   (p == out || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+			   numeric_compare(call_end(sql + 12))) {
+			p += sprintf(p, "ks_json_num");
+			sql += 12;
 		} else if (!quoted && !strncmp(sql, "binary", 6) &&
 			   (p == out || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '"')) &&
 			   !(isalnum((unsigned char)sql[6]) || sql[6] == '_')) {
@@ -70,11 +122,12 @@ static char *translate(const char *sql, int *nparams)
 }
 
 int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long long since,
-	       long long until, const char *binary, long long bytes, long long limit)
+	       long long until, const char *binary, long long bytes, const char *cidrs,
+	       long long limit)
 {
 	PGconn *c = PQconnectdb(conninfo);
 	char *q = NULL, *grouped = NULL, sv[32], uv[32], bv[32];
-	const char *params[4];
+	const char *params[5];
 	PGresult *r = NULL;
 	int err = 0, np;
 
@@ -95,7 +148,11 @@ int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long lon
 		q[n - 1] = '\0';
 	grouped = malloc(strlen(q) + 512);
 	sprintf(grouped, "SELECT host, count(*) AS hits, min(ts) AS first_ts, max(ts) AS last_ts "
-		"FROM (%s) AS hunt GROUP BY host ORDER BY hits DESC, host LIMIT %lld", q, limit);
+		"FROM (%s) AS hunt %s GROUP BY host ORDER BY hits DESC, host LIMIT %lld", q,
+		cidrs ? "WHERE ks_inet(raddr) <<= ANY($5::inet[]) OR ks_inet(laddr) <<= ANY($5::inet[])" : "",
+		limit);
+	if (cidrs)
+		np = 5;
 	snprintf(sv, sizeof(sv), "%lld", since);
 	snprintf(uv, sizeof(uv), "%lld", until);
 	params[0] = sv;
@@ -103,9 +160,10 @@ int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long lon
 	params[2] = binary ? binary : "";
 	snprintf(bv, sizeof(bv), "%lld", bytes);
 	params[3] = bv;
+	params[4] = cidrs;
 	/* Typed, so that one a hunt skips (:binary in exfil) is not an error:
-	 * int8, int8, text, int8. */
-	r = PQexecParams(c, grouped, np, (const Oid[]){ 20, 20, 25, 20 }, params, NULL, NULL, 0);
+	 * int8, int8, text, int8, text. */
+	r = PQexecParams(c, grouped, np, (const Oid[]){ 20, 20, 25, 20, 25 }, params, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		err = ks_err(-EINVAL, "hunt %s fleet-wide: %s", name,
 			     strtok(PQerrorMessage(c), "\n") ?: "?");

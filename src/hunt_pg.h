@@ -4,8 +4,11 @@
 #define KSHIELD_HUNT_PG_H
 
 /* @sql is the hunt's SQLite text (over `events`, with :since :until
- * :binary). Prints per-host hit counts; returns 0 or a negative errno. */
+ * :binary :bytes); @cidrs, when not NULL, a PostgreSQL array literal of
+ * addresses/CIDRs ("{10.0.0.0/8,2001:db8::1}") that laddr or raddr must be
+ * in. Prints per-host hit counts; returns 0 or a negative errno. */
 int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long long since,
-	       long long until, const char *binary, long long bytes, long long limit);
+	       long long until, const char *binary, long long bytes, const char *cidrs,
+	       long long limit);
 
 #endif
