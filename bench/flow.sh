@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Cost of the monitor's flow accounting (bpf/flow.bpf.h: cgroup_skb egress
+# and ingress on the cgroup2 root, per packet), as ratios against baselines
+# measured in the same run, alternating, median of ROUNDS:
+#   1. one loopback TCP connection moving BULK_BYTES (bench/bulk tcp);
+#   2. UDP_N 64-byte loopback datagrams (bench/bulk udp): the per-packet
+#      worst case;
+#   3. the loopback connect storm (bench/connect_storm, N_CONN).
+# Each is run with no monitor (base), with the agent (monitor + flow,
+# records stored), and with the monitor pinned and no agent twice: flow
+# links attached, then flow links unpinned (detached): that pair isolates
+# what the accounting itself costs. Ratios use CPU seconds of the workload
+# (both ends and the loopback softirq run in its threads), which
+# neighbours on a shared machine disturb less than wall time.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+KS=$(readlink -f "${KSHIELD:-build/kshield}")
+B=build/bench
+export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-flow
+BULK_BYTES=${BULK_BYTES:-2000000000}
+UDP_N=${UDP_N:-200000}
+N_CONN=${N_CONN:-15000}
+ROUNDS=${ROUNDS:-5}
+DIR=$(mktemp -d /var/tmp/ks-bench-flow.XXXXXX)
+STORE=$DIR/events.db
+AGENT=
+
+cleanup() {
+	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	rm -rf "$KSHIELD_BPFFS" "$DIR"
+}
+trap cleanup EXIT
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
+
+agent_start() {
+	rm -rf "$KSHIELD_BPFFS"
+	"$KS" agent --no-shields --store "$STORE" > "$DIR/agent.log" 2>&1 &
+	AGENT=$!
+	for _ in $(seq 100); do grep -q "storing events" "$DIR/agent.log" && return 0; sleep 0.1; done
+	echo "agent did not start:"; cat "$DIR/agent.log"; exit 1
+}
+agent_stop() { kill -TERM "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=; }
+flow_links() { ls "$KSHIELD_BPFFS"/monitor/link_mon_flow_* 2>/dev/null | wc -l; }
+
+# bench NAME CMD FIELD: FIELD 3 of bulk's output is its rate
+bench() {
+	local name=$1 cmd=$2 base=() full=() on=() off=() rb=() rf=() w c r n
+	for _ in $(seq "$ROUNDS"); do
+		read -r w c r < <($cmd); base+=("$c"); rb+=("$r")
+		agent_start
+		read -r w c r < <($cmd); full+=("$c"); rf+=("$r")
+		agent_stop
+		n=$(flow_links)
+		read -r w c r < <($cmd); on+=("$c")
+		rm -f "$KSHIELD_BPFFS"/monitor/link_mon_flow_*	# detached: monitor without flow
+		read -r w c r < <($cmd); off+=("$c")
+		rm -rf "$KSHIELD_BPFFS"
+	done
+	[ "$n" = 4 ] || { echo "  expected 4 flow links pinned, found $n"; exit 1; }
+	local B0 F1 N1 O1
+	B0=$(printf '%s\n' "${base[@]}" | median); F1=$(printf '%s\n' "${full[@]}" | median)
+	N1=$(printf '%s\n' "${on[@]}" | median); O1=$(printf '%s\n' "${off[@]}" | median)
+	printf '  %-22s CPU %7.3f s, with agent %7.3f s: ratio %s\n' "$name, no monitor:" "$B0" "$F1" "$(ratio "$F1" "$B0")"
+	printf '  %-22s CPU %7.3f s with flow, %7.3f s without: ratio %s (the accounting alone)\n' \
+		"monitor, no agent:" "$N1" "$O1" "$(ratio "$N1" "$O1")"
+	if [ -n "${3:-}" ]; then
+		printf '  %-22s %s no monitor, %s with agent (medians)\n' "$3:" \
+			"$(printf '%s\n' "${rb[@]}" | median)" "$(printf '%s\n' "${rf[@]}" | median)"
+	fi
+}
+
+echo "== 1. loopback TCP bulk transfer: $BULK_BYTES bytes, median of $ROUNDS ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+bench "TCP bulk" "$B/bulk tcp $BULK_BYTES" "MB/s"
+echo "== 2. loopback UDP: $UDP_N x 64-byte datagrams, median of $ROUNDS"
+bench "UDP 64 B" "$B/bulk udp $UDP_N" "datagrams/s sent"
+echo "== 3. loopback TCP connect/accept storm: $N_CONN connections, median of $ROUNDS"
+bench "connect storm" "$B/connect_storm $N_CONN"
+n=$(sqlite3 "$STORE" "SELECT count(*) FROM events WHERE kind = 'flow' AND json_extract(detail, '\$.bytes_out') >= $BULK_BYTES" 2>/dev/null || echo 0)
+echo "  stored: $n flow records of the bulk sender (want $ROUNDS, one per agent round)"
