@@ -6,7 +6,7 @@
 #   matrix/dbg.sh [--only REGEX] [--out DIR]
 #
 # For each package of $KSHIELD_DBG_ROWS (default: Debian's 6.1.0-47 and
-# 6.12.111 cloud kernels, x86_64): download PACKAGE-dbg (SHA256 checked
+# 6.12.111 cloud kernels, x86_64, and 6.1.0-47 cloud arm64): download PACKAGE-dbg (SHA256 checked
 # against the package index, cached in $KSHIELD_MATRIX_CACHE/debs), extract
 # only usr/lib/debug/boot/vmlinux-* (cached in dbg/<package>-<sha:12>/),
 # resolve every copy of do_sys_open from its DWARF here on the host and
@@ -25,7 +25,7 @@ build=$(cd "$top" && mkdir -p "${BUILD:-build}" && cd "${BUILD:-build}" && pwd)
 out=$build/matrix-dbg
 only=
 cache=${KSHIELD_MATRIX_CACHE:-/var/cache/kshield-matrix}
-rows=${KSHIELD_DBG_ROWS:-"linux-image-6.1.0-47-cloud-amd64 linux-image-6.12.111+deb12-cloud-amd64"}
+rows=${KSHIELD_DBG_ROWS:-"linux-image-6.1.0-47-cloud-amd64 linux-image-6.12.111+deb12-cloud-amd64 linux-image-6.1.0-47-cloud-arm64"}
 fn=do_sys_open
 
 while [ $# -gt 0 ]; do
@@ -45,8 +45,9 @@ secs() { printf '%.1f' "$(echo "$2 - $1" | bc)"; }
 
 # vmlinux_of PKG: the -dbg package's vmlinux, downloaded and extracted once.
 vmlinux_of() {
-	local pkg=$1-dbg info sha ver parch deb dir t0 t1 t2
-	info=$(apt-cache show --no-all-versions "$pkg:amd64" 2>/dev/null) ||
+	local pkg=$1-dbg darch=amd64 info sha ver parch deb dir t0 t1 t2
+	[[ $1 == *-arm64 ]] && darch=arm64
+	info=$(apt-cache show --no-all-versions "$pkg:$darch" 2>/dev/null) ||
 		{ echo "matrix-dbg: $pkg not in the package index (apt-get update?)" >&2; return 1; }
 	sha=$(awk '/^SHA256:/ { print $2; exit }' <<<"$info")
 	ver=$(awk '/^Version:/ { print $2; exit }' <<<"$info")
@@ -57,7 +58,7 @@ vmlinux_of() {
 		t0=$(now)
 		if ! [ -f "$deb" ] || [ "$(sha256sum "$deb" | cut -d' ' -f1)" != "$sha" ]; then
 			rm -f "$deb"
-			(cd "$cache/debs" && apt-get download -q "$pkg:amd64" >/dev/null 2>&1) ||
+			(cd "$cache/debs" && apt-get download -q "$pkg:$darch" >/dev/null 2>&1) ||
 				{ echo "matrix-dbg: apt-get download $pkg failed" >&2; return 1; }
 			[ "$(sha256sum "$deb" | cut -d' ' -f1)" = "$sha" ] ||
 				{ echo "matrix-dbg: $deb does not match the index SHA256" >&2; return 1; }
@@ -90,7 +91,9 @@ for pkg in $rows; do
 	cp "$ks/by-pkg/$pkg.json" "$ks/sites/$id.json"
 	echo "matrix-dbg: $pkg: $fn resolved in $(secs "$t0" "$t1") s: $(jq '.functions[0].sites | length' "$ks/sites/$id.json") copies, $(jq '[.functions[0].sites[] | select(.probeable)] | length' "$ks/sites/$id.json") probeable; manifest $(stat -c %s "$ks/sites/$id.json") bytes (vmlinux $(($(stat -c %s "$v") / 1000000)) MB)"
 	ids+=("$id")
-	echo "x86_64 $pkg cloud yes ksites" >>"$list"
+	arch=x86_64
+	[[ $pkg == *-arm64 ]] && arch=aarch64
+	echo "$arch $pkg cloud yes ksites" >>"$list"
 done
 [ ${#ids[@]} -gt 0 ] || { echo "matrix-dbg: no rows selected" >&2; exit 2; }
 
@@ -105,10 +108,23 @@ for i in "${!ids[@]}"; do
 	fi
 done
 
-gcc -O2 -Wall -static -no-pie "$top/tests/guest/ksites-drv.c" -o "$ks/ksites-drv" ||
+# The driver and the fixture shield, per arch (an arm64 object for arm64's
+# pt_regs; run.sh sets up the cross toolchain and arm64 build first).
+mkdir -p "$ks/x86_64" "$ks/aarch64"
+gcc -O2 -Wall -static -no-pie "$top/tests/guest/ksites-drv.c" -o "$ks/x86_64/ksites-drv" ||
 	{ echo "matrix-dbg: can't build ksites-drv" >&2; exit 1; }
-cp "$build/tests/fixtures/kernel-sites.bpf.o" "$ks/" ||
+cp "$build/tests/fixtures/kernel-sites.bpf.o" "$ks/x86_64/" ||
 	{ echo "matrix-dbg: build the fixture first (make matrix-dbg does)" >&2; exit 1; }
+if grep -q '^aarch64 ' "$list"; then
+	bash "$top/scripts/setup-arm64.sh" >/dev/null || { echo "matrix-dbg: arm64 set-up failed" >&2; exit 1; }
+	make -C "$top" --no-print-directory BUILD="$build" "$build/arm64/vmlinux.h" >/dev/null &&
+		make -C "$top" --no-print-directory BUILD="$build/arm64" ARCH=arm64 \
+			CC=aarch64-linux-gnu-gcc "$build/arm64/tests/fixtures/kernel-sites.bpf.o" >/dev/null &&
+		cp "$build/arm64/tests/fixtures/kernel-sites.bpf.o" "$ks/aarch64/" &&
+		aarch64-linux-gnu-gcc -O2 -Wall -static -no-pie "$top/tests/guest/ksites-drv.c" \
+			-o "$ks/aarch64/ksites-drv" ||
+		{ echo "matrix-dbg: can't build the arm64 fixture or driver" >&2; exit 1; }
+fi
 
 t0=$(now)
 KSITES=$ks "$here/run.sh" --list "$list" --out "$out"
@@ -118,6 +134,6 @@ jq -r '.[] | select(.check == "ksites") | "matrix-dbg: \(.kernel): \(.status); \
 	([.hits | to_entries[] | "\(.key)=\([.value[] | "\(.caller)#\(.id):\(.hits)"] | join("+"))"] | join(" ")) +
 	"; symbol kprobe " + ([.symbol_hits | to_entries[] | "\(.key)=\(.value)"] | join(" ")) +
 	"; killed \(.killed | join(",")); other build refused: \(.mismatch_refused)/\(.mismatch_load_refused)" +
-	(if .bench_ns.bare then "; open+close (TCG, fastest of 3) \(.bench_ns.bare | min) ns bare, \(.bench_ns.kprobe | min) ns with the shield: x\(.bench_ns.kprobe / (.bench_ns.bare | min) | min * 100 | round / 100)" else "" end) +
+	(if .bench_ns.bare then "; open+close (TCG, fastest of 3) \(.bench_ns.bare | min) ns bare, \(.bench_ns.kprobe | min) ns with the shield: x\((.bench_ns.kprobe | min) / (.bench_ns.bare | min) * 100 | round / 100)" else "" end) +
 	(if .error then "; error: \(.error)" else "" end)' "$out/results.json"
 exit $rc

@@ -52,13 +52,16 @@ objs=("$SHIELDS"/*.bpf.o)
 # Check ksites (make matrix-dbg): the kernel inline-site test, its syscall
 # driver, its fixture shield and the sites manifests made on the host
 # ($KSITES: sites/ for the real builds, sites-other/ a manifest of another
-# build under each kernel's name, for the refusal).
+# build under each kernel's name, for the refusal; the driver and fixture
+# per arch in x86_64/ and aarch64/).
 if [[ ,$checks, == *,ksites,* ]]; then
 	: "${KSITES:?check ksites needs KSITES (made by matrix/dbg.sh)}"
 	mkdir -p "$stage/tests"
 	cp "$here/../tests/guest/kernel-sites.sh" "$stage/tests/"
-	cp "$KSITES/ksites-drv" "$stage/bin/"
-	cp "$KSITES/kernel-sites.bpf.o" "$stage/fixtures/"
+	arch_=x86_64
+	[ "$strip_" = strip ] || arch_=aarch64
+	cp "$KSITES/$arch_/ksites-drv" "$stage/bin/"
+	cp "$KSITES/$arch_/kernel-sites.bpf.o" "$stage/fixtures/"
 	cp -r "$KSITES/sites" "$KSITES/sites-other" "$stage/etc/kshield/"
 fi
 if [[ ,$checks, == *,broken,* || ,$checks, == *,broken-as-shield,* ]]; then

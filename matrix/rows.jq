@@ -57,7 +57,8 @@ def nobpf_check:
 # syscall path seen once at a copy of its own and killed there, benign opens
 # untouched, another build's manifest refused. $s: step -> kshield's JSON.
 def ksites_row($s):
-  ["open", "openat", "creat", "open32", "openat32", "creat32"] as $kinds
+  (if $arch == "x86_64" then ["open", "openat", "creat", "open32", "openat32", "creat32"]
+   else ["openat"] end) as $kinds
   | ($s.list.sites // []) as $sites
   | ($kinds | map({key: ., value: [$s["trace-" + .].sites[]? | select(.hits > 0)
                                    | {id, caller, hits}]}) | from_entries) as $hits

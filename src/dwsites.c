@@ -371,6 +371,11 @@ static const struct { const char *name, *why; } no_kprobe_text[] = {
 	{ "__entry_text", "entry code" },
 	{ "__irqentry_text", "irq entry code" },
 	{ "__softirqentry_text", "softirq entry code" },
+	/* arm64 (arch_populate_kprobe_blacklist) */
+	{ "__idmap_text", "identity-mapped code" },
+	{ "__hyp_text", "hypervisor code" },
+	{ "__hyp_idmap_text", "identity-mapped hypervisor code" },
+	{ "__hibernate_exit_text", "hibernation exit code" },
 };
 #define NO_KPROBE_TEXT (sizeof(no_kprobe_text) / sizeof(no_kprobe_text[0]))
 

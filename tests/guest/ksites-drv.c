@@ -6,7 +6,8 @@
  *
  * The *32 kinds enter through int 0x80 (the ia32 syscall table: the compat
  * copies); FILE is copied below 4 GiB for them (a static, non-PIE binary's
- * .bss). Built static (gcc -static -no-pie): the guest has no libc.
+ * .bss). Built static (gcc -static -no-pie): the guest has no libc. On
+ * arm64 only openat exists (no open, creat or int 0x80).
  * Exit 0 when the call returned (any result; it is printed), 2 on usage.
  * With N, the call (and close) is made N times and one JSON line gives the
  * mean time per call (bench: the same loop with and without the probes).
@@ -19,9 +20,9 @@
 #include <time.h>
 #include <sys/syscall.h>
 
+#if defined(__x86_64__)
 static char path32[256];	/* below 4 GiB in a non-PIE binary */
 
-#if defined(__x86_64__)
 static long int80(long nr, long a, long b, long c)
 {
 	long ret;
@@ -35,13 +36,14 @@ static long call(const char *kind, const char *file)
 {
 	long r;
 
-	if (!strcmp(kind, "open"))
-		r = syscall(SYS_open, file, O_RDONLY | O_CREAT, 0600);
-	else if (!strcmp(kind, "openat"))
+	(void)file;
+	if (!strcmp(kind, "openat"))
 		r = syscall(SYS_openat, AT_FDCWD, file, O_RDONLY | O_CREAT, 0600);
+#if defined(__x86_64__)	/* arm64 has neither open nor creat, nor int 0x80 */
+	else if (!strcmp(kind, "open"))
+		r = syscall(SYS_open, file, O_RDONLY | O_CREAT, 0600);
 	else if (!strcmp(kind, "creat"))
 		r = syscall(SYS_creat, file, 0600);
-#if defined(__x86_64__)
 	/* i386 numbers: open 5, creat 8, openat 295. */
 	else if (!strcmp(kind, "open32"))
 		r = int80(5, (long)path32, O_RDONLY | O_CREAT, 0600);
@@ -62,9 +64,11 @@ int main(int argc, char **argv)
 	long r, n = argc == 4 ? atol(argv[3]) : 0, i;
 	struct timespec t0, t1;
 
-	if (strlen(file) >= sizeof(path32) || argc > 4)
+	if (strlen(file) >= 256 || argc > 4)
 		return 2;
+#if defined(__x86_64__)
 	strcpy(path32, file);
+#endif
 	if (n > 0) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (i = 0; i < n; i++)
