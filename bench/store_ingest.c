@@ -229,7 +229,8 @@ static int copy_v1(const char *src, const char *dst)
 
 	unlink(dst);
 	sqlite3_open(dst, &db);
-	snprintf(sql, sizeof(sql), "PRAGMA journal_mode=WAL; ATTACH '%s' AS src;"
+	snprintf(sql, sizeof(sql), "PRAGMA application_id=%d; PRAGMA user_version=1;"
+		 "PRAGMA journal_mode=WAL; ATTACH '%s' AS src;"
 		 "CREATE TABLE events(ts INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
 		 " pid INTEGER, tgid INTEGER, ppid INTEGER, uid INTEGER, euid INTEGER,"
 		 " comm TEXT, cgroup_id INTEGER, exec_id INTEGER, parent_exec_id INTEGER,"
@@ -240,7 +241,7 @@ static int copy_v1(const char *src, const char *dst)
 		 " alg_type, alg_name, ret, detail FROM src.events ORDER BY ts;"
 		 "CREATE INDEX events_kind_ts ON events(kind, ts);"
 		 "CREATE INDEX events_binary ON events(binary, ts) WHERE binary IS NOT NULL;"
-		 "PRAGMA wal_checkpoint(TRUNCATE);", src);
+		 "PRAGMA wal_checkpoint(TRUNCATE);", KS_STORE_APP_ID, src);
 	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		fprintf(stderr, "copy to the version 1 layout: %s\n", sqlite3_errmsg(db));
@@ -248,20 +249,26 @@ static int copy_v1(const char *src, const char *dst)
 	return rc != SQLITE_OK;
 }
 
-/* Median wall ms of @sql over @path (a fresh read-only connection each
- * time, every row stepped), :since/:until one day, :binary one binary. */
+/* Median wall ms of @sql over @path (a fresh read-only store, as hunts
+ * open it, each time; every row stepped), :since/:until one day, :binary
+ * one binary. */
 static double hunt_ms(const char *path, const char *sql, __s64 since, __s64 until, long *rows)
 {
 	double t[9];
 	int runs = 9;
 
 	for (int r = 0; r < runs; r++) {
+		struct ks_store *s;
 		sqlite3 *db;
 		sqlite3_stmt *st;
 		double t0 = now();
 		int i;
 
-		sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+		if (ks_store_open(&s, path, KS_STORE_RDONLY)) {
+			fprintf(stderr, "%s\n", ks_errmsg());
+			exit(1);
+		}
+		db = ks_store_db(s);
 		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 			fprintf(stderr, "%s: %s\n", sql, sqlite3_errmsg(db));
 			exit(1);
@@ -276,7 +283,7 @@ static double hunt_ms(const char *path, const char *sql, __s64 since, __s64 unti
 		while (sqlite3_step(st) == SQLITE_ROW)
 			(*rows)++;
 		sqlite3_finalize(st);
-		sqlite3_close(db);
+		ks_store_close(s);
 		t[r] = (now() - t0) * 1000;
 	}
 	for (int i = 0; i < runs; i++)		/* median */

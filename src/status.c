@@ -80,6 +80,48 @@ static void find_agent(struct status *s)
 	}
 }
 
+/* The store a running agent writes: its --store, else its --config's
+ * store. Returns false when its command line names neither. */
+static bool agent_store(__u32 pid, char *out, size_t len)
+{
+	char path[64], buf[8192], cwd[PATH_MAX] = "";
+	const char *store = NULL, *conf = NULL;
+	struct ks_config cfg;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *a = buf; a < buf + n; a += strlen(a) + 1) {
+		char *next = a + strlen(a) + 1;
+
+		if (next >= buf + n)
+			break;
+		if (!strcmp(a, "--store"))
+			store = next;
+		else if (!strcmp(a, "--config"))
+			conf = next;
+	}
+	if (!store && conf) {
+		ks_config_defaults(&cfg);
+		if (ks_config_load(&cfg, conf, true))
+			return false;
+		snprintf(out, len, "%s", cfg.store);
+		return true;
+	}
+	if (!store)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/cwd", pid);
+	n = store[0] == '/' ? -1 : readlink(path, cwd, sizeof(cwd) - 1);
+	cwd[n > 0 ? n : 0] = '\0';
+	snprintf(out, len, "%s%s%s", cwd, cwd[0] ? "/" : "", store);
+	return true;
+}
+
 static void read_lost(struct status *s)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -120,7 +162,8 @@ static void read_monitor(struct status *s)
 }
 
 /* Newest event and row count of the store, read-only. The store's schema
- * belongs to store.c; this asks only for table "events" and a time column. */
+ * belongs to store.c; this asks only for "events" and a time column (the
+ * newest by ORDER BY: max() over the events view would read every row). */
 static void read_store(struct status *s)
 {
 	static const char *tcols[] = { "ts_ns", "ts", "time_ns", "time" };
@@ -142,7 +185,8 @@ static void read_store(struct status *s)
 	}
 	sqlite3_busy_timeout(db, 500);
 	for (size_t i = 0; i < sizeof(tcols) / sizeof(tcols[0]); i++) {
-		snprintf(sql, sizeof(sql), "SELECT MAX(%s), COUNT(*) FROM events", tcols[i]);
+		snprintf(sql, sizeof(sql), "SELECT (SELECT %s FROM events ORDER BY %s DESC LIMIT 1), "
+			 "(SELECT COUNT(*) FROM events)", tcols[i], tcols[i]);
 		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 			continue;
 		if (sqlite3_step(st) == SQLITE_ROW) {
@@ -213,10 +257,15 @@ int do_kstatus(int argc, char **argv)
 		return ks_report(err);
 	if (cfg.bpffs[0] && !getenv("KSHIELD_BPFFS") && !strcmp(ks_bpffs_root, KS_PIN_ROOT_DEFAULT))
 		ks_bpffs_root = strdup(cfg.bpffs);
-	s.store = store ? store : cfg.store;
-
 	s.guard_err = ks_guard_get(&s.guard);
 	find_agent(&s);
+	/* the store asked for, else the running agent's, else the config's */
+	static char running[PATH_MAX];
+	if (!store && getenv("KSHIELD_STORE") && *getenv("KSHIELD_STORE"))
+		store = getenv("KSHIELD_STORE");
+	if (!store && s.agent_pid && agent_store(s.agent_pid, running, sizeof(running)))
+		store = running;
+	s.store = store ? store : cfg.store;
 	read_lost(&s);
 	read_monitor(&s);
 	read_store(&s);

@@ -95,6 +95,17 @@ static bool stores(int t, int c)
 	return cols[c].tabs & tabs[t].group && !(c == C_KIND && tabs[t].kind);
 }
 
+/* Column @i of table @t's rows in their order: exec rows keep bin right
+ * after ts, so that a scan for one binary decodes two columns a row. */
+static int col_at(int t, int i)
+{
+	if (t != KS_TAB_EXEC || i == C_TS)
+		return i;
+	if (i == 1)
+		return C_BINARY;
+	return i <= C_BINARY ? i - 1 : i;
+}
+
 static const char *phys(int t, int c)
 {
 	return t == KS_TAB_EXEC && c == C_BINARY ? "bin" : cols[c].name;
@@ -131,8 +142,8 @@ void ks_schema_insert_sql(enum ks_tab tab, char *out, size_t len)
 	int n = 0;
 
 	put(&b, "INSERT INTO %s(", tabs[tab].name);
-	for (int c = 0; c < C_MAX; c++)
-		if (stores(tab, c))
+	for (int i = 0, c; i < C_MAX; i++)
+		if (stores(tab, c = col_at(tab, i)))
 			put(&b, "%s%s", n++ ? "," : "", phys(tab, c));
 	put(&b, ") VALUES(");
 	for (int i = 0; i < n; i++)
@@ -155,8 +166,8 @@ void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, const struct ks_row *r,
 	bool local = r->fields & KS_ROW_LOCAL, remote = r->fields & KS_ROW_REMOTE;
 	int i = 0;
 
-	for (int c = 0; c < C_MAX; c++) {
-		if (!(stores(tab, c)))
+	for (int k = 0, c; k < C_MAX; k++) {
+		if (!stores(tab, c = col_at(tab, k)))
 			continue;
 		i++;
 		switch (c) {
@@ -271,13 +282,13 @@ static void view_sql(struct buf *view, struct buf *ins, struct buf *del, struct 
 		int n = 0;
 
 		put(b, " INSERT INTO %s(", tabs[t].name);
-		for (int c = 0; c < C_MAX; c++)
-			if (stores(t, c))
+		for (int i = 0, c; i < C_MAX; i++)
+			if (stores(t, c = col_at(t, i)))
 				put(b, "%s%s", n++ ? "," : "", phys(t, c));
 		put(b, ") SELECT ");
 		n = 0;
-		for (int c = 0; c < C_MAX; c++) {
-			if (!(stores(t, c)))
+		for (int i = 0, c; i < C_MAX; i++) {
+			if (!stores(t, c = col_at(t, i)))
 				continue;
 			if (t == KS_TAB_EXEC && c == C_BINARY)
 				put(b, "%s(SELECT id FROM binaries WHERE path = NEW.binary)", n++ ? "," : "");
@@ -350,8 +361,8 @@ int ks_schema_apply(sqlite3 *db)
 		int n = 0;
 
 		put(&b, "CREATE TABLE IF NOT EXISTS %s(", tabs[t].name);
-		for (int c = 0; c < C_MAX; c++)
-			if (stores(t, c))
+		for (int i = 0, c; i < C_MAX; i++)
+			if (stores(t, c = col_at(t, i)))
 				put(&b, "%s%s %s", n++ ? ", " : "", phys(t, c),
 				    t == KS_TAB_EXEC && c == C_BINARY ? "INTEGER" : cols[c].type);
 		put(&b, ");");

@@ -258,6 +258,35 @@ Test(store, s07_retention_by_size_keeps_the_newest)
 	cr_expect(ka_sql_int(env.store, "SELECT count(*) FROM events WHERE comm = 'filler'") > 0);
 }
 
+Test(store, s08_status_reports_the_store_it_is_told_or_the_agents)
+{
+	char cmd[1024], other[300];
+	json_object *o;
+
+	/* no --store: the running agent's */
+	ka_start(&env, NULL);
+	snprintf(cmd, sizeof(cmd), "env -u KSHIELD_STORE %s -j status", ks_bin());
+	o = ks_run_json(cmd, NULL, NULL);
+	cr_assert(o);
+	cr_expect_str_eq(ka_str(o, "store.path"), env.store);
+	cr_expect_gt(ka_int(o, "store.events"), 0);
+	json_object_put(o);
+	/* --store wins, then KSHIELD_STORE */
+	snprintf(other, sizeof(other), "%s/other.db", env.dir);
+	snprintf(cmd, sizeof(cmd), "KSHIELD_STORE=/nonexistent %s -j status --store %s", ks_bin(), other);
+	o = ks_run_json(cmd, NULL, NULL);
+	cr_assert(o);
+	cr_expect_str_eq(ka_str(o, "store.path"), other);
+	cr_expect_eq(json_object_get_boolean(ks_json_get(o, "store.exists")), false);
+	json_object_put(o);
+	snprintf(cmd, sizeof(cmd), "KSHIELD_STORE=%s %s -j status", other, ks_bin());
+	o = ks_run_json(cmd, NULL, NULL);
+	cr_assert(o);
+	cr_expect_str_eq(ka_str(o, "store.path"), other);
+	json_object_put(o);
+	ka_stop(&env, SIGTERM);
+}
+
 /* ---- schema versions ---- */
 
 static struct ka_env menv;
