@@ -41,6 +41,13 @@ struct {
 
 static const struct flow flow_zero;
 
+/* Whether cgroup_skb / cgroup sock programs may ask who is running (the
+ * current-task helpers: 6.1 and 6.12 lack some there, 6.18 has them). Set by the loader from
+ * libbpf_probe_bpf_helper(); when false the verifier never sees the calls,
+ * and a UDP flow's owner stays unknown. */
+const volatile bool skb_knows_current;
+const volatile bool sock_knows_current;
+
 static __always_inline __u64 flow_interval(void)
 {
 	struct ks_monitor_cfg *c = cfg();
@@ -188,7 +195,7 @@ static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 		__sync_fetch_and_add(&f->e.bytes_out, payload);
 		__sync_fetch_and_add(&f->e.pkts_out, segs);
 		/* UDP sends run in the sender's context: the first names the owner */
-		if (proto == IPPROTO_UDP && (f->e.flags & KS_FLOW_NO_OWNER)) {
+		if (skb_knows_current && proto == IPPROTO_UDP && (f->e.flags & KS_FLOW_NO_OWNER)) {
 			ks_fill_hdr(&f->e.hdr, KS_EV_FLOW, sizeof(f->e));
 			f->e.flags &= ~KS_FLOW_NO_OWNER;
 		}
@@ -336,7 +343,7 @@ int mon_flow_release(struct bpf_sock *sk)
 		return 1;
 	cookie = bpf_get_socket_cookie(sk);
 	f = bpf_map_lookup_elem(&mon_flows, &cookie);
-	if (f && (f->e.flags & KS_FLOW_NO_OWNER)) {
+	if (sock_knows_current && f && (f->e.flags & KS_FLOW_NO_OWNER)) {
 		ks_fill_hdr(&f->e.hdr, KS_EV_FLOW, sizeof(f->e));
 		f->e.flags &= ~KS_FLOW_NO_OWNER;
 	}

@@ -624,7 +624,9 @@ int mon_sock_state(struct trace_event_raw_inet_sock_set_state *ctx)
 		conn_addrs(ctx, e);
 		lk.family = ctx->family;
 		lk.port = ctx->sport;
-		bpf_map_update_elem(&mon_listeners, &lk, &e->hdr, BPF_ANY);
+		/* from the stack: 6.1 refuses ring buffer memory as a map value */
+		hdr = e->hdr;
+		bpf_map_update_elem(&mon_listeners, &lk, &hdr, BPF_ANY);
 		submit(e);
 	} else if (o == TCP_LISTEN && n == TCP_CLOSE) {
 		lk.family = ctx->family;

@@ -184,6 +184,49 @@ static int attach_cgroup(struct monitor_bpf *skel)
 	return 0;
 }
 
+/* Whether a program of @type attached at @at may call helper @id: a tiny
+ * program calling it is refused with "unknown func" / "invalid func" (older
+ * kernels) or "cannot use helper" (newer ones, which libbpf 1.1's
+ * libbpf_probe_bpf_helper() takes for a yes) when it may not; other
+ * complaints are about the arguments, so the helper exists. */
+static bool helper_ok(enum bpf_prog_type type, enum bpf_attach_type at, enum bpf_func_id id)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = id },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = at);
+	char log[4096] = "";
+	int fd;
+
+	opts.log_buf = log;
+	opts.log_size = sizeof(log);
+	opts.log_level = 1;
+	fd = bpf_prog_load(type, NULL, "GPL", insns, 3, &opts);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return !strstr(log, "unknown func") && !strstr(log, "invalid func") &&
+	       !strstr(log, "cannot use helper");
+}
+
+/* Whether such programs may call everything ks_fill_hdr() calls. */
+static bool knows_current(enum bpf_prog_type type, enum bpf_attach_type at)
+{
+	static const enum bpf_func_id ids[] = {
+		BPF_FUNC_get_current_pid_tgid, BPF_FUNC_get_current_uid_gid,
+		BPF_FUNC_get_current_comm, BPF_FUNC_get_current_cgroup_id,
+		BPF_FUNC_get_current_task, BPF_FUNC_probe_read_kernel,
+	};
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (!helper_ok(type, at, ids[i]))
+			return false;
+	return true;
+}
+
 static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *cfg)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
@@ -206,6 +249,10 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 			mon_path(path, sizeof(path), bpf_map__name(map));
 			bpf_map__set_pin_path(map, path);
 		}
+		m->skel->rodata->skb_knows_current =
+			knows_current(BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS);
+		m->skel->rodata->sock_knows_current =
+			knows_current(BPF_PROG_TYPE_CGROUP_SOCK, BPF_CGROUP_INET_SOCK_RELEASE);
 		err = monitor_bpf__load(m->skel);
 		if (!err)
 			break;
