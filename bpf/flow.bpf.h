@@ -5,7 +5,8 @@
  * Hooks that exist on this host and on Debian 6.1/6.12 (no kprobes, no
  * trampolines):
  *   cgroup_skb/egress, cgroup_skb/ingress on the cgroup2 root: count each
- *	full socket's payload and segments, keyed by socket cookie;
+ *	full socket's payload and the segments that carry it, keyed by
+ *	socket cookie;
  *   tp_btf/inet_sock_set_state: TCP connect and accept record the owner
  *	(before the first data packet), TCP_CLOSE sends the totals;
  *   cgroup/sock_release: UDP close sends the totals.
@@ -179,6 +180,10 @@ static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 	}
 	len = skb->len;
 	payload = len > ipl + l4 ? len - ipl - l4 : 0;
+	/* handshakes, pure ACKs, FINs, resets: nothing to count, and no
+	 * lookup (a connect storm is made of nothing else) */
+	if (!payload)
+		return 1;
 	segs = skb->gso_segs ? skb->gso_segs : 1;
 
 	cookie = bpf_get_socket_cookie(skb);
@@ -268,8 +273,8 @@ static __always_inline void flow_untracked(const struct sock *sk, __u64 cookie)
 	e->start_ns = e->hdr.ts_ns;	/* unknown */
 	e->bytes_out = out;
 	e->bytes_in = in;
-	e->pkts_out = BPF_CORE_READ(tp, segs_out);
-	e->pkts_in = BPF_CORE_READ(tp, segs_in);
+	e->pkts_out = BPF_CORE_READ(tp, data_segs_out);
+	e->pkts_in = BPF_CORE_READ(tp, data_segs_in);
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
 	e->family = family;
 	e->proto = IPPROTO_TCP;

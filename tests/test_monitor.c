@@ -716,3 +716,23 @@ Test(flow, t04_exfil_hunt_finds_the_big_sender_not_the_small_one)
 	cr_expect_eq(exfil_hits("500K", small, &bytes), 1, "hunt exfil --bytes 500K misses the small sender");
 	cr_expect_eq(bytes, SMALL);
 }
+
+Test(flow, t05_counted_while_no_agent_runs)
+{
+	const long K = 500000;
+	int port, l = flow_listen("127.0.0.1", SOCK_STREAM, &port);
+	pid_t pid;
+
+	/* the monitor is pinned: killing the agent stops nothing */
+	ka_stop(&env, SIGKILL);
+	pid = sender("127.0.0.1", port, K);
+	cr_assert_eq(drain_one(l), K);
+	cr_assert_eq(WEXITSTATUS(wait_child(pid)), 0);
+	close(l);
+	ka_start(&env, "--flow-interval 1s");
+	json_object *f = final_flow(pid, port);
+	cr_assert(f, "the flow made while no agent ran was not stored after its restart");
+	cr_expect_eq(ka_int(f, "detail.bytes_out"), K);
+	cr_expect_eq(ka_int(f, "detail.owner_unknown"), 0);
+	json_object_put(f);
+}

@@ -130,7 +130,8 @@ struct ks_conn_event {
  * closes and, while it moves data, every mon_config.flow_interval_ns
  * (interim records carry the totals so far, not deltas: the newest record
  * of a flow is its total). Bytes are payload (TCP/UDP data, no headers;
- * TCP retransmissions count again); packets are segments (gso_segs).
+ * TCP retransmissions count again); packets are the segments that carry
+ * payload (gso_segs; pure ACKs and handshakes are not counted).
  * hdr is the owner: the process that connected, the listener that
  * accepted, or for UDP the first sender (else the process that closed
  * it). Addresses are those of the first packet (UDP: KS_FLOW_PEERS says
