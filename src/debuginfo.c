@@ -242,10 +242,9 @@ static int do_kernel(int argc, char **argv)
 		json_object_object_add(o, "dwarf_refused", json_object_new_string(ks_errmsg()));
 	/* What kernel shields on inlined functions need besides DWARF. */
 	{
-		const char *d = getenv("KSHIELD_SITES_DIR");
 		char why[128], m[PATH_MAX];
 
-		snprintf(m, sizeof(m), "%s/%s.json", d && *d ? d : KS_SITES_DIR_DEFAULT, id);
+		snprintf(m, sizeof(m), "%s/%s.json", ks_kernel_sites_dir(), id);
 		json_object_object_add(o, "sites_manifest",
 				       access(m, R_OK) ? NULL : json_object_new_string(m));
 		json_object_object_add(o, "kprobes",

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include "cli.h"
 #include "kernel_sites.h"
+#include "sign.h"
 #include "uprobe_sites.h"
 
 int ks_kernel_build_id(char *hex, size_t len)
@@ -80,11 +81,64 @@ int ks_kernel_vmlinux_find(const char *build_id, const char *release, unsigned f
 
 /* ---- manifests ---------------------------------------------------------- */
 
-static const char *sites_dir(void)
+/* Set once by the agent before any load (its threads start after). */
+static char policy_dir[PATH_MAX], policy_keys[PATH_MAX];
+
+void ks_kernel_sites_policy(const char *dir, const char *keys_dir)
+{
+	snprintf(policy_dir, sizeof(policy_dir), "%s", dir ?: "");
+	snprintf(policy_keys, sizeof(policy_keys), "%s", keys_dir ?: "");
+}
+
+const char *ks_kernel_sites_dir(void)
 {
 	const char *d = getenv("KSHIELD_SITES_DIR");
 
+	if (policy_dir[0])
+		return policy_dir;
 	return d && *d ? d : KS_SITES_DIR_DEFAULT;
+}
+
+const char *ks_kernel_sites_keys(void)
+{
+	const char *k = getenv("KSHIELD_SITES_KEYS");
+
+	if (policy_keys[0])
+		return policy_keys;
+	return k && *k ? k : NULL;
+}
+
+static const char *sites_dir(void)
+{
+	return ks_kernel_sites_dir();
+}
+
+/* Under a signing policy, manifest @path (its bytes @buf) must carry a
+ * signature PATH.sig by one of the trusted keys: a forged manifest would
+ * put kprobes at offsets of its choosing. */
+static int manifest_verify(const char *path, const char *buf, size_t len)
+{
+	const char *keys = ks_kernel_sites_keys();
+	char sigpath[PATH_MAX + 8], id[KS_KEYID_LEN], msg[512], *sig = NULL;
+	size_t slen;
+	int err;
+
+	if (!keys)
+		return 0;
+	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
+	if (!access(sigpath, F_OK) && (err = ks_read_file(sigpath, &sig, &slen)))
+		return err;
+	err = ks_sign_verify_kind(KS_SIGN_SITES, buf, len, sig, keys, id);
+	free(sig);
+	if (!err)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s", ks_errmsg());
+	if (err == -ENODATA)
+		return ks_err(err, "sites manifest %s: unsigned (no %s) and signed manifests are "
+			      "required (trusted keys in %s); sign it with a trusted key: kshield "
+			      "sites sign %s --key KEYFILE", path, sigpath, keys, path);
+	return ks_err(err, "sites manifest %s: %s; re-export and sign it with a trusted key "
+		      "(kshield sites export ... --key KEYFILE, or kshield sites sign)", path, msg);
 }
 
 static struct json_object *hex_u64(__u64 v)
@@ -222,15 +276,26 @@ static int site_from_json(struct json_object *o, struct ks_site *site)
 int ks_sites_manifest_read(const char *path, const char *function,
 			   const char *want_build_id, struct ks_sites *s)
 {
-	struct json_object *o = json_object_from_file(path), *fns, *sites = NULL, *v;
+	struct json_object *o, *fns, *sites = NULL, *v;
 	const char *id;
-	size_t i;
+	char *buf;
+	size_t i, len;
 	int err = 0;
 
 	memset(s, 0, sizeof(*s));
+	if (access(path, R_OK))
+		return ks_err(-ENOENT, "sites manifest %s: %s", path, strerror(errno));
+	/* Parse the very bytes whose signature was checked. */
+	if ((err = ks_read_file(path, &buf, &len)))
+		return err;
+	if ((err = manifest_verify(path, buf, len))) {
+		free(buf);
+		return err;
+	}
+	o = json_tokener_parse(buf);
+	free(buf);
 	if (!o)
-		return ks_err(access(path, R_OK) ? -ENOENT : -EINVAL, "sites manifest %s: %s",
-			      path, access(path, R_OK) ? strerror(errno) : "not valid JSON");
+		return ks_err(-EINVAL, "sites manifest %s: not valid JSON", path);
 	id = jstr(o, "build_id");
 	if (!json_object_object_get_ex(o, "kshield_sites", &v) || json_object_get_int(v) != 1 ||
 	    !id || !id[0] || !json_object_object_get_ex(o, "functions", &fns) ||
@@ -282,6 +347,21 @@ out:
 	json_object_put(o);
 	if (err)
 		ks_sites_free(s);
+	return err;
+}
+
+int ks_sites_manifest_check(const char *path)
+{
+	struct json_object *o = json_object_from_file(path), *v;
+	int err = 0;
+
+	if (!o)
+		return ks_err(access(path, R_OK) ? -ENOENT : -EINVAL, "sites manifest %s: %s",
+			      path, access(path, R_OK) ? strerror(errno) : "not valid JSON");
+	if (!json_object_object_get_ex(o, "kshield_sites", &v) || json_object_get_int(v) != 1 ||
+	    !jstr(o, "build_id") || !jstr(o, "build_id")[0])
+		err = ks_err(-EINVAL, "%s is not a kshield sites manifest (version 1)", path);
+	json_object_put(o);
 	return err;
 }
 

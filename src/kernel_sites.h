@@ -11,7 +11,11 @@
  * instruction or in another function.
  *
  * Manifests are looked up as $KSHIELD_SITES_DIR/<build-id>.json (default
- * directory /var/lib/kshield/sites). Format (docs/inline-sites.md):
+ * directory /var/lib/kshield/sites; the agent's sites_dir). Under a signing
+ * policy (the agent's trusted keys, or $KSHIELD_SITES_KEYS) every manifest
+ * read must carry a detached signature FILE.sig by one of those keys
+ * (sign.h, KS_SIGN_SITES): the build ID guards against another kernel, the
+ * signature against a forged file. Format (docs/inline-sites.md):
  *   {"kshield_sites": 1, "build_id": "...", "release": "...", "arch": "x86_64",
  *    "vmlinux": "...", "functions": [{"function": "...", "sites": [...]}]}
  */
@@ -23,6 +27,15 @@
 #include "dwsites.h"
 
 #define KS_SITES_DIR_DEFAULT	"/var/lib/kshield/sites"
+
+/* The manifest directory and the trusted keys manifests must be signed by
+ * (NULL or "": not required), for this process; unset, they come from
+ * $KSHIELD_SITES_DIR (else KS_SITES_DIR_DEFAULT) and $KSHIELD_SITES_KEYS.
+ * The agent calls this before loading anything. */
+void ks_kernel_sites_policy(const char *dir, const char *keys_dir);
+const char *ks_kernel_sites_dir(void);
+/* The trusted keys directory, or NULL when manifests need no signature. */
+const char *ks_kernel_sites_keys(void);
 
 /* Build ID of the running kernel (GNU note in /sys/kernel/notes), as hex.
  * Returns 0 or -errno with a message recorded. $KSHIELD_KERNEL_NOTES names
@@ -55,9 +68,14 @@ int ks_kernel_sites(const char *function, const struct ks_kernel_src *src,
 int ks_sites_manifest_write(FILE *f, const struct ks_sites *fns, int n);
 /* Read @function's sites from manifest @path. When @want_build_id is not
  * NULL, a manifest of another build is refused (-EILSEQ). -ENOENT when the
- * manifest does not list the function. */
+ * manifest does not list the function. Under a signing policy (above), an
+ * unsigned manifest is refused with -ENODATA, one signed by an unknown key
+ * with -ENOKEY, an altered one with -EBADMSG. */
 int ks_sites_manifest_read(const char *path, const char *function,
 			   const char *want_build_id, struct ks_sites *s);
+
+/* Whether @path is a sites manifest (version 1, with a build ID). */
+int ks_sites_manifest_check(const char *path);
 
 /* Whether this kernel has kprobes (the kprobe perf event source); when not,
  * @why says so in one line. */

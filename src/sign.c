@@ -15,8 +15,14 @@
 #include "cli.h"
 #include "sign.h"
 
-/* Domain separation: what a kshield signature covers, never anything else. */
-static const char sign_tag[] = "kshield-shield-object-v1";
+/* Domain separation: what a kshield signature covers, never anything else;
+ * a shield's signature can never pass for a sites manifest's, or back. The
+ * NUL is part of the signed message (as it always was for shields). */
+static const char *const sign_tags[] = {
+	[KS_SIGN_SHIELD] = "kshield-shield-object-v1",
+	[KS_SIGN_SITES] = "kshield-sites-manifest-v1",
+};
+#define SIGN_TAG_MAX 32
 
 int ks_read_file(const char *path, char **buf, size_t *len)
 {
@@ -74,12 +80,15 @@ static void key_id(const unsigned char pk[crypto_sign_PUBLICKEYBYTES], char id[K
 	sodium_bin2hex(id, KS_KEYID_LEN, h, sizeof(h));
 }
 
-/* The message actually signed: tag || SHA-256(object). */
-static void signed_message(const void *obj, size_t len,
-			   unsigned char msg[sizeof(sign_tag) + crypto_hash_sha256_BYTES])
+/* The message actually signed: tag || NUL || SHA-256(object); its length. */
+static size_t signed_message(enum ks_sign_kind kind, const void *obj, size_t len,
+			     unsigned char msg[SIGN_TAG_MAX + crypto_hash_sha256_BYTES])
 {
-	memcpy(msg, sign_tag, sizeof(sign_tag));
-	crypto_hash_sha256(msg + sizeof(sign_tag), obj, len);
+	size_t n = strlen(sign_tags[kind]) + 1;
+
+	memcpy(msg, sign_tags[kind], n);
+	crypto_hash_sha256(msg + n, obj, len);
+	return n + crypto_hash_sha256_BYTES;
 }
 
 /* Parse "<word> <base64>" from a key file into @out (exactly @n bytes). */
@@ -151,11 +160,12 @@ int ks_sign_keygen(const char *prefix, char keyid[KS_KEYID_LEN])
 	return err;
 }
 
-int ks_sign_buf(const void *obj, size_t len, const char *keyfile,
-		char sig[KS_SIG_TEXT_MAX], char keyid[KS_KEYID_LEN])
+int ks_sign_buf_kind(enum ks_sign_kind kind, const void *obj, size_t len, const char *keyfile,
+		     char sig[KS_SIG_TEXT_MAX], char keyid[KS_KEYID_LEN])
 {
 	unsigned char sk[crypto_sign_SECRETKEYBYTES], s[crypto_sign_BYTES];
-	unsigned char msg[sizeof(sign_tag) + crypto_hash_sha256_BYTES];
+	unsigned char msg[SIGN_TAG_MAX + crypto_hash_sha256_BYTES];
+	size_t mlen;
 	char b64[sodium_base64_ENCODED_LEN(crypto_sign_BYTES, sodium_base64_VARIANT_ORIGINAL)];
 	int err = sodium_ready();
 
@@ -165,12 +175,18 @@ int ks_sign_buf(const void *obj, size_t len, const char *keyfile,
 		return err;
 	/* The public half is the second 32 bytes of a libsodium secret key. */
 	key_id(sk + crypto_sign_SEEDBYTES, keyid);
-	signed_message(obj, len, msg);
-	crypto_sign_detached(s, NULL, msg, sizeof(msg), sk);
+	mlen = signed_message(kind, obj, len, msg);
+	crypto_sign_detached(s, NULL, msg, mlen, sk);
 	sodium_memzero(sk, sizeof(sk));
 	sodium_bin2base64(b64, sizeof(b64), s, sizeof(s), sodium_base64_VARIANT_ORIGINAL);
 	snprintf(sig, KS_SIG_TEXT_MAX, "ed25519 %s %s\n", keyid, b64);
 	return 0;
+}
+
+int ks_sign_buf(const void *obj, size_t len, const char *keyfile,
+		char sig[KS_SIG_TEXT_MAX], char keyid[KS_KEYID_LEN])
+{
+	return ks_sign_buf_kind(KS_SIGN_SHIELD, obj, len, keyfile, sig, keyid);
 }
 
 /* Find the public key with id @want among @dir's *.pub files. */
@@ -205,13 +221,13 @@ static int find_key(const char *dir, const char *want, unsigned char pk[crypto_s
 	return 0;
 }
 
-int ks_sign_verify(const void *obj, size_t len, const char *sig, const char *keys_dir,
-		   char keyid[KS_KEYID_LEN])
+int ks_sign_verify_kind(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
+			const char *keys_dir, char keyid[KS_KEYID_LEN])
 {
 	unsigned char pk[crypto_sign_PUBLICKEYBYTES], s[crypto_sign_BYTES];
-	unsigned char msg[sizeof(sign_tag) + crypto_hash_sha256_BYTES];
+	unsigned char msg[SIGN_TAG_MAX + crypto_hash_sha256_BYTES];
 	char id[KS_KEYID_LEN + 8], b64[128];
-	size_t got;
+	size_t got, mlen;
 	int err = sodium_ready();
 
 	if (err)
@@ -227,10 +243,74 @@ int ks_sign_verify(const void *obj, size_t len, const char *sig, const char *key
 	err = find_key(keys_dir, id, pk);
 	if (err)
 		return err;
-	signed_message(obj, len, msg);
-	if (crypto_sign_verify_detached(s, msg, sizeof(msg), pk))
-		return ks_err(-EBADMSG, "bad signature: the object was altered after key %s signed it", id);
+	mlen = signed_message(kind, obj, len, msg);
+	if (crypto_sign_verify_detached(s, msg, mlen, pk))
+		return ks_err(-EBADMSG, "bad signature: the %s was altered after key %s signed it",
+			      kind == KS_SIGN_SITES ? "manifest" : "object", id);
 	return 0;
+}
+
+int ks_sign_verify(const void *obj, size_t len, const char *sig, const char *keys_dir,
+		   char keyid[KS_KEYID_LEN])
+{
+	return ks_sign_verify_kind(KS_SIGN_SHIELD, obj, len, sig, keys_dir, keyid);
+}
+
+int ks_sign_file(enum ks_sign_kind kind, const char *path, const char *keyfile,
+		 const char *out, char keyid[KS_KEYID_LEN])
+{
+	char sigpath[4096], tmp[4200], sig[KS_SIG_TEXT_MAX], *obj;
+	size_t len;
+	int err, fd;
+
+	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
+	if (!out)
+		out = sigpath;
+	err = ks_read_file(path, &obj, &len);
+	if (err)
+		return err;
+	err = ks_sign_buf_kind(kind, obj, len, keyfile, sig, keyid);
+	free(obj);
+	if (err)
+		return err;
+	/* Replace the signature atomically: a reader sees the old or the new. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", out, getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, sig, strlen(sig)) != (ssize_t)strlen(sig) || fsync(fd) ||
+	    rename(tmp, out)) {
+		err = ks_err(-errno, "can't write %s: %s", out, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
+int ks_sign_verify_file(enum ks_sign_kind kind, const char *path, const char *sigpath,
+			const char *keys_dir, char keyid[KS_KEYID_LEN])
+{
+	char def[4096], *obj, *sig = NULL;
+	size_t len, slen;
+	int err;
+
+	keyid[0] = '\0';
+	snprintf(def, sizeof(def), "%s.sig", path);
+	if (!sigpath)
+		sigpath = def;
+	err = ks_read_file(path, &obj, &len);
+	if (err)
+		return err;
+	/* A missing signature file is "unsigned", not an I/O error. */
+	if (access(sigpath, F_OK) == 0 && (err = ks_read_file(sigpath, &sig, &slen))) {
+		free(obj);
+		return err;
+	}
+	err = ks_sign_verify_kind(kind, obj, len, sig, keys_dir, keyid);
+	free(obj);
+	free(sig);
+	return err;
 }
 
 const char *ks_sign_status(int err)
@@ -277,9 +357,8 @@ int do_shield_keygen(int argc, char **argv)
 int do_shield_sign(int argc, char **argv)
 {
 	const char *path = NULL, *key = NULL, *out = NULL;
-	char sigpath[4096], tmp[4200], sig[KS_SIG_TEXT_MAX], id[KS_KEYID_LEN], *obj;
-	size_t len;
-	int err, fd;
+	char sigpath[4096], id[KS_KEYID_LEN];
+	int err;
 
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--key") && i + 1 < argc)
@@ -296,25 +375,9 @@ int do_shield_sign(int argc, char **argv)
 	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
 	if (!out)
 		out = sigpath;
-	err = ks_read_file(path, &obj, &len);
+	err = ks_sign_file(KS_SIGN_SHIELD, path, key, out, id);
 	if (err)
 		return ks_report(err);
-	err = ks_sign_buf(obj, len, key, sig, id);
-	free(obj);
-	if (err)
-		return ks_report(err);
-	/* Replace the signature atomically: a reader sees the old or the new. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", out, getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, sig, strlen(sig)) != (ssize_t)strlen(sig) || fsync(fd) ||
-	    rename(tmp, out)) {
-		err = ks_err(-errno, "can't write %s: %s", out, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-		return ks_report(err);
-	}
-	close(fd);
 	if (json_output) {
 		struct json_object *o = json_object_new_object();
 
@@ -331,8 +394,7 @@ int do_shield_sign(int argc, char **argv)
 int do_shield_verify(int argc, char **argv)
 {
 	const char *path = NULL, *keys = NULL, *sigarg = NULL;
-	char sigpath[4096], id[KS_KEYID_LEN], *obj, *sig = NULL;
-	size_t len, slen;
+	char id[KS_KEYID_LEN];
 	int err;
 
 	for (int i = 0; i < argc; i++) {
@@ -347,20 +409,9 @@ int do_shield_verify(int argc, char **argv)
 	}
 	if (!path || !keys)
 		return ks_usage("usage: kshield shield verify FILE --keys DIR [--sig SIGFILE]");
-	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
-	err = ks_read_file(path, &obj, &len);
-	if (err)
-		return ks_report(err);
-	/* A missing signature file is "unsigned", not an I/O error. */
-	if (access(sigarg ? sigarg : sigpath, F_OK) == 0 &&
-	    (err = ks_read_file(sigarg ? sigarg : sigpath, &sig, &slen))) {
-		free(obj);
-		return ks_report(err);
-	}
-	err = ks_sign_verify(obj, len, sig, keys, id);
-	free(obj);
-	free(sig);
-	if (json_output) {
+	err = ks_sign_verify_file(KS_SIGN_SHIELD, path, sigarg, keys, id);
+	if (json_output && (!err || id[0] || err == -ENODATA || err == -EINVAL ||
+			    err == -EBADMSG || err == -ENOKEY)) {
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "object", json_object_new_string(path));

@@ -5,11 +5,15 @@
  *	kshield sites list TARGET [--vmlinux FILE | --manifest FILE]
  *	kshield sites trace TARGET [--kill] [--partial] [--system] [--symbol] [--duration S]
  *				   [-- CMD ARGS...]
- *	kshield sites export kernel:FUNCTION... [--vmlinux FILE] [-o FILE]
+ *	kshield sites export kernel:FUNCTION... [--vmlinux FILE] [-o FILE [--key KEYFILE]]
+ *	kshield sites sign MANIFEST --key KEYFILE [--out SIGFILE]
+ *	kshield sites verify MANIFEST --keys DIR [--sig SIGFILE]
  *
  * TARGET is PATH:FUNCTION, BUILDID:FUNCTION or kernel:FUNCTION (a kprobe at
  * each copy, at symbol+offset; see kernel_sites.h for where the sites come
- * from). `export` writes a kernel sites manifest. `trace` attaches
+ * from). `export` writes a kernel sites manifest, `sign` signs one (the
+ * same Ed25519 keys as shields, another domain tag: sign.h), `verify`
+ * checks it the way an agent that requires signatures does. `trace` attaches
  * bpf/inline_probe.bpf.c at every site, for CMD's process only (all
  * processes with --system, or without CMD), runs CMD (or waits --duration
  * seconds, or until SIGINT), detaches, and reports hits per site. It is what
@@ -28,6 +32,7 @@
 #include "cli.h"
 #include "dwsites.h"
 #include "kernel_sites.h"
+#include "sign.h"
 #include "uprobe_sites.h"
 #include "inline_probe.skel.h"
 
@@ -39,7 +44,9 @@ static int do_help(int argc, char **argv)
 		"Usage: kshield sites list TARGET [--vmlinux FILE | --manifest FILE] [-j]\n"
 		"       kshield sites trace TARGET [--kill] [--partial] [--system] [--symbol]\n"
 		"                               [--duration S] [-- CMD ARGS...]\n"
-		"       kshield sites export kernel:FUNCTION... [--vmlinux FILE] [-o FILE]\n"
+		"       kshield sites export kernel:FUNCTION... [--vmlinux FILE] [-o FILE [--key KEYFILE]]\n"
+		"       kshield sites sign MANIFEST --key KEYFILE [--out SIGFILE]\n"
+		"       kshield sites verify MANIFEST --keys DIR [--sig SIGFILE]\n"
 		"\n"
 		"TARGET := { PATH:FUNCTION | BUILDID:FUNCTION | kernel:FUNCTION }\n"
 		"Every out-of-line and inlined copy of FUNCTION, from DWARF matched by build ID\n"
@@ -50,8 +57,11 @@ static int do_help(int argc, char **argv)
 		"Kernel functions: from the running kernel's vmlinux (by build ID), or its\n"
 		"sites manifest $KSHIELD_SITES_DIR/BUILDID.json (default %s); --vmlinux\n"
 		"reads any vmlinux, --manifest a given manifest (it must match this kernel).\n"
-		"'export' writes the manifest of a vmlinux; 'trace --symbol' counts what one\n"
-		"kprobe on the symbol alone sees instead.\n", KS_SITES_DIR_DEFAULT);
+		"'export' writes the manifest of a vmlinux (--key signs it: FILE.sig);\n"
+		"'sign' and 'verify' use the shield keys (kshield shield keygen): an agent with\n"
+		"trusted keys (keys_dir, --keys) or $KSHIELD_SITES_KEYS refuses unsigned\n"
+		"manifests. 'trace --symbol' counts what one kprobe on the symbol alone sees.\n",
+		KS_SITES_DIR_DEFAULT);
 	return 0;
 }
 
@@ -231,13 +241,22 @@ static int do_export(int argc, char **argv)
 {
 	struct ks_kernel_src ksrc;
 	struct ks_sites *fns;
-	const char *out = NULL;
+	const char *out = NULL, *key = NULL;
+	char id[KS_KEYID_LEN];
 	FILE *f = stdout;
 	int i, n = 0, err = 0;
 
 	argc = take_src(argc, argv, &ksrc);
 	if (argc < 0 || ksrc.manifest)
-		return ks_usage("usage: kshield sites export kernel:FUNCTION... [--vmlinux FILE] [-o FILE]");
+		return ks_usage("usage: kshield sites export kernel:FUNCTION... [--vmlinux FILE] "
+				"[-o FILE [--key KEYFILE]]");
+	for (i = 0; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--key")) {
+			key = argv[i + 1];
+			memmove(&argv[i], &argv[i + 2], (argc - i - 2) * sizeof(*argv));
+			argc -= 2;
+			break;
+		}
 	fns = calloc(argc ? argc : 1, sizeof(*fns));
 	if (!fns)
 		return ks_report(ks_err(-ENOMEM, "out of memory"));
@@ -258,16 +277,94 @@ static int do_export(int argc, char **argv)
 	}
 	if (!err && !n)
 		err = ks_err(-EINVAL, "no kernel:FUNCTION to export");
+	if (!err && key && !out)
+		err = ks_err(-EINVAL, "--key signs the manifest into FILE.sig: give -o FILE");
 	if (!err && out && !(f = fopen(out, "we")))
 		err = ks_err(-errno, "can't write %s: %s", out, strerror(errno));
 	if (!err)
 		err = ks_sites_manifest_write(f, fns, n);
-	if (f && f != stdout)
-		fclose(f);
+	if (f && f != stdout && fclose(f) && !err)
+		err = ks_err(-errno, "can't write %s: %s", out, strerror(errno));
+	if (!err && key)
+		err = ks_sign_file(KS_SIGN_SITES, out, key, NULL, id);
 	for (i = 0; i < n; i++)
 		ks_sites_free(&fns[i]);
 	free(fns);
 	return err ? ks_report(err) : 0;
+}
+
+static int do_sign(int argc, char **argv)
+{
+	const char *path = NULL, *key = NULL, *out = NULL;
+	char sigpath[PATH_MAX + 8], id[KS_KEYID_LEN];
+	int i, err;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--key") && i + 1 < argc)
+			key = argv[++i];
+		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+			out = argv[++i];
+		else if (argv[i][0] == '-' || path)
+			return ks_usage("usage: kshield sites sign MANIFEST --key KEYFILE [--out SIGFILE]");
+		else
+			path = argv[i];
+	}
+	if (!path || !key)
+		return ks_usage("usage: kshield sites sign MANIFEST --key KEYFILE [--out SIGFILE]");
+	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
+	out = out ?: sigpath;
+	/* Only a manifest: signing some other file under the manifest tag
+	 * would only make a signature nobody can use. */
+	err = ks_sites_manifest_check(path);
+	if (!err)
+		err = ks_sign_file(KS_SIGN_SITES, path, key, out, id);
+	if (err)
+		return ks_report(err);
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "manifest", json_object_new_string(path));
+		json_object_object_add(o, "signature", json_object_new_string(out));
+		json_object_object_add(o, "keyid", json_object_new_string(id));
+		ks_json_print(o);
+	} else {
+		printf("%s signed by key %s: %s\n", path, id, out);
+	}
+	return 0;
+}
+
+static int do_verify(int argc, char **argv)
+{
+	const char *path = NULL, *keys = NULL, *sig = NULL;
+	char id[KS_KEYID_LEN];
+	int i, err;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--keys") && i + 1 < argc)
+			keys = argv[++i];
+		else if (!strcmp(argv[i], "--sig") && i + 1 < argc)
+			sig = argv[++i];
+		else if (argv[i][0] == '-' || path)
+			return ks_usage("usage: kshield sites verify MANIFEST --keys DIR [--sig SIGFILE]");
+		else
+			path = argv[i];
+	}
+	if (!path || !keys)
+		return ks_usage("usage: kshield sites verify MANIFEST --keys DIR [--sig SIGFILE]");
+	err = ks_sign_verify_file(KS_SIGN_SITES, path, sig, keys, id);
+	if (err)
+		return ks_report(ks_err_ctx(err, "sites manifest %s", path));
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "manifest", json_object_new_string(path));
+		json_object_object_add(o, "status", json_object_new_string("verified"));
+		json_object_object_add(o, "keyid", json_object_new_string(id));
+		ks_json_print(o);
+	} else {
+		printf("%s: verified, signed by key %s\n", path, id);
+	}
+	return 0;
 }
 
 static volatile sig_atomic_t stop;
@@ -522,6 +619,8 @@ int do_sites(int argc, char **argv)
 		{ "list",	do_list },
 		{ "trace",	do_trace },
 		{ "export",	do_export },
+		{ "sign",	do_sign },
+		{ "verify",	do_verify },
 		{ "help",	do_help },
 		{ 0 }
 	};
