@@ -36,6 +36,7 @@
 #ifndef KSHIELD_STATIC
 #include "fleet_agent.h"	/* --fleet: desired shields from NATS, events out */
 #endif
+#include "kernel_sites.h"
 #include "lifecycle.h"
 #include "monitor.h"
 #include "shieldset.h"
@@ -500,6 +501,8 @@ static int agent_check(struct agent *a)
 			printf("%-24s %s%s%s\n", res.items[i].name[0] ? res.items[i].name :
 			       res.items[i].object, ks_sync_action_str(res.items[i].action),
 			       res.items[i].why[0] ? ": " : "", res.items[i].why);
+		for (int i = 0; i < res.nwarn; i++)
+			printf("warning: %s\n", res.warn[i]);
 		if (!err)
 			printf("config %s: ok\n", a->cfg.path[0] ? a->cfg.path : "(defaults)");
 	}
@@ -576,6 +579,16 @@ int do_kagent(int argc, char **argv)
 		return ks_report(err);
 	if (!a.mcfg.flow_interval_ns)
 		return ks_usage("--flow-interval: more than 0, like 60s");
+#ifndef KSHIELD_STATIC
+	if (fleet_on && !fleet.keys_dir && a.cfg.keys_dir[0])
+		fleet.keys_dir = a.cfg.keys_dir;
+	/* Shields on kernel:FUNCTION read their sites manifest from the
+	 * config's directory; with trusted keys (the ones that sign fleet
+	 * shields), only a manifest one of them signed. */
+	ks_kernel_sites_policy(a.cfg.sites_dir, fleet_on ? fleet.keys_dir : a.cfg.keys_dir);
+#else
+	ks_kernel_sites_policy(a.cfg.sites_dir, a.cfg.keys_dir);
+#endif
 	if (check)
 		return agent_check(&a);
 #ifndef KSHIELD_STATIC

@@ -165,6 +165,12 @@ static int set_key(struct ks_config *cfg, const char *k, const char *v, const ch
 	} else if (!strcmp(k, "shields_dir")) {
 		err = set_path(cfg->shields_dir, sizeof(cfg->shields_dir), v);
 		want = "an absolute path";
+	} else if (!strcmp(k, "sites_dir")) {
+		err = set_path(cfg->sites_dir, sizeof(cfg->sites_dir), v);
+		want = "an absolute path";
+	} else if (!strcmp(k, "keys_dir")) {
+		err = set_path(cfg->keys_dir, sizeof(cfg->keys_dir), v);
+		want = "an absolute path";
 	} else if (!strcmp(k, "bpffs")) {
 		err = set_path(cfg->bpffs, sizeof(cfg->bpffs), v);
 		want = "an absolute path";

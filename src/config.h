@@ -16,6 +16,11 @@
  *   check_interval = N[s|m|h]    how often the agent checks its pins
  *   flow_interval = N[s|m|h]     interim `flow` records of connections that
  *                                 keep moving data (default 60s)
+ *   sites_dir = DIR              kernel sites manifests (<build-id>.json) for
+ *                                 shields on kernel:FUNCTION (kernel_sites.h)
+ *   keys_dir = DIR               trusted public keys (*.pub): --fleet's --keys
+ *                                 when not given, and sites manifests must be
+ *                                 signed by one of them
  */
 #ifndef KSHIELD_CONFIG_H
 #define KSHIELD_CONFIG_H
@@ -40,6 +45,8 @@ struct ks_config {
 	char store[4096];
 	char shields_dir[4096];
 	char bpffs[4096];		/* "" = keep the --bpffs / default root */
+	char sites_dir[4096];		/* "" = $KSHIELD_SITES_DIR or the default */
+	char keys_dir[4096];		/* "" = none: manifests need no signature */
 	__u64 retention_s;		/* 0 = keep forever */
 	__u64 max_size;			/* bytes, 0 = no cap */
 	__u64 check_interval_s;		/* pin check period */

@@ -17,6 +17,7 @@
 #include "fleet_agent.h"
 #include "fleet_kv.h"
 #include "fleet_ship.h"
+#include "kernel_sites.h"
 #include "meta.h"
 #include "sign.h"
 
@@ -536,6 +537,8 @@ static int do_agent(int argc, char **argv)
 			return ks_usage("usage: kshield fleet agent " KS_FLEET_AGENT_OPTS_HELP);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* Signed shields only, so signed sites manifests only (same keys). */
+	ks_kernel_sites_policy(NULL, cfg.keys_dir);
 	err = ks_fleet_agent_run(&cfg, &agent_stop);
 	return err ? ks_report(err) : 0;
 }

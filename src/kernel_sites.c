@@ -86,8 +86,10 @@ static char policy_dir[PATH_MAX], policy_keys[PATH_MAX];
 
 void ks_kernel_sites_policy(const char *dir, const char *keys_dir)
 {
-	snprintf(policy_dir, sizeof(policy_dir), "%s", dir ?: "");
-	snprintf(policy_keys, sizeof(policy_keys), "%s", keys_dir ?: "");
+	if (dir)
+		snprintf(policy_dir, sizeof(policy_dir), "%s", dir);
+	if (keys_dir)
+		snprintf(policy_keys, sizeof(policy_keys), "%s", keys_dir);
 }
 
 const char *ks_kernel_sites_dir(void)

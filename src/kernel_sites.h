@@ -28,8 +28,8 @@
 
 #define KS_SITES_DIR_DEFAULT	"/var/lib/kshield/sites"
 
-/* The manifest directory and the trusted keys manifests must be signed by
- * (NULL or "": not required), for this process; unset, they come from
+/* The manifest directory and the trusted keys manifests must be signed by,
+ * for this process (NULL: leave as is; "": unset); unset, they come from
  * $KSHIELD_SITES_DIR (else KS_SITES_DIR_DEFAULT) and $KSHIELD_SITES_KEYS.
  * The agent calls this before loading anything. */
 void ks_kernel_sites_policy(const char *dir, const char *keys_dir);

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "kernel_sites.h"
 #include "loader.h"
 #include "meta.h"
 #include "pins.h"
@@ -392,6 +393,24 @@ static int check_variants(const char *path, const struct ks_meta *meta)
 	return err;
 }
 
+/* A shield on kernel:FUNCTION needs this kernel's sites (a manifest in
+ * sites_dir, signed when keys_dir is set, or the local vmlinux): say now,
+ * as a warning, when its kprobe variants will not load (others may). */
+static void check_kernel_sites(struct ks_sync_result *res, const char *name,
+			       const struct ks_meta *meta)
+{
+	const char *t = ks_meta_get(meta, "target");
+	struct ks_sites s;
+
+	if (!t || strncmp(t, "kernel:", 7))
+		return;
+	if (ks_kernel_sites(t + 7, NULL, &s)) {
+		warn(res, "shield %s: no kprobe variant will load: %s", name, ks_errmsg());
+		return;
+	}
+	ks_sites_free(&s);
+}
+
 int ks_shieldset_check(const struct ks_config *cfg, struct ks_sync_result *res)
 {
 	char (*names)[KS_NAME_LEN];
@@ -429,6 +448,8 @@ int ks_shieldset_check(const struct ks_config *cfg, struct ks_sync_result *res)
 			fail_item(res, it, err);
 		else
 			snprintf(names[nnames++], KS_NAME_LEN, "%s", it->name);
+		if (!err)
+			check_kernel_sites(res, it->name, &meta);
 		ks_meta_free(&meta);
 	}
 	for (int i = 0; names && i < cfg->nshields; i++) {

@@ -46,7 +46,7 @@ struct ks_sync_result {
 	int n, nfailed;
 	struct ks_sync_item *items;	/* malloc'ed */
 	int nwarn;
-	char warn[8][256];
+	char warn[8][512];
 };
 
 /* The value of <bpffs>/agent/owned. */

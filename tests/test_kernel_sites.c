@@ -335,3 +335,158 @@ Test(kernel_sites, debuginfo_kernel_says_kprobes_and_manifest)
 				  ID_A ".json"));
 	json_object_put(o);
 }
+
+/* `kshield ARGS` in dir, with the fake notes; its exit code, stderr. */
+static int sh_in_dir(const char *args, char **err)
+{
+	return ks_runf(NULL, err, "cd %s && KSHIELD_KERNEL_NOTES=%s/notes %s %s", dir, dir,
+		       ks_bin(), args);
+}
+
+/* Manifests signed with the shield keys (own domain tag): under a signing
+ * policy ($KSHIELD_SITES_KEYS here) a signed manifest is read; an altered,
+ * unsigned, unknown-key or shield-tag-signed one is refused in one line
+ * that says what to do. Without the policy an unsigned one is still read. */
+Test(kernel_sites, signed_manifests_under_policy)
+{
+	char args[512], *err;
+	const char *msg;
+	json_object *o;
+	int rc;
+
+	fake_notes(ID_A);
+	manifest("m.json", ID_A);
+	cr_assert_eq(sh_in_dir("shield keygen k >/dev/null && mkdir keys && cp k.pub keys/",
+			       NULL), 0);
+	cr_assert_eq(sh_in_dir("shield keygen other >/dev/null", NULL), 0);
+	cr_assert_eq(sh_in_dir("sites sign m.json --key k.key >/dev/null", &err), 0, "%s", err);
+	free(err);
+	cr_assert_eq(sh_in_dir("sites verify m.json --keys keys >/dev/null", &err), 0, "%s", err);
+	free(err);
+
+	snprintf(args, sizeof(args), "sites list kernel:f --manifest %s/m.json", dir);
+	{
+		char cmd[1024];
+
+		snprintf(cmd, sizeof(cmd), "KSHIELD_SITES_KEYS=%s/keys KSHIELD_KERNEL_NOTES=%s/notes "
+			 "%s -j %s", dir, dir, ks_bin(), args);
+		o = ks_run_json(cmd, &rc, &err);
+		cr_assert_eq(rc, 0, "signed manifest refused: %s", err);
+		cr_expect_eq(json_object_array_length(ks_json_get(o, "sites")), 2);
+		json_object_put(o);
+		free(err);
+
+		/* One byte changed after signing: a forged offset. */
+		ks_runf(NULL, NULL, "sed -i 's/\"symbol_offset\": 16/\"symbol_offset\": 17/' %s/m.json",
+			dir);
+		cr_expect_null(ks_run_json(cmd, &rc, &err));
+		cr_expect_neq(rc, 0, "altered manifest read");
+		msg = error_of(err);
+		cr_expect_not_null(strstr(msg, "bad signature"), "%s", msg);
+		cr_expect_not_null(strstr(msg, "re-export and sign it with a trusted key"), "%s", msg);
+		cr_expect_eq(strchr(err, '\n'), err + strlen(err) - 1, "not one line: %s", err);
+		free(err);
+
+		/* Unsigned. */
+		manifest("m.json", ID_A);
+		ks_runf(NULL, NULL, "rm -f %s/m.json.sig", dir);
+		cr_expect_null(ks_run_json(cmd, &rc, &err));
+		cr_expect_neq(rc, 0, "unsigned manifest read under the policy");
+		msg = error_of(err);
+		cr_expect_not_null(strstr(msg, "unsigned"), "%s", msg);
+		cr_expect_not_null(strstr(msg, "kshield sites sign"), "%s", msg);
+		free(err);
+
+		/* Signed by a key that is not trusted. */
+		cr_assert_eq(sh_in_dir("sites sign m.json --key other.key >/dev/null", NULL), 0);
+		cr_expect_null(ks_run_json(cmd, &rc, &err));
+		cr_expect_neq(rc, 0, "manifest of an untrusted key read");
+		cr_expect_not_null(strstr(error_of(err), "unknown key"), "%s", err);
+		free(err);
+
+		/* A shield signature over the same bytes does not pass for a
+		 * manifest signature (domain separation). */
+		cr_assert_eq(sh_in_dir("shield sign m.json --key k.key >/dev/null", NULL), 0);
+		cr_expect_null(ks_run_json(cmd, &rc, &err));
+		cr_expect_neq(rc, 0, "a shield-object signature verified a manifest");
+		cr_expect_not_null(strstr(error_of(err), "bad signature"), "%s", err);
+		free(err);
+	}
+	/* No policy: the build-ID check alone, as before. */
+	o = run(args, &rc, NULL);
+	cr_expect_eq(rc, 0);
+	json_object_put(o);
+}
+
+/* export --key writes FILE and FILE.sig in one step. */
+Test(kernel_sites, export_signed)
+{
+	char args[512], *err;
+	int rc;
+
+	rc = ks_runf(NULL, &err, "cd tests/fixtures/inline && gcc -O2 -g -fno-pie -no-pie "
+		     "-Wl,--build-id target.c paths.c -o %s/vmlinux", dir);
+	cr_assert_eq(rc, 0, "building the fixture: %s", err);
+	free(err);
+	cr_assert_eq(sh_in_dir("shield keygen k >/dev/null && mkdir keys && cp k.pub keys/", NULL), 0);
+	cr_expect_neq(sh_in_dir("sites export kernel:ks_check --vmlinux vmlinux --key k.key "
+				">/dev/null 2>&1", NULL), 0, "--key without -o accepted");
+	snprintf(args, sizeof(args), "sites export kernel:ks_check --vmlinux vmlinux -o m.json "
+		 "--key k.key");
+	cr_assert_eq(sh_in_dir(args, &err), 0, "%s", err);
+	free(err);
+	cr_expect_eq(sh_in_dir("sites verify m.json --keys keys >/dev/null", &err), 0, "%s", err);
+	free(err);
+	cr_expect_neq(sh_in_dir("sites sign vmlinux --key k.key >/dev/null 2>&1", NULL), 0,
+		      "signed a file that is not a manifest");
+}
+
+/* The agent's config: sites_dir is where its shields' manifests come from
+ * (over $KSHIELD_SITES_DIR), keys_dir makes signatures required; `agent
+ * --check` says when a kernel:FUNCTION shield's manifest will be refused. */
+Test(kernel_sites, agent_config_sites_dir_and_keys)
+{
+	char conf[2048], cmd[1024], *out, *err;
+	const char *fx = getenv("KSHIELD_FIXTURES");
+	json_object *o, *w;
+	int rc;
+
+	cr_assert(fx, "KSHIELD_FIXTURES not set (run through make test-host)");
+	fake_notes(ID_A);
+	ks_runf(NULL, NULL, "mkdir -p %s/shields %s/conf-sites && cp %s/kernel-sites.bpf.o %s/shields/",
+		dir, dir, fx, dir);
+	cr_assert_eq(sh_in_dir("shield keygen k >/dev/null && mkdir keys && cp k.pub keys/", NULL), 0);
+	manifest("conf-sites/" ID_A ".json", ID_A);
+	ks_runf(NULL, NULL, "sed -i 's/\"function\": \"f\"/\"function\": \"do_sys_open\"/' "
+		"%s/conf-sites/%s.json", dir, ID_A);
+	snprintf(conf, sizeof(conf), "shields_dir = %s/shields\nstore = %s/ev.db\n"
+		 "sites_dir = %s/conf-sites\nkeys_dir = %s/keys\n", dir, dir, dir, dir);
+	write_file("k.conf", conf);
+	/* $KSHIELD_SITES_DIR (run()'s, empty) must lose to the config. */
+	snprintf(cmd, sizeof(cmd), "KSHIELD_SITES_DIR=%s/sites KSHIELD_KERNEL_NOTES=%s/notes "
+		 "%s -j agent --config %s/k.conf --check", dir, dir, ks_bin(), dir);
+
+	o = ks_run_json(cmd, &rc, &err);
+	cr_assert_not_null(o, "%s", err);
+	free(err);
+	w = ks_json_get(o, "warnings");
+	cr_assert_eq(json_object_array_length(w), 1, "%s", json_object_get_string(o));
+	cr_expect_not_null(strstr(json_object_get_string(json_object_array_get_idx(w, 0)),
+				  "unsigned"), "%s", json_object_get_string(o));
+	json_object_put(o);
+
+	snprintf(conf, sizeof(conf), "sites sign conf-sites/%s.json --key k.key >/dev/null", ID_A);
+	cr_assert_eq(sh_in_dir(conf, NULL), 0);
+	o = ks_run_json(cmd, &rc, &err);
+	cr_assert_not_null(o, "%s", err);
+	cr_expect_eq(rc, 0);
+	cr_expect_eq(json_object_array_length(ks_json_get(o, "warnings")), 0,
+		     "signed manifest in sites_dir not accepted: %s", json_object_get_string(o));
+	json_object_put(o);
+	free(err);
+
+	/* An unknown config key is still an error; ours are known. */
+	ks_runf(&out, NULL, "grep -c '^sites_dir\\|^# keys_dir' packaging/kshield.conf");
+	cr_expect_eq(atoi(out), 2, "packaging/kshield.conf documents sites_dir and keys_dir");
+	free(out);
+}
