@@ -184,20 +184,24 @@ void ks_row_print(sqlite3_stmt *st, bool header)
 static int exec_row(sqlite3_stmt *near, sqlite3_stmt *all, const __s64 *clk, int nclk,
 		    __u64 exec_id, sqlite3_stmt **hit)
 {
+	/* The id is stamped microseconds before the record: look within 2 ms
+	 * first (a few dozen rows on a busy host), then 200 ms. */
+	static const __s64 windows[] = { 2000000LL, 200000000LL };
 	__s64 boot_ns = exec_id >> 8;
 
-	for (int i = 0; i < nclk; i++) {
-		__s64 at = boot_ns + clk[i];
+	for (int w = 0; w < 2; w++)
+		for (int i = 0; i < nclk; i++) {
+			__s64 at = boot_ns + clk[i];
 
-		sqlite3_reset(near);
-		sqlite3_bind_int64(near, 1, exec_id);
-		sqlite3_bind_int64(near, 2, at - 200000000LL);
-		sqlite3_bind_int64(near, 3, at + 200000000LL);
-		if (sqlite3_step(near) == SQLITE_ROW) {
-			*hit = near;
-			return 1;
+			sqlite3_reset(near);
+			sqlite3_bind_int64(near, 1, exec_id);
+			sqlite3_bind_int64(near, 2, at - windows[w]);
+			sqlite3_bind_int64(near, 3, at + windows[w]);
+			if (sqlite3_step(near) == SQLITE_ROW) {
+				*hit = near;
+				return 1;
+			}
 		}
-	}
 	if (nclk)
 		return 0;
 	sqlite3_reset(all);
@@ -213,25 +217,41 @@ static int exec_row(sqlite3_stmt *near, sqlite3_stmt *all, const __s64 *clk, int
 
 struct json_object *ks_ancestry(sqlite3 *db, __u64 exec_id)
 {
+	/* Prepared once per connection and kept: a hunt asks for the
+	 * ancestry of every hit, and preparing a query over the events view
+	 * (a UNION ALL of the store's tables) costs more than running it. */
+	static struct {
+		sqlite3 *db;
+		sqlite3_stmt *near, *all;
+		__s64 clk[MAX_CLOCKS];
+		int nclk;
+	} c;
 	struct json_object *chain = NULL;
-	sqlite3_stmt *near = NULL, *all = NULL, *st;
-	__s64 clk[MAX_CLOCKS];
-	int nclk = 0;
+	sqlite3_stmt *near, *all, *st;
+	__s64 *clk = c.clk;
 	char ts[40];
 
-	if (sqlite3_prepare_v2(db, "SELECT DISTINCT boot_to_real FROM clock", -1, &st, NULL) == SQLITE_OK) {
-		while (nclk < MAX_CLOCKS && sqlite3_step(st) == SQLITE_ROW)
-			clk[nclk++] = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
+	if (c.db != db) {
+		sqlite3_finalize(c.near);
+		sqlite3_finalize(c.all);
+		c.near = c.all = NULL;
+		c.nclk = 0;
+		c.db = NULL;
+		if (sqlite3_prepare_v2(db, "SELECT DISTINCT boot_to_real FROM clock", -1, &st, NULL) == SQLITE_OK) {
+			while (c.nclk < MAX_CLOCKS && sqlite3_step(st) == SQLITE_ROW)
+				c.clk[c.nclk++] = sqlite3_column_int64(st, 0);
+			sqlite3_finalize(st);
+		}
+		if (sqlite3_prepare_v2(db, EXEC_COLS "WHERE ts BETWEEN ?2 AND ?3 AND kind = 'exec' AND "
+				       "exec_id = ?1 LIMIT 1", -1, &c.near, NULL) != SQLITE_OK ||
+		    sqlite3_prepare_v2(db, EXEC_COLS "WHERE kind = 'exec' AND exec_id = ?1 LIMIT 1",
+				       -1, &c.all, NULL) != SQLITE_OK)
+			return NULL;
+		c.db = db;
 	}
-
-	if (sqlite3_prepare_v2(db, EXEC_COLS "WHERE ts BETWEEN ?2 AND ?3 AND kind = 'exec' AND "
-			       "exec_id = ?1 LIMIT 1", -1, &near, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, EXEC_COLS "WHERE kind = 'exec' AND exec_id = ?1 LIMIT 1",
-			       -1, &all, NULL) != SQLITE_OK) {
-		sqlite3_finalize(near);
-		return NULL;
-	}
+	near = c.near;
+	all = c.all;
+	int nclk = c.nclk;
 	for (int depth = 0; exec_id && depth < KS_ANCESTRY_MAX; depth++) {
 		struct json_object *o;
 
@@ -256,8 +276,8 @@ struct json_object *ks_ancestry(sqlite3 *db, __u64 exec_id)
 		exec_id = (__u64)sqlite3_column_int64(st, 7);
 		sqlite3_reset(st);
 	}
-	sqlite3_finalize(near);
-	sqlite3_finalize(all);
+	sqlite3_reset(near);
+	sqlite3_reset(all);
 	return chain;
 }
 
