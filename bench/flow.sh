@@ -11,7 +11,9 @@
 # links attached, then flow links unpinned (detached): that pair isolates
 # what the accounting itself costs. Ratios use CPU seconds of the workload
 # (both ends and the loopback softirq run in its threads), which
-# neighbours on a shared machine disturb less than wall time.
+# neighbours on a shared machine disturb less than wall time. Then the
+# flow programs' own run time from the kernel's BPF statistics
+# (bench/bpf_runtime), per run and as a share of each workload's CPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 KS=$(readlink -f "${KSHIELD:-build/kshield}")
@@ -79,3 +81,16 @@ echo "== 3. loopback TCP connect/accept storm: $N_CONN connections, median of $R
 bench "connect storm" "$B/connect_storm $N_CONN"
 n=$(sqlite3 "$STORE" "SELECT count(*) FROM events WHERE kind = 'flow' AND json_extract(detail, '\$.bytes_out') >= $BULK_BYTES" 2>/dev/null || echo 0)
 echo "  stored: $n flow records of the bulk sender (want $ROUNDS, one per agent round)"
+
+echo "== 4. the flow programs' own run time (kernel BPF statistics, monitor pinned, no agent)"
+echo "  (runs include any other traffic on the host meanwhile; the share is of the workload's CPU)"
+agent_start; agent_stop
+L=$KSHIELD_BPFFS/monitor
+for w in "bulk tcp $BULK_BYTES" "bulk udp $UDP_N" "connect_storm $N_CONN"; do
+	out=$("$B/bpf_runtime" "$L/link_mon_flow_egress" "$L/link_mon_flow_ingress" "$L/link_mon_flow_state" \
+		"$L/link_mon_flow_release" -- $B/$w 2>"$DIR/rt")
+	cpu=$(echo "$out" | awk '{print $2}')
+	awk -v w="$w" -v cpu="$cpu" '{t += $3; printf "  %-30s %-18s %9d runs %7.0f ns/run\n", w, $1, $2, $2 ? $3 / $2 : 0}
+		END {printf "  %-30s all four: %.3f s of %.3f s workload CPU = %.1f%%\n", w, t / 1e9, cpu, 100 * t / 1e9 / cpu}' "$DIR/rt"
+done
+rm -rf "$KSHIELD_BPFFS"
