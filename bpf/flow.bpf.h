@@ -299,7 +299,12 @@ int BPF_PROG(mon_flow_state, const struct sock *sk, int oldstate, int newstate)
 	struct flow *f;
 	__u64 cookie;
 
-	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+	/* most transitions concern no flow: decide on the states first, and
+	 * read the socket directly (a BTF pointer), not through probe_read */
+	if (newstate != TCP_CLOSE && !(oldstate == TCP_CLOSE && newstate == TCP_SYN_SENT) &&
+	    !(oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED))
+		return 0;
+	if (sk->sk_protocol != IPPROTO_TCP)
 		return 0;
 	if (newstate == TCP_CLOSE) {
 		if (oldstate == TCP_LISTEN || oldstate == TCP_SYN_SENT)
@@ -319,8 +324,8 @@ int BPF_PROG(mon_flow_state, const struct sock *sk, int oldstate, int newstate)
 		}
 	} else if (oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED) {
 		/* accept: the listener owns it (as for the accept record) */
-		lk.family = BPF_CORE_READ(sk, __sk_common.skc_family);
-		lk.port = BPF_CORE_READ(sk, __sk_common.skc_num);
+		lk.family = sk->__sk_common.skc_family;
+		lk.port = sk->__sk_common.skc_num;
 		h = bpf_map_lookup_elem(&mon_listeners, &lk);
 		if (!h && lk.family == AF_INET) {
 			lk.family = AF_INET6;
