@@ -18,6 +18,16 @@
 #include "monitor.h"
 #include "store.h"
 
+/* Events per kind into a JSON object (a kind may come from two tables). */
+static void add_count(void *arg, const char *kind, long long n)
+{
+	struct json_object *kinds = arg, *v;
+
+	if (json_object_object_get_ex(kinds, kind, &v))
+		n += json_object_get_int64(v);
+	json_object_object_add(kinds, kind, json_object_new_int64(n));
+}
+
 int do_kstats(int argc, char **argv)
 {
 	struct json_object *o = json_object_new_object(), *lost_o, *agent_o, *store_o, *kinds;
@@ -80,14 +90,10 @@ int do_kstats(int argc, char **argv)
 		long long total = 0;
 
 		kinds = json_object_new_object();
-		if (sqlite3_prepare_v2(ks_store_db(s), "SELECT kind, count(*) FROM events GROUP BY kind",
-				       -1, &st, NULL) == SQLITE_OK) {
-			while (sqlite3_step(st) == SQLITE_ROW) {
-				json_object_object_add(kinds, (const char *)sqlite3_column_text(st, 0),
-						       json_object_new_int64(sqlite3_column_int64(st, 1)));
-				total += sqlite3_column_int64(st, 1);
-			}
-			sqlite3_finalize(st);
+		ks_store_count_kinds(s, add_count, kinds);
+		json_object_object_foreach(kinds, k, v) {
+			(void)k;
+			total += json_object_get_int64(v);
 		}
 		json_object_object_add(store_o, "events", kinds);
 		json_object_object_add(store_o, "total", json_object_new_int64(total));

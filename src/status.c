@@ -22,6 +22,7 @@
 #include "loader.h"
 #include "monitor.h"
 #include "pins.h"
+#include "store.h"
 
 #define KS_PIDFILE "/run/kshield.pid"
 
@@ -161,15 +162,19 @@ static void read_monitor(struct status *s)
 	closedir(d);
 }
 
-/* Newest event and row count of the store, read-only. The store's schema
- * belongs to store.c; this asks only for "events" and a time column (the
- * newest by ORDER BY: max() over the events view would read every row). */
+static void add_count(void *arg, const char *kind, long long n)
+{
+	(void)kind;
+	*(long long *)arg += n;
+}
+
+/* Newest event and row count of the store, opened read-only as `events`
+ * and `hunt` open it (a file that is not a kshield store says so). */
 static void read_store(struct status *s)
 {
-	static const char *tcols[] = { "ts_ns", "ts", "time_ns", "time" };
-	char path[PATH_MAX + 8], sql[256];
-	sqlite3_stmt *st = NULL;
-	sqlite3 *db = NULL;
+	char path[PATH_MAX + 8];
+	struct ks_store *st;
+	sqlite3_stmt *q;
 	struct stat sb;
 
 	s->store_bytes = -1;
@@ -179,26 +184,20 @@ static void read_store(struct status *s)
 	snprintf(path, sizeof(path), "%s-wal", s->store);
 	if (!stat(path, &sb))
 		s->store_bytes += sb.st_size;
-	if (sqlite3_open_v2(s->store, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		snprintf(s->store_err, sizeof(s->store_err), "%s", db ? sqlite3_errmsg(db) : "open");
-		goto out;
+	if (ks_store_open(&st, s->store, KS_STORE_RDONLY) ||
+	    ks_store_count_kinds(st, add_count, &s->events)) {
+		snprintf(s->store_err, sizeof(s->store_err), "%s", ks_errmsg());
+		ks_store_close(st);
+		return;
 	}
-	sqlite3_busy_timeout(db, 500);
-	for (size_t i = 0; i < sizeof(tcols) / sizeof(tcols[0]); i++) {
-		snprintf(sql, sizeof(sql), "SELECT (SELECT %s FROM events ORDER BY %s DESC LIMIT 1), "
-			 "(SELECT COUNT(*) FROM events)", tcols[i], tcols[i]);
-		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-			continue;
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			s->newest_ns = sqlite3_column_int64(st, 0);
-			s->events = sqlite3_column_int64(st, 1);
-		}
-		sqlite3_finalize(st);
-		goto out;
+	/* not max(ts): an aggregate over the events view reads every row */
+	if (sqlite3_prepare_v2(ks_store_db(st), "SELECT ts FROM events ORDER BY ts DESC LIMIT 1",
+			       -1, &q, NULL) == SQLITE_OK) {
+		if (sqlite3_step(q) == SQLITE_ROW)
+			s->newest_ns = sqlite3_column_int64(q, 0);
+		sqlite3_finalize(q);
 	}
-	snprintf(s->store_err, sizeof(s->store_err), "%s", sqlite3_errmsg(db));
-out:
-	sqlite3_close(db);
+	ks_store_close(st);
 }
 
 static const char *guard_word(const struct status *s)

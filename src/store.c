@@ -780,6 +780,14 @@ long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes)
 	return total;
 }
 
+int ks_store_count_kinds(struct ks_store *s, void (*fn)(void *arg, const char *kind, long long n),
+			 void *arg)
+{
+	int rc = ks_schema_count(s->db, fn, arg);
+
+	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't count the events");
+}
+
 int ks_store_note_clock(struct ks_store *s, __s64 boot_to_real)
 {
 	sqlite3_stmt *st;

@@ -109,6 +109,11 @@ long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes);
  * found by time (its ts is about (exec_id >> 8) + boot_to_real) without an
  * index on exec_id. The agent records it at start and when it moves. */
 int ks_store_note_clock(struct ks_store *s, __s64 boot_to_real);
+/* Rows per kind (@fn may be called more than once for a kind: add them
+ * up), counted table by table: a GROUP BY over the view would build every
+ * row. Returns 0 or a negative errno. */
+int ks_store_count_kinds(struct ks_store *s, void (*fn)(void *arg, const char *kind, long long n),
+			 void *arg);
 /* Record loss totals (per kind lost in the ring buffer; unstored rows). */
 int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored);
 

@@ -427,9 +427,37 @@ int ks_schema_tables(sqlite3 *db, const char *names[], int max)
 {
 	int n = 0;
 
+	/* a version 1 store not migrated yet (opened read-only) */
+	if (exists(db, "table", "events")) {
+		names[n++] = "events";
+		return n;
+	}
 	for (int t = 0; t < KS_TAB_MAX && n < max; t++)
 		names[n++] = tabs[t].name;
 	if (n < max && exists(db, "table", V1_TABLE))
 		names[n++] = V1_TABLE;
 	return n;
+}
+
+int ks_schema_count(sqlite3 *db, void (*fn)(void *arg, const char *kind, long long n), void *arg)
+{
+	const char *names[KS_TAB_MAX + 1];
+	int n = ks_schema_tables(db, names, KS_TAB_MAX + 1), rc = SQLITE_OK;
+	char sql[160];
+
+	for (int t = 0; t < n && rc == SQLITE_OK; t++) {
+		const char *kind = t < KS_TAB_MAX && strcmp(names[t], "events") ? tabs[t].kind : NULL;
+		sqlite3_stmt *st;
+
+		if (kind)
+			snprintf(sql, sizeof(sql), "SELECT '%s', count(*) FROM %s", kind, names[t]);
+		else
+			snprintf(sql, sizeof(sql), "SELECT kind, count(*) FROM %s GROUP BY kind", names[t]);
+		rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+		while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+			if (sqlite3_column_int64(st, 1))
+				fn(arg, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1));
+		sqlite3_finalize(st);
+	}
+	return rc;
 }

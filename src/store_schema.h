@@ -29,8 +29,11 @@ enum ks_tab ks_schema_tab(const char *kind);
  * the caller's transaction. Returns an SQLite result code. */
 int ks_schema_apply(sqlite3 *db);
 /* Tables that hold rows, for retention and max(ts): the KS_TAB_* tables
- * and a migrated version 1 table while it has rows. */
+ * and a migrated version 1 table while it has rows (or, in a version 1
+ * store not migrated yet, its table events). */
 int ks_schema_tables(sqlite3 *db, const char *names[], int max);
+/* Rows per kind, counted table by table: @fn once per kind and table. */
+int ks_schema_count(sqlite3 *db, void (*fn)(void *arg, const char *kind, long long n), void *arg);
 /* "INSERT INTO <table>(...) VALUES(...)" for @tab. */
 void ks_schema_insert_sql(enum ks_tab tab, char *buf, size_t len);
 /* Bind every column of @tab's insert for @r, stored at @ts with binary id

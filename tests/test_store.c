@@ -347,6 +347,12 @@ Test(store_migrate, m01_a_version_1_store_keeps_its_rows_and_hunts)
 	make_v1_store(menv.store, 1);
 	/* readers use it as it is */
 	cr_expect_eq(count_2020(), 4);
+	snprintf(cmd, sizeof(cmd), "%s -j stats --store %s", ks_bin(), menv.store);
+	h = ks_run_json(cmd, NULL, NULL);
+	cr_assert(h);
+	cr_expect_eq(ka_int(h, "store.total"), 4);
+	cr_expect_eq(ka_int(h, "store.events.exec"), 2);
+	json_object_put(h);
 	/* the agent migrates it: the old table becomes one arm of the view */
 	ka_start(&menv, NULL);
 	ka_stop(&menv, SIGTERM);
@@ -354,6 +360,11 @@ Test(store_migrate, m01_a_version_1_store_keeps_its_rows_and_hunts)
 	cr_expect_eq(ka_sql_int(menv.store, "SELECT count(*) FROM sqlite_master WHERE "
 				"name = 'events' AND type = 'view'"), 1);
 	cr_expect_eq(count_2020(), 4);
+	snprintf(cmd, sizeof(cmd), "%s -j status --store %s", ks_bin(), menv.store);
+	h = ks_run_json(cmd, NULL, NULL);
+	cr_assert(h);
+	cr_expect_geq(ka_int(h, "store.events"), 4);
+	json_object_put(h);
 	/* hunts over old rows: first seen, kind, binary */
 	snprintf(cmd, sizeof(cmd), "%s -j hunt --store %s new-binaries --since 2020-01-01T00:30:00Z "
 		 "--until 2020-01-01T02:00:00Z", ks_bin(), menv.store);
