@@ -731,6 +731,12 @@ static long delete_before(struct ks_store *s, sqlite3_int64 cut)
 	return total;
 }
 
+static void add_rows(void *arg, const char *kind, long long n)
+{
+	(void)kind;
+	*(long long *)arg += n;
+}
+
 long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes)
 {
 	long long pages = 0, freep = 0, psize = 4096, nrows = 0, cut = 0;
@@ -763,7 +769,7 @@ long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes)
 			/* Free a fifth of the rows (oldest first, across the
 			 * tables): freed pages are reused, so the file stops
 			 * growing near the cap. */
-			pragma_int(s->db, "SELECT count(*) FROM events", &nrows);
+			ks_schema_count(s->db, add_rows, &nrows);
 			sqlite3_stmt *st;
 			rc = sqlite3_prepare_v2(s->db, "SELECT ts FROM events ORDER BY ts LIMIT 1 OFFSET ?1",
 						-1, &st, NULL);
