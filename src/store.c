@@ -189,6 +189,9 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ks_err(-ENOMEM, "out of memory");
+	/* No allocation statistics: they take a global mutex on every
+	 * malloc (a few per row). Refused, harmlessly, once SQLite is up. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		err = sql_err(s->db, rc, path);
