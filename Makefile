@@ -12,7 +12,7 @@ VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Isrc -I$(BUILD) \
              -DKSHIELD_VERSION='"$(VERSION)"'
-LDLIBS    := -lbpf -lelf -lz -lsqlite3 -ljson-c -lsodium -lm -lpthread -lnats -lpq -ldw -ldebuginfod
+LDLIBS    := -lbpf -lelf -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -lnats -lpq -ldw -ldebuginfod
 STATIC_LDLIBS := -Wl,--start-group -lbpf -ldw -lelf -llzma -lbz2 -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -ldl -Wl,--end-group
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
               -Iinclude -Ibpf -I$(BUILD)

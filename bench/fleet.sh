@@ -14,8 +14,12 @@
 #     PostgreSQL, zero loss checked (count and distinct (host, seq) = M);
 #     baseline: psql \copy of the same rows into a plain table.
 #
+#     Events are also measured with FLEET_OLD (an earlier kshield binary:
+#     its shipper and collector, same stream and database) for a new/old
+#     ratio from the same run.
+#
 # Env: KSHIELD (binary), KSHIELD_SHIELDS, FLEET_CP (1000), FLEET_REAL (10),
-# FLEET_EVENTS (200000).
+# FLEET_EVENTS (200000), FLEET_OLD (binary), FLEET_PARTS ("deploy events").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${KSHIELD:-$PWD/build/kshield}
@@ -23,12 +27,15 @@ SH=${KSHIELD_SHIELDS:-$PWD/build/shields}
 CP=${FLEET_CP:-1000}
 REAL=${FLEET_REAL:-10}
 M=${FLEET_EVENTS:-200000}
+OLD=${FLEET_OLD:-}
+PARTS=${FLEET_PARTS:-deploy events}
 SHIELD=cve-2021-22555
 D=$(mktemp -d /tmp/ks-bench-fleet.XXXXXX)
 chmod 755 "$D"
 pids=()
 
 cleanup() {
+  [ -n "${FLEET_KEEP:-}" ] && cp -r "$D" "$FLEET_KEEP"
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   for i in $(seq 0 $((REAL - 1))); do
@@ -55,6 +62,7 @@ cp "$SH/$SHIELD.bpf.o" "$D/s.bpf.o"
 "$K" shield sign "$D/s.bpf.o" --key "$D/signer.key" >/dev/null
 "$K" fleet status --nats "$NATS_URLS" >/dev/null	# creates the buckets
 
+if [[ " $PARTS " == *" deploy "* ]]; then
 echo "== deploy -> enforcing ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 base=$("$K" --bpffs /sys/fs/bpf/ks-bfleet-base -j shield load "$D/s.bpf.o" | jget '["load_ms"]')
 "$K" --bpffs /sys/fs/bpf/ks-bfleet-base shield unload $SHIELD
@@ -98,14 +106,16 @@ printf 'ratio: %d control-plane / %d real agents: %.2fx the time for %dx the age
   "$CP" "$REAL" "$(echo "$cp_ms / $real_ms" | bc -l)" $((CP / REAL))
 for p in "${pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
 pids=()
+fi
+[[ " $PARTS " == *" events "* ]] || exit 0
 
-echo "== events end to end into PostgreSQL ($M events)"
+echo "== events end to end into PostgreSQL ($M events, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 sqlite3 "$D/ev.db" "PRAGMA journal_mode=WAL; CREATE TABLE events(ts INTEGER PRIMARY KEY,
   kind TEXT NOT NULL, pid INTEGER, comm TEXT, binary TEXT, args TEXT, detail TEXT);
   WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < $M)
   INSERT INTO events SELECT CAST(strftime('%s','now') AS INTEGER) * 1000000000 + x, 'exec', x,
   'comm' || x, '/usr/bin/true', 'true --flag ' || x, '{\"n\":' || x || '}' FROM c;" >/dev/null
-# Baseline: the same rows straight into PostgreSQL with COPY.
+# Baseline (the ceiling): the same rows straight into PostgreSQL with COPY.
 sqlite3 -csv "$D/ev.db" "SELECT 'bench', ts, ts, kind, detail FROM events" > "$D/ev.csv"
 psql "$PG_CONNINFO" -qc "CREATE TABLE copy_base (host text, seq bigint, ts bigint, kind text, data text)"
 t0=$(ms)
@@ -114,32 +124,74 @@ t1=$(ms)
 copy_rate=$(echo "$M * 1000 / ($t1 - $t0)" | bc)
 printf 'baseline: psql \\copy of the same rows               %8d rows/s\n' "$copy_rate"
 
-"$K" collect --pg "$PG_CONNINFO" --nats "$NATS_URLS" >"$D/collect.log" 2>&1 &
-cpid=$!
-pids+=($cpid)
-sleep 1
-t0=$(ms)
-setsid "$K" fleet agent --nats "$NATS_URLS" --keys "$D/trust" --host ship-0 --control-plane \
-  --store "$D/ev.db" >"$D/ship.log" 2>&1 &
-pids+=($!)
-shipped_at=0
-for _ in $(seq 1200); do
-  if [ "$shipped_at" = 0 ] && [ "$(sqlite3 "$D/ev.db" "SELECT upto FROM fleet_shipped" 2>/dev/null || true)" = \
-       "$(sqlite3 "$D/ev.db" "SELECT max(ts) FROM events")" ]; then
-    shipped_at=$(ms)
-  fi
-  n=$(psql "$PG_CONNINFO" -Atc "SELECT count(*) FROM ks_events WHERE host = 'ship-0'")
-  [ "$n" -ge "$M" ] && break
-  sleep 0.1
-done
-t1=$(ms)
-read -r rows distinct < <(psql "$PG_CONNINFO" -AtF' ' -c \
-  "SELECT count(*), count(DISTINCT seq) FROM ks_events WHERE host = 'ship-0'")
-e2e=$(echo "$M * 1000 / ($t1 - $t0)" | bc)
-[ "$shipped_at" != 0 ] && printf 'shipped into JetStream (R3, acked)                   %8d events/s\n' \
-  "$(echo "$M * 1000 / ($shipped_at - $t0)" | bc)"
-printf 'end to end store -> JetStream -> PostgreSQL          %8d events/s (%.2fx plain COPY)\n' \
-  "$e2e" "$(echo "$e2e / $copy_rate" | bc -l)"
-printf 'loss check: %d rows, %d distinct of %d events: %s\n' "$rows" "$distinct" "$M" \
-  "$([ "$rows" = "$M" ] && [ "$distinct" = "$M" ] && echo 'none lost, none twice' || echo MISMATCH)"
-[ "$rows" = "$M" ] && [ "$distinct" = "$M" ]
+# CPU seconds (user + system) used so far by the processes PIDS and their
+# children: what a busy shared machine cannot inflate, unlike wall time.
+cpu_s() {
+  local tick sum=0 p
+  tick=$(getconf CLK_TCK)
+  for p in "$@"; do
+    for q in $p $(pgrep -P "$p" || true); do
+      [ -r "/proc/$q/stat" ] || continue
+      sum=$((sum + $(awk '{print $14 + $15}' "/proc/$q/stat" 2>/dev/null || echo 0)))
+    done
+  done
+  echo "scale=3; $sum / $tick" | bc
+}
+nats_pids() { cat "$D"/c/n[123].pid; }
+pg_pid() { head -1 "$D/c/pg/data/postmaster.pid"; }
+
+# events_e2e BINARY HOST: a copy of the store shipped by BINARY's agent
+# (host HOST) while BINARY's collector writes PostgreSQL; from the agent's
+# start to the last row in PostgreSQL. Sets e2e (events/s); fails on loss.
+events_e2e() {
+  local bin=$1 host=$2 db="$D/ev-$2.db" cpid apid shipped_at=0 n rows distinct t0 t1
+  cp "$D/ev.db" "$db"
+  "$bin" collect --pg "$PG_CONNINFO" --nats "$NATS_URLS" >"$D/collect-$host.log" 2>&1 &
+  cpid=$!
+  pids+=($cpid)
+  sleep 1
+  nats0=$(cpu_s $(nats_pids))
+  pg0=$(cpu_s $(pg_pid))
+  t0=$(ms)
+  setsid "$bin" fleet agent --nats "$NATS_URLS" --keys "$D/trust" --host "$host" --control-plane \
+    --store "$db" >"$D/ship-$host.log" 2>&1 &
+  apid=$!
+  pids+=($apid)
+  for _ in $(seq 1200); do
+    if [ "$shipped_at" = 0 ] && [ "$(sqlite3 "$db" "SELECT upto FROM fleet_shipped" 2>/dev/null || true)" = \
+         "$(sqlite3 "$db" "SELECT max(ts) FROM events")" ]; then
+      shipped_at=$(ms)
+    fi
+    n=$(psql "$PG_CONNINFO" -Atc "SELECT count(*) FROM ks_events WHERE host = '$host'")
+    [ "$n" -ge "$M" ] && break
+    sleep 0.1
+  done
+  t1=$(ms)
+  nats=$(echo "$(cpu_s $(nats_pids)) - $nats0" | bc)
+  pg=$(echo "$(cpu_s $(pg_pid)) - $pg0" | bc)
+  ship_cpu=$(cpu_s "$apid")
+  coll_cpu=$(cpu_s "$cpid")
+  kill "$apid" "$cpid"
+  wait "$apid" "$cpid" 2>/dev/null || true
+  read -r rows distinct < <(psql "$PG_CONNINFO" -AtF' ' -c \
+    "SELECT count(*), count(DISTINCT seq) FROM ks_events WHERE host = '$host'")
+  e2e=$(echo "$M * 1000 / ($t1 - $t0)" | bc)
+  [ "$shipped_at" != 0 ] && printf '%-8s shipped into JetStream (R3, acked)          %8d events/s\n' "$host" \
+    "$(echo "$M * 1000 / ($shipped_at - $t0)" | bc)"
+  printf '%-8s end to end store -> JetStream -> PostgreSQL %8d events/s (%.2fx plain COPY)\n' "$host" \
+    "$e2e" "$(echo "$e2e / $copy_rate" | bc -l)"
+  cpu_us=$(echo "($nats + $pg + $ship_cpu + $coll_cpu) * 1000000 / $M" | bc)
+  printf '%-8s CPU per event: %d us (agent %.2f s, NATS %.2f s, collect %.2f s, PostgreSQL %.2f s): %d events/s on %d idle cores\n' \
+    "$host" "$cpu_us" "$ship_cpu" "$nats" "$coll_cpu" "$pg" "$(echo "$(nproc) * 1000000 / $cpu_us" | bc)" "$(nproc)"
+  printf '%-8s loss check: %d rows, %d distinct of %d events: %s\n' "$host" "$rows" "$distinct" "$M" \
+    "$([ "$rows" = "$M" ] && [ "$distinct" = "$M" ] && echo 'none lost, none twice' || echo MISMATCH)"
+  [ "$rows" = "$M" ] && [ "$distinct" = "$M" ]
+}
+
+if [ -n "$OLD" ]; then
+  events_e2e "$OLD" old
+  old_e2e=$e2e
+fi
+events_e2e "$K" new
+[ -n "$OLD" ] && printf 'ratio: new / old end to end: %.2fx\n' "$(echo "$e2e / $old_e2e" | bc -l)"
+exit 0

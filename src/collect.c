@@ -1,25 +1,32 @@
 /* collect.c - `kshield collect`: the fleet's events from the JetStream
  * stream into PostgreSQL.
  *
- * A durable pull consumer fetches batches; each batch is written in one
- * transaction (COPY + de-duplicating INSERT, fleet_pg.c) and acknowledged
+ * A durable pull consumer fetches batches; a message is a frame of event
+ * lines (fleet_ship.h; an older agent's message is a single event). A
+ * fetch thread turns each batch into COPY text while the main thread
+ * writes the previous one, in one transaction (fleet_pg.c), and acks it
  * only after COMMIT. If PostgreSQL goes away the batch is held, unacked,
  * and retried until it commits; messages redelivered meanwhile are
- * duplicates that the (host, seq) key drops. Nothing is acked unwritten.
+ * duplicates that the (host, seq) key drops. Nothing is acked unwritten,
+ * and batches are written and acked in the order they were fetched (the
+ * durable acks all messages up to the one acked).
  */
 #ifndef KSHIELD_STATIC
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zstd.h>
 #include "cli.h"
 #include "fleet_kv.h"
 #include "fleet_nats.h"
 #include "fleet_pg.h"
 
 #define COLLECT_DURABLE "kshield-collect"
+#define FETCH_MAX_BYTES (8 << 20)	/* per fetch: a few frames of events */
 
 static volatile sig_atomic_t collect_stop;
 
@@ -29,99 +36,443 @@ static void on_signal(int sig)
 	collect_stop = 1;
 }
 
-/* An event's time, in ms: its "ts" field (s, ms, us or ns since the epoch,
- * told apart by size) or else when JetStream stored the message. */
-static int64_t event_ms(json_object *o, natsMsg *m)
+/* An event's time in ms from its "ts" (s, ms, us or ns since the epoch,
+ * told apart by size); 0 when it has none. */
+static int64_t ts_to_ms(int64_t ts)
 {
-	int64_t ts = ks_json_i64(o, "ts");
-	jsMsgMetaData *md = NULL;
-
 	if (ts > 100000000000000000LL)
 		return ts / 1000000;
 	if (ts > 100000000000000LL)
 		return ts / 1000;
 	if (ts > 100000000000LL)
 		return ts;
-	if (ts > 0)
-		return ts * 1000;
-	if (natsMsg_GetMetaData(&md, m) == NATS_OK) {
-		ts = md->Timestamp / 1000000;
-		jsMsgMetaData_Destroy(md);
-		return ts;
-	}
-	return ks_now_ms();
+	return ts > 0 ? ts * 1000 : 0;
 }
 
-static bool ack_each;
+/* An event with no time of its own gets the time JetStream stored it. */
+static int64_t msg_ms(natsMsg *m)
+{
+	jsMsgMetaData *md = NULL;
+	int64_t ms;
+
+	if (natsMsg_GetMetaData(&md, m) != NATS_OK)
+		return ks_now_ms();
+	ms = md->Timestamp / 1000000;
+	jsMsgMetaData_Destroy(md);
+	return ms;
+}
 
 struct collect_stats {
-	int64_t received, inserted, batches, pg_retries, bad;
+	int64_t received, inserted, frames, batches, pg_retries, bad;
 };
 
-/* Write one fetched batch, retrying PostgreSQL until it commits (or we are
- * told to stop, in which case nothing is acked). Returns 0 when acked. */
-static int write_batch(struct ks_pg *pg, natsMsgList *list, struct collect_stats *st)
+/* One fetched batch, as the fetch thread hands it to the writer. */
+struct job {
+	natsMsgList list;
+	struct ks_pg_batch rows;
+	int64_t events, bad;
+	char *z;		/* a decompressed frame */
+	size_t zcap;
+};
+
+#define FRAME_MAX (64 << 20)	/* a decompressed frame, at most */
+
+/* A message's event lines: its data, or its data decompressed into j->z.
+ * Returns the length, or -1 for a frame that does not decompress. */
+static ssize_t msg_lines(struct job *j, natsMsg *m, const char **p)
 {
-	struct ks_pg_row *rows = calloc(list->Count, sizeof(*rows));
-	json_object **objs = calloc(list->Count, sizeof(*objs));
-	int n = 0, err = 0;
-	int64_t r;
+	const char *enc = NULL, *d = natsMsg_GetData(m);
+	int n = natsMsg_GetDataLength(m);
+	unsigned long long sz;
+	size_t r;
 
-	for (int i = 0; i < list->Count; i++) {
-		natsMsg *m = list->Msgs[i];
-		json_object *o = json_tokener_parse(natsMsg_GetData(m));
+	*p = d;
+	if (natsMsgHeader_Get(m, KS_EVENTS_ENCODING, &enc) != NATS_OK || !enc)
+		return n;
+	if (strcmp(enc, "zstd"))
+		return -1;
+	sz = ZSTD_getFrameContentSize(d, n);
+	if (sz == ZSTD_CONTENTSIZE_ERROR || sz == ZSTD_CONTENTSIZE_UNKNOWN || sz > FRAME_MAX)
+		return -1;
+	if (sz > j->zcap) {
+		char *z = realloc(j->z, sz);
 
-		if (!o || !ks_json_str(o, "host", NULL)) {
-			st->bad++;	/* not ours: acked below, never retried */
-			if (o)
-				json_object_put(o);
+		if (!z)
+			return -1;
+		j->z = z;
+		j->zcap = sz;
+	}
+	r = ZSTD_decompress(j->z, j->zcap, d, n);
+	if (ZSTD_isError(r))
+		return -1;
+	*p = j->z;
+	return r;
+}
+
+/* Copy a quoted JSON string body at @p (after the opening quote) into
+ * @out when it holds no escapes; returns the closing quote or NULL. */
+static const char *plain_str(const char *p, const char *end, char *out, size_t n)
+{
+	size_t i = 0;
+
+	for (; p < end && *p != '"'; p++) {
+		if (*p == '\\' || (unsigned char)*p < 0x20 || i + 1 >= n)
+			return NULL;
+		out[i++] = *p;
+	}
+	out[i] = '\0';
+	return p < end ? p : NULL;
+}
+
+static const char *int_at(const char *p, const char *end, int64_t *v)
+{
+	char *e;
+
+	if (p >= end || !(*p == '-' || (*p >= '0' && *p <= '9')))
+		return NULL;
+	*v = strtoll(p, &e, 10);
+	return e <= end ? e : NULL;
+}
+
+#define LIT(p, end, s) ((size_t)((end) - (p)) >= sizeof(s) - 1 && !memcmp(p, s, sizeof(s) - 1) \
+			? (p) + sizeof(s) - 1 : NULL)
+
+/* The fast path for a line the shipper wrote,
+ *   {"host":"H","seq":N,"kind":"K","ts":T,...}
+ * host, seq and kind become columns and data is "{" "ts":T,...}, cut
+ * without parsing the rest (PostgreSQL validates it as jsonb; a batch it
+ * refuses is redone through add_parsed). 1 when added, 0 when the line
+ * has another shape. */
+static int add_cut(struct ks_pg_batch *b, const char *p, const char *end, natsMsg *m)
+{
+	char host[256], kind[64];
+	const char *data;
+	int64_t seq, ts;
+
+	if (!(p = LIT(p, end, "{\"host\":\"")) || !(p = plain_str(p, end, host, sizeof(host))) ||
+	    !(p = LIT(p, end, "\",\"seq\":")) || !(p = int_at(p, end, &seq)) ||
+	    !(p = LIT(p, end, ",\"kind\":\"")) || !(p = plain_str(p, end, kind, sizeof(kind))) ||
+	    !(p = LIT(p, end, "\",")))
+		return 0;
+	data = p;
+	if (!(p = LIT(p, end, "\"ts\":")) || !int_at(p, end, &ts) || end[-1] != '}')
+		return 0;
+	ts = ts_to_ms(ts);
+	return ks_pg_batch_add(b, host, seq, ts ? ts : msg_ms(m), kind, data, end - data, 1) ? -1 : 1;
+}
+
+/* Any other event object: parsed, host/seq/kind taken out as columns. */
+static int add_parsed(struct ks_pg_batch *b, const char *p, const char *end, natsMsg *m)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *o = json_tokener_parse_ex(tok, p, end - p);
+	const char *host, *kind, *data;
+	int64_t seq, ts;
+	int r = 0;
+
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    !json_object_is_type(o, json_type_object) || !(host = ks_json_str(o, "host", NULL)))
+		goto out;
+	host = strdup(host);
+	kind = strdup(ks_json_str(o, "kind", ""));
+	seq = ks_json_i64(o, "seq");
+	ts = ts_to_ms(ks_json_i64(o, "ts"));
+	json_object_object_del(o, "host");
+	json_object_object_del(o, "seq");
+	json_object_object_del(o, "kind");
+	data = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	r = ks_pg_batch_add(b, host, seq, ts ? ts : msg_ms(m), kind, data, strlen(data), 0) ? -1 : 1;
+	free((char *)host);
+	free((char *)kind);
+out:
+	if (o)
+		json_object_put(o);
+	json_tokener_free(tok);
+	return r;
+}
+
+static void job_free(struct job *j)
+{
+	ks_pg_batch_free(&j->rows);
+	natsMsgList_Destroy(&j->list);
+	free(j->z);
+	free(j);
+}
+
+/* Turn a fetched batch into COPY rows; @strict parses every line (after
+ * PostgreSQL refused the cut ones). Lines that are not events are counted
+ * as bad: acked with the batch, never retried. */
+static int job_build(struct job *j, bool strict)
+{
+	ks_pg_batch_reset(&j->rows);
+	j->events = j->bad = 0;
+	for (int i = 0; i < j->list.Count; i++) {
+		natsMsg *m = j->list.Msgs[i];
+		const char *p, *end, *nl;
+		ssize_t n = msg_lines(j, m, &p);
+
+		if (n < 0) {
+			j->bad++;	/* not a frame of ours: acked, never retried */
 			continue;
 		}
-		objs[n] = o;
-		rows[n].host = ks_json_str(o, "host", "");
-		rows[n].seq = ks_json_i64(o, "seq");
-		rows[n].ts_ms = event_ms(o, m);
-		rows[n].kind = ks_json_str(o, "kind", "");
-		rows[n].data = natsMsg_GetData(m);
-		n++;
-	}
-	while (n && (r = ks_pg_write(pg, rows, n)) < 0) {
-		if (collect_stop) {
-			err = (int)r;
-			break;
+		for (end = p + n; p < end; p = nl + 1) {
+			int r = 0;
+
+			nl = memchr(p, '\n', end - p) ?: end;
+			if (nl == p)
+				continue;
+			j->events++;
+			if (!strict)
+				r = add_cut(&j->rows, p, nl, m);
+			if (!r)
+				r = add_parsed(&j->rows, p, nl, m);
+			if (r < 0)
+				return ks_err(-ENOMEM, "out of memory");
+			if (!r)
+				j->bad++;
 		}
-		if (st->pg_retries++ % 20 == 0)
-			fprintf(stderr, "collect: %s; holding %d events unacked, retrying\n", ks_errmsg(), n);
+	}
+	return 0;
+}
+
+/* Write one batch, retrying PostgreSQL until it commits (or we are told to
+ * stop). Returns rows inserted, or a negative errno when stopped. */
+static int64_t job_write(struct ks_pg *pg, struct job *j, int64_t *retries)
+{
+	bool strict = false;
+	int64_t r = 0;
+
+	while (j->rows.rows && (r = ks_pg_write(pg, &j->rows)) < 0) {
+		if (r == -EINVAL && !strict) {
+			/* PostgreSQL refused a cut line: parse them all, drop
+			 * what is not JSON, and try again. */
+			strict = true;
+			if (job_build(j, true))
+				return -ENOMEM;
+			continue;
+		}
+		if (collect_stop)
+			return r;
+		if ((*retries)++ % 20 == 0)
+			fprintf(stderr, "collect: %s; holding %d events unacked, retrying\n", ks_errmsg(),
+				j->rows.rows);
 		usleep(250 * 1000);
 	}
-	if (!err && n)
-		st->inserted += r;
-	if (!err) {
-		if (ack_each)	/* a durable made with explicit acks earlier */
-			for (int i = 0; i < list->Count; i++)
-				natsMsg_Ack(list->Msgs[i], NULL);
-		else if (list->Count)
-			natsMsg_AckSync(list->Msgs[list->Count - 1], NULL, NULL);
-		st->received += list->Count;
-		st->batches++;
+	return r;
+}
+
+/* The fetch thread builds batches while the writers write them, each
+ * through its own PostgreSQL connection, and ack each message of a batch
+ * once it committed. Batches may commit out of order: acks are explicit,
+ * per message, so no ack ever covers a message that was not written (an
+ * ack-all durable would: a restarted collector's first ack covered what
+ * its predecessor had fetched and never written). */
+#define MAX_WORKERS 8
+#define RING (MAX_WORKERS + 1)
+
+struct pipe {
+	natsSubscription *sub;
+	const char *conninfo;
+	int batch, workers;
+	bool drain;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct job *ring[RING];	/* fetched, in fetch order, until acked */
+	bool written[RING];
+	int64_t head, next, tail;	/* oldest unacked, next to write, next to fetch */
+	bool fetched_all;	/* the fetch thread has stopped */
+	int err;
+	struct collect_stats st;
+	int64_t copies, fallbacks;
+};
+
+/* The durable, with explicit acks. Created by us so that the library
+ * only binds to it (and never deletes it on unsubscribe): its position is
+ * the collector's progress. One made by an earlier version with ack-all
+ * is replaced by one that starts above its ack floor: what it had
+ * delivered but not acked is delivered again. */
+static int durable_ensure(jsCtx *js)
+{
+	jsConsumerInfo *ci = NULL;
+	jsConsumerConfig cc;
+	jsErrCode jerr = 0;
+	uint64_t start = 0;
+	natsStatus ns;
+
+	if (js_GetConsumerInfo(&ci, js, KS_EVENTS_STREAM, COLLECT_DURABLE, NULL, &jerr) == NATS_OK) {
+		bool ack_all = ci->Config->AckPolicy == js_AckAll;
+
+		start = ci->AckFloor.Stream + 1;
+		jsConsumerInfo_Destroy(ci);
+		if (!ack_all)
+			return 0;
+		ns = js_DeleteConsumer(js, KS_EVENTS_STREAM, COLLECT_DURABLE, NULL, &jerr);
+		if (ns != NATS_OK)
+			return ks_nats_err(ns, "replacing the ack-all durable " COLLECT_DURABLE);
 	}
-	for (int i = 0; i < n; i++)
-		json_object_put(objs[i]);
-	free(objs);
-	free(rows);
-	return err;
+	jsConsumerConfig_Init(&cc);
+	cc.Durable = COLLECT_DURABLE;
+	cc.AckPolicy = js_AckExplicit;	/* one ack per frame of events */
+	cc.AckWait = (int64_t)30 * 1000000000LL;
+	cc.MaxAckPending = 65536;
+	if (start) {
+		cc.DeliverPolicy = js_DeliverByStartSequence;
+		cc.OptStartSeq = start;
+	}
+	ns = js_AddConsumer(&ci, js, KS_EVENTS_STREAM, &cc, NULL, &jerr);
+	if (ns == NATS_OK)
+		jsConsumerInfo_Destroy(ci);
+	/* Another collector may have created it meanwhile: binding says. */
+	return 0;
+}
+
+static void *fetch_loop(void *arg)
+{
+	struct pipe *pp = arg;
+	jsFetchRequest fr;
+	int idle = 0, err = 0;
+
+	double per_msg = 1024;	/* events a message carries, as last seen */
+
+	jsFetchRequest_Init(&fr);
+	fr.MaxBytes = FETCH_MAX_BYTES;
+	fr.Expires = (int64_t)1000 * 1000000;	/* 1 s */
+	while (!collect_stop) {
+		struct job *j = calloc(1, sizeof(*j));
+		natsStatus ns;
+
+		if (!j) {
+			err = ks_err(-ENOMEM, "out of memory");
+			break;
+		}
+		/* About pp->batch events, whether messages are frames or
+		 * single events (an older agent's). */
+		fr.Batch = pp->batch / per_msg;
+		fr.Batch = fr.Batch < 1 ? 1 : fr.Batch > 5000 ? 5000 : fr.Batch;
+		ns = natsSubscription_FetchRequest(&j->list, pp->sub, &fr);
+		if (ns == NATS_TIMEOUT || (ns == NATS_OK && !j->list.Count)) {
+			job_free(j);
+			/* Two quiet seconds in a row with nothing pending: drained. */
+			if (pp->drain && ++idle >= 2)
+				break;
+			continue;
+		}
+		if (ns != NATS_OK) {
+			job_free(j);
+			usleep(250 * 1000);	/* NATS away: the library reconnects */
+			continue;
+		}
+		idle = 0;
+		if ((err = job_build(j, false))) {
+			job_free(j);
+			break;
+		}
+		per_msg = j->events > j->list.Count ? (double)j->events / j->list.Count : 1;
+		pthread_mutex_lock(&pp->mu);
+		while (pp->tail - pp->head > pp->workers && !pp->err && !collect_stop)
+			pthread_cond_wait(&pp->cv, &pp->mu);
+		if (pp->err || collect_stop) {
+			pthread_mutex_unlock(&pp->mu);
+			job_free(j);
+			break;
+		}
+		pp->ring[pp->tail % RING] = j;
+		pp->written[pp->tail % RING] = false;
+		pp->tail++;
+		pthread_cond_broadcast(&pp->cv);
+		pthread_mutex_unlock(&pp->mu);
+	}
+	pthread_mutex_lock(&pp->mu);
+	pp->fetched_all = true;
+	if (err && !pp->err)
+		pp->err = err;
+	pthread_cond_broadcast(&pp->cv);
+	pthread_mutex_unlock(&pp->mu);
+	return NULL;
+}
+
+/* Free the batches from the oldest on that are written (and acked);
+ * called locked. */
+static void free_written(struct pipe *pp)
+{
+	while (pp->head < pp->next && pp->written[pp->head % RING]) {
+		job_free(pp->ring[pp->head % RING]);
+		pp->head++;
+	}
+}
+
+static void *write_loop(void *arg)
+{
+	struct pipe *pp = arg;
+	struct ks_pg pg = { 0 };
+	int64_t retries = 0;
+	int err = ks_pg_open(&pg, pp->conninfo);
+
+	if (err == -ENOMEM)
+		goto out;
+	err = 0;	/* PostgreSQL away: ks_pg_write retries */
+	for (;;) {
+		struct job *j;
+		int64_t k, r;
+
+		pthread_mutex_lock(&pp->mu);
+		while (pp->next == pp->tail && !pp->fetched_all && !pp->err)
+			pthread_cond_wait(&pp->cv, &pp->mu);
+		if (pp->next == pp->tail || pp->err) {
+			pthread_mutex_unlock(&pp->mu);
+			break;
+		}
+		k = pp->next++;
+		j = pp->ring[k % RING];
+		pthread_mutex_unlock(&pp->mu);
+
+		r = job_write(&pg, j, &retries);
+
+		if (r >= 0)	/* committed: ack each message (frame) */
+			for (int i = 0; i < j->list.Count; i++)
+				natsMsg_Ack(j->list.Msgs[i], NULL);
+		pthread_mutex_lock(&pp->mu);
+		if (r < 0) {
+			/* Stopped: this batch stays unacked (redelivered). */
+			err = (int)r;
+			pthread_mutex_unlock(&pp->mu);
+			break;
+		}
+		pp->written[k % RING] = true;
+		pp->st.inserted += r;
+		pp->st.received += j->events;
+		pp->st.bad += j->bad;
+		pp->st.frames += j->list.Count;
+		pp->st.batches++;
+		free_written(pp);
+		pthread_cond_broadcast(&pp->cv);
+		pthread_mutex_unlock(&pp->mu);
+	}
+out:
+	pthread_mutex_lock(&pp->mu);
+	if (err && !pp->err)
+		pp->err = err;
+	pp->st.pg_retries += retries;
+	pp->copies += pg.copies;
+	pp->fallbacks += pg.fallbacks;
+	pthread_cond_broadcast(&pp->cv);
+	pthread_mutex_unlock(&pp->mu);
+	ks_pg_close(&pg);
+	return NULL;
 }
 
 static int do_help(void)
 {
 	fprintf(stderr,
-		"Usage: kshield collect --pg CONNINFO [--batch N] [--retain-days D] [--drain] NATS\n"
+		"Usage: kshield collect --pg CONNINFO [--batch N] [--workers N] [--retain-days D] [--drain] NATS\n"
 		KS_NATS_OPTS_HELP
 		"\n"
 		"Consumes the fleet's events stream (durable consumer " COLLECT_DURABLE ") in\n"
-		"batches and COPYs them into ks_events in PostgreSQL, day-partitioned, acking\n"
-		"only after COMMIT and de-duplicating on (host, seq). --drain exits once the\n"
-		"stream has nothing more to deliver; --retain-days drops older partitions.\n");
+		"batches of about N events (default 16384; 8 MiB at most) and COPYs them into\n"
+		"ks_events in PostgreSQL, day-partitioned, through --workers connections\n"
+		"(default 2), acking in order and only after COMMIT, de-duplicating on\n"
+		"(host, seq). --drain exits once the stream has nothing more to deliver;\n"
+		"--retain-days drops older partitions.\n");
 	return 0;
 }
 
@@ -129,11 +480,14 @@ int do_collect(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
 	const char *conninfo = NULL;
-	int batch = 5000, retain = 0, idle = 0;
+	int batch = 16384, retain = 0;
 	bool drain = false;
 	struct collect_stats st = { 0 };
 	struct sigaction sa = { .sa_handler = on_signal };
+	pthread_t fetcher, writers[MAX_WORKERS];
+	int workers = 2, nw = 0;
 	struct ks_pg pg = { 0 };
+	struct pipe pp = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 	struct ks_nats n;
 	natsSubscription *sub = NULL;
 	jsSubOptions so;
@@ -151,6 +505,8 @@ int do_collect(int argc, char **argv)
 			conninfo = argv[++i];
 		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
 			batch = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--workers") && i + 1 < argc)
+			workers = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--retain-days") && i + 1 < argc)
 			retain = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--drain"))
@@ -158,8 +514,9 @@ int do_collect(int argc, char **argv)
 		else
 			return ks_usage("unknown argument '%s' for collect (see 'kshield collect help')", argv[i]);
 	}
-	if (!conninfo || batch <= 0)
-		return ks_usage("usage: kshield collect --pg CONNINFO [--batch N] [--retain-days D] [--drain] NATS");
+	if (!conninfo || batch <= 0 || workers < 1 || workers > MAX_WORKERS)
+		return ks_usage("usage: kshield collect --pg CONNINFO [--batch N] [--workers 1-%d] "
+				"[--retain-days D] [--drain] NATS", MAX_WORKERS);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	err = ks_pg_open(&pg, conninfo);
@@ -174,25 +531,9 @@ int do_collect(int argc, char **argv)
 		ks_pg_close(&pg);
 		return ks_report(err);
 	}
-	/* Create the durable ourselves so that the library only binds to it
-	 * (and never deletes it on unsubscribe): its position is the
-	 * collector's progress. */
-	{
-		jsConsumerConfig cc;
-		jsConsumerInfo *ci = NULL;
-
-		jsConsumerConfig_Init(&cc);
-		cc.Durable = COLLECT_DURABLE;
-		/* Ack-all: acking a batch's last message acks the batch (one ack
-		 * instead of thousands, each of which the cluster replicates).
-		 * Batches are written in order by one collector per durable. */
-		cc.AckPolicy = js_AckAll;
-		cc.AckWait = (int64_t)30 * 1000000000LL;
-		cc.MaxAckPending = 65536;
-		cc.MaxRequestBatch = 0;
-		if (js_AddConsumer(&ci, n.js, KS_EVENTS_STREAM, &cc, NULL, &jerr) == NATS_OK)
-			jsConsumerInfo_Destroy(ci);
-	}
+	err = durable_ensure(n.js);
+	if (err)
+		goto out;
 	jsSubOptions_Init(&so);
 	so.Stream = KS_EVENTS_STREAM;
 	so.Consumer = COLLECT_DURABLE;
@@ -201,37 +542,40 @@ int do_collect(int argc, char **argv)
 		err = ks_nats_err(ns, "subscribing to " KS_EVENTS_STREAM);
 		goto out;
 	}
-	{
-		jsConsumerInfo *ci = NULL;
-
-		if (natsSubscription_GetConsumerInfo(&ci, sub, NULL, &jerr) == NATS_OK) {
-			ack_each = ci->Config->AckPolicy != js_AckAll;
-			jsConsumerInfo_Destroy(ci);
-		}
-	}
+	pp.sub = sub;
+	pp.conninfo = conninfo;
+	pp.batch = batch;
+	pp.workers = workers;
+	pp.drain = drain;
 	t0 = ks_now_ms();
-	while (!collect_stop) {
-		natsMsgList list = { 0 };
-
-		ns = natsSubscription_Fetch(&list, sub, batch, 1000, &jerr);
-		if (ns == NATS_TIMEOUT || (ns == NATS_OK && !list.Count)) {
-			natsMsgList_Destroy(&list);
-			/* Two quiet seconds in a row with nothing pending: drained. */
-			if (drain && ++idle >= 2)
-				break;
-			continue;
-		}
-		if (ns != NATS_OK) {
-			natsMsgList_Destroy(&list);
-			usleep(250 * 1000);	/* NATS away: the library reconnects */
-			continue;
-		}
-		idle = 0;
-		err = write_batch(&pg, &list, &st);
-		natsMsgList_Destroy(&list);
-		if (err)
-			break;
+	if (pthread_create(&fetcher, NULL, fetch_loop, &pp)) {
+		err = ks_err(-EAGAIN, "can't start the fetch thread");
+		goto out;
 	}
+	for (nw = 0; nw < workers; nw++)
+		if (pthread_create(&writers[nw], NULL, write_loop, &pp))
+			break;
+	if (!nw) {
+		collect_stop = 1;
+		pthread_cond_broadcast(&pp.cv);
+		err = ks_err(-EAGAIN, "can't start the writers");
+	}
+	for (int i = 0; i < nw; i++)
+		pthread_join(writers[i], NULL);
+	/* Writers gone (stopped, or everything fetched is written): stop
+	 * the fetch thread too, should it still be waiting for room. */
+	pthread_mutex_lock(&pp.mu);
+	if (!pp.err)
+		pp.err = -ECANCELED;
+	pthread_cond_broadcast(&pp.cv);
+	pthread_mutex_unlock(&pp.mu);
+	pthread_join(fetcher, NULL);
+	if (!err && pp.err != -ECANCELED)
+		err = pp.err;
+	/* Fetched, unacked: redelivered to the next collector. */
+	for (; pp.head < pp.tail; pp.head++)
+		job_free(pp.ring[pp.head % RING]);
+	st = pp.st;
 	if (json_output) {
 		json_object *o = json_object_new_object();
 		double secs = (ks_now_ms() - t0) / 1000.0;
@@ -240,14 +584,18 @@ int do_collect(int argc, char **argv)
 		json_object_object_add(o, "inserted", json_object_new_int64(st.inserted));
 		json_object_object_add(o, "duplicates", json_object_new_int64(st.received - st.inserted - st.bad));
 		json_object_object_add(o, "bad", json_object_new_int64(st.bad));
+		json_object_object_add(o, "messages", json_object_new_int64(st.frames));
 		json_object_object_add(o, "batches", json_object_new_int64(st.batches));
+		json_object_object_add(o, "copy_batches", json_object_new_int64(pp.copies));
+		json_object_object_add(o, "staged_batches", json_object_new_int64(pp.fallbacks));
 		json_object_object_add(o, "pg_retries", json_object_new_int64(st.pg_retries));
 		json_object_object_add(o, "seconds", json_object_new_double(secs));
 		ks_json_print(o);
 	} else {
-		printf("collected %lld events (%lld new, %lld duplicates) in %lld batches\n",
+		printf("collected %lld events (%lld new, %lld duplicates) in %lld messages, %lld batches\n",
 		       (long long)st.received, (long long)st.inserted,
-		       (long long)(st.received - st.inserted - st.bad), (long long)st.batches);
+		       (long long)(st.received - st.inserted - st.bad), (long long)st.frames,
+		       (long long)st.batches);
 	}
 out:
 	if (sub) {

@@ -16,6 +16,7 @@
 #define KS_BUCKET_STATUS  "kshield_status"	/* <shield>.<host> -> status (JSON) */
 #define KS_EVENTS_STREAM  "KSHIELD_EVENTS"
 #define KS_EVENTS_SUBJECT "kshield.events"	/* kshield.events.<host> */
+#define KS_EVENTS_ENCODING "Ks-Encoding"	/* header: "zstd" when the frame is compressed */
 
 struct ks_nats_opts {
 	const char *urls;	/* "nats://a:4222,nats://b:4222" */

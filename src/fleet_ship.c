@@ -1,13 +1,16 @@
 /* fleet_ship.c - events out of the local SQLite store into JetStream.
  *
  * Each pass reads the rows above the shipped-up-to mark in rowid order,
- * publishes each one asynchronously as JSON ({"host", "seq", <columns>})
- * to kshield.events.<host> with message id "<host>:<seq>:<ts>", waits for every
- * acknowledgement, and only then moves the mark (a row of fleet_shipped in
- * the same store). When NATS is unreachable nothing moves: the agent keeps
- * enforcing and recording, and the backlog ships when NATS returns. A batch
- * that failed half-way is re-sent whole; the duplicate window and the
- * collector's (host, seq) key keep it from being stored twice.
+ * writes them as event lines into frames (fleet_ship.h) and publishes each
+ * frame asynchronously to kshield.events.<host>, with at most SHIP_WINDOW
+ * frames awaiting their acknowledgement. Acks come back on the library's
+ * thread; the mark (a row of fleet_shipped in the same store) moves over
+ * the frames acknowledged from the mark on, never past one that is not.
+ * When NATS is unreachable or refuses a frame, the pass stops, what is in
+ * flight is dropped, and the next pass starts again from the mark: the
+ * agent keeps enforcing and recording, and the backlog ships when NATS
+ * returns. A frame re-sent whole is dropped by JetStream's duplicate
+ * window; any other re-sent event by the collector's (host, seq) key.
  *
  * The shipper reads the store through its own connection (WAL lets it read
  * while the agent writes) and does not depend on the store's columns.
@@ -15,25 +18,60 @@
 #ifndef KSHIELD_STATIC
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sqlite3.h>
-#include <json-c/json.h>
+#include <zstd.h>
 #include "cli.h"
 #include "fleet_ship.h"
 
-#define SHIP_BATCH 16384
+#define SHIP_CHUNK 16384	/* rows per read of the store */
+#define SHIP_ACK_WAIT_MS 10000	/* per frame, then the pass gives up */
+#define SHIP_MARK_EVERY_MS 250	/* how often a long pass saves its mark */
+
+struct frame {
+	char id[320];
+	int64_t last;		/* rowid of the frame's last event */
+	bool acked;
+};
 
 struct ks_ship {
 	struct ks_nats *n;
+	jsCtx *js;		/* our own, for the ack callback */
 	char host[256], key[256], subject[300];
+	char host_json[600];	/* "{\"host\":\"H\",\"seq\":" */
 	char *store;
 	sqlite3 *db;
 	volatile sig_atomic_t *stop;
 	pthread_t th;
+	/* the frame being built, and compressed */
+	char *buf;
+	size_t len, cap;
+	ZSTD_CCtx *zc;
+	char *zbuf;
+	size_t zcap;
+	int rows;
+	int64_t first, first_ts, last;
+	/* frames in flight, oldest first, and what is acked from the mark on */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct frame win[SHIP_WINDOW];
+	int head, count;
+	bool failed;
+	int64_t acked_upto;
 };
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static int ship_open(struct ks_ship *s)
 {
@@ -91,66 +129,327 @@ static int set_mark(struct ks_ship *s, int64_t m)
 					      sqlite3_errmsg(s->db));
 }
 
-static int64_t ks_json_i64_field(json_object *o, const char *k)
-{
-	json_object *v;
+/* ---- event lines ---- */
 
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
+static int reserve(struct ks_ship *s, size_t more)
+{
+	size_t cap = s->cap ? s->cap : SHIP_FRAME_BYTES * 2;
+	char *p;
+
+	if (s->len + more <= s->cap)
+		return 0;
+	while (cap < s->len + more)
+		cap *= 2;
+	p = realloc(s->buf, cap);
+	if (!p)
+		return -ENOMEM;
+	s->buf = p;
+	s->cap = cap;
+	return 0;
 }
 
-static json_object *row_json(struct ks_ship *s, sqlite3_stmt *st, int64_t seq)
+/* Length of the valid UTF-8 sequence at @p (1..4), or 0. */
+static int utf8_len(const unsigned char *p, const unsigned char *end)
 {
-	json_object *o = json_object_new_object();
-	int n = sqlite3_column_count(st);
+	int n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p < 0xe0 ? 2 : 0;
 
-	json_object_object_add(o, "host", json_object_new_string(s->host));
-	json_object_object_add(o, "seq", json_object_new_int64(seq));
-	for (int i = 1; i < n; i++) {
+	if (!n || end - p < n)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((n == 3 && *p == 0xe0 && p[1] < 0xa0) || (n == 3 && *p == 0xed && p[1] >= 0xa0) ||
+	    (n == 4 && *p == 0xf0 && p[1] < 0x90) || (n == 4 && *p == 0xf4 && p[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/* A JSON string. Bytes that are not UTF-8 (a command line may hold any)
+ * and NUL become U+FFFD: PostgreSQL's jsonb refuses both, and one refused
+ * event must not hold back the rest. Needs 6 * n + 2 bytes reserved. */
+static void put_str(struct ks_ship *s, const char *str, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)str, *end = p + n;
+	char *o = s->buf + s->len;
+
+	*o++ = '"';
+	while (p < end) {
+		unsigned char c = *p;
+
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			*o++ = c;
+			p++;
+		} else if (c == '"' || c == '\\') {
+			*o++ = '\\';
+			*o++ = c;
+			p++;
+		} else if (c == '\n' || c == '\t' || c == '\r') {
+			*o++ = '\\';
+			*o++ = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+			p++;
+		} else if (c && c < 0x20) {
+			o += sprintf(o, "\\u%04x", c);
+			p++;
+		} else {
+			int k = c ? utf8_len(p, end) : 0;
+
+			if (k) {
+				memcpy(o, p, k);
+				o += k;
+				p += k;
+			} else {
+				memcpy(o, "\xef\xbf\xbd", 3);
+				o += 3;
+				p++;
+			}
+		}
+	}
+	*o++ = '"';
+	s->len = o - s->buf;
+}
+
+/* Column names as `,"name":`, and where ts and kind are, per statement. */
+struct cols {
+	int n, ts, kind;
+	char **key;
+};
+
+static void cols_free(struct cols *c)
+{
+	for (int i = 0; i < c->n; i++)
+		free(c->key[i]);
+	free(c->key);
+	memset(c, 0, sizeof(*c));
+}
+
+static int cols_init(struct cols *c, sqlite3_stmt *st)
+{
+	c->n = sqlite3_column_count(st);
+	c->ts = c->kind = -1;
+	c->key = calloc(c->n, sizeof(*c->key));
+	if (!c->key)
+		return -ENOMEM;
+	for (int i = 1; i < c->n; i++) {	/* 0 is the rowid */
 		const char *name = sqlite3_column_name(st, i);
-		json_object *v = NULL;
 
+		if (!strcmp(name, "ts"))
+			c->ts = i;
+		else if (!strcmp(name, "kind"))
+			c->kind = i;
+		/* host and seq are ours; a view's own rowid column is seq */
+		if (!strcmp(name, "host") || !strcmp(name, "seq") || !strcmp(name, "rowid"))
+			continue;
+		c->key[i] = malloc(strlen(name) + 5);
+		if (!c->key[i])
+			return -ENOMEM;
+		sprintf(c->key[i], ",\"%s\":", name);
+	}
+	return 0;
+}
+
+/* Append the current row as one event line. */
+static int put_row(struct ks_ship *s, const struct cols *c, sqlite3_stmt *st, int64_t seq)
+{
+	size_t need = strlen(s->host_json) + 64;
+	const char *kind = c->kind > 0 ? (const char *)sqlite3_column_text(st, c->kind) : NULL;
+
+	for (int i = 1; i < c->n; i++)
+		need += (c->key[i] ? strlen(c->key[i]) : 0) + 6 * sqlite3_column_bytes(st, i) + 32;
+	if (reserve(s, need))
+		return -ENOMEM;
+	s->len += sprintf(s->buf + s->len, "%s%lld,\"kind\":", s->host_json, (long long)seq);
+	put_str(s, kind ? kind : "", kind ? sqlite3_column_bytes(st, c->kind) : 0);
+	s->len += sprintf(s->buf + s->len, ",\"ts\":%lld",
+			  c->ts > 0 ? (long long)sqlite3_column_int64(st, c->ts) : 0LL);
+	for (int i = 1; i < c->n; i++) {
+		if (i == c->ts || i == c->kind || !c->key[i])
+			continue;
 		switch (sqlite3_column_type(st, i)) {
 		case SQLITE_INTEGER:
-			v = json_object_new_int64(sqlite3_column_int64(st, i));
+			s->len += sprintf(s->buf + s->len, "%s%lld", c->key[i],
+					  (long long)sqlite3_column_int64(st, i));
 			break;
 		case SQLITE_FLOAT:
-			v = json_object_new_double(sqlite3_column_double(st, i));
+			s->len += sprintf(s->buf + s->len, "%s%.17g", c->key[i], sqlite3_column_double(st, i));
 			break;
 		case SQLITE_TEXT:
-			v = json_object_new_string((const char *)sqlite3_column_text(st, i));
+			s->len += sprintf(s->buf + s->len, "%s", c->key[i]);
+			put_str(s, (const char *)sqlite3_column_text(st, i), sqlite3_column_bytes(st, i));
 			break;
 		case SQLITE_BLOB: {
 			const unsigned char *b = sqlite3_column_blob(st, i);
 			int len = sqlite3_column_bytes(st, i);
-			char *hex = malloc(2 * len + 1);
 
+			s->len += sprintf(s->buf + s->len, "%s\"", c->key[i]);
 			for (int k = 0; k < len; k++)
-				sprintf(hex + 2 * k, "%02x", b[k]);
-			hex[2 * len] = '\0';
-			v = json_object_new_string(hex);
-			free(hex);
+				s->len += sprintf(s->buf + s->len, "%02x", b[k]);
+			s->buf[s->len++] = '"';
 			break;
 		}
-		default:
+		default:	/* NULL: left out, reads back as null */
 			break;
 		}
-		if (strcmp(name, "host") && strcmp(name, "seq"))
-			json_object_object_add(o, name, v);
-		else
-			json_object_put(v);
 	}
-	return o;
+	s->buf[s->len++] = '}';
+	s->buf[s->len++] = '\n';
+	if (!s->rows++) {
+		s->first = seq;
+		s->first_ts = c->ts > 0 ? sqlite3_column_int64(st, c->ts) : 0;
+	}
+	s->last = seq;
+	return 0;
 }
+
+/* ---- the window ---- */
+
+static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
+{
+	struct ks_ship *s = closure;
+	const char *id = NULL;
+
+	(void)js;
+	natsMsgHeader_Get(msg, "Nats-Msg-Id", &id);
+	pthread_mutex_lock(&s->mu);
+	for (int k = 0; id && k < s->count; k++) {
+		struct frame *f = &s->win[(s->head + k) % SHIP_WINDOW];
+
+		if (strcmp(f->id, id))
+			continue;
+		if (pa && !pae)
+			f->acked = true;
+		else
+			s->failed = true;
+		break;
+	}
+	/* Everything acked from the mark on: the mark may move over it. */
+	while (s->count && s->win[s->head].acked) {
+		s->acked_upto = s->win[s->head].last;
+		s->head = (s->head + 1) % SHIP_WINDOW;
+		s->count--;
+	}
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	natsMsg_Destroy(msg);
+}
+
+/* Wait until fewer than @below frames are in flight (0: none), a frame
+ * failed (-EPIPE), or SHIP_ACK_WAIT_MS without progress (-ETIMEDOUT). */
+static int window_wait(struct ks_ship *s, int below)
+{
+	int64_t deadline = mono_ms() + SHIP_ACK_WAIT_MS;
+	int err = 0;
+
+	pthread_mutex_lock(&s->mu);
+	while (!s->failed && s->count >= (below ? below : 1)) {
+		struct timespec ts;
+		int64_t left = deadline - mono_ms();
+
+		if (left <= 0) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += left / 1000;
+		ts.tv_nsec += (left % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	}
+	if (s->failed)
+		err = -EPIPE;
+	pthread_mutex_unlock(&s->mu);
+	return err;
+}
+
+/* The frame as a message, zstd-compressed: JSON lines shrink several
+ * times, and every byte is written three times by an R3 stream. */
+static natsStatus frame_msg(struct ks_ship *s, natsMsg **msg)
+{
+	size_t bound = ZSTD_compressBound(s->len), z;
+	natsStatus ns;
+
+	if (bound > s->zcap) {
+		char *p = realloc(s->zbuf, bound);
+
+		if (!p)
+			return NATS_NO_MEMORY;
+		s->zbuf = p;
+		s->zcap = bound;
+	}
+	z = ZSTD_compressCCtx(s->zc, s->zbuf, s->zcap, s->buf, s->len, 1);
+	if (ZSTD_isError(z))
+		return natsMsg_Create(msg, s->subject, NULL, s->buf, (int)s->len);
+	ns = natsMsg_Create(msg, s->subject, NULL, s->zbuf, (int)z);
+	if (ns == NATS_OK)
+		ns = natsMsgHeader_Set(*msg, KS_EVENTS_ENCODING, "zstd");
+	return ns;
+}
+
+/* Publish the frame being built (waiting for room in the window). */
+static int frame_send(struct ks_ship *s)
+{
+	struct frame *f;
+	natsMsg *msg = NULL;
+	jsPubOptions po;
+	natsStatus ns;
+	int err;
+
+	if (!s->rows)
+		return 0;
+	if ((err = window_wait(s, SHIP_WINDOW)))
+		return err;
+	pthread_mutex_lock(&s->mu);
+	f = &s->win[(s->head + s->count) % SHIP_WINDOW];
+	snprintf(f->id, sizeof(f->id), "%s:%lld-%lld:%lld", s->host, (long long)s->first,
+		 (long long)s->last, (long long)s->first_ts);
+	f->last = s->last;
+	f->acked = false;
+	s->count++;
+	pthread_mutex_unlock(&s->mu);
+	jsPubOptions_Init(&po);
+	po.MsgId = f->id;
+	po.MaxWait = SHIP_ACK_WAIT_MS;
+	ns = frame_msg(s, &msg);
+	if (ns == NATS_OK)
+		ns = js_PublishMsgAsync(s->js, &msg, &po);
+	natsMsg_Destroy(msg);	/* NULL once the library took it */
+	s->len = 0;
+	s->rows = 0;
+	if (ns != NATS_OK) {
+		pthread_mutex_lock(&s->mu);
+		s->failed = true;
+		pthread_mutex_unlock(&s->mu);
+		return ks_nats_err(ns, "shipping events");
+	}
+	return 0;
+}
+
+/* After a failure: forget what is in flight (its acks no longer matter,
+ * the next pass re-sends from the mark). */
+static void window_drop(struct ks_ship *s)
+{
+	natsMsgList pending;
+
+	window_wait(s, 0);
+	if (js_PublishAsyncGetPendingList(&pending, s->js) == NATS_OK)
+		natsMsgList_Destroy(&pending);
+	pthread_mutex_lock(&s->mu);
+	s->head = s->count = 0;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- a pass ---- */
 
 /* Ship up to @max rows above the mark. Returns rows shipped or -errno. */
 static int64_t ship_batch(struct ks_ship *s, int64_t max, int64_t *mark_out)
 {
+	int64_t mark = get_mark(s), pos, sent = 0, saved, saved_at = mono_ms();
 	sqlite3_stmt *st;
-	int64_t mark = get_mark(s), last = mark, sent = 0;
-	int errs0 = s->n->pub_errors;
-	jsPubOptions po;
-	natsStatus ns = NATS_OK;
-	char id[320];
+	struct cols c = { 0 };
+	bool more = true;
+	int err = 0;
 
 	if (mark < 0)
 		return mark;
@@ -166,51 +465,130 @@ static int64_t ship_batch(struct ks_ship *s, int64_t max, int64_t *mark_out)
 	}
 	if (mark_out)
 		*mark_out = mark;
+	pthread_mutex_lock(&s->mu);
+	s->head = s->count = 0;
+	s->failed = false;
+	s->acked_upto = saved = pos = mark;
+	pthread_mutex_unlock(&s->mu);
+	s->len = s->rows = 0;
 	if (sqlite3_prepare_v2(s->db, "SELECT rowid, * FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?",
 			       -1, &st, NULL))
 		return ks_err(-EIO, "store: %s", sqlite3_errmsg(s->db));
-	sqlite3_bind_int64(st, 1, mark);
-	sqlite3_bind_int64(st, 2, max > 0 ? max : SHIP_BATCH);
-	jsPubOptions_Init(&po);
-	po.MsgId = id;
-	while (ns == NATS_OK && sqlite3_step(st) == SQLITE_ROW) {
-		int64_t seq = sqlite3_column_int64(st, 0);
-		json_object *o = row_json(s, st, seq);
-		const char *txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-								JSON_C_TO_STRING_NOSLASHESCAPE);
+	err = cols_init(&c, st);
+	while (!err && more) {
+		int64_t want = SHIP_CHUNK, got = 0, acked;
 
-		snprintf(id, sizeof(id), "%s:%lld:%lld", s->host, (long long)seq,
-			 (long long)ks_json_i64_field(o, "ts"));
-		ns = js_PublishAsync(s->n->js, s->subject, txt, strlen(txt), &po);
-		json_object_put(o);
-		last = seq;
-		sent++;
+		if (max > 0 && max - sent < want)
+			want = max - sent;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, pos);
+		sqlite3_bind_int64(st, 2, want);
+		while (!err && sqlite3_step(st) == SQLITE_ROW) {
+			pos = sqlite3_column_int64(st, 0);
+			got++;
+			err = put_row(s, &c, st, pos);
+			if (!err && (s->rows >= SHIP_FRAME_ROWS || s->len >= SHIP_FRAME_BYTES))
+				err = frame_send(s);
+		}
+		sent += got;
+		more = got == want && (max <= 0 || sent < max);
+		sqlite3_reset(st);	/* no read transaction held between chunks */
+		if (!err && !more)
+			err = frame_send(s);	/* the last, partial frame */
+		pthread_mutex_lock(&s->mu);
+		acked = s->acked_upto;
+		pthread_mutex_unlock(&s->mu);
+		/* A long pass saves its progress now and then. */
+		if (acked != saved && mono_ms() - saved_at >= SHIP_MARK_EVERY_MS && !set_mark(s, acked)) {
+			saved = acked;
+			saved_at = mono_ms();
+		}
 	}
 	sqlite3_finalize(st);
-	if (!sent)
-		return 0;
-	if (ns == NATS_OK) {
-		jsPubOptions wait;
-
-		jsPubOptions_Init(&wait);
-		wait.MaxWait = 10000;
-		ns = js_PublishAsyncComplete(s->n->js, &wait);
-	}
-	if (ns != NATS_OK || s->n->pub_errors != errs0) {
-		natsMsgList pending;
-
-		/* Drop what is still in flight: the next pass re-sends the
-		 * whole batch from the unchanged mark. */
-		if (js_PublishAsyncGetPendingList(&pending, s->n->js) == NATS_OK)
-			natsMsgList_Destroy(&pending);
-		return ns != NATS_OK ? ks_nats_err(ns, "shipping events")
-				     : ks_err(-EIO, "shipping events: JetStream refused some");
-	}
-	if (set_mark(s, last))
+	cols_free(&c);
+	if (!err)
+		err = window_wait(s, 0);
+	if (err)
+		window_drop(s);
+	/* Whatever was acknowledged from the mark on is shipped, even when
+	 * the pass failed later. */
+	pthread_mutex_lock(&s->mu);
+	pos = s->acked_upto;
+	pthread_mutex_unlock(&s->mu);
+	if (pos != saved && set_mark(s, pos))
 		return -EIO;
 	if (mark_out)
-		*mark_out = last;
+		*mark_out = pos;
+	if (err == -ENOMEM)
+		return ks_err(err, "out of memory");
+	if (err == -ETIMEDOUT)
+		return ks_err(err, "shipping events: no acknowledgement from JetStream");
+	if (err == -EPIPE)
+		return ks_err(-EIO, "shipping events: JetStream refused a message");
+	if (err)
+		return err;
 	return sent;
+}
+
+static void ship_free(struct ks_ship *s)
+{
+	if (!s)
+		return;
+	if (s->js)
+		jsCtx_Destroy(s->js);
+	ZSTD_freeCCtx(s->zc);
+	free(s->zbuf);
+	if (s->db)
+		sqlite3_close(s->db);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s->buf);
+	free(s->store);
+	free(s);
+}
+
+static int ship_new(struct ks_ship **out, struct ks_nats *n, const char *host, const char *store)
+{
+	struct ks_ship *s = calloc(1, sizeof(*s));
+	jsOptions jo;
+	natsStatus ns;
+	char *p;
+
+	if (!s)
+		return ks_err(-ENOMEM, "out of memory");
+	s->n = n;
+	s->store = strdup(store);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	snprintf(s->host, sizeof(s->host), "%s", host);
+	ks_nats_key_safe(host, s->key, sizeof(s->key));
+	snprintf(s->subject, sizeof(s->subject), KS_EVENTS_SUBJECT ".%s", s->key);
+	/* The line prefix, with the host escaped once. */
+	s->buf = s->host_json;
+	s->cap = sizeof(s->host_json);
+	s->len = sprintf(s->host_json, "{\"host\":");
+	put_str(s, s->host, strlen(s->host));
+	p = s->host_json + s->len;
+	strcpy(p, ",\"seq\":");
+	s->buf = NULL;
+	s->cap = s->len = 0;
+	s->zc = ZSTD_createCCtx();
+	if (!s->zc) {
+		ship_free(s);
+		return ks_err(-ENOMEM, "out of memory");
+	}
+	jsOptions_Init(&jo);
+	jo.Wait = 5000;
+	jo.PublishAsync.MaxPending = SHIP_WINDOW * 2;
+	jo.PublishAsync.AckHandler = on_ack;
+	jo.PublishAsync.AckHandlerClosure = s;
+	ns = natsConnection_JetStream(&s->js, n->nc, &jo);
+	if (ns != NATS_OK) {
+		ship_free(s);
+		return ks_nats_err(ns, "jetstream");
+	}
+	*out = s;
+	return 0;
 }
 
 static void *ship_loop(void *arg)
@@ -233,7 +611,7 @@ static void *ship_loop(void *arg)
 		n = ship_batch(s, 0, NULL);
 		if (n < 0)
 			usleep(500 * 1000);	/* NATS away: the store keeps the backlog */
-		else if (n < SHIP_BATCH)
+		else if (n == 0)
 			usleep(100 * 1000);
 	}
 	return NULL;
@@ -242,17 +620,14 @@ static void *ship_loop(void *arg)
 int ks_ship_start(struct ks_ship **out, struct ks_nats *n, const char *host, const char *store,
 		  volatile sig_atomic_t *stop)
 {
-	struct ks_ship *s = calloc(1, sizeof(*s));
+	struct ks_ship *s;
+	int err = ship_new(&s, n, host, store);
 
-	s->n = n;
+	if (err)
+		return err;
 	s->stop = stop;
-	s->store = strdup(store);
-	snprintf(s->host, sizeof(s->host), "%s", host);
-	ks_nats_key_safe(host, s->key, sizeof(s->key));
-	snprintf(s->subject, sizeof(s->subject), KS_EVENTS_SUBJECT ".%s", s->key);
 	if (pthread_create(&s->th, NULL, ship_loop, s)) {
-		free(s->store);
-		free(s);
+		ship_free(s);
 		return ks_err(-EAGAIN, "can't start the event shipper");
 	}
 	*out = s;
@@ -264,29 +639,25 @@ void ks_ship_stop(struct ks_ship *s)
 	if (!s)
 		return;
 	pthread_join(s->th, NULL);
-	if (s->db)
-		sqlite3_close(s->db);
-	free(s->store);
-	free(s);
+	ship_free(s);
 }
 
 int64_t ks_ship_pass(struct ks_nats *n, const char *host, const char *store, int64_t max,
 		     int64_t *mark)
 {
-	struct ks_ship s = { .n = n };
-	int64_t r;
+	struct ks_ship *s;
+	int64_t r = ship_new(&s, n, host, store);
 
-	s.store = (char *)store;
-	snprintf(s.host, sizeof(s.host), "%s", host);
-	ks_nats_key_safe(host, s.key, sizeof(s.key));
-	snprintf(s.subject, sizeof(s.subject), KS_EVENTS_SUBJECT ".%s", s.key);
-	r = ship_open(&s);
 	if (r)
-		return r == -ENOENT ? ks_err(-ENOENT, "no store at %s", store) : r;
-	r = ks_nats_ensure_stream(n, 0);
+		return r;
+	r = ship_open(s);
+	if (r)
+		r = r == -ENOENT ? ks_err(-ENOENT, "no store at %s", store) : r;
 	if (!r)
-		r = ship_batch(&s, max, mark);
-	sqlite3_close(s.db);
+		r = ks_nats_ensure_stream(n, 0);
+	if (!r)
+		r = ship_batch(s, max, mark);
+	ship_free(s);
 	return r;
 }
 #endif /* KSHIELD_STATIC */

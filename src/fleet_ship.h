@@ -1,9 +1,18 @@
 /* fleet_ship.h - ship the local event store to the fleet's JetStream
  * stream. The store is the buffer: a shipped-up-to mark (the store's rowid,
- * which only grows) is kept in the store itself and advanced only after
- * JetStream acknowledged every message up to it. Each message carries the
- * id "<host>:<seq>:<ts>" so JetStream drops re-sends inside its duplicate
- * window, and the collector de-duplicates on (host, seq) beyond it.
+ * which only grows) is kept in the store itself and advanced only over
+ * messages JetStream acknowledged, all of them, from the mark on.
+ *
+ * A message is a frame of up to SHIP_FRAME_ROWS events, one JSON object a
+ * line, each line self-contained:
+ *   {"host":"H","seq":ROWID,"kind":"K","ts":T,<every other non-null column>}
+ * host, seq, kind and ts come first, in that order, so that the collector
+ * can cut a line without parsing it; every other column of the store's
+ * events table follows under its own name, so a column added to the store
+ * ships with no change here. Frames go out with a window of messages in
+ * flight; acks move the mark. The message id "<host>:<first>-<last>:<ts>"
+ * lets JetStream drop a frame re-sent whole inside its duplicate window,
+ * and the collector de-duplicates on (host, seq) beyond it.
  */
 #ifndef KSHIELD_FLEET_SHIP_H
 #define KSHIELD_FLEET_SHIP_H
@@ -11,6 +20,10 @@
 #include <signal.h>
 #include <stdint.h>
 #include "fleet_nats.h"
+
+#define SHIP_FRAME_ROWS 1024		/* events per message */
+#define SHIP_FRAME_BYTES (256 << 10)	/* or this many bytes, whichever first */
+#define SHIP_WINDOW 32			/* messages in flight, unacknowledged */
 
 struct ks_ship;
 
