@@ -450,9 +450,10 @@ int ks_kprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 	*nlinks = 0;
 	if (!ks_kprobes_available(why, sizeof(why)))
 		return ks_err(-EOPNOTSUPP, "%s", why);
-	if (s->nsites > KS_SITES_MAX)
-		return ks_err(-E2BIG, "%s has %d copies in the kernel, more than the %d one "
-			      "program can tell apart", s->function, s->nsites, KS_SITES_MAX);
+	if (sites_map && s->nsites > (int)bpf_map__max_entries(sites_map))
+		return ks_err(-E2BIG, "%s has %d copies in the kernel, more than the %u entries "
+			      "of %s (size it before the load)", s->function, s->nsites,
+			      bpf_map__max_entries(sites_map), bpf_map__name(sites_map));
 	if (!(flags & KS_SITES_PARTIAL))
 		for (i = 0; i < s->nsites; i++)
 			if (!s->site[i].probeable && !s->site[i].covered)
@@ -499,25 +500,5 @@ int ks_kprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 	return 0;
 fail:
 	ks_uprobe_links_free(l, n);
-	return err;
-}
-
-int ks_kprobe_attach_sites(struct bpf_program *prog, const char *function,
-			   struct bpf_map *sites_map, struct bpf_link ***links, int *nlinks)
-{
-	struct ks_sites s;
-	char why[128];
-	int err;
-
-	*links = NULL;
-	*nlinks = 0;
-	/* Before resolving: no vmlinux or manifest can help here. */
-	if (!ks_kprobes_available(why, sizeof(why)))
-		return ks_err(-EOPNOTSUPP, "%s", why);
-	err = ks_kernel_sites(function, NULL, &s);
-	if (err)
-		return ks_err_ctx(err, "target kernel:%s", function);
-	err = ks_kprobe_attach_resolved(prog, &s, sites_map, 0, links, nlinks);
-	ks_sites_free(&s);
 	return err;
 }

@@ -84,14 +84,11 @@ bool ks_kprobes_available(char *why, size_t len);
 /* Attach @prog (loaded, of type kprobe) at every probeable site of @s, one
  * kprobe each at symbol+offset with the site index as cookie, writing the
  * per-site argument table into @sites_map when given. All or nothing, like
- * ks_uprobe_attach_resolved() (same @flags). Free with ks_uprobe_links_free(). */
+ * ks_uprobe_attach_resolved() (same @flags, same limit: the entries of
+ * @sites_map). Refuses at once on a kernel without kprobes. Free with
+ * ks_uprobe_links_free(). */
 int ks_kprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s,
 			      struct bpf_map *sites_map, unsigned flags,
 			      struct bpf_link ***links, int *nlinks);
-
-/* Resolve kernel @function (manifest or local vmlinux) and attach as above,
- * without KS_SITES_PARTIAL; refuses at once on a kernel without kprobes. */
-int ks_kprobe_attach_sites(struct bpf_program *prog, const char *function,
-			   struct bpf_map *sites_map, struct bpf_link ***links, int *nlinks);
 
 #endif /* KSHIELD_KERNEL_SITES_H */

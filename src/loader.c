@@ -141,6 +141,88 @@ static bool is_site_target(const struct bpf_program *prog, const struct ks_meta 
 	return !strncmp(sec, "uprobe", 6);
 }
 
+/* The links of one variant: a program's only link (site -1), or one per
+ * copy of its target function (site = that copy's index, its cookie).
+ * Grown as needed: a function like copy_from_user has hundreds of copies. */
+struct links {
+	struct bpf_link **l;
+	int *site;
+	int n, cap;
+};
+
+static int links_add(struct links *ls, struct bpf_link *l, int site)
+{
+	if (ls->n == ls->cap) {
+		int cap = ls->cap ? ls->cap * 2 : 16;
+		struct bpf_link **nl = realloc(ls->l, cap * sizeof(*nl));
+		int *ns;
+
+		if (!nl)
+			return -ENOMEM;
+		ls->l = nl;
+		ns = realloc(ls->site, cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		ls->site = ns;
+		ls->cap = cap;
+	}
+	ls->l[ls->n] = l;
+	ls->site[ls->n++] = site;
+	return 0;
+}
+
+/* Pinned links outlive these handles; unpinned ones detach here. */
+static void links_free(struct links *ls)
+{
+	for (int i = 0; i < ls->n; i++)
+		bpf_link__destroy(ls->l[i]);
+	free(ls->l);
+	free(ls->site);
+	memset(ls, 0, sizeof(*ls));
+}
+
+/* Resolve the copies of the variant's site target, once for all its site
+ * programs, before the load: the per-site argument map "ks_sites" is sized
+ * KS_SITES_MAX at compile time and grows here to the number of copies.
+ * Returns 0 with s->nsites == 0 when the variant has no site program. */
+static int resolve_sites(struct bpf_object *obj, const struct ks_meta *meta,
+			 struct ks_sites *s, char *why, size_t len)
+{
+	struct bpf_program *prog, *first = NULL;
+	struct bpf_map *sm = bpf_object__find_map_by_name(obj, "ks_sites");
+	const char *kfn = NULL, *t = ks_meta_get(meta, "target");
+	char kwhy[128], binary[PATH_MAX], function[128];
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	bpf_object__for_each_program(prog, obj)
+		if (bpf_program__autoload(prog) && is_site_target(prog, meta, &kfn)) {
+			first = prog;
+			break;
+		}
+	if (!first)
+		return 0;
+	if (kfn) {
+		/* Before resolving: no vmlinux or manifest can help here. */
+		if (!ks_kprobes_available(kwhy, sizeof(kwhy)))
+			err = ks_err(-EOPNOTSUPP, "%s", kwhy);
+		else if ((err = ks_kernel_sites(kfn, NULL, s)))
+			ks_err_ctx(err, "target kernel:%s", kfn);
+	} else {
+		err = ks_target_parse(t, binary, sizeof(binary), function, sizeof(function));
+		if (!err)
+			err = ks_sites_find(binary, function, s);
+		if (err && !strstr(ks_errmsg(), t))
+			ks_err_ctx(err, "target %s", t);
+	}
+	if (!err && sm && s->nsites > (int)bpf_map__max_entries(sm) &&
+	    (err = bpf_map__set_max_entries(sm, s->nsites)))
+		ks_err(err, "can't size ks_sites for %d copies: %s", s->nsites, strerror(-err));
+	if (err)
+		snprintf(why, len, "%s: %s", bpf_program__name(first), ks_errmsg());
+	return err;
+}
+
 /* Load, configure, attach and pin variant @v of @path into @dir. Fills
  * @try with the reason on failure; leaves nothing attached on failure. */
 static int try_variant(const char *path, const struct ks_meta *meta, const char *v,
@@ -148,14 +230,14 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 		       struct ks_variant_try *try)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
-	struct bpf_link *links[64];
-	int lsite[64];		/* site index of a link, -1 for a program's only link */
+	struct links links = {};
+	struct ks_sites sites = {};
 	struct bpf_program *prog;
 	struct bpf_object *obj;
 	struct ks_shield_cfg cfg = {};
 	char maps[PATH_MAX], lpath[PATH_MAX];
 	char *log = NULL;
-	int nlinks = 0, nprogs = 0, err, cgfd = -1, i;
+	int nprogs = 0, err, cgfd = -1, i;
 	__u32 zero = 0;
 
 	snprintf(try->name, sizeof(try->name), "%s", v);
@@ -183,6 +265,9 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 		err = -ENOENT;
 		goto out;
 	}
+	err = resolve_sites(obj, meta, &sites, try->why, sizeof(try->why));
+	if (err)
+		goto out;
 	err = bpf_object__load(obj);
 	if (err) {
 		char tail[400] = "";
@@ -235,38 +320,43 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 
 		if (!bpf_program__autoload(prog))
 			continue;
-		if (nlinks == (int)(sizeof(links) / sizeof(links[0]))) {
-			err = -E2BIG;
-			snprintf(try->why, sizeof(try->why), "too many programs");
-			goto out;
-		}
 		if (is_site_target(prog, meta, &kfn)) {
 			struct bpf_map *sm = bpf_object__find_map_by_name(obj, "ks_sites");
 			struct bpf_link **sl = NULL;
-			int sn = 0, j;
+			int sn = 0, j, k;
 
 			/* Every inlined and out-of-line copy of the target
 			 * function, one link each (uprobe_sites.h,
-			 * kernel_sites.h). */
+			 * kernel_sites.h), in site order. */
 			if (kfn)
-				err = ks_kprobe_attach_sites(prog, kfn, sm, &sl, &sn);
+				err = ks_kprobe_attach_resolved(prog, &sites, sm, 0, &sl, &sn);
 			else
-				err = ks_uprobe_attach_sites(prog, ks_meta_get(meta, "target"),
-							     sm, &sl, &sn);
-			if (!err && (!sn || nlinks + sn > (int)(sizeof(links) / sizeof(links[0])))) {
+				err = ks_uprobe_attach_resolved(prog, &sites, -1, sm, 0, &sl, &sn);
+			if (!err && !sn) {
 				ks_uprobe_links_free(sl, sn);
-				err = ks_err(sn ? -E2BIG : -ENOENT, "%d probeable sites", sn);
+				err = ks_err(-ENOENT, "no probeable sites");
 			}
 			if (err) {
 				snprintf(try->why, sizeof(try->why), "%s: %s",
 					 bpf_program__name(prog), ks_errmsg());
 				goto out;
 			}
-			for (j = 0; j < sn; j++) {
-				lsite[nlinks] = j;
-				links[nlinks++] = sl[j];
+			/* Unprobeable copies (covered by their heads) have no
+			 * link: name each pin after its copy, as its cookie. */
+			for (j = 0, k = 0; j < sn && !err; j++, k++) {
+				while (k < sites.nsites && !sites.site[k].probeable)
+					k++;
+				err = links_add(&links, sl[j], k);
+				if (err)
+					bpf_link__destroy(sl[j]);
 			}
+			for (; j < sn; j++)
+				bpf_link__destroy(sl[j]);
 			free(sl);
+			if (err) {
+				snprintf(try->why, sizeof(try->why), "out of memory");
+				goto out;
+			}
 			continue;
 		}
 		if (is_cgroup_prog(prog)) {
@@ -291,8 +381,11 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 				 bpf_program__name(prog), strerror(-err));
 			goto out;
 		}
-		lsite[nlinks] = -1;
-		links[nlinks++] = l;
+		if ((err = links_add(&links, l, -1))) {
+			bpf_link__destroy(l);
+			snprintf(try->why, sizeof(try->why), "out of memory");
+			goto out;
+		}
 	}
 
 	/* Everything attached: pin it all into the staging directory. */
@@ -305,20 +398,22 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 	bpf_object__for_each_program(prog, obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
-		do {	/* site links of one program are contiguous */
-			if (lsite[i] < 0)
+		/* A program's links are contiguous: its only link, or one per
+		 * copy in increasing site order. */
+		do {
+			if (links.site[i] < 0)
 				snprintf(lpath, sizeof(lpath), "%s/link_%s", dir,
 					 bpf_program__name(prog));
 			else
 				snprintf(lpath, sizeof(lpath), "%s/link_%s__site%d", dir,
-					 bpf_program__name(prog), lsite[i]);
-			err = bpf_link__pin(links[i++], lpath);
+					 bpf_program__name(prog), links.site[i]);
+			err = bpf_link__pin(links.l[i++], lpath);
 			if (err) {
 				snprintf(try->why, sizeof(try->why), "can't pin %s: %s", lpath,
 					 strerror(-err));
 				goto out;
 			}
-		} while (i < nlinks && lsite[i] > 0);
+		} while (i < links.n && links.site[i] > links.site[i - 1] && links.site[i - 1] >= 0);
 	}
 	err = pin_map(obj, "ks_cfg", dir);
 	if (!err)
@@ -327,9 +422,8 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 		snprintf(try->why, sizeof(try->why), "can't pin maps in %s: %s", dir,
 			 strerror(-err));
 out:
-	/* Pinned links outlive these handles; unpinned ones detach here. */
-	for (i = 0; i < nlinks; i++)
-		bpf_link__destroy(links[i]);
+	links_free(&links);
+	ks_sites_free(&sites);
 	if (err)
 		ks_pins_remove_dir(dir);
 	if (cgfd >= 0)
@@ -452,7 +546,8 @@ static int shield_dir(const char *name, char *dir, size_t len)
 	return 0;
 }
 
-/* IDs of the programs behind the link pins in @dir. */
+/* IDs of the programs behind the link pins in @dir, each once (a program
+ * at every copy of a function has hundreds of links). */
 static int link_prog_ids(const char *dir, __u32 *ids, int max)
 {
 	char path[PATH_MAX];
@@ -471,8 +566,14 @@ static int link_prog_ids(const char *dir, __u32 *ids, int max)
 		fd = bpf_obj_get(path);
 		if (fd < 0)
 			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.prog_id)
-			ids[n++] = info.prog_id;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.prog_id) {
+			int i = 0;
+
+			while (i < n && ids[i] != info.prog_id)
+				i++;
+			if (i == n)
+				ids[n++] = info.prog_id;
+		}
 		close(fd);
 	}
 	if (d)

@@ -486,6 +486,13 @@ static int do_trace(int argc, char **argv)
 		goto out;
 	}
 	skel->rodata->kill = kill;
+	/* One entry per copy in both per-site maps (hundreds for some). */
+	if (s.nsites > (int)bpf_map__max_entries(skel->maps.ks_sites) &&
+	    ((err = bpf_map__set_max_entries(skel->maps.ks_sites, s.nsites)) ||
+	     (err = bpf_map__set_max_entries(skel->maps.site_hits, s.nsites)))) {
+		ks_err(err, "can't size the site maps for %d copies: %s", s.nsites, strerror(-err));
+		goto out;
+	}
 	err = inline_probe_bpf__load(skel);
 	if (err) {
 		ks_err(err, "can't load the site probe: %s", strerror(-err));

@@ -27,9 +27,12 @@ int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 
 	*links = NULL;
 	*nlinks = 0;
-	if (s->nsites > KS_SITES_MAX)
-		return ks_err(-E2BIG, "%s has %d copies in %s, more than the %d one program "
-			      "can tell apart", s->function, s->nsites, s->binary, KS_SITES_MAX);
+	/* The cookie (site index) is a u64: only the argument table limits
+	 * how many copies one program tells apart. */
+	if (sites_map && s->nsites > (int)bpf_map__max_entries(sites_map))
+		return ks_err(-E2BIG, "%s has %d copies in %s, more than the %u entries of %s "
+			      "(size it before the load)", s->function, s->nsites, s->binary,
+			      bpf_map__max_entries(sites_map), bpf_map__name(sites_map));
 	if (!(flags & KS_SITES_PARTIAL) && s->missing_dwo)
 		return ks_err(-ENOENT, "%s: %d split DWARF units (.dwo) not found: copies of %s "
 			      "in them would go unprobed", s->binary, s->missing_dwo, s->function);
@@ -78,24 +81,5 @@ int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 	return 0;
 fail:
 	ks_uprobe_links_free(l, n);
-	return err;
-}
-
-int ks_uprobe_attach_sites(struct bpf_program *prog, const char *target_spec,
-			   struct bpf_map *sites_map, struct bpf_link ***links, int *nlinks)
-{
-	char binary[PATH_MAX], function[128];
-	struct ks_sites s;
-	int err;
-
-	*links = NULL;
-	*nlinks = 0;
-	err = ks_target_parse(target_spec, binary, sizeof(binary), function, sizeof(function));
-	if (!err)
-		err = ks_sites_find(binary, function, &s);
-	if (err)
-		return ks_err_ctx(err, "target %s", target_spec);
-	err = ks_uprobe_attach_resolved(prog, &s, -1, sites_map, 0, links, nlinks);
-	ks_sites_free(&s);
 	return err;
 }

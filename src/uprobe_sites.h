@@ -1,8 +1,8 @@
 /* uprobe_sites.h - attach one uprobe program at every copy of a function
  * (dwsites.h), at raw file offsets, each link carrying its site index as the
  * BPF cookie. Used by the loader for shields that declare
- * KSHIELD_META(target, "PATH:FUNCTION") or "BUILDID:FUNCTION", and by
- * `kshield sites trace`.
+ * KSHIELD_META(target, "PATH:FUNCTION") or "BUILDID:FUNCTION" (it resolves
+ * the sites itself, before the load), and by `kshield sites trace`.
  */
 #ifndef KSHIELD_UPROBE_SITES_H
 #define KSHIELD_UPROBE_SITES_H
@@ -18,18 +18,15 @@
 /* Attach @prog (already loaded) at every probeable site of @s, for process
  * @pid only (-1: every process that maps the binary). When
  * @sites_map (an array of struct ks_site_info, may be NULL) is given, each
- * site's argument locations are written at its index. On success *@links
+ * site's argument locations are written at its index (-E2BIG when the map
+ * has fewer entries than @s has sites: the loader and `sites trace` size it
+ * before the load). On success *@links
  * is a malloc'ed array of *@nlinks links, in site order (unprobeable sites
  * have none); free it with ks_uprobe_links_free(). All or nothing: on
  * failure nothing stays attached. Returns 0 or -errno, message recorded. */
 int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s,
 			      int pid, struct bpf_map *sites_map, unsigned flags,
 			      struct bpf_link ***links, int *nlinks);
-
-/* Resolve @target_spec ("PATH:FUNCTION" or "BUILDID:FUNCTION") and attach
- * as above, without KS_SITES_PARTIAL. */
-int ks_uprobe_attach_sites(struct bpf_program *prog, const char *target_spec,
-			   struct bpf_map *sites_map, struct bpf_link ***links, int *nlinks);
 
 /* Destroy (detach, unless pinned) and free what an attach returned. */
 void ks_uprobe_links_free(struct bpf_link **links, int nlinks);

@@ -707,3 +707,105 @@ Test(inline, trace_counts_only_the_command)
 	json_object_put(o);
 	free(out);
 }
+
+/* dir/many.c: ks_many() inlined into caller_0..caller_@n-1 (distinct
+ * bodies, so -O2's identical-code folding keeps them apart), no
+ * out-of-line copy; `t I CODE` calls caller_I(CODE). */
+static void write_many(int n)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/many.c", dir);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "#include <stdio.h>\n#include <stdlib.h>\n\n"
+		"static inline __attribute__((always_inline)) int ks_many(int code, int n)\n"
+		"{\n\tif (code == 2)\n\t\tprintf(\"code 2 at copy %%d\\n\", n);\n"
+		"\treturn code * 7 + n;\n}\n\n");
+	for (i = 0; i < n; i++)
+		fprintf(f, "__attribute__((noinline)) int caller_%d(int code) "
+			"{ return ks_many(code, %d) ^ %d; }\n", i, i, i * 13);
+	fprintf(f, "\nstatic int (*const callers[])(int) = {\n");
+	for (i = 0; i < n; i++)
+		fprintf(f, "\tcaller_%d,\n", i);
+	fprintf(f, "};\n\nint main(int argc, char **argv)\n{\n"
+		"\tint i = argc > 1 ? atoi(argv[1]) : 0, code = argc > 2 ? atoi(argv[2]) : 0;\n\n"
+		"\tif (i < 0 || i >= %d)\n\t\treturn 2;\n"
+		"\tprintf(\"reached %%d\\n\", callers[i](code));\n\treturn 0;\n}\n", n);
+	fclose(f);
+	sh("cd %s && gcc -O2 -g many.c -o t", dir);
+}
+
+/* A function with hundreds of inlined copies (copy_from_user-like): 300,
+ * more than the loader once held links for (64) and than the compiled size
+ * of the ks_sites map (256). Every copy is traced; the shield gets one
+ * pinned link per copy, named after the copy, and kills at the first, a
+ * middle and the last copy; unload takes every link away. */
+Test(inline, loader_hundreds_of_copies)
+{
+	enum { N = 300 };
+	char obj[PATH_MAX], cmd[PATH_MAX + 256], *out, *err;
+	const char *fx = getenv("KSHIELD_FIXTURES");
+	static const int probe[] = { 0, 63, 64, 150, 255, 256, N - 1 };
+	json_object *o;
+	size_t i;
+	int rc;
+
+	cr_assert(fx, "KSHIELD_FIXTURES not set (run through make test-host)");
+	snprintf(obj, sizeof(obj), "%s/many-sites.bpf.o", fx);
+	/* The object names this path as its target. */
+	rmdir(dir);
+	snprintf(dir, sizeof(dir), "/tmp/kshield-many-sites");
+	ks_runf(NULL, NULL, "rm -rf %s", dir);
+	cr_assert_eq(mkdir(dir, 0700), 0, "mkdir %s: %s", dir, strerror(errno));
+	write_many(N);
+
+	/* `sites trace` sizes its maps too: each copy counted at itself. */
+	snprintf(cmd, sizeof(cmd), "%s -j sites trace %s/t:ks_many -- %s/t 299 2", ks_bin(), dir, dir);
+	o = ks_run_json(cmd, &rc, &err);
+	cr_assert_eq(rc, 0, "trace: %s", err);
+	free(err);
+	cr_assert_eq(json_object_array_length(ks_json_get(o, "sites")), N);
+	cr_expect_eq(json_object_get_int(ks_json_get(o, "attached")), N);
+	for (i = 0; i < N; i++) {
+		json_object *s = json_object_array_get_idx(ks_json_get(o, "sites"), i);
+		const char *caller = json_object_get_string(ks_json_get(s, "caller"));
+		int hits = json_object_get_int(ks_json_get(s, "hits"));
+
+		cr_expect_eq(hits, !strcmp(caller, "caller_299"), "copy %zu in %s: %d hits",
+			     i, caller, hits);
+	}
+	json_object_put(o);
+
+	snprintf(root, sizeof(root), "/sys/fs/bpf/ks-inline-%d", getpid());
+	setenv("KSHIELD_BPFFS", root, 1);
+	rc = ks_runf(&out, &err, "%s shield load %s", ks_bin(), obj);
+	cr_assert_eq(rc, 0, "load failed: %s", err);
+	free(out);
+	free(err);
+	rc = ks_runf(&out, NULL, "ls %s/shields/many-sites-fixture | grep -c '^link_uprobe__ks_many__site'",
+		     root);
+	cr_expect_eq(atoi(out), N, "expected one pinned link per copy, got %s", out);
+	free(out);
+	rc = ks_runf(&out, NULL, "ls %s/shields/many-sites-fixture/link_uprobe__ks_many__site0 "
+		     "%s/shields/many-sites-fixture/link_uprobe__ks_many__site%d", root, root, N - 1);
+	cr_expect_eq(rc, 0, "pins are named after their copies 0..%d: %s", N - 1, out);
+	free(out);
+	for (i = 0; i < sizeof(probe) / sizeof(probe[0]); i++) {
+		rc = ks_runf(&out, NULL, "%s/t %d 2", dir, probe[i]);
+		cr_expect_eq(rc, 128 + SIGKILL, "copy in caller_%d not enforced: exit %d, %s",
+			     probe[i], rc, out);
+		free(out);
+		rc = ks_runf(&out, NULL, "%s/t %d 1", dir, probe[i]);
+		cr_expect_eq(rc, 0, "caller_%d killed for code 1", probe[i]);
+		free(out);
+	}
+	cr_expect_eq(ks_runf(NULL, NULL, "%s shield unload many-sites-fixture", ks_bin()), 0);
+	rc = ks_runf(&out, NULL, "%s/t %d 2", dir, N - 1);
+	cr_expect_eq(rc, 0, "a probe stayed after unload");
+	free(out);
+	ks_runf(NULL, NULL, "rm -rf %s", root);
+	root[0] = '\0';
+}
