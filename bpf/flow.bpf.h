@@ -31,6 +31,9 @@ struct flow {
 	struct ks_flow_event e;	/* e.hdr is the owner's header */
 	__u64 next_report;	/* monotonic ns */
 	__u64 reported;		/* bytes_out + bytes_in in the last record */
+	__u32 late;		/* made by a packet, not at connect/accept: the
+				 * socket is older than this state */
+	__u32 _pad;
 };
 
 struct {
@@ -191,6 +194,7 @@ static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 	if (!f) {
 		if (!(f = flow_new(cookie, proto)))
 			return 1;
+		f->late = 1;
 	}
 	if (!f->e.family)
 		flow_addrs(skb, f, v4, ipl, out);
@@ -251,7 +255,8 @@ static __always_inline bool flow_close(__u64 cookie)
 
 /* TCP close without state: evicted (table full) or older than the monitor.
  * The socket's own counters give the totals (payload, retransmissions
- * included, as counted above); the 5-tuple comes from the socket. */
+ * included, as counted above; bytes_received also counts a received FIN
+ * as 1); the 5-tuple comes from the socket. */
 static __always_inline void flow_untracked(const struct sock *sk, __u64 cookie)
 {
 	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
@@ -279,16 +284,34 @@ static __always_inline void flow_untracked(const struct sock *sk, __u64 cookie)
 	e->family = family;
 	e->proto = IPPROTO_TCP;
 	e->flags = KS_FLOW_FINAL | KS_FLOW_NO_OWNER | KS_FLOW_UNTRACKED;
-	e->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	e->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	/* inet_num is already 0 here (the port was released): inet_sport */
+	e->lport = bpf_ntohs(BPF_CORE_READ((struct inet_sock *)sk, inet_sport));
+	e->rport = bpf_ntohs(sk->__sk_common.skc_dport);
 	if (family == AF_INET) {
-		BPF_CORE_READ_INTO(e->laddr, sk, __sk_common.skc_rcv_saddr);
-		BPF_CORE_READ_INTO(e->raddr, sk, __sk_common.skc_daddr);
+		bpf_probe_read_kernel(e->laddr, 4, &sk->__sk_common.skc_rcv_saddr);
+		bpf_probe_read_kernel(e->raddr, 4, &sk->__sk_common.skc_daddr);
 	} else {
-		BPF_CORE_READ_INTO(e->laddr, sk, __sk_common.skc_v6_rcv_saddr);
-		BPF_CORE_READ_INTO(e->raddr, sk, __sk_common.skc_v6_daddr);
+		bpf_probe_read_kernel(e->laddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+		bpf_probe_read_kernel(e->raddr, 16, &sk->__sk_common.skc_v6_daddr);
 	}
 	submit(e);
+}
+
+/* State that began late (the socket is older than the monitor, or its
+ * state was evicted and made again) counted only part of the traffic: the
+ * socket's own counters, kept since it opened, then say more. */
+static __always_inline void flow_tcp_totals(const struct sock *sk, struct flow *f)
+{
+	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+	__u64 out = BPF_CORE_READ(tp, bytes_sent), in = BPF_CORE_READ(tp, bytes_received);
+
+	if (!f->late || (out <= f->e.bytes_out && in <= f->e.bytes_in))
+		return;
+	f->e.bytes_out = out > f->e.bytes_out ? out : f->e.bytes_out;
+	f->e.bytes_in = in > f->e.bytes_in ? in : f->e.bytes_in;
+	f->e.pkts_out = BPF_CORE_READ(tp, data_segs_out);
+	f->e.pkts_in = BPF_CORE_READ(tp, data_segs_in);
+	f->e.flags |= KS_FLOW_UNTRACKED;
 }
 
 SEC("tp_btf/inet_sock_set_state")
@@ -310,6 +333,9 @@ int BPF_PROG(mon_flow_state, const struct sock *sk, int oldstate, int newstate)
 		if (oldstate == TCP_LISTEN || oldstate == TCP_SYN_SENT)
 			return 0;	/* no flow: listener, failed connect */
 		cookie = bpf_get_socket_cookie((void *)sk);
+		f = bpf_map_lookup_elem(&mon_flows, &cookie);
+		if (f)
+			flow_tcp_totals(sk, f);
 		if (!flow_close(cookie))
 			flow_untracked(sk, cookie);
 		return 0;

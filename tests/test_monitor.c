@@ -736,3 +736,68 @@ Test(flow, t05_counted_while_no_agent_runs)
 	cr_expect_eq(ka_int(f, "detail.owner_unknown"), 0);
 	json_object_put(f);
 }
+
+Test(flow, t06_connection_older_than_the_monitor_gets_the_sockets_own_totals)
+{
+	const long K = 300000;
+	int port, l = flow_listen("127.0.0.1", SOCK_STREAM, &port), c, a;
+	json_object *st;
+	long long lost0;
+	char cmd[512];
+
+	/* the connection and its data come before any monitor runs */
+	ka_stop(&env, SIGTERM);
+	ks_runf(NULL, NULL, "rm -rf %s", env.root);
+	c = flow_connect("127.0.0.1", port, SOCK_STREAM);
+	a = accept(l, NULL, NULL);
+	cr_assert(c >= 0 && a >= 0);
+	/* or the agent started below inherits them, and close() closes nothing */
+	fcntl(c, F_SETFD, FD_CLOEXEC);
+	fcntl(a, F_SETFD, FD_CLOEXEC);
+	cr_assert_eq(send_all(c, K), 0);
+	for (long got = 0, r; got < K; got += r)
+		cr_assert((r = read(a, cmd, sizeof(cmd))) > 0);
+	ka_start(&env, "--flow-interval 1s");
+	snprintf(cmd, sizeof(cmd), "%s -j stats --store %s", ks_bin(), env.store);
+	st = ks_run_json(cmd, NULL, NULL);
+	lost0 = ka_int(st, "lost.flow");
+	json_object_put(st);
+	/* closed with no payload since: no per-packet state exists */
+	close(c);
+	close(a);
+	close(l);
+	/* no owner is known: found by port */
+	json_object *f = NULL, *g = NULL;
+	snprintf(cmd, sizeof(cmd), "--kind flow --port %d", port);
+	for (double t0 = ka_now(); !(f && g) && ka_now() - t0 < 10; usleep(200000)) {
+		json_object *arr = ka_events(&env, cmd, 2, 0.1);
+
+		for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+			json_object *e = json_object_array_get_idx(arr, i);
+
+			if (ka_int(e, "detail.final") != 1)
+				continue;
+			if (!f && ka_int(e, "rport") == port)
+				f = json_object_get(e);
+			else if (!g && ka_int(e, "lport") == port)
+				g = json_object_get(e);
+		}
+		json_object_put(arr);
+	}
+	cr_assert(g, "no final flow record of the accepted end");
+	/* the socket's bytes_received counts the FIN it got as 1 more */
+	cr_expect(ka_int(g, "detail.bytes_in") == K || ka_int(g, "detail.bytes_in") == K + 1,
+		  "accepted end: bytes_in %lld, sent %ld", ka_int(g, "detail.bytes_in"), K);
+	cr_expect_eq(ka_int(g, "detail.untracked"), 1);
+	json_object_put(g);
+	cr_assert(f, "no final flow record of the connecting end");
+	cr_expect_eq(ka_int(f, "detail.bytes_out"), K);
+	cr_expect_eq(ka_int(f, "detail.untracked"), 1);
+	cr_expect_eq(ka_int(f, "detail.owner_unknown"), 1);
+	json_object_put(f);
+	snprintf(cmd, sizeof(cmd), "%s -j stats --store %s", ks_bin(), env.store);
+	st = ks_run_json(cmd, NULL, NULL);
+	cr_expect(ka_int(st, "lost.flow") > lost0, "lost.flow %lld, was %lld",
+		  ka_int(st, "lost.flow"), lost0);
+	json_object_put(st);
+}
