@@ -45,10 +45,75 @@ static int open_fleet(struct ks_nats *n, struct ks_nats_opts *o)
 	return ks_nats_open(n, o, true, false);
 }
 
+#define DEPLOY_MAX_SITES 64
+
+/* --sites FILE: a kernel sites manifest (one kernel build) shipped with the
+ * shield; stored in the objects bucket by sha256, described in the desired
+ * record's "sites" array. Each agent installs the one of its kernel. */
+static int deploy_sites(struct ks_nats *n, const char *const *files, int nfiles,
+			json_object **out)
+{
+	json_object *arr = json_object_new_array();
+	int err = 0;
+
+	for (int i = 0; i < nfiles && !err; i++) {
+		char sigpath[4096], shahex[65], *buf = NULL, *sig = NULL, *id = NULL;
+		unsigned char h[32];
+		size_t len, slen;
+		json_object *m = NULL, *e;
+		natsStatus ns;
+
+		if ((err = ks_sites_manifest_check(files[i])) ||
+		    (err = ks_read_file(files[i], &buf, &len)))
+			break;
+		m = json_tokener_parse(buf);
+		id = strdup(ks_json_str(m, "build_id", ""));
+		snprintf(sigpath, sizeof(sigpath), "%s.sig", files[i]);
+		if (!access(sigpath, F_OK))
+			err = ks_read_file(sigpath, &sig, &slen);
+		else
+			fprintf(stderr, "warning: sites manifest %s has no signature (%s): agents "
+				"will refuse it; sign it: kshield sites sign %s --key KEYFILE\n",
+				files[i], sigpath, files[i]);
+		for (size_t j = 0; !err && j < json_object_array_length(arr); j++)
+			if (!strcmp(ks_json_str(json_object_array_get_idx(arr, j), "build_id", ""), id))
+				err = ks_err(-EEXIST, "two --sites manifests for kernel build %s", id);
+		crypto_hash_sha256(h, (unsigned char *)buf, len);
+		sodium_bin2hex(shahex, sizeof(shahex), h, 32);
+		if (!err) {
+			ns = kvStore_Put(NULL, n->objects, shahex, buf, len);
+			if (ns != NATS_OK)
+				err = ks_nats_err(ns, "storing a sites manifest");
+		}
+		if (!err) {
+			e = json_object_new_object();
+			json_object_object_add(e, "build_id", json_object_new_string(id));
+			json_object_object_add(e, "release", json_object_new_string(
+				ks_json_str(m, "release", "")));
+			json_object_object_add(e, "sha256", json_object_new_string(shahex));
+			json_object_object_add(e, "sig", json_object_new_string(sig ? sig : ""));
+			json_object_array_add(arr, e);
+		}
+		json_object_put(m);
+		free(id);
+		free(buf);
+		free(sig);
+	}
+	if (err) {
+		json_object_put(arr);
+		return err;
+	}
+	*out = arr;
+	return 0;
+}
+
 static int do_deploy(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
 	const char *path = NULL, *hosts = "*", *group = "", *sigpath = NULL;
+	const char *sites[DEPLOY_MAX_SITES];
+	json_object *sites_arr = NULL;
+	int nsites = 0;
 	int64_t audit_first = 0;
 	bool audit = false;
 	char sigdef[4096], shahex[65], *obj = NULL, *sig = NULL;
@@ -68,7 +133,11 @@ static int do_deploy(int argc, char **argv)
 			group = argv[++i];
 		else if (!strcmp(argv[i], "--sig") && i + 1 < argc)
 			sigpath = argv[++i];
-		else if (!strcmp(argv[i], "--audit"))
+		else if (!strcmp(argv[i], "--sites") && i + 1 < argc) {
+			if (nsites == DEPLOY_MAX_SITES)
+				return ks_usage("at most %d --sites manifests", DEPLOY_MAX_SITES);
+			sites[nsites++] = argv[++i];
+		} else if (!strcmp(argv[i], "--audit"))
 			audit = true;
 		else if (!strcmp(argv[i], "--audit-first") && i + 1 < argc) {
 			audit_first = parse_duration_ms(argv[++i]);
@@ -76,13 +145,13 @@ static int do_deploy(int argc, char **argv)
 				return ks_usage("bad --audit-first duration '%s' (e.g. 30s, 10m)", argv[i]);
 		} else if (argv[i][0] == '-' || path)
 			return ks_usage("usage: kshield fleet deploy FILE [--hosts GLOB|--group NAME] "
-					"[--audit|--audit-first DURATION] [--sig FILE] NATS");
+					"[--audit|--audit-first DURATION] [--sig FILE] [--sites MANIFEST]... NATS");
 		else
 			path = argv[i];
 	}
 	if (!path)
 		return ks_usage("usage: kshield fleet deploy FILE [--hosts GLOB|--group NAME] "
-				"[--audit|--audit-first DURATION] [--sig FILE] NATS");
+				"[--audit|--audit-first DURATION] [--sig FILE] [--sites MANIFEST]... NATS");
 	err = ks_meta_read(path, &meta);
 	if (err)
 		return ks_report(err);
@@ -116,6 +185,8 @@ static int do_deploy(int argc, char **argv)
 			goto close;
 		}
 	}
+	if (nsites && (err = deploy_sites(&n, sites, nsites, &sites_arr)))
+		goto close;
 	d = json_object_new_object();
 	json_object_object_add(d, "name", json_object_new_string(ks_meta_get(&meta, "name")));
 	json_object_object_add(d, "sha256", json_object_new_string(shahex));
@@ -128,6 +199,8 @@ static int do_deploy(int argc, char **argv)
 	json_object_object_add(d, "audit_first_ms", json_object_new_int64(audit_first));
 	json_object_object_add(d, "promote_at", json_object_new_int64(audit_first ? ks_now_ms() + audit_first : 0));
 	json_object_object_add(d, "by", json_object_new_string("deploy"));
+	if (sites_arr)
+		json_object_object_add(d, "sites", sites_arr);
 	/* Keep one earlier version for rollback. */
 	if (!ks_kv_get_json(n.desired, ks_meta_get(&meta, "name"), &old, &rev)) {
 		json_object_object_del(old, "prev");
@@ -596,7 +669,8 @@ static int do_help(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	fprintf(stderr,
-		"Usage: kshield fleet deploy FILE [--hosts GLOB|--group NAME] [--audit|--audit-first DURATION] NATS\n"
+		"Usage: kshield fleet deploy FILE [--hosts GLOB|--group NAME] [--audit|--audit-first DURATION]\n"
+		"                             [--sites MANIFEST]... NATS\n"
 		"       kshield fleet status [SHIELD] NATS\n"
 		"       kshield fleet wait SHIELD [--status enforcing|auditing|refused|unloaded] [--count N] [--timeout S] NATS\n"
 		"       kshield fleet promote SHIELD NATS\n"
@@ -610,7 +684,10 @@ static int do_help(int argc, char **argv)
 		"desired state; agents verify the signature against their --keys, load it\n"
 		"new-before-old and report status. --audit-first loads it in audit mode and\n"
 		"promotes it to enforce after DURATION unless a host saw audit hits.\n"
-		"rollback returns to the previous version, or unloads a first version.\n");
+		"rollback returns to the previous version, or unloads a first version.\n"
+		"--sites ships a kernel sites manifest (and its MANIFEST.sig) with a shield on\n"
+		"kernel:FUNCTION, one per kernel build; each agent verifies and installs the\n"
+		"one for its kernel in its sites_dir before loading.\n");
 	return 0;
 }
 

@@ -6,7 +6,11 @@
  * the current desired state when its watcher delivers it. An object is
  * loaded only after its bytes match the desired sha256 and its Ed25519
  * signature verifies against a key in --keys; otherwise the status says
- * why ("refused") and whatever was loaded before keeps enforcing.
+ * why ("refused") and whatever was loaded before keeps enforcing. A desired
+ * record may carry kernel sites manifests (one per kernel build ID, for
+ * shields on kernel:FUNCTION): the one for this host's kernel is checked
+ * the same way (sha256, signature by a --keys key) and written into the
+ * sites directory before the load; the others are not this host's.
  *
  * The watcher is recreated after every reconnect (libnats 3.4 watchers can
  * go silent then) and every --resync seconds (its consumer may have lived
@@ -28,6 +32,7 @@
 #include "fleet_agent.h"
 #include "fleet_kv.h"
 #include "fleet_ship.h"
+#include "kernel_sites.h"
 #include "loader.h"
 #include "sign.h"
 
@@ -179,9 +184,10 @@ static void report(struct fa *a, struct fa_shield *s, const char *status, const 
 	json_object_put(o);
 }
 
-/* Fetch, check and verify the desired object; on success *obj is malloc'ed. */
-static int fetch_verified(struct fa *a, json_object *d, const char *sha, char **obj, size_t *len,
-			  bool *transient)
+/* Fetch object @sha, check its bytes and verify signature @sig of @kind;
+ * on success *obj is malloc'ed. */
+static int fetch_verified(struct fa *a, enum ks_sign_kind kind, const char *sha, const char *sig,
+			  char **obj, size_t *len, bool *transient)
 {
 	unsigned char h[32];
 	char hh[65], id[KS_KEYID_LEN];
@@ -204,11 +210,69 @@ static int fetch_verified(struct fa *a, json_object *d, const char *sha, char **
 	if (strcmp(hh, sha))
 		err = ks_err(-EBADMSG, "object bytes do not match the desired sha256 %.12s", sha);
 	else
-		err = ks_sign_verify(*obj, *len, ks_json_str(d, "sig", ""), a->cfg->keys_dir, id);
+		err = ks_sign_verify_kind(kind, *obj, *len, sig, a->cfg->keys_dir, id);
 	if (err) {
 		free(*obj);
 		*obj = NULL;
 	}
+	return err;
+}
+
+/* Write @len bytes to @path through a temporary file and a rename. */
+static int write_atomic(const char *path, const char *buf, size_t len, mode_t mode)
+{
+	char tmp[4200];
+	int fd, err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || fsync(fd) || rename(tmp, path))
+		err = ks_err(-errno ?: -EIO, "can't write %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+/* The sites manifest the desired record @d carries for this host's kernel,
+ * if any: fetched, checked (sha256, signature under the sites tag by a
+ * --keys key) and written as <sites dir>/<build-id>.json with its .sig
+ * (the loader verifies it again when it reads it). */
+static int install_sites(struct fa *a, json_object *d, bool *transient)
+{
+	json_object *arr, *m = NULL;
+	char id[KS_BUILD_ID_HEX], path[4096], *obj = NULL;
+	const char *dir = ks_kernel_sites_dir(), *sig;
+	size_t len, i;
+	int err;
+
+	*transient = false;
+	if (!json_object_object_get_ex(d, "sites", &arr) || !json_object_is_type(arr, json_type_array))
+		return 0;
+	if (ks_kernel_build_id(id, sizeof(id)))
+		return 0;	/* the loader will say what is missing */
+	for (i = 0; i < json_object_array_length(arr) && !m; i++)
+		if (!strcmp(ks_json_str(json_object_array_get_idx(arr, i), "build_id", ""), id))
+			m = json_object_array_get_idx(arr, i);
+	if (!m)
+		return 0;
+	sig = ks_json_str(m, "sig", "");
+	err = fetch_verified(a, KS_SIGN_SITES, ks_json_str(m, "sha256", ""), sig, &obj, &len,
+			     transient);
+	if (err)
+		return ks_err_ctx(err, "sites manifest for kernel %s", id);
+	if (!a->cfg->control_plane) {
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			err = ks_err(-errno, "can't create %s: %s", dir, strerror(errno));
+		snprintf(path, sizeof(path), "%s/%s.json.sig", dir, id);
+		if (!err)
+			err = write_atomic(path, sig, strlen(sig), 0644);
+		path[strlen(path) - 4] = '\0';
+		if (!err)
+			err = write_atomic(path, obj, len, 0644);
+	}
+	free(obj);
 	return err;
 }
 
@@ -277,8 +341,14 @@ static void converge(struct fa *a, struct fa_shield *s)
 		return;
 	}
 
-	/* A new object: nothing changes on this host unless it verifies. */
-	err = fetch_verified(a, d, want_sha, &obj, &len, &transient);
+	/* A new object: nothing changes on this host unless it verifies,
+	 * and its sites manifest for this kernel too. */
+	err = fetch_verified(a, KS_SIGN_SHIELD, want_sha, ks_json_str(d, "sig", ""), &obj, &len,
+			     &transient);
+	if (!err && (err = install_sites(a, d, &transient))) {
+		free(obj);
+		obj = NULL;
+	}
 	if (err) {
 		report(a, s, transient ? "failed" : "refused", ks_errmsg(), want_sha, NULL, NULL, want);
 		s->retry = transient;
