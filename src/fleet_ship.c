@@ -43,7 +43,8 @@ struct ks_ship {
 	struct ks_nats *n;
 	jsCtx *js;		/* our own, for the ack callback */
 	char host[256], key[256], subject[300];
-	char host_json[600];	/* "{\"host\":\"H\",\"seq\":" */
+	char host_json[1600];	/* "{\"host\":\"H\",\"seq\":", H escaped */
+	size_t host_json_len;
 	char *store;
 	sqlite3 *db;
 	volatile sig_atomic_t *stop;
@@ -81,7 +82,9 @@ static int ship_open(struct ks_ship *s)
 		return 0;
 	if (access(s->store, R_OK))
 		return -ENOENT;	/* the agent has not created it yet */
-	if (sqlite3_open_v2(s->store, &s->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+	/* One thread uses this connection: no per-call mutex. */
+	if (sqlite3_open_v2(s->store, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
 		sqlite3_close(s->db);
 		s->db = NULL;
 		return ks_err(-EIO, "can't open store %s", s->store);
@@ -212,6 +215,7 @@ static void put_str(struct ks_ship *s, const char *str, size_t n)
 struct cols {
 	int n, ts, kind;
 	char **key;
+	size_t *klen;
 };
 
 static void cols_free(struct cols *c)
@@ -219,6 +223,7 @@ static void cols_free(struct cols *c)
 	for (int i = 0; i < c->n; i++)
 		free(c->key[i]);
 	free(c->key);
+	free(c->klen);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -227,7 +232,8 @@ static int cols_init(struct cols *c, sqlite3_stmt *st)
 	c->n = sqlite3_column_count(st);
 	c->ts = c->kind = -1;
 	c->key = calloc(c->n, sizeof(*c->key));
-	if (!c->key)
+	c->klen = calloc(c->n, sizeof(*c->klen));
+	if (!c->key || !c->klen)
 		return -ENOMEM;
 	for (int i = 1; i < c->n; i++) {	/* 0 is the rowid */
 		const char *name = sqlite3_column_name(st, i);
@@ -242,59 +248,85 @@ static int cols_init(struct cols *c, sqlite3_stmt *st)
 		c->key[i] = malloc(strlen(name) + 5);
 		if (!c->key[i])
 			return -ENOMEM;
-		sprintf(c->key[i], ",\"%s\":", name);
+		c->klen[i] = sprintf(c->key[i], ",\"%s\":", name);
 	}
 	return 0;
 }
 
-/* Append the current row as one event line. */
+static void put_i64(struct ks_ship *s, int64_t v)
+{
+	char tmp[24], *p = tmp + sizeof(tmp);
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do
+		*--p = '0' + u % 10;
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	memcpy(s->buf + s->len, p, tmp + sizeof(tmp) - p);
+	s->len += tmp + sizeof(tmp) - p;
+}
+
+static void put_raw(struct ks_ship *s, const char *p, size_t n)
+{
+	memcpy(s->buf + s->len, p, n);
+	s->len += n;
+}
+
+/* Append the current row as one event line. Room is reserved column by
+ * column: sqlite3_column_bytes() on an integer would format it as text. */
 static int put_row(struct ks_ship *s, const struct cols *c, sqlite3_stmt *st, int64_t seq)
 {
-	size_t need = strlen(s->host_json) + 64;
 	const char *kind = c->kind > 0 ? (const char *)sqlite3_column_text(st, c->kind) : NULL;
+	int klen = kind ? sqlite3_column_bytes(st, c->kind) : 0;
+	int64_t ts = c->ts > 0 ? sqlite3_column_int64(st, c->ts) : 0;
 
-	for (int i = 1; i < c->n; i++)
-		need += (c->key[i] ? strlen(c->key[i]) : 0) + 6 * sqlite3_column_bytes(st, i) + 32;
-	if (reserve(s, need))
+	if (reserve(s, sizeof(s->host_json) + 6 * klen + 64))
 		return -ENOMEM;
-	s->len += sprintf(s->buf + s->len, "%s%lld,\"kind\":", s->host_json, (long long)seq);
-	put_str(s, kind ? kind : "", kind ? sqlite3_column_bytes(st, c->kind) : 0);
-	s->len += sprintf(s->buf + s->len, ",\"ts\":%lld",
-			  c->ts > 0 ? (long long)sqlite3_column_int64(st, c->ts) : 0LL);
+	put_raw(s, s->host_json, s->host_json_len);
+	put_i64(s, seq);
+	put_raw(s, ",\"kind\":", 8);
+	put_str(s, kind ? kind : "", klen);
+	put_raw(s, ",\"ts\":", 6);
+	put_i64(s, ts);
 	for (int i = 1; i < c->n; i++) {
+		int type, n;
+
 		if (i == c->ts || i == c->kind || !c->key[i])
 			continue;
-		switch (sqlite3_column_type(st, i)) {
+		type = sqlite3_column_type(st, i);
+		if (type == SQLITE_NULL)
+			continue;	/* left out: reads back as null */
+		n = type == SQLITE_INTEGER || type == SQLITE_FLOAT ? 32 : sqlite3_column_bytes(st, i);
+		if (reserve(s, c->klen[i] + 6 * (size_t)n + 8))
+			return -ENOMEM;
+		put_raw(s, c->key[i], c->klen[i]);
+		switch (type) {
 		case SQLITE_INTEGER:
-			s->len += sprintf(s->buf + s->len, "%s%lld", c->key[i],
-					  (long long)sqlite3_column_int64(st, i));
+			put_i64(s, sqlite3_column_int64(st, i));
 			break;
 		case SQLITE_FLOAT:
-			s->len += sprintf(s->buf + s->len, "%s%.17g", c->key[i], sqlite3_column_double(st, i));
+			s->len += sprintf(s->buf + s->len, "%.17g", sqlite3_column_double(st, i));
 			break;
 		case SQLITE_TEXT:
-			s->len += sprintf(s->buf + s->len, "%s", c->key[i]);
-			put_str(s, (const char *)sqlite3_column_text(st, i), sqlite3_column_bytes(st, i));
+			put_str(s, (const char *)sqlite3_column_text(st, i), n);
 			break;
-		case SQLITE_BLOB: {
+		default: {	/* BLOB, as hex */
 			const unsigned char *b = sqlite3_column_blob(st, i);
-			int len = sqlite3_column_bytes(st, i);
 
-			s->len += sprintf(s->buf + s->len, "%s\"", c->key[i]);
-			for (int k = 0; k < len; k++)
+			s->buf[s->len++] = '"';
+			for (int k = 0; k < n; k++)
 				s->len += sprintf(s->buf + s->len, "%02x", b[k]);
 			s->buf[s->len++] = '"';
 			break;
 		}
-		default:	/* NULL: left out, reads back as null */
-			break;
 		}
 	}
 	s->buf[s->len++] = '}';
 	s->buf[s->len++] = '\n';
 	if (!s->rows++) {
 		s->first = seq;
-		s->first_ts = c->ts > 0 ? sqlite3_column_int64(st, c->ts) : 0;
+		s->first_ts = ts;
 	}
 	s->last = seq;
 	return 0;
@@ -570,6 +602,7 @@ static int ship_new(struct ks_ship **out, struct ks_nats *n, const char *host, c
 	put_str(s, s->host, strlen(s->host));
 	p = s->host_json + s->len;
 	strcpy(p, ",\"seq\":");
+	s->host_json_len = strlen(s->host_json);
 	s->buf = NULL;
 	s->cap = s->len = 0;
 	s->zc = ZSTD_createCCtx();
