@@ -15,7 +15,9 @@
 # hits per copy for each syscall path, compares a kprobe on the symbol
 # alone, kills each path with the fixture shield, and is refused another
 # build's manifest (the other row's; with one row, this row's manifest with
-# its build ID altered). Prints download, extraction and resolution times,
+# its build ID altered), and refused a forged or unsigned manifest (the
+# guest requires manifests signed by a key made here). Prints download,
+# extraction and resolution times,
 # then the matrix table; results in DIR (default build/matrix-dbg).
 set -uo pipefail
 
@@ -108,6 +110,23 @@ for i in "${!ids[@]}"; do
 	fi
 done
 
+# Manifests signed (the guest requires signatures: KSHIELD_SITES_KEYS), and
+# for the refusals: each kernel's manifest with one offset moved by a byte
+# under its original signature (forged), and unsigned.
+mkdir -p "$ks/keys" "$ks/sites-forged" "$ks/sites-unsigned"
+"$build/kshield" shield keygen "$ks/signer" >/dev/null && cp "$ks/signer.pub" "$ks/keys/" ||
+	{ echo "matrix-dbg: can't make a signing key" >&2; exit 1; }
+for id in "${ids[@]}"; do
+	for d in sites sites-other; do
+		"$build/kshield" sites sign "$ks/$d/$id.json" --key "$ks/signer.key" >/dev/null ||
+			{ echo "matrix-dbg: can't sign $ks/$d/$id.json" >&2; exit 1; }
+	done
+	jq '(.functions[0].sites | map(.probeable) | index(true)) as $i
+	    | .functions[0].sites[$i].symbol_offset += 1' "$ks/sites/$id.json" >"$ks/sites-forged/$id.json"
+	cp "$ks/sites/$id.json.sig" "$ks/sites-forged/"
+	cp "$ks/sites/$id.json" "$ks/sites-unsigned/"
+done
+
 # The driver and the fixture shield, per arch (an arm64 object for arm64's
 # pt_regs; run.sh sets up the cross toolchain and arm64 build first).
 mkdir -p "$ks/x86_64" "$ks/aarch64"
@@ -133,7 +152,7 @@ echo "matrix-dbg: guests $(secs "$t0" "$(now)") s"
 jq -r '.[] | select(.check == "ksites") | "matrix-dbg: \(.kernel): \(.status); \(.sites) copies (\(.probeable) probeable); hits " +
 	([.hits | to_entries[] | "\(.key)=\([.value[] | "\(.caller)#\(.id):\(.hits)"] | join("+"))"] | join(" ")) +
 	"; symbol kprobe " + ([.symbol_hits | to_entries[] | "\(.key)=\(.value)"] | join(" ")) +
-	"; killed \(.killed | join(",")); other build refused: \(.mismatch_refused)/\(.mismatch_load_refused)" +
+	"; killed \(.killed | join(",")); other build refused: \(.mismatch_refused)/\(.mismatch_load_refused); forged/unsigned manifest refused: \(.forged_refused)/\(.unsigned_refused)" +
 	(if .bench_ns.bare then "; open+close (TCG, fastest of 3) \(.bench_ns.bare | min) ns bare, \(.bench_ns.kprobe | min) ns with the shield: x\((.bench_ns.kprobe | min) / (.bench_ns.bare | min) * 100 | round / 100)" else "" end) +
 	(if .error then "; error: \(.error)" else "" end)' "$out/results.json"
 exit $rc

@@ -52,7 +52,8 @@ objs=("$SHIELDS"/*.bpf.o)
 # Check ksites (make matrix-dbg): the kernel inline-site test, its syscall
 # driver, its fixture shield and the sites manifests made on the host
 # ($KSITES: sites/ for the real builds, sites-other/ a manifest of another
-# build under each kernel's name, for the refusal; the driver and fixture
+# build under each kernel's name, for the refusal; sites-forged/ and
+# sites-unsigned/ refused by signature, keys/ the trusted key; the driver and fixture
 # per arch in x86_64/ and aarch64/).
 if [[ ,$checks, == *,ksites,* ]]; then
 	: "${KSITES:?check ksites needs KSITES (made by matrix/dbg.sh)}"
@@ -62,7 +63,8 @@ if [[ ,$checks, == *,ksites,* ]]; then
 	[ "$strip_" = strip ] || arch_=aarch64
 	cp "$KSITES/$arch_/ksites-drv" "$stage/bin/"
 	cp "$KSITES/$arch_/kernel-sites.bpf.o" "$stage/fixtures/"
-	cp -r "$KSITES/sites" "$KSITES/sites-other" "$stage/etc/kshield/"
+	cp -r "$KSITES/sites" "$KSITES/sites-other" "$KSITES/sites-forged" \
+		"$KSITES/sites-unsigned" "$KSITES/keys" "$stage/etc/kshield/"
 fi
 if [[ ,$checks, == *,broken,* || ,$checks, == *,broken-as-shield,* ]]; then
 	cp "$FIXTURES/broken-shield.bpf.o" "$stage/fixtures/"

@@ -55,7 +55,8 @@ def nobpf_check:
 # The ksites check (tests/guest/kernel-sites.sh, `make matrix-dbg`): every
 # copy of an inlined kernel function probed from a sites manifest, each
 # syscall path seen once at a copy of its own and killed there, benign opens
-# untouched, another build's manifest refused. $s: step -> kshield's JSON.
+# untouched, another build's manifest refused, a forged or unsigned one too
+# (the guest requires signed manifests). $s: step -> kshield's JSON.
 def ksites_row($s):
   (if $arch == "x86_64" then ["open", "openat", "creat", "open32", "openat32", "creat32"]
    else ["openat"] end) as $kinds
@@ -75,6 +76,8 @@ def ksites_row($s):
      mismatch_refused: (($s.mismatch.error // "") | test("refusing")),
      mismatch_load_refused: (($s["mismatch-load"].error // "") | test("refusing")),
      mismatch_error: $s.mismatch.error,
+     forged_refused: (($s["forged-load"].error // "") | test("bad signature")),
+     unsigned_refused: (($s["unsigned-load"].error // "") | test("unsigned")),
      site_pins: $s.kprobes.site_pins, kprobes_listed: $s.kprobes.listed,
      kprobes_optimized: $s.kprobes.optimized,
      kills_counted: ([$s.stats[]? | select(.name == "kernel-sites-fixture") | .verdicts.killed] | first),
@@ -96,6 +99,8 @@ def ksites_row($s):
        elif ($ok_broken | length) > 0 then "benign open disturbed: \($ok_broken | join(","))"
        elif .mismatch_refused != true then "another build's manifest was not refused: \($s.mismatch)"
        elif .mismatch_load_refused != true then "the shield loaded with another build's manifest"
+       elif .forged_refused != true then "a forged manifest was not refused: \($s["forged-load"])"
+       elif .unsigned_refused != true then "an unsigned manifest was not refused: \($s["unsigned-load"])"
        else null end);
 
 [inputs | gsub("\r"; "") | gsub("\u001b\\[[0-9;?]*[a-zA-Z]|\u001bc"; "")] as $lines

@@ -4,7 +4,9 @@
 # matrix/init. Needs kshield, /bin/ksites-drv (tests/guest/ksites-drv.c),
 # /fixtures/kernel-sites.bpf.o, the sites manifest made on the host in
 # /etc/kshield/sites/<build-id>.json and one of another build in
-# /etc/kshield/sites-other/.
+# /etc/kshield/sites-other/, all signed by the key in /etc/kshield/keys
+# (required here: KSHIELD_SITES_KEYS); a forged copy (one offset moved,
+# signature kept) in sites-forged/ and an unsigned one in sites-unsigned/.
 #
 # Prints "KSHIELD-SITES <step> <kshield's JSON>" lines; matrix/rows.jq turns
 # them into the row of check "ksites" and its verdict:
@@ -21,6 +23,8 @@
 #   bench              {"bare": [ns...], "kprobe": [ns...]} per open+close
 #   mismatch           sites list with only another build's manifest (must fail)
 #   mismatch-load      the shield loaded with it (must fail)
+#   forged-load        the shield loaded with the forged manifest (must fail: bad signature)
+#   unsigned-load      the shield loaded with the unsigned manifest (must fail: unsigned)
 # arm64 has openat only (open, creat and the compat paths need AArch32).
 case $(uname -m) in
 x86_64) KINDS="open openat creat open32 openat32 creat32" ;;
@@ -36,6 +40,7 @@ json() {
 	echo "KSHIELD-SITES $step ${out:-null}"
 }
 
+export KSHIELD_SITES_KEYS=/etc/kshield/keys
 export KSHIELD_SITES_DIR=/etc/kshield/sites
 json debuginfo kshield -j debuginfo kernel
 json list kshield -j sites list kernel:$FN
@@ -73,4 +78,9 @@ export KSHIELD_SITES_DIR=/etc/kshield/sites-other
 json mismatch kshield -j sites list kernel:$FN
 json mismatch-load kshield -j shield load /fixtures/kernel-sites.bpf.o
 kshield shield unload kernel-sites-fixture 2>/dev/null
-unset KSHIELD_SITES_DIR
+for d in forged unsigned; do
+	export KSHIELD_SITES_DIR=/etc/kshield/sites-$d
+	json $d-load kshield -j shield load /fixtures/kernel-sites.bpf.o
+	kshield shield unload kernel-sites-fixture 2>/dev/null
+done
+unset KSHIELD_SITES_DIR KSHIELD_SITES_KEYS
