@@ -64,8 +64,9 @@ void ks_config_defaults(struct ks_config *cfg);
  * Returns 0 or a negative errno with "FILE:LINE: what is wrong" recorded. */
 int ks_config_load(struct ks_config *cfg, const char *path, bool must_exist);
 /* SIGHUP: re-read cfg->path and take its shield modes, default_mode, guard
- * and check_interval; paths (store, shields_dir, bpffs) and command-line
- * overrides stay as they are until a restart. On error nothing changes. */
+ * and check_interval; paths (store, shields_dir, bpffs, sites_dir,
+ * keys_dir) and command-line overrides stay as they are until a restart.
+ * On error nothing changes. */
 int ks_config_reload(struct ks_config *cfg);
 /* Mode for shield @name: its own line, else default_mode. */
 enum ks_mode ks_config_mode(const struct ks_config *cfg, const char *name);
