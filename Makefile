@@ -107,7 +107,7 @@ $(BUILD)/tests/kshield-tests: $(TEST_SRCS) $(wildcard tests/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests $(TEST_SRCS) -lcriterion -ljson-c -lsqlite3 -lbpf -o $@
 
-test-host: all $(BUILD)/tests/kshield-tests $(FIXTURES)
+test-host: all $(BUILD)/tests/kshield-tests $(FIXTURES) $(BUILD)/bench/store_ingest
 	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \
 	    KSHIELD_FIXTURES=$(abspath $(BUILD)/tests/fixtures) \
 	    $(BUILD)/tests/kshield-tests --jobs 1 $(TESTFLAGS)

@@ -39,6 +39,9 @@ struct ks_store {
 	struct timespec first;		/* when the first of them was queued */
 	bool in_tx;
 	__s64 last_ts;			/* newest ts stored (ts is the row key) */
+	long long exec_rows;		/* rows in the current exec chunk */
+	__s64 exec_day;			/* UTC day of its rows */
+	bool exec_full;			/* no more chunks: keep filling it */
 	__u64 committed;		/* rows committed since open */
 };
 
@@ -133,16 +136,16 @@ static int check_identity(sqlite3 *db, const char *path, bool create)
 	return 0;
 }
 
-/* Create, migrate or bring up to date the layout, in one transaction,
- * and stamp the version. */
-static int apply_schema(sqlite3 *db)
+/* Run @fn (schema changes) in a transaction of its own, and stamp the
+ * version. */
+static int schema_tx(sqlite3 *db, int (*fn)(sqlite3 *db))
 {
 	char sql[64];
 	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 
 	if (rc != SQLITE_OK)
 		return rc;
-	rc = ks_schema_apply(db);
+	rc = fn(db);
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", KS_STORE_VERSION);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
@@ -151,6 +154,42 @@ static int apply_schema(sqlite3 *db)
 	if (rc != SQLITE_OK && !sqlite3_get_autocommit(db))
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
+}
+
+#define DAY_NS 86400000000000LL
+
+/* The INSERT into the current exec chunk, and how full that chunk is. */
+static int exec_prepare(struct ks_store *s)
+{
+	long long newest = 0;
+	char q[1024];
+	int rc;
+
+	sqlite3_finalize(s->ins[KS_TAB_EXEC]);
+	s->ins[KS_TAB_EXEC] = NULL;
+	ks_schema_insert_sql(s->db, KS_TAB_EXEC, q, sizeof(q));
+	rc = sqlite3_prepare_v3(s->db, q, -1, SQLITE_PREPARE_PERSISTENT, &s->ins[KS_TAB_EXEC], NULL);
+	if (rc == SQLITE_OK)
+		rc = ks_schema_exec_current(s->db, &s->exec_rows, &newest);
+	s->exec_day = newest / DAY_NS;
+	return rc;
+}
+
+/* Seal the current exec chunk and start the next, between two batches. */
+static int exec_roll(struct ks_store *s)
+{
+	int rc = ks_store_commit(s);
+
+	if (rc < 0)
+		return rc;
+	rc = schema_tx(s->db, ks_schema_exec_roll);
+	if (rc == SQLITE_FULL) {
+		s->exec_full = true;
+		return 0;
+	}
+	if (rc == SQLITE_OK)
+		rc = exec_prepare(s);
+	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't start a new exec chunk");
 }
 
 static void bins_forget(struct ks_store *s)
@@ -212,10 +251,10 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 			  "PRAGMA wal_autocheckpoint=4096; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
-		rc = apply_schema(s->db);
+		rc = schema_tx(s->db, ks_schema_apply);
 	/* ts is unique across tables: the newest of any of them */
-	const char *tabs[KS_TAB_MAX + 1];
-	for (int i = 0, n = ks_schema_tables(s->db, tabs, KS_TAB_MAX + 1); rc == SQLITE_OK && i < n; i++) {
+	const char *tabs[KS_SCHEMA_TABLES_MAX];
+	for (int i = 0, n = ks_schema_tables(s->db, tabs, KS_SCHEMA_TABLES_MAX); rc == SQLITE_OK && i < n; i++) {
 		char q[96];
 
 		snprintf(q, sizeof(q), "SELECT coalesce(max(ts), 0) FROM %s", tabs[i]);
@@ -225,9 +264,11 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	for (int t = 0; rc == SQLITE_OK && t < KS_TAB_MAX; t++) {
 		char q[1024];
 
-		ks_schema_insert_sql(t, q, sizeof(q));
+		ks_schema_insert_sql(s->db, t, q, sizeof(q));
 		rc = sqlite3_prepare_v3(s->db, q, -1, SQLITE_PREPARE_PERSISTENT, &s->ins[t], NULL);
 	}
+	if (rc == SQLITE_OK)
+		rc = exec_prepare(s);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v3(s->db, "SELECT id FROM binaries WHERE path = ?1", -1,
 					SQLITE_PREPARE_PERSISTENT, &s->bin_get, NULL);
@@ -606,14 +647,26 @@ int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
 	 * predates the newest row (ring buffer order across CPUs, a clock
 	 * stepped back) is stored 1 ns after it. */
 	s->last_ts = r->ts > s->last_ts ? r->ts : s->last_ts + 1;
-	if (tab == KS_TAB_EXEC && (r->fields & KS_ROW_EXEC) && r->binary[0] &&
-	    !(bin = bin_id(s, r->binary, s->last_ts)))
-		return sql_err(s->db, sqlite3_errcode(s->db), "can't store an event's binary");
+	if (tab == KS_TAB_EXEC) {
+		__s64 day = s->last_ts / DAY_NS;
+
+		if (s->exec_rows && !s->exec_full &&
+		    (day != s->exec_day || s->exec_rows >= KS_EXEC_CHUNK_ROWS)) {
+			if ((err = exec_roll(s)) || (err = begin(s)))
+				return err;
+			st = s->ins[tab];
+		}
+		if (!s->exec_rows)
+			s->exec_day = day;
+		if ((r->fields & KS_ROW_EXEC) && r->binary[0] && !(bin = bin_id(s, r->binary, s->last_ts)))
+			return sql_err(s->db, sqlite3_errcode(s->db), "can't store an event's binary");
+	}
 	ks_schema_bind(st, tab, r, s->last_ts, bin);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return sql_err(s->db, rc, "can't store an event");
+	s->exec_rows += tab == KS_TAB_EXEC;
 	if (++s->pending >= KS_STORE_BATCH) {
 		rc = ks_store_commit(s);
 		return rc < 0 ? rc : 0;
@@ -704,14 +757,13 @@ static long delete_chunks(struct ks_store *s, const char *sql, sqlite3_int64 arg
 	return total;
 }
 
-/* Delete the rows older than @cut from every table, in chunks. A version
- * 1 table left empty is dropped (and the view rewritten without it). */
+/* Delete the rows older than @cut from every table, in chunks. Exec
+ * chunks and a version 1 table left empty are dropped. */
 static long delete_before(struct ks_store *s, sqlite3_int64 cut)
 {
-	const char *tabs[KS_TAB_MAX + 1];
-	int n = ks_schema_tables(s->db, tabs, KS_TAB_MAX + 1);
+	const char *tabs[KS_SCHEMA_TABLES_MAX];
+	int n = ks_schema_tables(s->db, tabs, KS_SCHEMA_TABLES_MAX), rc;
 	long total = 0, d;
-	long long left = 1;
 	char sql[160];
 
 	for (int i = 0; i < n; i++) {
@@ -721,16 +773,10 @@ static long delete_before(struct ks_store *s, sqlite3_int64 cut)
 			return d;
 		total += d;
 	}
-	if (n > KS_TAB_MAX && total &&
-	    pragma_int(s->db, "SELECT count(*) FROM (SELECT 1 FROM ev_v1 LIMIT 1)", &left) == SQLITE_OK &&
-	    !left) {
-		int rc = sqlite3_exec(s->db, "DROP TABLE ev_v1", NULL, NULL, NULL);
-
-		if (rc == SQLITE_OK)
-			rc = apply_schema(s->db);
-		if (rc != SQLITE_OK)
-			return sql_err(s->db, rc, "can't drop the emptied version 1 table");
-	}
+	if (total && (rc = schema_tx(s->db, ks_schema_prune)) != SQLITE_OK)
+		return sql_err(s->db, rc, "can't drop emptied tables");
+	if (total && (rc = exec_prepare(s)) != SQLITE_OK)
+		return sql_err(s->db, rc, "can't drop emptied tables");
 	return total;
 }
 

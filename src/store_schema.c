@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "store_schema.h"
 
@@ -86,6 +87,58 @@ static const struct tab_def {
 };
 #define V1_TABLE "ev_v1"
 
+/* Exec rows go to chunks, ev_exec then ev_exec_1, ev_exec_2, ...: the
+ * newest takes the rows without an index; when the UTC day changes or it
+ * holds KS_EXEC_CHUNK_ROWS, it is sealed by building its (bin) index in
+ * one sort (a fraction of what the index costs row by row) and a new one
+ * starts. A hunt for one binary thus reads an index for every day but
+ * the current one, and retention drops emptied chunks whole. */
+static struct {
+	int count;
+	char name[KS_EXEC_CHUNKS_MAX][24];	/* oldest first; the last is current */
+} ex;
+
+static int chunk_no(const char *name)
+{
+	return name[7] == '_' ? atoi(name + 8) : 0;
+}
+
+/* Read the chunk list from the schema (an empty list: none yet). */
+static void load_chunks(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+
+	ex.count = 0;
+	if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND "
+			       "(name = 'ev_exec' OR name GLOB 'ev_exec_[0-9]*')", -1, &st, NULL))
+		return;
+	while (ex.count < KS_EXEC_CHUNKS_MAX && sqlite3_step(st) == SQLITE_ROW)
+		snprintf(ex.name[ex.count++], sizeof(ex.name[0]), "%s", sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	if (!ex.count)		/* a new store: the first chunk is to be made */
+		snprintf(ex.name[ex.count++], sizeof(ex.name[0]), "ev_exec");
+	/* by number: ev_exec_10 after ev_exec_9 */
+	for (int i = 1; i < ex.count; i++)
+		for (int j = i; j > 0 && chunk_no(ex.name[j]) < chunk_no(ex.name[j - 1]); j--) {
+			char tmp[24];
+
+			memcpy(tmp, ex.name[j], sizeof(tmp));
+			memcpy(ex.name[j], ex.name[j - 1], sizeof(tmp));
+			memcpy(ex.name[j - 1], tmp, sizeof(tmp));
+		}
+}
+
+static const char *current_chunk(void)
+{
+	return ex.name[ex.count - 1];
+}
+
+/* Table name of @t (the current chunk for execs). */
+static const char *tab_name(int t)
+{
+	return t == KS_TAB_EXEC ? current_chunk() : tabs[t].name;
+}
+
 enum ks_tab ks_schema_tab(const char *kind)
 {
 	for (int t = 0; t < KS_TAB_OTHER; t++)
@@ -141,12 +194,13 @@ static void put(struct buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
-void ks_schema_insert_sql(enum ks_tab tab, char *out, size_t len)
+void ks_schema_insert_sql(sqlite3 *db, enum ks_tab tab, char *out, size_t len)
 {
 	struct buf b = { out, 0, len };
 	int n = 0;
 
-	put(&b, "INSERT INTO %s(", tabs[tab].name);
+	load_chunks(db);
+	put(&b, "INSERT INTO %s(", tab_name(tab));
 	for (int i = 0, c; i < C_MAX; i++)
 		if (stores(tab, c = col_at(tab, i)))
 			put(&b, "%s%s", n++ ? "," : "", phys(tab, c));
@@ -261,8 +315,8 @@ static void view_sql(struct buf *view, struct buf *ins, struct buf *del, struct 
 	struct buf *b = view;
 
 	put(b, "CREATE VIEW events AS");
-	for (int t = 0; t < KS_TAB_MAX + v1; t++) {
-		put(b, "%s SELECT", t ? " UNION ALL" : "");
+	for (int t = 0, k = 0; t < KS_TAB_MAX + v1; t += t != KS_TAB_EXEC || ++k >= ex.count) {
+		put(b, "%s SELECT", t || k ? " UNION ALL" : "");
 		for (int c = 0; c < C_MAX; c++) {
 			bool has = t == KS_TAB_MAX ? cols[c].tabs & T_V1 : stores(t, c);
 
@@ -277,7 +331,8 @@ static void view_sql(struct buf *view, struct buf *ins, struct buf *del, struct 
 			else
 				put(b, " CAST(NULL AS %s) AS %s,", affinity(c), cols[c].name);
 		}
-		put(b, " e.ts AS rowid FROM %s e", t == KS_TAB_MAX ? V1_TABLE : tabs[t].name);
+		put(b, " e.ts AS rowid FROM %s e", t == KS_TAB_MAX ? V1_TABLE :
+		    t == KS_TAB_EXEC ? ex.name[k] : tabs[t].name);
 		if (t == KS_TAB_EXEC)
 			put(b, " LEFT JOIN binaries b ON b.id = e.bin");
 	}
@@ -291,7 +346,7 @@ static void view_sql(struct buf *view, struct buf *ins, struct buf *del, struct 
 	for (int t = 0; t < KS_TAB_MAX; t++) {
 		int n = 0;
 
-		put(b, " INSERT INTO %s(", tabs[t].name);
+		put(b, " INSERT INTO %s(", tab_name(t));
 		for (int i = 0, c; i < C_MAX; i++)
 			if (stores(t, c = col_at(t, i)))
 				put(b, "%s%s", n++ ? "," : "", phys(t, c));
@@ -323,7 +378,10 @@ static void view_sql(struct buf *view, struct buf *ins, struct buf *del, struct 
 	b = del;
 	put(b, "CREATE TRIGGER events_delete INSTEAD OF DELETE ON events BEGIN");
 	for (int t = 0; t < KS_TAB_MAX + v1; t++)
-		put(b, " DELETE FROM %s WHERE ts = OLD.ts;", t == KS_TAB_MAX ? V1_TABLE : tabs[t].name);
+		if (t != KS_TAB_EXEC)
+			put(b, " DELETE FROM %s WHERE ts = OLD.ts;", t == KS_TAB_MAX ? V1_TABLE : tabs[t].name);
+	for (int k = 0; k < ex.count; k++)
+		put(b, " DELETE FROM %s WHERE ts = OLD.ts;", ex.name[k]);
 	put(b, " END");
 
 	/* Records are facts: UPDATE is refused when it runs (and, having a
@@ -332,6 +390,20 @@ static void view_sql(struct buf *view, struct buf *ins, struct buf *del, struct 
 	put(b, "CREATE TRIGGER events_update INSTEAD OF UPDATE ON events BEGIN "
 	    "SELECT RAISE(ABORT, 'stored events are not updated'); END");
 }
+
+static void create_sql(struct buf *b, int t, const char *name)
+{
+	int n = 0;
+
+	put(b, "CREATE TABLE IF NOT EXISTS %s(", name);
+	for (int i = 0, c; i < C_MAX; i++)
+		if (stores(t, c = col_at(t, i)))
+			put(b, "%s%s %s", n++ ? ", " : "", phys(t, c),
+			    t == KS_TAB_EXEC && c == C_BINARY ? "INTEGER" : cols[c].type);
+	put(b, ");");
+}
+
+static int view_apply(sqlite3 *db, bool v1);
 
 /* Whether sqlite_master holds exactly @sql for @name. */
 static bool same_sql(sqlite3 *db, const char *name, const char *sql)
@@ -365,17 +437,14 @@ int ks_schema_apply(sqlite3 *db)
 			return rc;
 	}
 	v1 = exists(db, "table", V1_TABLE);
+	load_chunks(db);
 	put(&b, "CREATE TABLE IF NOT EXISTS binaries(id INTEGER PRIMARY KEY, path TEXT NOT NULL "
 	    "UNIQUE, first INTEGER);");
 	for (int t = 0; t < KS_TAB_MAX; t++) {
 		int n = 0;
 
-		put(&b, "CREATE TABLE IF NOT EXISTS %s(", tabs[t].name);
-		for (int i = 0, c; i < C_MAX; i++)
-			if (stores(t, c = col_at(t, i)))
-				put(&b, "%s%s %s", n++ ? ", " : "", phys(t, c),
-				    t == KS_TAB_EXEC && c == C_BINARY ? "INTEGER" : cols[c].type);
-		put(&b, ");");
+		(void)n;
+		create_sql(&b, t, tab_name(t));
 	}
 	put(&b, "CREATE INDEX IF NOT EXISTS ev_other_kind ON ev_other(kind);"
 	    "CREATE TABLE IF NOT EXISTS clock(since INTEGER NOT NULL, boot_to_real INTEGER NOT NULL);"
@@ -387,17 +456,28 @@ int ks_schema_apply(sqlite3 *db)
 	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
+	load_chunks(db);
 
 	/* Columns added since a table was created. */
-	for (int t = 0; t < KS_TAB_MAX; t++)
+	for (int t = 0, k = 0; t < KS_TAB_MAX; t += t != KS_TAB_EXEC || ++k >= ex.count) {
+		const char *name = t == KS_TAB_EXEC ? ex.name[k] : tabs[t].name;
+
 		for (int c = 0; c < C_MAX; c++) {
-			if (!(stores(t, c)) || has_column(db, tabs[t].name, phys(t, c)))
+			if (!(stores(t, c)) || has_column(db, name, phys(t, c)))
 				continue;
-			snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", tabs[t].name,
+			snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", name,
 				 phys(t, c), cols[c].type);
 			if ((rc = sqlite3_exec(db, sql, NULL, NULL, NULL)) != SQLITE_OK)
 				return rc;
 		}
+	}
+	return view_apply(db, v1);
+}
+
+/* Write the view and triggers for the tables there are now. */
+static int view_apply(sqlite3 *db, bool v1)
+{
+	int rc;
 
 	/* The view and triggers, rewritten only when they changed (a schema
 	 * change makes every reader re-prepare). */
@@ -432,21 +512,87 @@ int ks_schema_tables(sqlite3 *db, const char *names[], int max)
 		names[n++] = "events";
 		return n;
 	}
+	load_chunks(db);
 	for (int t = 0; t < KS_TAB_MAX && n < max; t++)
-		names[n++] = tabs[t].name;
+		if (t != KS_TAB_EXEC)
+			names[n++] = tabs[t].name;
+	for (int k = 0; k < ex.count && n < max; k++)
+		names[n++] = ex.name[k];
 	if (n < max && exists(db, "table", V1_TABLE))
 		names[n++] = V1_TABLE;
 	return n;
 }
 
+int ks_schema_exec_roll(sqlite3 *db)
+{
+	char sql[256];
+	int rc;
+
+	load_chunks(db);
+	if (ex.count >= KS_EXEC_CHUNKS_MAX - 1)
+		return SQLITE_FULL;	/* the view's UNION ALL has a limit: keep on */
+	snprintf(sql, sizeof(sql), "CREATE INDEX IF NOT EXISTS %s_bin ON %s(bin)", current_chunk(),
+		 current_chunk());
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	char name[24], create[2048];
+	struct buf b = { create, 0, sizeof(create) };
+
+	snprintf(name, sizeof(name), "ev_exec_%d", chunk_no(current_chunk()) + 1);
+	create_sql(&b, KS_TAB_EXEC, name);
+	rc = sqlite3_exec(db, create, NULL, NULL, NULL);
+	return rc == SQLITE_OK ? ks_schema_apply(db) : rc;
+}
+
+int ks_schema_prune(sqlite3 *db)
+{
+	char sql[128];
+	int rc = SQLITE_OK, dropped = 0;
+	long long n;
+
+	load_chunks(db);
+	for (int k = 0; k + 1 < ex.count && rc == SQLITE_OK; k++) {
+		sqlite3_stmt *st;
+
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM (SELECT 1 FROM %s LIMIT 1)", ex.name[k]);
+		if ((rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL)) != SQLITE_OK)
+			break;
+		n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 1;
+		sqlite3_finalize(st);
+		if (n)
+			continue;
+		snprintf(sql, sizeof(sql), "DROP TABLE %s", ex.name[k]);
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+		dropped++;
+	}
+	if (rc == SQLITE_OK && exists(db, "table", V1_TABLE)) {
+		sqlite3_stmt *st;
+
+		if ((rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM (SELECT 1 FROM " V1_TABLE
+					     " LIMIT 1)", -1, &st, NULL)) == SQLITE_OK) {
+			n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 1;
+			sqlite3_finalize(st);
+			if (!n && (rc = sqlite3_exec(db, "DROP TABLE " V1_TABLE, NULL, NULL, NULL)) == SQLITE_OK)
+				dropped++;
+		}
+	}
+	return rc == SQLITE_OK && dropped ? ks_schema_apply(db) : rc;
+}
+
 int ks_schema_count(sqlite3 *db, void (*fn)(void *arg, const char *kind, long long n), void *arg)
 {
-	const char *names[KS_TAB_MAX + 1];
-	int n = ks_schema_tables(db, names, KS_TAB_MAX + 1), rc = SQLITE_OK;
+	const char *names[KS_SCHEMA_TABLES_MAX];
+	int n = ks_schema_tables(db, names, KS_SCHEMA_TABLES_MAX), rc = SQLITE_OK;
 	char sql[160];
 
 	for (int t = 0; t < n && rc == SQLITE_OK; t++) {
-		const char *kind = t < KS_TAB_MAX && strcmp(names[t], "events") ? tabs[t].kind : NULL;
+		const char *kind = NULL;
+
+		for (int k = 0; k < KS_TAB_MAX; k++)
+			if (!strncmp(names[t], tabs[k].name, strlen(tabs[k].name)) &&
+			    strcmp(names[t], "ev_v1"))
+				kind = tabs[k].kind;
 		sqlite3_stmt *st;
 
 		if (kind)
@@ -460,4 +606,22 @@ int ks_schema_count(sqlite3 *db, void (*fn)(void *arg, const char *kind, long lo
 		sqlite3_finalize(st);
 	}
 	return rc;
+}
+
+int ks_schema_exec_current(sqlite3 *db, long long *rows, long long *newest)
+{
+	sqlite3_stmt *st;
+	char sql[128];
+	int rc;
+
+	load_chunks(db);
+	snprintf(sql, sizeof(sql), "SELECT count(*), coalesce(max(ts), 0) FROM %s", current_chunk());
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*rows = sqlite3_column_int64(st, 0);
+		*newest = sqlite3_column_int64(st, 1);
+	}
+	return sqlite3_finalize(st);
 }

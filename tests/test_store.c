@@ -415,3 +415,51 @@ Test(store_migrate, m02_a_newer_store_is_refused_in_one_line)
 	free(out);
 	free(err);
 }
+
+/* The agent's write path over ten days (bench/store_ingest fill): one
+ * exec chunk a day, sealed ones indexed; hunts agree with the tables;
+ * retention by age drops whole chunks. */
+Test(store_migrate, m03_exec_chunks_by_day_indexed_hunted_and_dropped)
+{
+	char bench[512], cmd[1024];
+	json_object *h;
+
+	snprintf(bench, sizeof(bench), "%s", ks_bin());
+	*strrchr(bench, '/') = '\0';
+	strcat(bench, "/bench/store_ingest");
+	cr_assert_eq(ks_runf(NULL, NULL, "%s fill %s 200000 10 50", bench, menv.store), 0,
+		     "%s fill failed (make build/bench/store_ingest)", bench);
+	long long chunks = ka_sql_int(menv.store, "SELECT count(*) FROM sqlite_master WHERE "
+				      "type = 'table' AND name GLOB 'ev_exec*'");
+	long long sealed = ka_sql_int(menv.store, "SELECT count(*) FROM sqlite_master WHERE "
+				      "type = 'index' AND name GLOB 'ev_exec*_bin'");
+	cr_expect(chunks >= 10 && chunks <= 12, "%lld exec chunks for 10 days", chunks);
+	cr_expect_eq(sealed, chunks - 1, "every chunk but the current one is indexed");
+	cr_expect_eq(ka_sql_int(menv.store, "SELECT count(*) FROM events WHERE kind = 'exec'"), 60000);
+
+	/* one binary over everything: the view (indexes and the hot chunk) */
+	snprintf(cmd, sizeof(cmd), "%s -j hunt --store %s binary --binary /usr/bin/prog-7 --limit 0",
+		 ks_bin(), menv.store);
+	h = ks_run_json(cmd, NULL, NULL);
+	cr_assert(h);
+	cr_expect_eq(ka_int(h, "count"), 60000 / 50);
+	json_object_put(h);
+
+	/* keep 5 days: the older chunks go whole, the rest stays hunted */
+	ka_start(&menv, "--keep 5d");
+	long long left = chunks;
+	for (double t0 = ka_now(); ka_now() - t0 < 20 && left > 7; usleep(200000))
+		left = ka_sql_int(menv.store, "SELECT count(*) FROM sqlite_master WHERE "
+				  "type = 'table' AND name GLOB 'ev_exec*'");
+	ka_stop(&menv, SIGTERM);
+	cr_expect(left >= 5 && left <= 7, "%lld exec chunks after --keep 5d", left);
+	long long execs = ka_sql_int(menv.store, "SELECT count(*) FROM events WHERE kind = 'exec' "
+				     "AND binary GLOB '/usr/bin/prog-*'");
+	cr_expect(execs > 25000 && execs < 35000, "%lld execs left of 60000", execs);
+	h = ks_run_json(cmd, NULL, NULL);
+	cr_assert(h);
+	cr_expect_eq(ka_int(h, "count"), ka_sql_int(menv.store, "SELECT count(*) FROM events "
+						   "WHERE binary = '/usr/bin/prog-7'"));
+	cr_expect_gt(ka_int(h, "count"), 0);
+	json_object_put(h);
+}
