@@ -620,9 +620,9 @@ static long long wait_pg_rows(const char *host, long long want, int timeout_s)
  * SIGKILL mid-pass leaves frames sent but unacknowledged (and acked frames
  * past its saved mark). Restarted, it re-sends from its mark: every event
  * lands in PostgreSQL exactly once. */
-Test(fleet, events_exactly_once_when_the_agent_is_killed_mid_shipping)
+Test(fleet, events_exactly_once_when_the_agent_is_killed_mid_shipping, .timeout = 180)
 {
-	const long long total = 200000;
+	const long long total = 600000;	/* a pass of a few seconds */
 	char db[300], host[64], prefix[32], extra[400];
 	long long rows, distinct, at_kill = -1;
 
@@ -633,11 +633,12 @@ Test(fleet, events_exactly_once_when_the_agent_is_killed_mid_shipping)
 	snprintf(extra, sizeof(extra), "--store %s", db);
 	store_append(db, 1, total);
 	agent_start(0, prefix, extra);
-	/* Kill it once part of the store is acknowledged, not all of it. */
-	for (int i = 0; i < 600 && at_kill <= 0; i++) {
+	/* Kill it once part of the store is acknowledged (the shipper saves
+	 * its mark every 250 ms of a pass), not all of it. */
+	for (int i = 0; i < 6000 && at_kill <= 0; i++) {
 		at_kill = shipped_mark(db, host);
 		if (at_kill <= 0)
-			usleep(20 * 1000);
+			usleep(5 * 1000);
 	}
 	kill(agents[0], SIGKILL);
 	waitpid(agents[0], NULL, 0);
