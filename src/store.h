@@ -11,9 +11,10 @@
  *   ret (syscall result: socket, alg_bind, userns, bpf),
  *   detail (JSON object with the rest of the record),
  *   rowid (= ts, for readers of the version 1 table).
- * It is a UNION ALL over one table per frequent kind (ev_exec, ev_exit,
- * ev_connect, ev_accept, ev_listen, ev_flow) and ev_other for the rest
- * (store_schema.c); INSERT and DELETE on it reach the right table. Queries
+ * It is a UNION ALL over one table per frequent kind (ev_exit, ev_connect,
+ * ev_accept, ev_listen, ev_flow; execs in day chunks ev_exec, ev_exec_1,
+ * ..., each indexed on its binary once its day is over) and ev_other for
+ * the rest (store_schema.c); INSERT and DELETE on it reach the right table. Queries
  * with ORDER BY ts (ts selected) merge the tables; aggregates over the
  * view read every row: ask for `ORDER BY ts DESC LIMIT 1`, not max(ts).
  * Table `binaries` (id, path, first): each binary and its first exec.

@@ -5,11 +5,11 @@
  * row on the agent's write path (measured: two of them halved ingest), and
  * hunts need only two kinds of selectivity, by kind and by binary. Rows
  * are therefore split by kind into rowid (= ts) tables without indexes: a
- * kind filter drops whole tables (the view gives exec and exit rows a
- * constant kind), a time range is a rowid range, and a binary is an integer
- * (table binaries) compared while scanning the execs of the time range.
- * Only the rare kinds share a table with a (kind) index, at a cost paid by
- * rare rows alone.
+ * kind filter drops whole tables (the view gives them a constant kind), a
+ * time range is a rowid range. Exec rows go to day chunks whose (bin)
+ * index is built in one sort when the day is over; binaries are integers
+ * (table binaries). Only the rare kinds share a table with a (kind) index,
+ * at a cost paid by rare rows alone.
  *
  * `events` is a UNION ALL view with the columns of the version 1 table and
  * `rowid` (= ts) last, for readers that walked the table by rowid.
