@@ -117,18 +117,21 @@ static __always_inline void flow_addrs(struct __sk_buff *skb, struct flow *f, bo
 	f->e.rport = bpf_ntohs(out ? ports[1] : ports[0]);
 }
 
-/* UDP: flag a packet whose peer is not the first one (IPv4: the address
- * word; IPv6: its last word, which differs between almost any two peers). */
+/* UDP: flag a packet whose peer is not the first one: its port, or its
+ * address (IPv4: the word; IPv6: the last word, which differs between
+ * almost any two peers). */
 static __always_inline void flow_peer_check(struct __sk_buff *skb, struct flow *f, bool v4,
-					    bool out)
+					    __u32 ipl, bool out)
 {
+	__u16 port = 0;
 	__u32 w = 0;
 
 	if (v4)
 		bpf_skb_load_bytes(skb, out ? 16 : 12, &w, 4);
 	else
 		bpf_skb_load_bytes(skb, out ? 36 : 20, &w, 4);
-	if (w != *(__u32 *)&f->e.raddr[v4 ? 0 : 12])
+	bpf_skb_load_bytes(skb, ipl + (out ? 2 : 0), &port, 2);
+	if (w != *(__u32 *)&f->e.raddr[v4 ? 0 : 12] || bpf_ntohs(port) != f->e.rport)
 		f->e.flags |= KS_FLOW_PEERS;
 }
 
@@ -199,7 +202,7 @@ static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 	if (!f->e.family)
 		flow_addrs(skb, f, v4, ipl, out);
 	else if (proto == IPPROTO_UDP)
-		flow_peer_check(skb, f, v4, out);
+		flow_peer_check(skb, f, v4, ipl, out);
 	if (out) {
 		__sync_fetch_and_add(&f->e.bytes_out, payload);
 		__sync_fetch_and_add(&f->e.pkts_out, segs);

@@ -564,6 +564,7 @@ Test(flow, t02_udp_ipv6_exact_payload_both_ends)
 	cr_expect_eq(ka_int(f, "detail.family"), AF_INET6);
 	cr_expect_eq(ka_int(f, "detail.bytes_out"), (long long)N * S);
 	cr_expect_eq(ka_int(f, "detail.pkts_out"), N);
+	cr_expect_eq(ka_int(f, "detail.peers"), 0);
 	cr_expect_str_eq(ka_str(f, "raddr"), "::1");
 	cr_expect_eq(ka_int(f, "rport"), port);
 	json_object_put(f);
@@ -800,4 +801,37 @@ Test(flow, t06_connection_older_than_the_monitor_gets_the_sockets_own_totals)
 	cr_expect(ka_int(st, "lost.flow") > lost0, "lost.flow %lld, was %lld",
 		  ka_int(st, "lost.flow"), lost0);
 	json_object_put(st);
+}
+
+Test(flow, t07_udp_ipv4_unconnected_sender_to_two_peers)
+{
+	const int N = 10, S = 500;
+	char buf[1000] = "";
+	int p1, p2, r1 = flow_listen("127.0.0.1", SOCK_DGRAM, &p1), r2 = flow_listen("127.0.0.1", SOCK_DGRAM, &p2);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+		for (int i = 0; s >= 0 && i < 2 * N; i++) {
+			to.sin_port = htons(i < N ? p1 : p2);
+			if (sendto(s, buf, S, 0, (void *)&to, sizeof(to)) != S)
+				_exit(1);
+		}
+		_exit(s >= 0 ? 0 : 2);
+	}
+	cr_assert_eq(WEXITSTATUS(wait_child(pid)), 0);
+	close(r1);
+	close(r2);
+	/* one socket, one record: the first peer's address, and a flag */
+	json_object *f = final_flow(pid, p1);
+	cr_assert(f, "no final flow record of the UDP sender %d", pid);
+	cr_expect_str_eq(ka_str(f, "detail.proto"), "udp");
+	cr_expect_eq(ka_int(f, "detail.family"), AF_INET);
+	cr_expect_eq(ka_int(f, "detail.bytes_out"), 2LL * N * S);
+	cr_expect_eq(ka_int(f, "detail.pkts_out"), 2 * N);
+	cr_expect_eq(ka_int(f, "rport"), p1);
+	cr_expect_eq(ka_int(f, "detail.peers"), 1, "a second peer was not noticed");
+	json_object_put(f);
 }
