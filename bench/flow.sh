@@ -5,7 +5,9 @@
 #   1. one loopback TCP connection moving BULK_BYTES (bench/bulk tcp);
 #   2. UDP_N 64-byte loopback datagrams (bench/bulk udp): the per-packet
 #      worst case;
-#   3. the loopback connect storm (bench/connect_storm, N_CONN).
+#   3. the loopback connect storm (bench/connect_storm, N_CONN);
+#   5. hunt exfil over HUNT_FLOWS stored flow rows (1% of them big, some
+#      flows with two records) against one scan counting those rows.
 # Each is run with no monitor (base), with the agent (monitor + flow,
 # records stored), and with the monitor pinned and no agent twice: flow
 # links attached, then flow links unpinned (detached): that pair isolates
@@ -23,6 +25,7 @@ BULK_BYTES=${BULK_BYTES:-2000000000}
 UDP_N=${UDP_N:-200000}
 N_CONN=${N_CONN:-15000}
 ROUNDS=${ROUNDS:-5}
+HUNT_FLOWS=${HUNT_FLOWS:-200000}
 DIR=$(mktemp -d /var/tmp/ks-bench-flow.XXXXXX)
 STORE=$DIR/events.db
 AGENT=
@@ -94,3 +97,18 @@ for w in "bulk tcp $BULK_BYTES" "bulk udp $UDP_N" "connect_storm $N_CONN"; do
 		END {printf "  %-30s all four: %.3f s of %.3f s workload CPU = %.1f%%\n", w, t / 1e9, cpu, 100 * t / 1e9 / cpu}' "$DIR/rt"
 done
 rm -rf "$KSHIELD_BPFFS"
+
+echo "== 5. hunt exfil over $HUNT_FLOWS flow rows (1% above --bytes), against a scan counting them"
+sqlite3 "$STORE" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < $HUNT_FLOWS)
+ INSERT INTO events(ts, kind, pid, raddr, rport, detail) SELECT (strftime('%s','now') - 3600) * 1000000000 + i * 10000,
+ 'flow', i % 1000, '203.0.113.' || (i % 200), 443, json_object('proto', 'tcp', 'bytes_out',
+ CASE WHEN i % 100 = 0 THEN 60000000 + i ELSE i END, 'final', 1, 'flow', (i % ($HUNT_FLOWS * 3 / 4)) || '-1') FROM n" || exit 1
+t() { local a b; a=$(date +%s.%N); "$@" > "$DIR/out" || exit 1; b=$(date +%s.%N); echo "$b - $a" | bc; }
+hs=(); ss=()
+for _ in 1 2 3; do
+	hs+=("$(t "$KS" -j hunt exfil --store "$STORE" --since 2h --limit 0)")
+	ss+=("$(t "$KS" -j hunt --store "$STORE" --since 2h --sql "SELECT count(*) AS n FROM events WHERE kind = 'flow' AND ts BETWEEN :since AND :until")")
+done
+h=$(printf '%s\n' "${hs[@]}" | median); sc=$(printf '%s\n' "${ss[@]}" | median)
+hits=$("$KS" -j hunt exfil --store "$STORE" --since 2h --limit 0 | sed -E 's/.*"count":([0-9]+).*/\1/')
+printf '  hunt exfil: %.3f s (%s hits, ancestry looked up for each); counting scan: %.3f s; ratio %s\n' "$h" "$hits" "$sc" "$(ratio "$h" "$sc")"
