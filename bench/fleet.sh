@@ -22,7 +22,8 @@
 #     ratio from the same run.
 #
 # Env: KSHIELD (binary), KSHIELD_SHIELDS, FLEET_CP (1000), FLEET_REAL (10),
-# FLEET_EVENTS (200000), FLEET_OLD (binary), FLEET_PARTS ("deploy events").
+# FLEET_EVENTS (200000), FLEET_OLD (binary), FLEET_PARTS ("deploy events"),
+# FLEET_COLLECT_ARGS (for the new collector, e.g. "--workers 1").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${KSHIELD:-$PWD/build/kshield}
@@ -162,13 +163,14 @@ cpu_s() {
 nats_pids() { cat "$D"/c/n[123].pid; }
 pg_pid() { head -1 "$D/c/pg/data/postmaster.pid"; }
 
-# events_e2e BINARY HOST: a copy of the store shipped by BINARY's agent
+# events_e2e BINARY HOST [COLLECT_ARGS]: a copy of the store shipped by BINARY's agent
 # (host HOST) while BINARY's collector writes PostgreSQL; from the agent's
 # start to the last row in PostgreSQL. Sets e2e (events/s); fails on loss.
 events_e2e() {
   local bin=$1 host=$2 db="$D/ev-$2.db" cpid apid shipped_at=0 n rows distinct t0 t1
   cp "$D/ev.db" "$db"
-  "$bin" collect --pg "$PG_CONNINFO" --nats "$NATS_URLS" >"$D/collect-$host.log" 2>&1 &
+  # shellcheck disable=SC2086
+  "$bin" collect --pg "$PG_CONNINFO" --nats "$NATS_URLS" $3 >"$D/collect-$host.log" 2>&1 &
   cpid=$!
   pids+=($cpid)
   sleep 1
@@ -214,6 +216,6 @@ if [ -n "$OLD" ]; then
   events_e2e "$OLD" old
   old_e2e=$e2e
 fi
-events_e2e "$K" new
+events_e2e "$K" new "${FLEET_COLLECT_ARGS:-}"
 [ -n "$OLD" ] && printf 'ratio: new / old end to end: %.2fx\n' "$(echo "$e2e / $old_e2e" | bc -l)"
 exit 0

@@ -524,7 +524,9 @@ static int64_t ship_batch(struct ks_ship *s, int64_t max, int64_t *mark_out)
 				err = frame_send(s);
 		}
 		sent += got;
-		more = got == want && (max <= 0 || sent < max);
+		/* A stopping agent ends the pass at a chunk: what is in
+		 * flight is still waited for and marked. */
+		more = got == want && (max <= 0 || sent < max) && !(s->stop && *s->stop);
 		sqlite3_reset(st);	/* no read transaction held between chunks */
 		if (!err && !more)
 			err = frame_send(s);	/* the last, partial frame */
