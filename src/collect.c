@@ -336,7 +336,6 @@ static void *fetch_loop(void *arg)
 
 	jsFetchRequest_Init(&fr);
 	fr.MaxBytes = FETCH_MAX_BYTES;
-	fr.Expires = (int64_t)1000 * 1000000;	/* 1 s */
 	while (!collect_stop) {
 		struct job *j = calloc(1, sizeof(*j));
 		natsStatus ns;
@@ -346,10 +345,23 @@ static void *fetch_loop(void *arg)
 			break;
 		}
 		/* About pp->batch events, whether messages are frames or
-		 * single events (an older agent's). */
+		 * single events (an older agent's). A fetch waits until it
+		 * has them all or expires: take what is there now (the
+		 * library still waits out a no-wait fetch that finds none,
+		 * hence its short expiry), and when there is nothing, wait
+		 * for the first message only. */
 		fr.Batch = pp->batch / per_msg;
 		fr.Batch = fr.Batch < 1 ? 1 : fr.Batch > 5000 ? 5000 : fr.Batch;
+		fr.NoWait = true;
+		fr.Expires = (int64_t)50 * 1000000;
 		ns = natsSubscription_FetchRequest(&j->list, pp->sub, &fr);
+		if (ns != NATS_OK || !j->list.Count) {
+			natsMsgList_Destroy(&j->list);
+			fr.NoWait = false;
+			fr.Batch = 1;
+			fr.Expires = (int64_t)1000 * 1000000;	/* 1 s */
+			ns = natsSubscription_FetchRequest(&j->list, pp->sub, &fr);
+		}
 		if (ns == NATS_TIMEOUT || (ns == NATS_OK && !j->list.Count)) {
 			job_free(j);
 			/* Two quiet seconds in a row with nothing pending: drained. */
