@@ -135,6 +135,28 @@ static __always_inline void flow_peer_check(struct __sk_buff *skb, struct flow *
 		f->e.flags |= KS_FLOW_PEERS;
 }
 
+/* The byte at @off from the network header: read in place when it is in
+ * the linear part (headers are, nearly always), which costs a fraction of
+ * a bpf_skb_load_bytes() call. */
+struct pkt {
+	struct __sk_buff *skb;
+	__u8 *data, *end;
+};
+
+static __always_inline int byte_at(struct pkt *k, __u32 off, __u8 *b)
+{
+	__u8 *p = k->data, *end = k->end;
+
+	if (off < 512) {
+		p += off;
+		if (p + 1 <= end) {
+			*b = *p;
+			return 0;
+		}
+	}
+	return bpf_skb_load_bytes(k->skb, off, b, 1);
+}
+
 static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 {
 	struct bpf_sock *sk = skb->sk;
@@ -144,8 +166,13 @@ static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 	__u8 b = 0;
 	bool v4;
 
+	struct pkt k = { skb };
+
 	if (!sk || !(sk = bpf_sk_fullsock(sk)))
 		return 1;
+	/* read once, at fixed context offsets (the verifier requires it) */
+	k.data = (__u8 *)(long)skb->data;
+	k.end = (__u8 *)(long)skb->data_end;
 	proto = sk->protocol;
 	if (proto == IPPROTO_TCP) {
 		/* listeners see handshakes, closed sockets only resets */
@@ -155,30 +182,29 @@ static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 		return 1;
 	}
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
-		if (bpf_skb_load_bytes(skb, 0, &b, 1))
+		if (byte_at(&k, 0, &b))
 			return 1;
 		ipl = (b & 0xf) * 4;
 		v4 = true;
 	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
 		ipl = 40;
 		v4 = false;
-		if (bpf_skb_load_bytes(skb, 6, &b, 1))
+		if (byte_at(&k, 6, &b))
 			return 1;
 		/* extension headers: BIG TCP's hop-by-hop jumbo header above
 		 * all (a GSO packet over 64K), routing, destination options */
 		for (int i = 0; i < 3 && (b == 0 || b == 43 || b == 60); i++) {
-			__u8 ext[2];
+			__u8 len8 = 0;
 
-			if (bpf_skb_load_bytes(skb, ipl, ext, 2))
+			if (byte_at(&k, ipl, &b) || byte_at(&k, ipl + 1, &len8))
 				return 1;
-			b = ext[0];
-			ipl += (ext[1] + 1) * 8;
+			ipl += (len8 + 1) * 8;
 		}
 	} else {
 		return 1;
 	}
 	if (proto == IPPROTO_TCP) {
-		if (bpf_skb_load_bytes(skb, ipl + 12, &b, 1))
+		if (byte_at(&k, ipl + 12, &b))
 			return 1;
 		l4 = (b >> 4) * 4;
 	} else {
