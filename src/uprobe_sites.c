@@ -4,17 +4,49 @@
  * program knows which copy fired, and the per-site argument table.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "uprobe_sites.h"
 
+#define DETACH_THREADS	32
+
+struct detach {
+	struct bpf_link **links;
+	int n, stride;
+};
+
+static void *detach_stripe(void *arg)
+{
+	struct detach *d = arg;
+
+	for (int i = 0; i < d->n; i += d->stride)
+		bpf_link__destroy(d->links[i]);
+	return NULL;
+}
+
 void ks_uprobe_links_free(struct bpf_link **links, int nlinks)
 {
-	int i;
+	/* Each detach waits out an RCU grace period in the kernel (about
+	 * 0.2 s on a loaded host): one by one, 300 copies took a minute.
+	 * Detaches running at once share their grace periods. */
+	struct detach d[DETACH_THREADS];
+	pthread_t th[DETACH_THREADS];
+	int i, nt = nlinks < DETACH_THREADS ? nlinks : DETACH_THREADS, started = 0;
 
+	for (i = 1; i < nt; i++) {
+		d[i] = (struct detach){ links + i, nlinks - i, nt };
+		if (pthread_create(&th[i], NULL, detach_stripe, &d[i]))
+			break;
+		started = i;
+	}
+	/* This thread takes stripe 0, and any stripe that got no thread. */
 	for (i = 0; i < nlinks; i++)
-		bpf_link__destroy(links[i]);
+		if (i % (nt ? nt : 1) == 0 || i % nt > started)
+			bpf_link__destroy(links[i]);
+	for (i = 1; i <= started; i++)
+		pthread_join(th[i], NULL);
 	free(links);
 }
 
