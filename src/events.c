@@ -55,7 +55,7 @@ static int events_help(void)
 		"       kshield events --tree PID|EXEC_ID [--store PATH] [-j]\n"
 		"T: a duration ago (90s, 10m, 2h, 3d) or RFC 3339 (2026-12-03T10:00:00Z).\n"
 		"Kinds: exec exit connect accept listen socket userns privilege bpf shield\n"
-		"       alg_bind tamper. The newest --limit (default 1000) events are shown.\n");
+		"       alg_bind tamper flow. The newest --limit (default 1000) events are shown.\n");
 	return 0;
 }
 
