@@ -171,12 +171,11 @@ static int links_add(struct links *ls, struct bpf_link *l, int site)
 	return 0;
 }
 
-/* Pinned links outlive these handles; unpinned ones detach here. */
+/* Pinned links outlive these handles; unpinned ones (a failed load)
+ * detach here, several at once (uprobe_sites.h). */
 static void links_free(struct links *ls)
 {
-	for (int i = 0; i < ls->n; i++)
-		bpf_link__destroy(ls->l[i]);
-	free(ls->l);
+	ks_uprobe_links_free(ls->l, ls->n);
 	free(ls->site);
 	memset(ls, 0, sizeof(*ls));
 }

@@ -28,7 +28,8 @@ int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 			      int pid, struct bpf_map *sites_map, unsigned flags,
 			      struct bpf_link ***links, int *nlinks);
 
-/* Destroy (detach, unless pinned) and free what an attach returned. */
+/* Destroy (detach, unless pinned) and free what an attach returned; from
+ * several threads, since each detach waits for a kernel grace period. */
 void ks_uprobe_links_free(struct bpf_link **links, int nlinks);
 
 #endif /* KSHIELD_UPROBE_SITES_H */
