@@ -170,7 +170,7 @@ events_e2e() {
   local bin=$1 host=$2 db="$D/ev-$2.db" cpid apid shipped_at=0 n rows distinct t0 t1
   cp "$D/ev.db" "$db"
   # shellcheck disable=SC2086
-  "$bin" collect --pg "$PG_CONNINFO" --nats "$NATS_URLS" $3 >"$D/collect-$host.log" 2>&1 &
+  "$bin" collect --pg "$PG_CONNINFO" --nats "$NATS_URLS" ${3:-} >"$D/collect-$host.log" 2>&1 &
   cpid=$!
   pids+=($cpid)
   sleep 1
