@@ -35,6 +35,8 @@ static void *receiver(void *arg)
 	/* UDP ends with an empty datagram (dropped ones are not waited for) */
 	while ((r = read(fd, buf, sizeof(buf))) > 0)
 		n += udp ? 1 : r;
+	if (!udp)
+		close(fd);
 	*(long long *)arg = n;
 	done = 1;
 	return NULL;

@@ -56,6 +56,7 @@ bench() {
 		read -r w c r < <($cmd); base+=("$c"); rb+=("$r")
 		agent_start
 		read -r w c r < <($cmd); full+=("$c"); rf+=("$r")
+		sleep 0.7	# one drain period: the last records reach the store
 		agent_stop
 		n=$(flow_links)
 		read -r w c r < <($cmd); on+=("$c")
