@@ -270,10 +270,8 @@ int mon_flow_ingress(struct __sk_buff *skb)
 
 /* Send the final record of @cookie's flow and forget it. Flows that moved
  * no payload have their connect/accept records and nothing more. */
-static __always_inline bool flow_close(__u64 cookie)
+static __always_inline bool flow_close(__u64 cookie, struct flow *f)
 {
-	struct flow *f = bpf_map_lookup_elem(&mon_flows, &cookie);
-
 	if (!f)
 		return false;
 	if (f->e.bytes_out || f->e.bytes_in)
@@ -365,7 +363,7 @@ int BPF_PROG(mon_flow_state, const struct sock *sk, int oldstate, int newstate)
 		f = bpf_map_lookup_elem(&mon_flows, &cookie);
 		if (f)
 			flow_tcp_totals(sk, f);
-		if (!flow_close(cookie))
+		if (!flow_close(cookie, f))
 			flow_untracked(sk, cookie);
 		return 0;
 	}
@@ -412,7 +410,7 @@ int mon_flow_release(struct bpf_sock *sk)
 		ks_fill_hdr(&f->e.hdr, KS_EV_FLOW, sizeof(f->e));
 		f->e.flags &= ~KS_FLOW_NO_OWNER;
 	}
-	flow_close(cookie);
+	flow_close(cookie, f);
 	return 1;
 }
 
