@@ -7,8 +7,9 @@
  *   cgroup_skb/egress, cgroup_skb/ingress on the cgroup2 root: count each
  *	full socket's payload and the segments that carry it, keyed by
  *	socket cookie;
- *   tp_btf/inet_sock_set_state: TCP connect and accept record the owner
- *	(before the first data packet), TCP_CLOSE sends the totals;
+ *   mon_sock_state (monitor.bpf.c, tp_btf/inet_sock_set_state): TCP_CLOSE
+ *	sends the totals; the owner recorded at connect (mon_socks) or the
+ *	listener (mon_listeners) is copied at the first payload packet;
  *   cgroup/sock_release: UDP close sends the totals.
  * The per-socket state is an LRU hash: memory is bounded, and a socket
  * whose state was evicted is counted in ks_lost[KS_EV_FLOW] when it
@@ -135,6 +136,38 @@ static __always_inline void flow_peer_check(struct __sk_buff *skb, struct flow *
 		f->e.flags |= KS_FLOW_PEERS;
 }
 
+/* A TCP flow's state is made at its first payload packet (a connection
+ * that carries none costs no state): the owner is the connecting process
+ * (mon_socks, by cookie, from connect) or the listener (mon_listeners, by
+ * local port). State made after payload already moved (the socket is older
+ * than the monitor, or its state was evicted) is late: its totals at close
+ * come from the socket's own counters. @segs: this packet's segments when
+ * TCP already counted them (egress). */
+static __always_inline void flow_tcp_owner(struct bpf_sock *sk, struct flow *f, __u64 cookie,
+					   __u32 segs)
+{
+	struct ks_hdr *h = bpf_map_lookup_elem(&mon_socks, &cookie);
+	struct listen_key lk = {};
+	struct bpf_tcp_sock *tp;
+
+	if (!h) {
+		lk.family = sk->family;
+		lk.port = sk->src_port;
+		h = bpf_map_lookup_elem(&mon_listeners, &lk);
+		if (!h && lk.family == AF_INET) {
+			lk.family = AF_INET6;
+			h = bpf_map_lookup_elem(&mon_listeners, &lk);
+		}
+	}
+	if (h) {
+		f->e.hdr = *h;
+		f->e.flags &= ~KS_FLOW_NO_OWNER;
+	}
+	tp = bpf_tcp_sock(sk);
+	if (!h || (tp && tp->data_segs_in + tp->data_segs_out > segs))
+		f->late = 1;
+}
+
 /* The byte at @off from the network header: read in place when it is in
  * the linear part (headers are, nearly always), which costs a fraction of
  * a bpf_skb_load_bytes() call. */
@@ -223,7 +256,8 @@ static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 	if (!f) {
 		if (!(f = flow_new(cookie, proto)))
 			return 1;
-		f->late = 1;
+		if (proto == IPPROTO_TCP)
+			flow_tcp_owner(sk, f, cookie, out ? segs : 0);
 	}
 	if (!f->e.family)
 		flow_addrs(skb, f, v4, ipl, out);
@@ -291,8 +325,8 @@ static __always_inline void flow_untracked(const struct sock *sk, __u64 cookie)
 	struct ks_flow_event *e;
 	__u16 family;
 
-	if (!out && !in)
-		return;
+	if (!out && in <= 1)
+		return;		/* no payload (1: a FIN received) */
 	ks_count_lost(KS_EV_FLOW);
 	e = ks_reserve(KS_EV_FLOW, sizeof(*e));
 	if (!e)
@@ -341,57 +375,15 @@ static __always_inline void flow_tcp_totals(const struct sock *sk, struct flow *
 	f->e.flags |= KS_FLOW_UNTRACKED;
 }
 
-SEC("tp_btf/inet_sock_set_state")
-int BPF_PROG(mon_flow_state, const struct sock *sk, int oldstate, int newstate)
+/* TCP_CLOSE of a connection (called by mon_sock_state). */
+static __always_inline void flow_tcp_close(const struct sock *sk, __u64 cookie)
 {
-	struct listen_key lk = {};
-	struct ks_hdr *h;
-	struct flow *f;
-	__u64 cookie;
+	struct flow *f = bpf_map_lookup_elem(&mon_flows, &cookie);
 
-	/* most transitions concern no flow: decide on the states first, and
-	 * read the socket directly (a BTF pointer), not through probe_read */
-	if (newstate != TCP_CLOSE && !(oldstate == TCP_CLOSE && newstate == TCP_SYN_SENT) &&
-	    !(oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED))
-		return 0;
-	if (sk->sk_protocol != IPPROTO_TCP)
-		return 0;
-	if (newstate == TCP_CLOSE) {
-		if (oldstate == TCP_LISTEN || oldstate == TCP_SYN_SENT)
-			return 0;	/* no flow: listener, failed connect */
-		cookie = bpf_get_socket_cookie((void *)sk);
-		f = bpf_map_lookup_elem(&mon_flows, &cookie);
-		if (f)
-			flow_tcp_totals(sk, f);
-		if (!flow_close(cookie, f))
-			flow_untracked(sk, cookie);
-		return 0;
-	}
-	if (oldstate == TCP_CLOSE && newstate == TCP_SYN_SENT) {
-		/* connect(): the caller owns it */
-		cookie = bpf_get_socket_cookie((void *)sk);
-		f = flow_new(cookie, IPPROTO_TCP);
-		if (f) {
-			ks_fill_hdr(&f->e.hdr, KS_EV_FLOW, sizeof(f->e));
-			f->e.flags &= ~KS_FLOW_NO_OWNER;
-		}
-	} else if (oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED) {
-		/* accept: the listener owns it (as for the accept record) */
-		lk.family = sk->__sk_common.skc_family;
-		lk.port = sk->__sk_common.skc_num;
-		h = bpf_map_lookup_elem(&mon_listeners, &lk);
-		if (!h && lk.family == AF_INET) {
-			lk.family = AF_INET6;
-			h = bpf_map_lookup_elem(&mon_listeners, &lk);
-		}
-		cookie = bpf_get_socket_cookie((void *)sk);
-		f = flow_new(cookie, IPPROTO_TCP);
-		if (f && h) {
-			f->e.hdr = *h;
-			f->e.flags &= ~KS_FLOW_NO_OWNER;
-		}
-	}
-	return 0;
+	if (f)
+		flow_tcp_totals(sk, f);
+	if (!flow_close(cookie, f))
+		flow_untracked(sk, cookie);
 }
 
 /* close() of a UDP socket, in the closing process's context: a socket

@@ -85,8 +85,9 @@ struct {
 	__type(value, struct pending);
 } mon_pending SEC(".maps");
 
-/* Connecting sockets -> the header of the process that called connect()
- * (the handshake completes in softirq, where current is anybody). */
+/* Socket cookie -> the header of the process that called connect(), from
+ * connect to close (the handshake completes in softirq, where current is
+ * anybody; the flow accounting names the owner from it). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
@@ -543,36 +544,36 @@ int mon_bpf_exit(struct sys_exit_ctx *ctx)
 	return 0;
 }
 
+/* ---- flow: bytes and packets per socket ---- */
+
+#include "flow.bpf.h"
+
 /* ---- TCP: connect / accept / listen from socket state changes ---- */
 
-static __always_inline void conn_addrs(struct trace_event_raw_inet_sock_set_state *ctx,
-				       struct ks_conn_event *e)
+/* A BTF tracepoint (tp_btf), not the classic one: the socket itself gives
+ * its cookie, which keys the connecting process's header in mon_socks for
+ * the connection's life (the flow accounting takes its owner from there). */
+static __always_inline void conn_addrs(const struct sock *sk, struct ks_conn_event *e)
 {
-	/* Context fields must be read at constant offsets, a word at a time. */
-	__u32 *l = (__u32 *)e->laddr, *r = (__u32 *)e->raddr;
+	__u16 family = sk->__sk_common.skc_family;
 
-	e->family = ctx->family;
-	e->lport = ctx->sport;
-	e->rport = ctx->dport;
-	if (ctx->family == AF_INET) {
-		l[0] = *(__u32 *)ctx->saddr;
-		r[0] = *(__u32 *)ctx->daddr;
-		l[1] = l[2] = l[3] = r[1] = r[2] = r[3] = 0;
+	e->family = family;
+	e->lport = bpf_ntohs(BPF_CORE_READ((struct inet_sock *)sk, inet_sport));
+	e->rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	__builtin_memset(e->laddr, 0, sizeof(e->laddr));
+	__builtin_memset(e->raddr, 0, sizeof(e->raddr));
+	if (family == AF_INET) {
+		*(__u32 *)e->laddr = sk->__sk_common.skc_rcv_saddr;
+		*(__u32 *)e->raddr = sk->__sk_common.skc_daddr;
 	} else {
-		l[0] = *(__u32 *)&ctx->saddr_v6[0];
-		l[1] = *(__u32 *)&ctx->saddr_v6[4];
-		l[2] = *(__u32 *)&ctx->saddr_v6[8];
-		l[3] = *(__u32 *)&ctx->saddr_v6[12];
-		r[0] = *(__u32 *)&ctx->daddr_v6[0];
-		r[1] = *(__u32 *)&ctx->daddr_v6[4];
-		r[2] = *(__u32 *)&ctx->daddr_v6[8];
-		r[3] = *(__u32 *)&ctx->daddr_v6[12];
+		bpf_probe_read_kernel(e->laddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+		bpf_probe_read_kernel(e->raddr, 16, &sk->__sk_common.skc_v6_daddr);
 	}
 }
 
 /* Emit a connection record whose process header is @owner (or unknown). */
-static __always_inline void conn_emit(struct trace_event_raw_inet_sock_set_state *ctx,
-				      __u32 kind, const struct ks_hdr *owner, __u16 flags)
+static __always_inline void conn_emit(const struct sock *sk, __u32 kind,
+				      const struct ks_hdr *owner, __u16 flags)
 {
 	struct ks_conn_event *e = ks_reserve(kind, sizeof(*e));
 
@@ -588,30 +589,31 @@ static __always_inline void conn_emit(struct trace_event_raw_inet_sock_set_state
 	e->hdr.size = sizeof(*e);
 	e->hdr.ts_ns = bpf_ktime_get_boot_ns();
 	e->flags = flags;
-	conn_addrs(ctx, e);
+	conn_addrs(sk, e);
 	submit(e);
 }
 
-SEC("tracepoint/sock/inet_sock_set_state")
-int mon_sock_state(struct trace_event_raw_inet_sock_set_state *ctx)
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(mon_sock_state, const struct sock *sk, int o, int n)
 {
-	int o = ctx->oldstate, n = ctx->newstate;
-	__u64 sk = (__u64)ctx->skaddr;
 	struct listen_key lk = {};
 	struct ks_hdr *h, hdr;
+	__u64 cookie;
 
-	if (ctx->protocol != IPPROTO_TCP)
+	if (sk->sk_protocol != IPPROTO_TCP)
 		return 0;
 	if (o == TCP_CLOSE && n == TCP_SYN_SENT) {
 		/* connect(): process context; completed later in softirq */
 		priv_check(KS_PRIV_AT_SYSCALL);
 		ks_fill_hdr(&hdr, KS_EV_CONNECT, sizeof(struct ks_conn_event));
-		bpf_map_update_elem(&mon_socks, &sk, &hdr, BPF_ANY);
+		cookie = bpf_get_socket_cookie((void *)sk);
+		bpf_map_update_elem(&mon_socks, &cookie, &hdr, BPF_ANY);
 	} else if (o == TCP_SYN_SENT) {
-		h = bpf_map_lookup_elem(&mon_socks, &sk);
-		conn_emit(ctx, KS_EV_CONNECT, h, n == TCP_ESTABLISHED ? KS_CONN_ESTABLISHED : 0);
-		if (h)
-			bpf_map_delete_elem(&mon_socks, &sk);
+		cookie = bpf_get_socket_cookie((void *)sk);
+		h = bpf_map_lookup_elem(&mon_socks, &cookie);
+		conn_emit(sk, KS_EV_CONNECT, h, n == TCP_ESTABLISHED ? KS_CONN_ESTABLISHED : 0);
+		if (h && n != TCP_ESTABLISHED)
+			bpf_map_delete_elem(&mon_socks, &cookie);	/* no connection */
 	} else if (n == TCP_LISTEN) {
 		struct ks_conn_event *e;
 
@@ -621,31 +623,32 @@ int mon_sock_state(struct trace_event_raw_inet_sock_set_state *ctx)
 			return 0;
 		ks_fill_hdr(&e->hdr, KS_EV_LISTEN, sizeof(*e));
 		e->flags = 0;
-		conn_addrs(ctx, e);
-		lk.family = ctx->family;
-		lk.port = ctx->sport;
+		conn_addrs(sk, e);
+		lk.family = e->family;
+		lk.port = e->lport;
 		/* from the stack: 6.1 refuses ring buffer memory as a map value */
 		hdr = e->hdr;
 		bpf_map_update_elem(&mon_listeners, &lk, &hdr, BPF_ANY);
 		submit(e);
 	} else if (o == TCP_LISTEN && n == TCP_CLOSE) {
-		lk.family = ctx->family;
-		lk.port = ctx->sport;
-		bpf_map_delete_elem(&mon_listeners, &lk);
+		/* The entry stays (LRU): connections it accepted still name it
+		 * as their owner when their first data comes after it closed
+		 * (inetd-style servers), and a new listener replaces it. */
 	} else if (o == TCP_SYN_RECV && n == TCP_ESTABLISHED) {
-		lk.family = ctx->family;
-		lk.port = ctx->sport;
+		lk.family = sk->__sk_common.skc_family;
+		lk.port = sk->__sk_common.skc_num;
 		h = bpf_map_lookup_elem(&mon_listeners, &lk);
-		if (!h && ctx->family == AF_INET) {
+		if (!h && lk.family == AF_INET) {
 			/* an IPv4 client of a dual-stack IPv6 listener */
 			lk.family = AF_INET6;
 			h = bpf_map_lookup_elem(&mon_listeners, &lk);
 		}
-		conn_emit(ctx, KS_EV_ACCEPT, h, 0);
+		conn_emit(sk, KS_EV_ACCEPT, h, 0);
+	} else if (n == TCP_CLOSE && o != TCP_LISTEN) {
+		/* a connection ends: its flow's totals, its owner forgotten */
+		cookie = bpf_get_socket_cookie((void *)sk);
+		flow_tcp_close(sk, cookie);
+		bpf_map_delete_elem(&mon_socks, &cookie);
 	}
 	return 0;
 }
-
-/* ---- flow: bytes and packets per socket ---- */
-
-#include "flow.bpf.h"
