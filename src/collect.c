@@ -202,11 +202,11 @@ static void job_free(struct job *j)
 /* Turn a fetched batch into COPY rows; @strict parses every line (after
  * PostgreSQL refused the cut ones). Lines that are not events are counted
  * as bad: acked with the batch, never retried. */
-static int job_build(struct job *j, bool strict)
+static int job_build_range(struct job *j, int lo, int hi, bool strict)
 {
 	ks_pg_batch_reset(&j->rows);
 	j->events = j->bad = 0;
-	for (int i = 0; i < j->list.Count; i++) {
+	for (int i = lo; i < hi; i++) {
 		natsMsg *m = j->list.Msgs[i];
 		const char *p, *end, *nl;
 		ssize_t n = msg_lines(j, m, &p);
@@ -235,30 +235,63 @@ static int job_build(struct job *j, bool strict)
 	return 0;
 }
 
-/* Write one batch, retrying PostgreSQL until it commits (or we are told to
- * stop). Returns rows inserted, or a negative errno when stopped. */
-static int64_t job_write(struct ks_pg *pg, struct job *j, int64_t *retries)
+static int job_build(struct job *j, bool strict)
 {
-	bool strict = false;
+	return job_build_range(j, 0, j->list.Count, strict);
+}
+
+/* Write @rows, retrying while PostgreSQL is away (not when it refuses the
+ * data: -EINVAL) until it commits or we are told to stop. */
+static int64_t write_retry(struct ks_pg *pg, struct ks_pg_batch *rows, int64_t *retries)
+{
 	int64_t r = 0;
 
-	while (j->rows.rows && (r = ks_pg_write(pg, &j->rows)) < 0) {
-		if (r == -EINVAL && !strict) {
-			/* PostgreSQL refused a cut line: parse them all, drop
-			 * what is not JSON, and try again. */
-			strict = true;
-			if (job_build(j, true))
-				return -ENOMEM;
-			continue;
-		}
+	while (rows->rows && (r = ks_pg_write(pg, rows)) < 0 && r != -EINVAL) {
 		if (collect_stop)
 			return r;
 		if ((*retries)++ % 20 == 0)
 			fprintf(stderr, "collect: %s; holding %d events unacked, retrying\n", ks_errmsg(),
-				j->rows.rows);
+				rows->rows);
 		usleep(250 * 1000);
 	}
 	return r;
+}
+
+/* Write one batch, retrying PostgreSQL until it commits (or we are told to
+ * stop). Returns rows inserted, or a negative errno when stopped. When
+ * PostgreSQL refuses the data, the lines are parsed rather than cut, then
+ * written message by message: a message it still refuses is dropped (and
+ * counted bad) instead of holding back every batch behind it. */
+static int64_t job_write(struct ks_pg *pg, struct job *j, int64_t *retries)
+{
+	int64_t r = write_retry(pg, &j->rows, retries), sum = 0, events = 0, bad = 0;
+
+	if (r != -EINVAL)
+		return r;
+	if (job_build(j, true))
+		return -ENOMEM;
+	r = write_retry(pg, &j->rows, retries);
+	if (r != -EINVAL)
+		return r;
+	for (int i = 0; i < j->list.Count; i++) {
+		if (job_build_range(j, i, i + 1, true))
+			return -ENOMEM;
+		r = write_retry(pg, &j->rows, retries);
+		if (r == -EINVAL) {
+			fprintf(stderr, "collect: dropping a message of %d events from %s: %s\n",
+				j->rows.rows, natsMsg_GetSubject(j->list.Msgs[i]), ks_errmsg());
+			j->bad = j->events;
+		} else if (r < 0) {
+			return r;
+		} else {
+			sum += r;
+		}
+		events += j->events;
+		bad += j->bad;
+	}
+	j->events = events;
+	j->bad = bad;
+	return sum;
 }
 
 /* The fetch thread builds batches while the writers write them, each

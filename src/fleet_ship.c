@@ -17,6 +17,7 @@
  */
 #ifndef KSHIELD_STATIC
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -295,8 +296,8 @@ static int put_row(struct ks_ship *s, const struct cols *c, sqlite3_stmt *st, in
 		if (i == c->ts || i == c->kind || !c->key[i])
 			continue;
 		type = sqlite3_column_type(st, i);
-		if (type == SQLITE_NULL)
-			continue;	/* left out: reads back as null */
+		if (type == SQLITE_NULL || (type == SQLITE_FLOAT && !isfinite(sqlite3_column_double(st, i))))
+			continue;	/* left out: reads back as null (JSON has no inf) */
 		n = type == SQLITE_INTEGER || type == SQLITE_FLOAT ? 32 : sqlite3_column_bytes(st, i);
 		if (reserve(s, c->klen[i] + 6 * (size_t)n + 8))
 			return -ENOMEM;
