@@ -124,6 +124,15 @@ static __always_inline struct ks_monitor_cfg *cfg(void)
 	return bpf_map_lookup_elem(&mon_config, &zero);
 }
 
+/* Flow accounting off (--no-flow): its links are not attached, and TCP
+ * close sends no record from the socket's counters either. */
+static __always_inline bool no_flow(void)
+{
+	struct ks_monitor_cfg *c = cfg();
+
+	return c && (c->flags & KS_MON_NO_FLOW);
+}
+
 /* Submit flags: wake the consumer only every wakeup_every-th record. */
 static __always_inline __u64 wake_flags(void)
 {
@@ -612,8 +621,9 @@ int BPF_PROG(mon_sock_state, const struct sock *sk, int o, int n)
 		cookie = bpf_get_socket_cookie((void *)sk);
 		h = bpf_map_lookup_elem(&mon_socks, &cookie);
 		conn_emit(sk, KS_EV_CONNECT, h, n == TCP_ESTABLISHED ? KS_CONN_ESTABLISHED : 0);
-		if (h && n != TCP_ESTABLISHED)
-			bpf_map_delete_elem(&mon_socks, &cookie);	/* no connection */
+		/* kept to the close only as the owner of its flow */
+		if (h && (n != TCP_ESTABLISHED || no_flow()))
+			bpf_map_delete_elem(&mon_socks, &cookie);
 	} else if (n == TCP_LISTEN) {
 		struct ks_conn_event *e;
 
@@ -646,6 +656,8 @@ int BPF_PROG(mon_sock_state, const struct sock *sk, int o, int n)
 		conn_emit(sk, KS_EV_ACCEPT, h, 0);
 	} else if (n == TCP_CLOSE && o != TCP_LISTEN) {
 		/* a connection ends: its flow's totals, its owner forgotten */
+		if (no_flow())
+			return 0;
 		cookie = bpf_get_socket_cookie((void *)sk);
 		flow_tcp_close(sk, cookie);
 		bpf_map_delete_elem(&mon_socks, &cookie);

@@ -39,6 +39,7 @@
 #include "kernel_sites.h"
 #include "lifecycle.h"
 #include "monitor.h"
+#include "pins.h"
 #include "shieldset.h"
 #include "store.h"
 
@@ -327,6 +328,15 @@ static void shields_sync(struct agent *a)
 
 /* ---- start, loop, stop ---- */
 
+static void add_old_ring(int fd, void *ctx)
+{
+	struct agent *a = ctx;
+	int own = dup(fd);	/* libbpf keeps using the fd */
+
+	if (own < 0 || ring_buffer__add(a->rb, own, on_record, a))
+		say("can't read the older ring buffer set aside: %s", strerror(errno));
+}
+
 static int agent_start(struct agent *a)
 {
 	struct ks_monitor_cfg mcfg;
@@ -336,15 +346,23 @@ static int agent_start(struct agent *a)
 	mcfg = a->mcfg;
 	if ((err = ks_monitor_start(&a->mon, &mcfg)))
 		return err;
-	say("monitor %s (%d links pinned under %s/monitor)",
+	say("monitor %s (%d links pinned under %s/monitor; flow %s%s)",
 	    a->mon.adopted ? "adopted" : a->mon.replaced ? "replaced" : "loaded",
-	    a->mon.nlinks, ks_bpffs_root);
+	    a->mon.nlinks, ks_bpffs_root, a->cfg.flow ? "on" : "off",
+	    a->mon.flow_detached ? ", its links detached" : "");
 	/* Name ourselves before loading shields: our own BPF loads are not
 	 * `bpf` events. */
 	publish_stats(a, true);
 	a->rb = ring_buffer__new(a->mon.events_fd, on_record, a, NULL);
 	if (!a->rb)
 		return ks_err(-errno, "can't read the ring buffer: %s", strerror(errno));
+	/* Shields loaded before an upgrade that changed the ring buffer still
+	 * write into the one set aside: read it too. */
+	ks_pins_old_maps("ks_events", add_old_ring, a);
+	if (a->mon.migrated[0])
+		say("migrated from an older kshield: %s; programs loaded before keep the old "
+		    "map (shields keep enforcing, their events and losses still counted)",
+		    a->mon.migrated);
 	if (a->json_path) {
 		a->json = strcmp(a->json_path, "-") ? fopen(a->json_path, "ae") : stdout;
 		if (!a->json)
@@ -484,6 +502,7 @@ static int agent_help(void)
 		"  --socket-families LIST   families reported at socket(): names, numbers,\n"
 		"                   netlink:N, 'default' (alg, packet, vsock, rxrpc, ...)\n"
 		"  --flow-interval 60s   interim flow records of connections still moving data\n"
+		"  --no-flow        no flow records (exec/connect only: no per-packet programs)\n"
 		"SIGINT/SIGTERM flush and exit; SIGHUP reloads the shields directory.\n",
 		KS_STORE_DEFAULT);
 	return 0;
@@ -515,7 +534,7 @@ int do_kagent(int argc, char **argv)
 	static struct agent a;	/* big (config); lives as long as the process */
 	const char *config = NULL, *store = NULL, *keep = NULL, *maxsz = NULL, *dir = NULL,
 		   *families = NULL, *flow_iv = NULL;
-	bool check = false;
+	bool check = false, no_flow = false;
 	int err;
 #ifndef KSHIELD_STATIC
 	struct ks_fleet_agent_cfg fleet = { 0 };
@@ -539,6 +558,8 @@ int do_kagent(int argc, char **argv)
 			check = true;
 		} else if (!strcmp(o, "--no-shields")) {
 			a.no_shields = true;
+		} else if (!strcmp(o, "--no-flow")) {
+			no_flow = true;
 		} else if (val) {
 			if (i + 1 >= argc)
 				return ks_usage("%s needs a value", o);
@@ -579,6 +600,9 @@ int do_kagent(int argc, char **argv)
 		return ks_report(err);
 	if (!a.mcfg.flow_interval_ns)
 		return ks_usage("--flow-interval: more than 0, like 60s");
+	if (no_flow)
+		a.cfg.flow = false;
+	ks_monitor_set_flow(a.cfg.flow);
 #ifndef KSHIELD_STATIC
 	if (fleet_on && !fleet.keys_dir && a.cfg.keys_dir[0])
 		fleet.keys_dir = a.cfg.keys_dir;

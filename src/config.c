@@ -18,6 +18,7 @@ void ks_config_defaults(struct ks_config *cfg)
 	cfg->default_mode = KS_MODE_ENFORCE;
 	cfg->check_interval_s = 5;
 	cfg->flow_interval_s = 60;
+	cfg->flow = true;
 }
 
 int ks_mode_parse(const char *s, enum ks_mode *mode)
@@ -193,6 +194,9 @@ static int set_key(struct ks_config *cfg, const char *k, const char *v, const ch
 	} else if (!strcmp(k, "default_mode")) {
 		err = ks_mode_parse(v, &cfg->default_mode);
 		want = "enforce or audit";
+	} else if (!strcmp(k, "flow")) {
+		err = parse_bool(v, &cfg->flow);
+		want = "on or off";
 	} else if (!strcmp(k, "guard")) {
 		err = parse_bool(v, &cfg->guard);
 		want = "on or off";

@@ -14,6 +14,8 @@
  *   shield.<name>.mode = enforce|audit
  *   guard = on|off               tamper guard (see docs/guard.md)
  *   check_interval = N[s|m|h]    how often the agent checks its pins
+ *   flow = on|off                `flow` records (per-packet cgroup programs;
+ *                                 off: exec/connect only, default on)
  *   flow_interval = N[s|m|h]     interim `flow` records of connections that
  *                                 keep moving data (default 60s)
  *   sites_dir = DIR              kernel sites manifests (<build-id>.json) for
@@ -53,6 +55,7 @@ struct ks_config {
 	__u64 flow_interval_s;		/* interim flow records of long connections */
 	enum ks_mode default_mode;
 	bool guard;
+	bool flow;			/* flow accounting attached (restart to change) */
 	int nshields;
 	struct ks_shield_mode shields[KS_CONFIG_MAX_SHIELDS];
 };

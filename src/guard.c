@@ -111,6 +111,11 @@ static int load_variant(const char *v, bool enable, char *why, size_t whylen)
 	}
 	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(prog, in_variant(bpf_program__name(prog), v));
+	if ((err = ks_pins_migrate(skel->obj, why, whylen)) < 0) {
+		snprintf(why, whylen, "%s", ks_errmsg());
+		goto out;
+	}
+	why[0] = '\0';
 	err = guard_bpf__load(skel);
 	if (err) {
 		snprintf(why, whylen, "load: %s%s", strerror(-err),

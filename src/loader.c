@@ -267,6 +267,12 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 	err = resolve_sites(obj, meta, &sites, try->why, sizeof(try->why));
 	if (err)
 		goto out;
+	/* shared maps pinned by an older kshield: set aside (see pins.h) */
+	if ((err = ks_pins_migrate(obj, try->why, sizeof(try->why))) < 0) {
+		snprintf(try->why, sizeof(try->why), "%s", ks_errmsg());
+		goto out;
+	}
+	try->why[0] = '\0';
 	err = bpf_object__load(obj);
 	if (err) {
 		char tail[400] = "";

@@ -10,6 +10,7 @@
  * partial monitor is replaced without a gap (records may be doubled for
  * that instant, never missing).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -46,6 +47,22 @@ void ks_monitor_default_cfg(struct ks_monitor_cfg *cfg)
 	cfg->netlink_protos = 1u << 6 | 1u << 12 | 1u << 20 | 1u << 21;
 }
 
+/* Flow accounting (the cgroup programs) attached? Off saves the per-packet
+ * cost; the other programs do not depend on it. */
+static bool flow_on = true;
+
+void ks_monitor_set_flow(bool on)
+{
+	flow_on = on;
+}
+
+static bool is_flow(const struct bpf_program *prog)
+{
+	enum bpf_prog_type t = bpf_program__type(prog);
+
+	return t == BPF_PROG_TYPE_CGROUP_SKB || t == BPF_PROG_TYPE_CGROUP_SOCK;
+}
+
 static __u64 object_hash(void)
 {
 	size_t sz;
@@ -71,6 +88,8 @@ static int count_link_pins(struct bpf_object *obj, bool *all)
 
 	*all = true;
 	bpf_object__for_each_program(prog, obj) {
+		if (!flow_on && is_flow(prog))
+			continue;
 		snprintf(name, sizeof(name), "link_%s", bpf_program__name(prog));
 		mon_path(path, sizeof(path), name);
 		if (access(path, F_OK) == 0)
@@ -101,6 +120,24 @@ static int write_cfg(int fd, const struct ks_monitor_cfg *cfg)
 	return 0;
 }
 
+/* Flow off: drop the flow programs' link pins (that detaches them);
+ * returns how many there were. */
+static int unpin_flow_links(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	char path[PATH_MAX], name[128];
+	int n = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!is_flow(prog))
+			continue;
+		snprintf(name, sizeof(name), "link_%s", bpf_program__name(prog));
+		mon_path(path, sizeof(path), name);
+		n += !unlink(path);
+	}
+	return n;
+}
+
 /* Adopt: the pinned monitor is complete and ours. */
 static int adopt(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *cfg)
 {
@@ -120,6 +157,7 @@ static int adopt(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *
 		struct ks_monitor_cfg c = *cfg;
 
 		c.object_hash = hash;
+		c.flags = flow_on ? c.flags & ~KS_MON_NO_FLOW : c.flags | KS_MON_NO_FLOW;
 		if ((err = write_cfg(m->config_fd, &c)))
 			return err;
 	}
@@ -152,6 +190,27 @@ static void unpin_maps(struct bpf_object *obj)
 	}
 }
 
+/* Link pins of programs an older monitor had and this one has not: their
+ * programs would keep recording beside the new ones. */
+static void unpin_stale_links(struct bpf_object *obj)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d;
+
+	mon_path(dir, sizeof(dir), "");
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "link_", 5) ||
+		    bpf_object__find_program_by_name(obj, de->d_name + 5))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* The skeleton does not attach cgroup programs (they need a cgroup): the
  * flow accounting goes on the cgroup2 root, so it sees every socket. */
 static int attach_cgroup(struct monitor_bpf *skel)
@@ -164,7 +223,8 @@ static int attach_cgroup(struct monitor_bpf *skel)
 		struct bpf_link **link = skel->skeleton->progs[i].link;
 		enum bpf_prog_type t = bpf_program__type(prog);
 
-		if (*link || (t != BPF_PROG_TYPE_CGROUP_SKB && t != BPF_PROG_TYPE_CGROUP_SOCK))
+		if (*link || !bpf_program__autoload(prog) ||
+		    (t != BPF_PROG_TYPE_CGROUP_SKB && t != BPF_PROG_TYPE_CGROUP_SOCK))
 			continue;
 		if (!cg)
 			return ks_err(-ENOENT, "no cgroup2 mount found in /proc/mounts "
@@ -249,6 +309,12 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 			mon_path(path, sizeof(path), bpf_map__name(map));
 			bpf_map__set_pin_path(map, path);
 		}
+		if (!tries && (err = ks_pins_migrate(m->skel->obj, m->migrated,
+						     sizeof(m->migrated))) < 0)
+			return err;
+		bpf_object__for_each_program(prog, m->skel->obj)
+			if (is_flow(prog))
+				bpf_program__set_autoload(prog, flow_on);
 		m->skel->rodata->skb_knows_current =
 			knows_current(BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS);
 		m->skel->rodata->sock_knows_current =
@@ -267,6 +333,7 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 			      strerror(-err));
 	c = *cfg;
 	c.object_hash = hash;
+	c.flags = flow_on ? c.flags & ~KS_MON_NO_FLOW : c.flags | KS_MON_NO_FLOW;
 	if ((err = write_cfg(bpf_map__fd(m->skel->maps.mon_config), &c)))
 		return err;
 	if ((err = monitor_bpf__attach(m->skel)))
@@ -281,6 +348,8 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 		snprintf(name, sizeof(name), "link_%s", bpf_program__name(prog));
 		mon_path(path, sizeof(path), name);
 		unlink(path);
+		if (!bpf_program__autoload(prog))
+			continue;	/* flow off */
 		/* the skeleton keeps links in the same order as programs */
 		for (int i = 0; i < m->skel->skeleton->prog_cnt; i++)
 			if (*m->skel->skeleton->progs[i].prog == prog)
@@ -291,6 +360,7 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 			return ks_err(err, "can't pin %s: %s", path, strerror(-err));
 		m->nlinks++;
 	}
+	unpin_stale_links(m->skel->obj);
 	m->events_fd = dup(bpf_map__fd(m->skel->maps.ks_events));
 	m->lost_fd = dup(bpf_map__fd(m->skel->maps.ks_lost));
 	m->config_fd = dup(bpf_map__fd(m->skel->maps.mon_config));
@@ -319,16 +389,22 @@ int ks_monitor_start(struct ks_monitor *m, const struct ks_monitor_cfg *cfg)
 	if (!probe)
 		return ks_err(-errno, "can't open the monitor object: %s", strerror(errno));
 	n = count_link_pins(probe->obj, &all);
-	monitor_bpf__destroy(probe);
 	if (all) {
 		err = adopt(m, hash, cfg);
 		if (!err) {
+			/* flow on with its links missing is not `all`: reloaded */
+			if (!flow_on)
+				m->flow_detached = unpin_flow_links(probe->obj);
+			monitor_bpf__destroy(probe);
 			m->nlinks = n;
 			return 0;
 		}
+		monitor_bpf__destroy(probe);
 		close_fds(m);
 		if (err != -ESTALE)
 			return err;
+	} else {
+		monitor_bpf__destroy(probe);
 	}
 	m->replaced = n > 0;
 	if (!cfg) {
@@ -366,17 +442,12 @@ int ks_monitor_remove(void)
 	return 0;
 }
 
-int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX])
+/* Add @fd's per-kind counts to the array in @ctx (slots it lacks: 0). */
+static void add_lost(int fd, void *ctx)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd, err;
-	__u64 *vals;
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *lost = ctx, *vals = ncpu > 0 ? calloc(ncpu, sizeof(*vals)) : NULL;
 
-	memset(lost, 0, sizeof(__u64) * KS_EV_KIND_MAX);
-	if (ncpu <= 0)
-		return ks_err(-EINVAL, "can't count CPUs");
-	if ((err = open_pinned("maps/ks_lost", &fd)))
-		return err;
-	vals = calloc(ncpu, sizeof(*vals));
 	for (__u32 k = 0; vals && k < KS_EV_KIND_MAX; k++) {
 		if (bpf_map_lookup_elem(fd, &k, vals))
 			continue;
@@ -384,7 +455,20 @@ int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX])
 			lost[k] += vals[c];
 	}
 	free(vals);
+}
+
+int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX])
+{
+	int fd, err;
+
+	memset(lost, 0, sizeof(__u64) * KS_EV_KIND_MAX);
+	if (libbpf_num_possible_cpus() <= 0)
+		return ks_err(-EINVAL, "can't count CPUs");
+	if ((err = open_pinned("maps/ks_lost", &fd)))
+		return err;
+	add_lost(fd, lost);
 	close(fd);
+	ks_pins_old_maps("ks_lost", add_lost, lost);
 	return 0;
 }
 

@@ -22,6 +22,8 @@ struct ks_monitor {
 	bool adopted;			/* found pinned and current: not reloaded */
 	bool replaced;			/* pinned but stale or partial: reloaded */
 	int nlinks;
+	int flow_detached;		/* flow link pins dropped at adoption (flow off) */
+	char migrated[512];		/* shared maps of an older shape set aside, or "" */
 };
 
 /* Default socket families (and netlink protocols) reported at socket(). */
@@ -32,12 +34,16 @@ void ks_monitor_default_cfg(struct ks_monitor_cfg *cfg);
  * attached before stale ones are unpinned). @cfg, when not NULL, is written
  * to mon_config. Returns 0 or a negative errno with a message recorded. */
 int ks_monitor_start(struct ks_monitor *m, const struct ks_monitor_cfg *cfg);
+/* Attach the flow accounting programs (default) or not; set before
+ * ks_monitor_start(). An adopted monitor gains or loses them to match. */
+void ks_monitor_set_flow(bool on);
 /* Close our descriptors; the pinned monitor keeps running. */
 void ks_monitor_close(struct ks_monitor *m);
 /* Unpin the monitor's links and maps: it stops. */
 int ks_monitor_remove(void);
 
-/* Per-kind losses summed over CPUs, from the pinned ks_lost map. */
+/* Per-kind losses summed over CPUs, from the pinned ks_lost map and any
+ * older-shape one set aside (shields loaded before still count there). */
 int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX]);
 /* The agent's published counters from the pinned mon_agent map. */
 int ks_monitor_read_agent(struct ks_agent_stats *st);

@@ -13,6 +13,9 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 #include "cli.h"
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <kshield/shield.h>
 #include "pins.h"
 
 int ks_pin_path(char *buf, size_t len, const char *fmt, ...)
@@ -120,4 +123,84 @@ const char *ks_cgroup2_path(void)
 	}
 	fclose(f);
 	return path[0] ? path : NULL;
+}
+
+static const char *shape(char *buf, size_t len, enum bpf_map_type type, __u32 key,
+			 __u32 val, __u32 max, __u32 flags)
+{
+	snprintf(buf, len, "%s %u/%u x%u flags 0x%x", libbpf_bpf_map_type_str(type) ?
+		 libbpf_bpf_map_type_str(type) : "?", key, val, max, flags);
+	return buf;
+}
+
+int ks_pins_migrate(struct bpf_object *obj, char *what, size_t len)
+{
+	char maps[PATH_MAX], old[PATH_MAX], was[96], now[96];
+	struct bpf_map *map;
+	size_t used = 0;
+	int moved = 0;
+
+	what[0] = '\0';
+	ks_pin_path(maps, sizeof(maps), "%s/", KS_PIN_MAPS);
+	bpf_object__for_each_map(map, obj) {
+		const char *path = bpf_map__pin_path(map);
+		struct bpf_map_info info = {};
+		__u32 ilen = sizeof(info);
+		int fd;
+
+		if (!path || strncmp(path, maps, strlen(maps)))
+			continue;
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &ilen)) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		/* libbpf reuses a pin only when all of these match */
+		if (info.type == bpf_map__type(map) && info.key_size == bpf_map__key_size(map) &&
+		    info.value_size == bpf_map__value_size(map) &&
+		    info.max_entries == bpf_map__max_entries(map) &&
+		    info.map_flags == bpf_map__map_flags(map))
+			continue;
+		snprintf(old, sizeof(old), "%sold_%s_%u", maps, bpf_map__name(map), info.id);
+		if (rename(path, old))
+			return ks_err(-errno, "can't move the incompatible pin %s aside: %s", path,
+				      strerror(errno));
+		used += snprintf(what + used, used < len ? len - used : 0, "%s%s (was %s, now %s)",
+				 moved++ ? ", " : "", bpf_map__name(map),
+				 shape(was, sizeof(was), info.type, info.key_size, info.value_size,
+				       info.max_entries, info.map_flags),
+				 shape(now, sizeof(now), bpf_map__type(map), bpf_map__key_size(map),
+				       bpf_map__value_size(map), bpf_map__max_entries(map),
+				       bpf_map__map_flags(map)));
+	}
+	return moved;
+}
+
+int ks_pins_old_maps(const char *name, void (*fn)(int fd, void *ctx), void *ctx)
+{
+	char dir[PATH_MAX], prefix[128], path[PATH_MAX + 256];
+	struct dirent *de;
+	int n = 0, fd;
+	DIR *d;
+
+	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_MAPS);
+	snprintf(prefix, sizeof(prefix), "old_%s_", name);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		fn(fd, ctx);
+		close(fd);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
 }

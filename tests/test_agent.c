@@ -7,6 +7,9 @@
 #include <dirent.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <kshield/event.h>
 #include "agent_harness.h"
 
 static struct ka_env env;
@@ -405,5 +408,80 @@ Test(agent, t10_shield_hits_are_stored_and_the_agents_loads_are_not_bpf_events)
 	arr = ka_events(&env, cmd, 1, 0.5);
 	cr_expect(arr && json_object_array_length(arr) == 0, "the agent's own loads were recorded");
 	json_object_put(arr);
+	ka_stop(&env, SIGTERM);
+}
+
+/* An agent upgraded over an older kshield's pins: ks_lost had 13 slots
+ * before flow records (KS_EV_KIND_MAX then), 32 now, and libbpf refuses to
+ * reuse a pin of another shape. The new agent sets the old map aside and
+ * starts; the shield loaded before keeps enforcing the whole time, and the
+ * losses counted in the old map still show in `stats`. */
+Test(agent, t11_an_older_shape_ks_lost_pin_is_migrated_without_a_gap)
+{
+	char cmd[1024], path[256], *err, *out = NULL;
+	int ncpu = libbpf_num_possible_cpus(), fd;
+	__u32 slot = KS_EV_SOCKET;
+	__u64 vals[ncpu];
+	json_object *st, *arr;
+	bool found = false;
+
+	snprintf(cmd, sizeof(cmd), "%s shield load %s/cve-2021-22555.bpf.o", ks_bin(),
+		 ks_shields_dir());
+	cr_assert_eq(ks_run(cmd, NULL, NULL), 0, "shield load failed");
+	/* the old-shape pin, with 5 losses of `socket` already counted */
+	snprintf(path, sizeof(path), "%s/maps/ks_lost", env.root);
+	unlink(path);
+	fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "ks_lost", 4, 8, 13, NULL);
+	cr_assert(fd >= 0, "bpf_map_create: %s", strerror(errno));
+	memset(vals, 0, sizeof(vals));
+	vals[0] = 5;
+	cr_assert_eq(bpf_map_update_elem(fd, &slot, vals, BPF_ANY), 0);
+	cr_assert_eq(bpf_obj_pin(fd, path), 0, "pin: %s", strerror(errno));
+	close(fd);
+
+	/* the trigger, hammered from before the agent starts until it runs */
+	snprintf(cmd, sizeof(cmd), "while [ ! -e %s/stop ]; do echo >> %s/tries; "
+		 "unshare -Urn iptables-legacy -w -A INPUT -j ACCEPT 2>/dev/null && "
+		 "echo through >> %s/through; done > /dev/null 2>&1 & echo $!",
+		 env.dir, env.dir, env.dir);
+	cr_assert_eq(ks_run(cmd, &out, NULL), 0);
+	pid_t hammer = atoi(out);
+	free(out);
+	usleep(300000);
+	ka_start(&env, NULL);
+	err = ka_agent_err(&env);
+	cr_expect(strstr(err, "storing events"), "the agent did not start: %s", err);
+	cr_expect(strstr(err, "migrated from an older kshield: ks_lost (was percpu_array 4/8 x13"),
+		  "no migration line: %s", err);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "/bin/true ks-upgrade-%d", getpid());
+	cr_assert_eq(ks_run(cmd, NULL, NULL), 0);
+	arr = ka_events(&env, "--binary /bin/true", 1, 10);
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++)
+		found |= !!strstr(ka_str(json_object_array_get_idx(arr, i), "args"), cmd + 10);
+	json_object_put(arr);
+	cr_expect(found, "the new monitor's exec record is not in the store");
+	usleep(500000);
+	snprintf(cmd, sizeof(cmd), "touch %s/stop", env.dir);
+	ks_run(cmd, NULL, NULL);
+	waitpid(hammer, NULL, 0);
+	snprintf(cmd, sizeof(cmd), "%s/tries", env.dir);
+	out = ks_read_file(cmd);
+	cr_expect(out && strlen(out) >= 5, "the trigger ran only %zu times", out ? strlen(out) : 0);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s/through", env.dir);
+	cr_expect(access(cmd, F_OK), "the trigger got through during the upgrade");
+	arr = ka_events(&env, "--kind shield --since 1m", 1, 10);
+	cr_expect(arr && json_object_array_length(arr) >= 1, "the shield's refusals were not stored");
+	json_object_put(arr);
+
+	st = stats();
+	cr_expect_geq(ka_int(st, "lost.socket"), 5, "the old map's losses are not counted");
+	json_object_put(st);
+	snprintf(cmd, sizeof(cmd), "%s -j shield list", ks_bin());
+	st = ks_run_json(cmd, NULL, NULL);
+	cr_expect(st && strstr(json_object_to_json_string(st), "\"enforce\""),
+		  "the shield is not enforcing: %s", st ? json_object_to_json_string(st) : "");
+	json_object_put(st);
 	ka_stop(&env, SIGTERM);
 }

@@ -835,3 +835,89 @@ Test(flow, t07_udp_ipv4_unconnected_sender_to_two_peers)
 	cr_expect_eq(ka_int(f, "detail.peers"), 1, "a second peer was not noticed");
 	json_object_put(f);
 }
+
+static int flow_link_pins(void)
+{
+	char path[256];
+	const char *names[] = { "egress", "ingress", "release" };
+	int n = 0;
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/monitor/link_mon_flow_%s", env.root, names[i]);
+		n += !access(path, F_OK);
+	}
+	return n;
+}
+
+/* A TCP transfer of @k bytes from a child; returns its pid once drained. */
+static pid_t transfer(long k, int *port)
+{
+	int l = flow_listen("127.0.0.1", SOCK_STREAM, port);
+	pid_t pid = sender("127.0.0.1", *port, k);
+
+	cr_assert_eq(drain_one(l), k);
+	cr_assert_eq(WEXITSTATUS(wait_child(pid)), 0);
+	close(l);
+	return pid;
+}
+
+/* flow off (--no-flow, or `flow = off`) detaches the flow programs of the
+ * pinned monitor the agent adopts, and no flow record is made, not even
+ * from a socket's own counters at close; connects are still recorded.
+ * Turned on again, the monitor is reloaded with them. */
+Test(flow, t08_flow_off_detaches_and_records_none_on_again_reattaches)
+{
+	char args[128], conf[300], *err;
+	json_object *arr;
+	int port;
+	pid_t pid;
+
+	cr_assert_eq(flow_link_pins(), 3, "flow on: its links are not pinned");
+	ka_stop(&env, SIGTERM);
+	ka_start(&env, "--flow-interval 1s --no-flow");
+	err = ka_agent_err(&env);
+	cr_expect(strstr(err, "monitor adopted") && strstr(err, "flow off, its links detached"),
+		  "%s", err);
+	free(err);
+	cr_expect_eq(flow_link_pins(), 0, "flow off: flow links still pinned");
+	pid = transfer(400000, &port);
+	snprintf(args, sizeof(args), "--pid %d --kind connect", pid);
+	arr = ka_events(&env, args, 1, 10);
+	cr_expect(arr && json_object_array_length(arr) == 1, "flow off: the connect is not stored");
+	json_object_put(arr);
+	snprintf(args, sizeof(args), "--port %d --kind flow", port);
+	arr = ka_events(&env, args, 1, 2);
+	cr_expect(arr && json_object_array_length(arr) == 0, "flow off: %zu flow records stored",
+		  arr ? json_object_array_length(arr) : 0);
+	json_object_put(arr);
+
+	/* on again, from the config file this time */
+	ka_stop(&env, SIGTERM);
+	snprintf(conf, sizeof(conf), "%s/on.conf", env.dir);
+	FILE *f = fopen(conf, "w");
+	cr_assert(f);
+	fprintf(f, "flow = on\nflow_interval = 1s\n");
+	fclose(f);
+	snprintf(args, sizeof(args), "--config %s", conf);
+	ka_start(&env, args);
+	err = ka_agent_err(&env);
+	cr_expect(strstr(err, "monitor replaced") && strstr(err, "flow on)"), "%s", err);
+	free(err);
+	cr_expect_eq(flow_link_pins(), 3, "flow on again: its links are not pinned");
+	pid = transfer(300000, &port);
+	json_object *fl = final_flow(pid, port);
+	cr_expect(fl && ka_int(fl, "detail.bytes_out") == 300000, "flow on again: no exact record");
+	json_object_put(fl);
+
+	/* and off from the config file: adopted, detached */
+	ka_stop(&env, SIGTERM);
+	f = fopen(conf, "w");
+	cr_assert(f);
+	fprintf(f, "flow = off\n");
+	fclose(f);
+	ka_start(&env, args);
+	err = ka_agent_err(&env);
+	cr_expect(strstr(err, "flow off, its links detached"), "%s", err);
+	free(err);
+	cr_expect_eq(flow_link_pins(), 0);
+}

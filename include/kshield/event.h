@@ -247,9 +247,12 @@ struct ks_agent_stats {
 };
 
 /* Monitor knobs in the pinned "mon_config" array (entry 0). */
+/* ks_monitor_cfg.flags */
+#define KS_MON_NO_FLOW	(1u << 0)	/* flow accounting off: no flow records at all */
+
 struct ks_monitor_cfg {
 	__u32 wakeup_every;	/* force a consumer wakeup every N events (per CPU) */
-	__u32 _pad;
+	__u32 flags;		/* KS_MON_*; was padding (same layout) */
 	__u64 families;		/* bit per address family to report at socket() */
 	__u32 netlink_protos;	/* bit per netlink protocol to report */
 	__u32 _pad2;
