@@ -5,7 +5,9 @@
 #   1. one loopback TCP connection moving BULK_BYTES (bench/bulk tcp);
 #   2. UDP_N 64-byte loopback datagrams (bench/bulk udp): the per-packet
 #      worst case;
-#   3. the loopback connect storm (bench/connect_storm, N_CONN);
+#   3. the loopback connect storm (bench/connect_storm, N_CONN); then the
+#      same storm with no monitor, the agent, and the agent --no-flow
+#      (what a site that turns flows off saves); ONLY=storm runs just that;
 #   5. hunt exfil over HUNT_FLOWS stored flow rows (1% of them big, some
 #      flows with two records) against one scan counting those rows.
 # Each is run with no monitor (base), with the agent (monitor + flow,
@@ -41,7 +43,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 
 agent_start() {
 	rm -rf "$KSHIELD_BPFFS"
-	"$KS" agent --no-shields --store "$STORE" > "$DIR/agent.log" 2>&1 &
+	"$KS" agent --no-shields --store "$STORE" "$@" > "$DIR/agent.log" 2>&1 &
 	AGENT=$!
 	for _ in $(seq 100); do grep -q "storing events" "$DIR/agent.log" && return 0; sleep 0.1; done
 	echo "agent did not start:"; cat "$DIR/agent.log"; exit 1
@@ -77,12 +79,42 @@ bench() {
 	fi
 }
 
+# The connect storm with no monitor, the agent (flow on), the agent
+# --no-flow, alternating in each round.
+storm_modes() {
+	local base=() on=() off=() w c r B0 N1 O1
+	for _ in $(seq "$ROUNDS"); do
+		read -r w c r < <("$B/connect_storm" "$N_CONN"); base+=("$c")
+		agent_start
+		read -r w c r < <("$B/connect_storm" "$N_CONN"); on+=("$c")
+		sleep 0.7; agent_stop
+		agent_start --no-flow
+		[ "$(flow_links)" = 0 ] || { echo "  --no-flow: flow links pinned"; exit 1; }
+		read -r w c r < <("$B/connect_storm" "$N_CONN"); off+=("$c")
+		sleep 0.7; agent_stop
+		rm -rf "$KSHIELD_BPFFS"
+	done
+	B0=$(printf '%s\n' "${base[@]}" | median); N1=$(printf '%s\n' "${on[@]}" | median)
+	O1=$(printf '%s\n' "${off[@]}" | median)
+	printf '  CPU: no monitor %.3f s, agent %.3f s, agent --no-flow %.3f s\n' "$B0" "$N1" "$O1"
+	printf '  ratios: agent/none %s, --no-flow/none %s, agent/--no-flow %s\n' \
+		"$(ratio "$N1" "$B0")" "$(ratio "$O1" "$B0")" "$(ratio "$N1" "$O1")"
+}
+
+if [ "${ONLY:-}" = storm ]; then
+	echo "== connect storm: $N_CONN connections, flow on/off, median of $ROUNDS ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+	storm_modes
+	exit 0
+fi
+
 echo "== 1. loopback TCP bulk transfer: $BULK_BYTES bytes, median of $ROUNDS ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
 bench "TCP bulk" "$B/bulk tcp $BULK_BYTES" "MB/s"
 echo "== 2. loopback UDP: $UDP_N x 64-byte datagrams, median of $ROUNDS"
 bench "UDP 64 B" "$B/bulk udp $UDP_N" "datagrams/s sent"
 echo "== 3. loopback TCP connect/accept storm: $N_CONN connections, median of $ROUNDS"
 bench "connect storm" "$B/connect_storm $N_CONN"
+echo "== 3b. the same storm: no monitor, agent, agent --no-flow"
+storm_modes
 n=$(sqlite3 "$STORE" "SELECT count(*) FROM events WHERE kind = 'flow' AND json_extract(detail, '\$.bytes_out') >= $BULK_BYTES" 2>/dev/null || echo 0)
 echo "  stored: $n flow records of the bulk sender (want $ROUNDS, one per agent round)"
 
