@@ -66,6 +66,10 @@ if [[ ,$checks, == *,ksites,* ]]; then
 	cp -r "$KSITES/sites" "$KSITES/sites-other" "$KSITES/sites-forged" \
 		"$KSITES/sites-unsigned" "$KSITES/keys" "$stage/etc/kshield/"
 fi
+if [[ ,$checks, == *,flow,* ]]; then
+	mkdir -p "$stage/tests"
+	cp "$here/../tests/guest/monitor-flow.sh" "$stage/tests/"
+fi
 if [[ ,$checks, == *,broken,* || ,$checks, == *,broken-as-shield,* ]]; then
 	cp "$FIXTURES/broken-shield.bpf.o" "$stage/fixtures/"
 	readelf -p .kshield "$FIXTURES/broken-shield.bpf.o" |

@@ -30,6 +30,8 @@ def status:
     (if .passed == true and (.refuses == true or .lsm_hook != true)
      then "pass" else "check-failed" end)
   elif .check == "ksites" then "pass"
+  # tests/guest/monitor-flow.sh: exact flow records of TCP over IPv4/IPv6
+  elif .check == "flow" then (if .ok == true then "pass" else "check-failed" end)
   elif .check == "broken" then
     (if .error != null then "expected-fail" else "check-failed" end)
   elif .unsupported == true then "unprotected"
@@ -139,7 +141,12 @@ def ksites_row($s):
     + [ if (checks | index("ksites")) != null and $k.error == null then
           base + {check: "ksites"} + ksites_row($sites)
         else empty end ]
-    + [ if (checks | index("broken")) != null and $k.error == null and ($checked | length) == 0 then
+    + [ if (checks | index("flow")) != null and $k.error == null
+           and ([$checked[] | select(.check == "flow")] | length) == 0 then
+          base + {shield: null, check: "flow", check_error: "flow check reported nothing"}
+        else empty end ]
+    + [ if (checks | index("broken")) != null and $k.error == null
+           and ([$checked[] | select(.check == "broken")] | length) == 0 then
           base + {shield: null, check: "broken", check_error: "broken fixture reported nothing"}
         else empty end ]
   ) as $kernel_rows
@@ -152,4 +159,6 @@ def ksites_row($s):
                     .error = ([.checks[]? | select(.ok != true) | "\(.name): \(.got)"]
                               | if length > 0 then "guard: " + join("; ")
                                 else "guard does not refuse although BPF LSM programs attach here" end)
+                  elif .check == "flow" and .status != "pass" and .error == null then
+                    .error = "flow: echoed \(.echoed), final records tcp4 \(.final_tcp4) tcp6 \(.final_tcp6) long \(.long_final), interim \(.long_interim) (want 2, 2, 2, >= 1)"
                   else . end))}
