@@ -10,6 +10,8 @@
 # Each row's status:
 #   pass           the shield loaded, refused the trigger, left benign use alone
 #   fail           anything else the shield claimed and did not do
+#                  (also a test that did not run because the shield was
+#                  already enforcing there: its error says "not run: ...")
 #   unprotected    no variant loads on this kernel (the shield says so:
 #                  "unsupported"); shown apart, never counted as a pass
 #   n/a            the trigger cannot run here at all (the kernel lacks the

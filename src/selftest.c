@@ -21,6 +21,8 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "cli.h"
 #include "loader.h"
 #include "meta.h"
@@ -267,6 +269,48 @@ static void modules_absent(const char *object, char *buf, size_t len)
 	ks_meta_free(&meta);
 }
 
+/* Programs of @object already loaded in this kernel (by name, as the kernel
+ * keeps it: the first BPF_OBJ_NAME_LEN - 1 characters, and by type), as
+ * "name (id N), ..." in @buf ("" when none): the same shield loaded under
+ * another bpffs root or by the agent refuses the baseline trigger. */
+static void loaded_elsewhere(const char *object, char *buf, size_t len)
+{
+	struct bpf_object *obj = bpf_object__open_file(object, NULL);
+	struct bpf_program *prog;
+	__u32 id = 0;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!obj)
+		return;
+	while (n < len && !bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 ilen = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &ilen) || !info.name[0]) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		bpf_object__for_each_program(prog, obj) {
+			const char *pn = bpf_program__name(prog);
+
+			if (info.type == bpf_program__type(prog) &&
+			    !strncmp(pn, info.name, BPF_OBJ_NAME_LEN - 1) &&
+			    strlen(info.name) == (strlen(pn) < BPF_OBJ_NAME_LEN - 1 ?
+						  strlen(pn) : BPF_OBJ_NAME_LEN - 1)) {
+				n += snprintf(buf + n, len - n, "%s%s (id %u)", n ? ", " : "",
+					      pn, id);
+				break;
+			}
+		}
+	}
+	bpf_object__close(obj);
+}
+
 /* Record the first failure only: it is the one that explains the rest. */
 #define FAIL(...) do { if (!r->error[0]) snprintf(r->error, sizeof(r->error), __VA_ARGS__); } while (0)
 
@@ -299,6 +343,17 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 				 why[0] ? why : "failed");
 			FAIL("trigger does not pass without the shield (%s)%s%s; module(s) not "
 			     "loaded or built in here: %s", case_str(c), why[0] ? ": " : "", why, absent);
+			return 0;
+		}
+		/* Refused: most likely by this very shield, loaded elsewhere
+		 * (another bpffs root, the agent). Not a pass, not n/a: the
+		 * test did not run; say so and what to do. */
+		if (c == KS_CASE_REFUSED)
+			loaded_elsewhere(object, r->refused_by, sizeof(r->refused_by));
+		if (r->refused_by[0]) {
+			FAIL("not run: the trigger is already refused here by %s, this shield "
+			     "loaded elsewhere (another bpffs root or the agent: see 'kshield "
+			     "status'); unload it there to test", r->refused_by);
 			return 0;
 		}
 		if (c < 0 && !strncmp(why, KS_CASE_NA, strlen(KS_CASE_NA))) {

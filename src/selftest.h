@@ -79,6 +79,9 @@ struct ks_test_result {
 	bool ran_enforce, ran_benign, ran_audit, ran_unload;
 	int trigger_case;	/* KS_CASE_* or <0: the trigger while enforcing */
 	struct ks_load_result load;
+	/* The baseline trigger was refused by programs of this shield loaded
+	 * elsewhere: "name (id N), ..."; the test did not run (a failure). */
+	char refused_by[256];
 	char error[1024];	/* first failure, "" when all is well */
 };
 

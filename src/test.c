@@ -39,12 +39,17 @@ static const char *step_str(bool ran, bool ok)
 	return !ran ? "-" : ok ? "ok" : "FAIL";
 }
 
-/* One line per shield. Not applicable and unprotected say so and why, with
- * no step columns; a step that did not run shows "-", never ok. */
+/* One line per shield. Not applicable, unprotected and not run (the shield
+ * already enforcing, loaded elsewhere) say so and why, with no step columns;
+ * a step that did not run shows "-", never ok. */
 static void print_text(const struct ks_test_result *r)
 {
 	if (r->not_applicable) {
 		printf("%-22s n/a: %s\n", r->shield, r->na_reason);
+		return;
+	}
+	if (r->refused_by[0]) {
+		printf("%-22s %s\n", r->shield, r->error);
 		return;
 	}
 	if (r->unsupported) {
@@ -91,6 +96,8 @@ static void print_result(const struct ks_test_result *r)
 			json_object_array_add(tried, t);
 		}
 		json_object_object_add(o, "tried", tried);
+		json_object_object_add(o, "refused_by", r->refused_by[0] ?
+				       json_object_new_string(r->refused_by) : NULL);
 		json_object_object_add(o, "error", r->error[0] ? json_object_new_string(r->error) : NULL);
 		ks_json_print(o);
 		fflush(stdout);

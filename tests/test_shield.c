@@ -28,6 +28,9 @@ static void setup(void)
 static void teardown(void)
 {
 	ks_runf(NULL, NULL, "%s shield unload %s; rm -rf %s", ks_bin(), SHIELD, root);
+	/* t12's second root, loaded there whatever the test's outcome. */
+	ks_runf(NULL, NULL, "%s --bpffs %s-other shield unload %s; rm -rf %s-other",
+		ks_bin(), root, SHIELD, root);
 }
 
 TestSuite(shield, .init = setup, .fini = teardown);
@@ -335,6 +338,53 @@ Test(shield, t11_test_plain_text_never_says_ok_for_what_did_not_run)
 	cr_expect(!strncmp(out, prefix, strlen(prefix)), "got: %s", out);
 	cr_expect(strlen(out) > strlen(prefix) + 1 && !strchr(out, '\n')[1], "one line with a reason: %s", out);
 	cr_expect(!strstr(out, " ok") && !strstr(out, " benign "), "got: %s", out);
+	free(out);
+	free(err);
+}
+
+/* The same shield enforcing under another bpffs root refuses the baseline
+ * trigger: the test says it did not run, names the program that refused,
+ * and fails (not a pass, not n/a); once unloaded there, the test passes. */
+Test(shield, t12_test_names_the_shield_loaded_under_another_root)
+{
+	char other[160], cmd[700], want[64];
+	json_object *o;
+	char *out, *err;
+	int rc;
+
+	snprintf(other, sizeof(other), "%s-other", root);
+	cr_assert_eq(ks_runf(NULL, &err, "mkdir -p %s && %s --bpffs %s shield load %s",
+			     other, ks_bin(), other, obj), 0, "load elsewhere: %s", err);
+	free(err);
+
+	snprintf(cmd, sizeof(cmd), "%s -j test %s --object %s", ks_bin(), SHIELD, obj);
+	o = ks_run_json(cmd, &rc, NULL);
+	cr_assert(o, "kshield test printed no JSON");
+	cr_expect_eq(rc, 1);
+	cr_expect(!json_object_get_boolean(ks_json_get(o, "trigger_refused")));
+	cr_expect(!json_object_get_boolean(ks_json_get(o, "not_applicable")));
+	cr_expect(strstr(json_object_get_string(ks_json_get(o, "refused_by")) ?: "",
+			 "cgroup__setsockopt (id "), "refused_by: %s",
+		  json_object_get_string(ks_json_get(o, "refused_by")));
+	json_object_put(o);
+
+	rc = ks_runf(&out, &err, "%s test %s --object %s", ks_bin(), SHIELD, obj);
+	cr_expect_eq(rc, 1, "stderr: %s", err);
+	snprintf(want, sizeof(want), "%-22s not run: ", SHIELD);
+	cr_expect(!strncmp(out, want, strlen(want)), "got: %s", out);
+	cr_expect(strstr(out, "already refused here by cgroup__setsockopt (id "), "got: %s", out);
+	cr_expect(strstr(out, "unload it"), "got: %s", out);
+	cr_expect(!strstr(out, " ok"), "got: %s", out);
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "%s/shields", root);
+	cr_expect_eq(count_entries(cmd), 0, "the failed test left a shield pinned under %s", root);
+
+	cr_assert_eq(ks_runf(NULL, &err, "%s --bpffs %s shield unload %s", ks_bin(), other,
+			     SHIELD), 0, "unload elsewhere: %s", err);
+	free(err);
+	rc = ks_runf(&out, &err, "%s test %s --object %s", ks_bin(), SHIELD, obj);
+	cr_expect_eq(rc, 0, "out: %s err: %s", out, err);
 	free(out);
 	free(err);
 }
