@@ -382,8 +382,13 @@ Test(monitor, t08_bpf_loads_by_others_but_not_the_agent)
 }
 
 /* ---- flow: bytes per connection (bpf/flow.bpf.h) ----
- * Bytes are payload (no headers), so a sender of exactly K bytes must have
- * bytes_out == K. Interim records every second, so a test sees one. */
+ * Bytes are payload (no headers), so a UDP sender of exactly K bytes must
+ * have bytes_out == K. TCP retransmissions count again (README): even on
+ * loopback a loaded machine resends a segment now and then (a CI run saw
+ * 3130966 for 3000000), so TCP totals must lie in [K, K + K/8]: an
+ * undercount, a double count or another flow's bytes still fail.
+ * Interim records every second, so a test sees one. */
+#define tcp_bytes_ok(got, k) ((got) >= (k) && (got) <= (k) + (k) / 8)
 
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -508,8 +513,8 @@ Test(flow, t01_tcp_ipv4_exact_payload_owner_and_binary)
 	cr_assert(f, "no final flow record of pid %d to port %d", pid, port);
 	cr_expect_str_eq(ka_str(f, "detail.proto"), "tcp");
 	cr_expect_eq(ka_int(f, "detail.family"), AF_INET);
-	cr_expect_eq(ka_int(f, "detail.bytes_out"), K, "bytes_out %lld, sent %ld",
-		     ka_int(f, "detail.bytes_out"), K);
+	cr_expect(tcp_bytes_ok(ka_int(f, "detail.bytes_out"), K), "bytes_out %lld, sent %ld",
+		  ka_int(f, "detail.bytes_out"), K);
 	cr_expect_eq(ka_int(f, "detail.bytes_in"), 0);
 	cr_expect(ka_int(f, "detail.pkts_out") >= K / 65536);
 	cr_expect_eq(ka_int(f, "detail.owner_unknown"), 0);
@@ -530,7 +535,8 @@ Test(flow, t01_tcp_ipv4_exact_payload_owner_and_binary)
 	/* the accepting end: the listener (this process) owns it, bytes in */
 	f = final_flow(getpid(), port);
 	cr_assert(f, "no final flow record of the accepted connection");
-	cr_expect_eq(ka_int(f, "detail.bytes_in"), K);
+	cr_expect(tcp_bytes_ok(ka_int(f, "detail.bytes_in"), K), "bytes_in %lld, sent %ld",
+		  ka_int(f, "detail.bytes_in"), K);
 	cr_expect_eq(ka_int(f, "detail.bytes_out"), 0);
 	cr_expect_eq(ka_int(f, "lport"), port);
 	json_object_put(f);
@@ -624,8 +630,8 @@ Test(flow, t03_long_connection_gets_an_interim_record_before_it_closes)
 
 	json_object *f = final_flow(tx, port);
 	cr_assert(f, "no final flow record after the close");
-	cr_expect_eq(ka_int(f, "detail.bytes_out"), 2 * K, "final bytes_out %lld, sent %ld",
-		     ka_int(f, "detail.bytes_out"), 2 * K);
+	cr_expect(tcp_bytes_ok(ka_int(f, "detail.bytes_out"), 2 * K), "final bytes_out %lld, sent %ld",
+		  ka_int(f, "detail.bytes_out"), 2 * K);
 	cr_expect_str_eq(ka_str(f, "detail.flow"), ka_str(open_rec, "detail.flow"),
 			 "interim and final records name different flows");
 	cr_expect(ka_int(f, "ts_ns") > ka_int(open_rec, "ts_ns"));
@@ -733,7 +739,8 @@ Test(flow, t05_counted_while_no_agent_runs)
 	ka_start(&env, "--flow-interval 1s");
 	json_object *f = final_flow(pid, port);
 	cr_assert(f, "the flow made while no agent ran was not stored after its restart");
-	cr_expect_eq(ka_int(f, "detail.bytes_out"), K);
+	cr_expect(tcp_bytes_ok(ka_int(f, "detail.bytes_out"), K), "bytes_out %lld, sent %ld",
+		  ka_int(f, "detail.bytes_out"), K);
 	cr_expect_eq(ka_int(f, "detail.owner_unknown"), 0);
 	json_object_put(f);
 }
@@ -787,12 +794,13 @@ Test(flow, t06_connection_older_than_the_monitor_gets_the_sockets_own_totals)
 	}
 	cr_assert(g, "no final flow record of the accepted end");
 	/* the socket's bytes_received counts the FIN it got as 1 more */
-	cr_expect(ka_int(g, "detail.bytes_in") == K || ka_int(g, "detail.bytes_in") == K + 1,
+	cr_expect(tcp_bytes_ok(ka_int(g, "detail.bytes_in"), K),
 		  "accepted end: bytes_in %lld, sent %ld", ka_int(g, "detail.bytes_in"), K);
 	cr_expect_eq(ka_int(g, "detail.untracked"), 1);
 	json_object_put(g);
 	cr_assert(f, "no final flow record of the connecting end");
-	cr_expect_eq(ka_int(f, "detail.bytes_out"), K);
+	cr_expect(tcp_bytes_ok(ka_int(f, "detail.bytes_out"), K), "bytes_out %lld, sent %ld",
+		  ka_int(f, "detail.bytes_out"), K);
 	cr_expect_eq(ka_int(f, "detail.untracked"), 1);
 	cr_expect_eq(ka_int(f, "detail.owner_unknown"), 1);
 	json_object_put(f);
@@ -906,7 +914,8 @@ Test(flow, t08_flow_off_detaches_and_records_none_on_again_reattaches)
 	cr_expect_eq(flow_link_pins(), 3, "flow on again: its links are not pinned");
 	pid = transfer(300000, &port);
 	json_object *fl = final_flow(pid, port);
-	cr_expect(fl && ka_int(fl, "detail.bytes_out") == 300000, "flow on again: no exact record");
+	cr_expect(fl && tcp_bytes_ok(ka_int(fl, "detail.bytes_out"), 300000),
+		  "flow on again: no record of the 300000 bytes");
 	json_object_put(fl);
 
 	/* and off from the config file: adopted, detached */

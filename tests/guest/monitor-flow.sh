@@ -5,7 +5,8 @@
 # 1000000 bytes each way over IPv4 and over IPv6, and 100000 + 1.5 s +
 # 100000 (an interim record at the second burst). Prints one
 # "KSHIELD-CHECK flow <json>" line: ok when both ends of each TCP
-# connection have a final record of exactly what was echoed, and the long
+# connection have a final record of what was echoed (retransmissions
+# counted again, up to an eighth more), and the long
 # one an interim record. No UDP: busybox nc has none; cgroup_skb programs
 # on 6.1 and 6.12 may not ask for the current task, so UDP flows there have
 # no owner. About 5.5 s of a boot under TCG (6.1.0-47, 6.12.111 cloud).
@@ -27,15 +28,16 @@ nc -l -p 5004 -e /bin/cat & sleep 0.3
 rl=$( (head -c 100000 /dev/zero; sleep 1.5; head -c 100000 /dev/zero) | nc 127.0.0.1 5004 | wc -c)
 sleep 0.7	# one drain period
 kill -TERM $AG; wait $AG
-# records on @port with @final and exactly @bytes both ways
+# records on @port with @final and @bytes (a condition) both ways
 n_flows() {
 	kshield -j hunt --store /tmp/ev.db --sql "SELECT count(*) AS n FROM events WHERE
 		kind = 'flow' AND $1 IN (lport, rport) AND json_extract(detail, '\$.final') = $2
 		AND json_extract(detail, '\$.bytes_out') $3 AND json_extract(detail, '\$.bytes_in') $3" \
 		2>>/tmp/hunt.err | sed -n 's/.*"n":\([0-9]*\).*/\1/p'
 }
-t4=$(n_flows 5001 1 "= 1000000"); t6=$(n_flows 5002 1 "= 1000000")
-lf=$(n_flows 5004 1 "= 200000"); li=$(n_flows 5004 0 "> 0")
+# TCP retransmissions count again (README): at most an eighth more
+t4=$(n_flows 5001 1 "BETWEEN 1000000 AND 1125000"); t6=$(n_flows 5002 1 "BETWEEN 1000000 AND 1125000")
+lf=$(n_flows 5004 1 "BETWEEN 200000 AND 225000"); li=$(n_flows 5004 0 "> 0")
 ok=false
 [ "$r4.$r6.$rl" = 1000000.1000000.200000 ] && [ "${t4:-0}" = 2 ] && [ "${t6:-0}" = 2 ] &&
 	[ "${lf:-0}" = 2 ] && [ "${li:-0}" -ge 1 ] && ok=true
