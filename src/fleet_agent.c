@@ -196,7 +196,11 @@ static int fetch_verified(struct fa *a, enum ks_sign_kind kind, const char *sha,
 	int err;
 
 	*transient = false;
-	ns = kvStore_Get(&e, a->n->objects, sha);
+	/* The desired record can be seen before the object it names: a
+	 * replica serving the read may not have applied the put yet. Only
+	 * an object still missing after 2 s is refused. */
+	for (int i = 0; (ns = kvStore_Get(&e, a->n->objects, sha)) == NATS_NOT_FOUND && i < 20; i++)
+		usleep(100 * 1000);
 	if (ns != NATS_OK) {
 		*transient = ns != NATS_NOT_FOUND;
 		return ks_nats_err(ns, "fetching object");
