@@ -159,10 +159,10 @@ Test(fleet_sites, agent_installs_its_kernels_verified_manifest)
 {
 	char host[64], *a = NULL, *b = NULL;
 	json_object *st;
-	pid_t pid;
+	pid_t pid, me = getpid();	/* the child's getpid() differs: teardown removes ours */
 
 	cluster_up();
-	snprintf(host, sizeof(host), "ksites-%d", getpid());
+	snprintf(host, sizeof(host), "ksites-%d", me);
 	manifest("a.json", ID_A, 16);
 	manifest("b.json", ID_B, 32);
 	sh_ok("%s sites sign %s/a.json --key %s/signer.key >/dev/null && "
@@ -176,7 +176,7 @@ Test(fleet_sites, agent_installs_its_kernels_verified_manifest)
 		snprintf(cmd, sizeof(cmd), "KSHIELD_KERNEL_NOTES=%s/notes KSHIELD_SITES_DIR=%s/sites "
 			 "exec %s --bpffs /sys/fs/bpf/ks-fleet-sites-%d fleet agent --nats %s --keys "
 			 "%s/trust --host %s --state %s/state --resync 5 >%s/agent.log 2>&1", dir, dir,
-			 ks_bin(), getpid(), urls, dir, host, dir, dir);
+			 ks_bin(), me, urls, dir, host, dir, dir);
 		setsid();
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
