@@ -467,20 +467,8 @@ int ks_kprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 	for (i = 0; i < s->nsites; i++) {
 		const struct ks_site *site = &s->site[i];
 		LIBBPF_OPTS(bpf_kprobe_opts, opts, .bpf_cookie = i, .offset = site->symbol_offset);
-		struct ks_site_info info;
-		__u32 key = i;
-
-		if (sites_map) {
-			ks_site_info(site, &info);
-			info.kernel = 1;
-			err = bpf_map__update_elem(sites_map, &key, sizeof(key), &info,
-						   sizeof(info), 0);
-			if (err) {
-				ks_err(err, "can't write site %d into %s: %s", i,
-				       bpf_map__name(sites_map), strerror(-err));
-				goto fail;
-			}
-		}
+		if (sites_map && (err = ks_site_info_store(sites_map, i, site, true)))
+			goto fail;
 		if (!site->probeable)
 			continue;
 		l[n] = bpf_program__attach_kprobe_opts(prog, site->symbol, &opts);

@@ -354,6 +354,20 @@ int do_shield_keygen(int argc, char **argv)
 	return 0;
 }
 
+/* "PATH signed by key ID: SIGFILE", or JSON with @what naming PATH. */
+void ks_sign_print_signed(const char *what, const char *path, const char *out, const char *id)
+{
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, what, json_object_new_string(path));
+		json_object_object_add(o, "signature", json_object_new_string(out));
+		json_object_object_add(o, "keyid", json_object_new_string(id));
+		ks_json_print(o);
+	} else {
+		printf("%s signed by key %s: %s\n", path, id, out);
+	}
+}
 int do_shield_sign(int argc, char **argv)
 {
 	const char *path = NULL, *key = NULL, *out = NULL;
@@ -378,16 +392,7 @@ int do_shield_sign(int argc, char **argv)
 	err = ks_sign_file(KS_SIGN_SHIELD, path, key, out, id);
 	if (err)
 		return ks_report(err);
-	if (json_output) {
-		struct json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "object", json_object_new_string(path));
-		json_object_object_add(o, "signature", json_object_new_string(out));
-		json_object_object_add(o, "keyid", json_object_new_string(id));
-		ks_json_print(o);
-	} else {
-		printf("%s signed by key %s: %s\n", path, id, out);
-	}
+	ks_sign_print_signed("object", path, out, id);
 	return 0;
 }
 

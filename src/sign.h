@@ -44,6 +44,9 @@ int ks_sign_buf_kind(enum ks_sign_kind kind, const void *obj, size_t len, const 
 int ks_sign_verify_kind(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
 			const char *keys_dir, char keyid[KS_KEYID_LEN]);
 /* Sign file @path into @out (NULL: PATH.sig), replaced atomically. */
+/* Print what a sign command made (JSON with -j: @what is the key naming the signed file). */
+void ks_sign_print_signed(const char *what, const char *path, const char *out, const char *id);
+
 int ks_sign_file(enum ks_sign_kind kind, const char *path, const char *keyfile,
 		 const char *out, char keyid[KS_KEYID_LEN]);
 /* Verify file @path against @sigpath (NULL: PATH.sig; missing = unsigned). */

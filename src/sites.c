@@ -320,16 +320,7 @@ static int do_sign(int argc, char **argv)
 		err = ks_sign_file(KS_SIGN_SITES, path, key, out, id);
 	if (err)
 		return ks_report(err);
-	if (json_output) {
-		struct json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "manifest", json_object_new_string(path));
-		json_object_object_add(o, "signature", json_object_new_string(out));
-		json_object_object_add(o, "keyid", json_object_new_string(id));
-		ks_json_print(o);
-	} else {
-		printf("%s signed by key %s: %s\n", path, id, out);
-	}
+	ks_sign_print_signed("manifest", path, out, id);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "kernel_sites.h"	/* ks_kernel_build_id() */
 #include "sysinfo.h"
 
 #define SECURITYFS "/sys/kernel/security"
@@ -38,38 +39,6 @@ static int read_small(const char *path, char *buf, size_t len)
 	while (n > 0 && buf[n - 1] == '\n')
 		buf[--n] = '\0';
 	return n;
-}
-
-/* Walk the ELF notes in /sys/kernel/notes for NT_GNU_BUILD_ID (3, "GNU"). */
-static void read_build_id(char *hex, size_t len)
-{
-	unsigned char buf[4096];
-	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-	size_t off = 0;
-
-	hex[0] = '\0';
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	while (n > 0 && off + 12 <= (size_t)n) {
-		unsigned int namesz, descsz, type;
-		size_t name_off = off + 12, desc_off;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		desc_off = name_off + ((namesz + 3) & ~3u);
-		if (desc_off + descsz > (size_t)n)
-			break;
-		if (type == 3 && namesz == 4 && !memcmp(buf + name_off, "GNU", 4)) {
-			for (unsigned int i = 0; i < descsz && 2 * i + 2 < len; i++)
-				snprintf(hex + 2 * i, 3, "%02x", buf[desc_off + i]);
-			return;
-		}
-		off = desc_off + ((descsz + 3) & ~3u);
-	}
 }
 
 /* "none [integrity] confidentiality" -> "integrity". */
@@ -186,7 +155,8 @@ int ks_sysinfo_read(struct ks_sysinfo *si)
 		snprintf(si->release, sizeof(si->release), "%s", u.release);
 		snprintf(si->machine, sizeof(si->machine), "%s", u.machine);
 	}
-	read_build_id(si->build_id, sizeof(si->build_id));
+	if (ks_kernel_build_id(si->build_id, sizeof(si->build_id)))
+		si->build_id[0] = '\0';	/* "" if none; the probe reports it */
 	si->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 
 	snprintf(si->lockdown, sizeof(si->lockdown), "unknown");

@@ -50,6 +50,22 @@ void ks_uprobe_links_free(struct bpf_link **links, int nlinks)
 	free(links);
 }
 
+int ks_site_info_store(struct bpf_map *sites_map, int i, const struct ks_site *site,
+		       bool kernel)
+{
+	struct ks_site_info info;
+	__u32 key = i;
+	int err;
+
+	ks_site_info(site, &info);
+	info.kernel = kernel;
+	err = bpf_map__update_elem(sites_map, &key, sizeof(key), &info, sizeof(info), 0);
+	if (err)
+		return ks_err(err, "can't write site %d into %s: %s", i,
+			      bpf_map__name(sites_map), strerror(-err));
+	return 0;
+}
+
 int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s,
 			      int pid, struct bpf_map *sites_map, unsigned flags,
 			      struct bpf_link ***links, int *nlinks)
@@ -82,19 +98,8 @@ int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 	for (i = 0; i < s->nsites; i++) {
 		const struct ks_site *site = &s->site[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = i);
-		struct ks_site_info info;
-		__u32 key = i;
-
-		if (sites_map) {
-			ks_site_info(site, &info);
-			err = bpf_map__update_elem(sites_map, &key, sizeof(key), &info,
-						   sizeof(info), 0);
-			if (err) {
-				ks_err(err, "can't write site %d into %s: %s", i,
-				       bpf_map__name(sites_map), strerror(-err));
-				goto fail;
-			}
-		}
+		if (sites_map && (err = ks_site_info_store(sites_map, i, site, false)))
+			goto fail;
 		if (!site->probeable)
 			continue;
 		l[n] = bpf_program__attach_uprobe_opts(prog, pid, s->binary, site->offset, &opts);

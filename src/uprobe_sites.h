@@ -28,6 +28,11 @@ int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 			      int pid, struct bpf_map *sites_map, unsigned flags,
 			      struct bpf_link ***links, int *nlinks);
 
+/* Write copy @i's argument locations (struct ks_site_info) into
+ * @sites_map; @kernel marks a kprobe site (kernel_sites.c). */
+int ks_site_info_store(struct bpf_map *sites_map, int i, const struct ks_site *site,
+		       bool kernel);
+
 /* Destroy (detach, unless pinned) and free what an attach returned; from
  * several threads, since each detach waits for a kernel grace period. */
 void ks_uprobe_links_free(struct bpf_link **links, int nlinks);
