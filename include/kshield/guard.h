@@ -1,5 +1,5 @@
 /* guard.h - the contract between the tamper guard (bpf/guard.bpf.c) and the
- * agent (src/guard.c): its configuration entry and the set of protected BPF
+ * agent (src/lib/guard/guard.c): its configuration entry and the set of protected BPF
  * object ids. Pinned as <bpffs>/guard/cfg and <bpffs>/guard/ids.
  */
 #ifndef KSHIELD_GUARD_H

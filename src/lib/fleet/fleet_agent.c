@@ -1,0 +1,662 @@
+/* fleet_agent.c - one host's side of the fleet: watch kshield_desired,
+ * converge the loaded shields on it, report status into kshield_status.
+ *
+ * Convergence is idempotent and driven by what the kernel pins say is loaded
+ * (ks_shield_get), so a restarted or long-offline agent simply converges on
+ * the current desired state when its watcher delivers it. An object is
+ * loaded only after its bytes match the desired sha256 and its Ed25519
+ * signature verifies against a key in --keys; otherwise the status says
+ * why ("refused") and whatever was loaded before keeps enforcing. A desired
+ * record may carry kernel sites manifests (one per kernel build ID, for
+ * shields on kernel:FUNCTION): the one for this host's kernel is checked
+ * the same way (sha256, signature by a --keys key) and written into the
+ * sites directory before the load; the others are not this host's.
+ *
+ * The watcher is recreated after every reconnect (libnats 3.4 watchers can
+ * go silent then) and every --resync seconds (its consumer may have lived
+ * on a server that died while our own connection did not notice).
+ */
+#ifndef KSHIELD_STATIC
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sodium.h>
+#include "err.h"
+#include "log.h"
+#include "fleet_agent.h"
+#include "fleet_kv.h"
+#include "fleet_ship.h"
+#include "kernel_sites.h"
+#include "loader.h"
+#include "sign.h"
+
+#define FA_MAX_SHIELDS 64
+
+struct fa_shield {
+	char name[KS_NAME_LEN];
+	json_object *desired;	/* latest desired record, NULL = none/deleted */
+	char cp_sha[65];	/* control plane: what counts as "loaded" */
+	enum ks_mode cp_mode;
+	char last[1024];	/* last status reported, without its timestamp */
+	bool reported;		/* we have a status key for it */
+	bool retry;		/* transient failure: converge again next tick */
+};
+
+struct fa {
+	const struct ks_fleet_agent_cfg *cfg;
+	struct ks_nats *n;
+	char host[256], key[256];
+	kvWatcher *w;
+	int gen;
+	int64_t w_made, last_tick;
+	int nsh;
+	struct fa_shield sh[FA_MAX_SHIELDS];
+	volatile sig_atomic_t *stop;
+	pthread_t th;
+};
+
+int ks_fleet_agent_parse_opt(struct ks_fleet_agent_cfg *c, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+
+	if (ks_nats_parse_opt(&c->nats, argc, argv, i))
+		return 1;
+	if (!strcmp(a, "--control-plane")) {
+		c->control_plane = true;
+		return 1;
+	}
+	if (*i + 1 >= argc)
+		return 0;
+	if (!strcmp(a, "--keys"))
+		c->keys_dir = argv[++*i];
+	else if (!strcmp(a, "--host"))
+		c->host = argv[++*i];
+	else if (!strcmp(a, "--group") || !strcmp(a, "--groups"))
+		c->groups = argv[++*i];
+	else if (!strcmp(a, "--state"))
+		c->state_dir = argv[++*i];
+	else if (!strcmp(a, "--store"))
+		c->store = argv[++*i];
+	else if (!strcmp(a, "--resync"))
+		c->resync_s = atoi(argv[++*i]);
+	else if (!strcmp(a, "--instances"))
+		c->instances = atoi(argv[++*i]);
+	else
+		return 0;
+	return 1;
+}
+
+static void sha_hex(const unsigned char *b, char out[65])
+{
+	sodium_bin2hex(out, 65, b, 32);
+}
+
+/* What is loaded now: from the kernel pins, or the control plane's table. */
+static bool current(struct fa *a, struct fa_shield *s, char sha[65], enum ks_mode *mode,
+		    struct ks_shield_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (a->cfg->control_plane) {
+		snprintf(sha, 65, "%s", s->cp_sha);
+		*mode = s->cp_mode;
+		return s->cp_sha[0];
+	}
+	if (ks_shield_get(s->name, st))
+		return false;
+	sha_hex(st->cfg.sha256, sha);
+	*mode = st->cfg.mode;
+	snprintf(st->name, sizeof(st->name), "%s", s->name);
+	return true;
+}
+
+/* Objects we fetched for @name: <state>/<name>-<sha12>.bpf.o. Their
+ * existence is what makes a loaded shield "managed" by the fleet (a shield
+ * from shields.d with the same name is not ours to unload). When @keep is
+ * given, every such file whose name lacks @keep is removed. */
+static bool managed(struct fa *a, const char *name, const char *keep)
+{
+	char pat[4096];
+	glob_t g;
+	bool any;
+
+	if (a->cfg->control_plane)
+		return true;
+	snprintf(pat, sizeof(pat), "%s/%s-*.bpf.o", a->cfg->state_dir, name);
+	if (glob(pat, 0, NULL, &g))
+		return false;
+	any = g.gl_pathc > 0;
+	for (size_t i = 0; keep && i < g.gl_pathc; i++)
+		if (!strstr(g.gl_pathv[i], keep))
+			unlink(g.gl_pathv[i]);
+	globfree(&g);
+	return any;
+}
+
+static void report(struct fa *a, struct fa_shield *s, const char *status, const char *error,
+		   const char *sha, const struct ks_shield_state *st, const char *variant,
+		   enum ks_mode mode)
+{
+	json_object *o = json_object_new_object();
+	char key[512];
+	const char *txt;
+	__u64 hits = 0;
+
+	json_object_object_add(o, "host", json_object_new_string(a->host));
+	json_object_object_add(o, "shield", json_object_new_string(s->name));
+	json_object_object_add(o, "sha256", json_object_new_string(sha ? sha : ""));
+	json_object_object_add(o, "status", json_object_new_string(status));
+	json_object_object_add(o, "mode", json_object_new_string(
+		mode == KS_MODE_AUDIT ? "audit" : "enforce"));
+	json_object_object_add(o, "variant", json_object_new_string(variant ? variant : ""));
+	if (st)
+		hits = st->hits[KS_VERDICT_REFUSED] + st->hits[KS_VERDICT_AUDITED] +
+		       st->hits[KS_VERDICT_KILLED];
+	json_object_object_add(o, "hits", json_object_new_int64(hits));
+	json_object_object_add(o, "refused", json_object_new_int64(st ? st->hits[KS_VERDICT_REFUSED] : 0));
+	json_object_object_add(o, "audited", json_object_new_int64(st ? st->hits[KS_VERDICT_AUDITED] : 0));
+	json_object_object_add(o, "killed", json_object_new_int64(st ? st->hits[KS_VERDICT_KILLED] : 0));
+	json_object_object_add(o, "error", json_object_new_string(error ? error : ""));
+	json_object_object_add(o, "kernel", json_object_new_boolean(!a->cfg->control_plane));
+	json_object_object_add(o, "groups", json_object_new_string(a->cfg->groups ? a->cfg->groups : ""));
+	/* Which deployment this answers: a redeploy of the same object is
+	 * reported again, and fleet status counts only answers to the last. */
+	json_object_object_add(o, "deployed_at", json_object_new_int64(ks_json_i64(s->desired, "deployed_at")));
+	txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	if (s->reported && !strcmp(txt, s->last)) {
+		json_object_put(o);
+		return;
+	}
+	snprintf(s->last, sizeof(s->last), "%s", txt);
+	json_object_object_add(o, "at", json_object_new_int64(ks_now_ms()));
+	snprintf(key, sizeof(key), "%s.%s", s->name, a->key);
+	if (ks_kv_put_json(a->n->status, key, o, 0)) {
+		s->last[0] = '\0';	/* not reported: try again next tick */
+		s->retry = true;
+	} else {
+		s->reported = true;
+	}
+	json_object_put(o);
+}
+
+/* Fetch object @sha, check its bytes and verify signature @sig of @kind;
+ * on success *obj is malloc'ed. */
+static int fetch_verified(struct fa *a, enum ks_sign_kind kind, const char *sha, const char *sig,
+			  char **obj, size_t *len, bool *transient)
+{
+	unsigned char h[32];
+	char hh[65], id[KS_KEYID_LEN];
+	kvEntry *e = NULL;
+	natsStatus ns;
+	int err;
+
+	*transient = false;
+	/* The desired record can be seen before the object it names: a
+	 * replica serving the read may not have applied the put yet. Only
+	 * an object still missing after 2 s is refused. */
+	for (int i = 0; (ns = kvStore_Get(&e, a->n->objects, sha)) == NATS_NOT_FOUND && i < 20; i++)
+		usleep(100 * 1000);
+	if (ns != NATS_OK) {
+		*transient = ns != NATS_NOT_FOUND;
+		return ks_nats_err(ns, "fetching object");
+	}
+	*len = kvEntry_ValueLen(e);
+	*obj = malloc(*len + 1);
+	memcpy(*obj, kvEntry_Value(e), *len);
+	kvEntry_Destroy(e);
+	crypto_hash_sha256(h, (unsigned char *)*obj, *len);
+	sha_hex(h, hh);
+	if (strcmp(hh, sha))
+		err = ks_err(-EBADMSG, "object bytes do not match the desired sha256 %.12s", sha);
+	else
+		err = ks_sign_verify_kind(kind, *obj, *len, sig, a->cfg->keys_dir, id);
+	if (err) {
+		free(*obj);
+		*obj = NULL;
+	}
+	return err;
+}
+
+/* Write @len bytes to @path through a temporary file and a rename. */
+static int write_atomic(const char *path, const char *buf, size_t len, mode_t mode)
+{
+	char tmp[4200];
+	int fd, err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || fsync(fd) || rename(tmp, path))
+		err = ks_err(-errno ?: -EIO, "can't write %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+/* The sites manifest the desired record @d carries for this host's kernel,
+ * if any: fetched, checked (sha256, signature under the sites tag by a
+ * --keys key) and written as <sites dir>/<build-id>.json with its .sig
+ * (the loader verifies it again when it reads it). */
+static int install_sites(struct fa *a, json_object *d, bool *transient)
+{
+	json_object *arr, *m = NULL;
+	char id[KS_BUILD_ID_HEX], path[4096], *obj = NULL;
+	const char *dir = ks_kernel_sites_dir(), *sig;
+	size_t len, i;
+	int err;
+
+	*transient = false;
+	if (!json_object_object_get_ex(d, "sites", &arr) || !json_object_is_type(arr, json_type_array))
+		return 0;
+	if (ks_kernel_build_id(id, sizeof(id)))
+		return 0;	/* the loader will say what is missing */
+	for (i = 0; i < json_object_array_length(arr) && !m; i++)
+		if (!strcmp(ks_json_str(json_object_array_get_idx(arr, i), "build_id", ""), id))
+			m = json_object_array_get_idx(arr, i);
+	if (!m)
+		return 0;
+	sig = ks_json_str(m, "sig", "");
+	err = fetch_verified(a, KS_SIGN_SITES, ks_json_str(m, "sha256", ""), sig, &obj, &len,
+			     transient);
+	if (err)
+		return ks_err_ctx(err, "sites manifest for kernel %s", id);
+	if (!a->cfg->control_plane) {
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			err = ks_err(-errno, "can't create %s: %s", dir, strerror(errno));
+		snprintf(path, sizeof(path), "%s/%s.json.sig", dir, id);
+		if (!err)
+			err = write_atomic(path, sig, strlen(sig), 0644);
+		path[strlen(path) - 4] = '\0';
+		if (!err)
+			err = write_atomic(path, obj, len, 0644);
+	}
+	free(obj);
+	return err;
+}
+
+static int write_object(struct fa *a, const char *name, const char *sha, const char *obj,
+			size_t len, char *path, size_t plen)
+{
+	int fd;
+
+	snprintf(path, plen, "%s/%s-%.12s.bpf.o", a->cfg->state_dir, name, sha);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, obj, len) != (ssize_t)len) {
+		int e = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		return ks_err(e ? e : -EIO, "can't write %s: %s", path, strerror(-e));
+	}
+	close(fd);
+	return 0;
+}
+
+static void converge(struct fa *a, struct fa_shield *s)
+{
+	json_object *d = s->desired;
+	const char *dmode = ks_json_str(d, "mode", "absent");
+	const char *want_sha = ks_json_str(d, "sha256", "");
+	enum ks_mode want = !strcmp(dmode, "audit") ? KS_MODE_AUDIT : KS_MODE_ENFORCE;
+	bool target = d && strcmp(dmode, "absent") && ks_fleet_targets(d, a->host, a->cfg->groups);
+	struct ks_shield_state st;
+	char sha[65] = "", path[4096];
+	enum ks_mode mode = KS_MODE_ENFORCE;
+	bool loaded = current(a, s, sha, &mode, &st), transient;
+	char *obj = NULL;
+	size_t len = 0;
+	int err;
+
+	s->retry = false;
+	if (!target) {
+		if (loaded && managed(a, s->name, NULL)) {
+			if (a->cfg->control_plane)
+				s->cp_sha[0] = '\0';
+			else if ((err = ks_shield_unload(s->name))) {
+				report(a, s, "failed", ks_errmsg(), sha, &st, st.cfg.variant, mode);
+				s->retry = true;
+				return;
+			}
+			managed(a, s->name, "\1");	/* drop every fetched object */
+		}
+		if (s->reported || (d && ks_fleet_targets(d, a->host, a->cfg->groups)))
+			report(a, s, "unloaded", NULL, "", NULL, NULL, want);
+		return;
+	}
+	if (loaded && !strcmp(sha, want_sha)) {
+		if (mode != want) {
+			err = a->cfg->control_plane ? 0 : ks_shield_set_mode(s->name, want);
+			if (err) {
+				report(a, s, "failed", ks_errmsg(), sha, &st, st.cfg.variant, mode);
+				s->retry = true;
+				return;
+			}
+			s->cp_mode = want;
+			current(a, s, sha, &mode, &st);
+		}
+		report(a, s, want == KS_MODE_AUDIT ? "auditing" : "enforcing", NULL, sha, &st,
+		       a->cfg->control_plane ? "verified-only" : st.cfg.variant, want);
+		return;
+	}
+
+	/* A new object: nothing changes on this host unless it verifies,
+	 * and its sites manifest for this kernel too. */
+	err = fetch_verified(a, KS_SIGN_SHIELD, want_sha, ks_json_str(d, "sig", ""), &obj, &len,
+			     &transient);
+	if (!err && (err = install_sites(a, d, &transient))) {
+		free(obj);
+		obj = NULL;
+	}
+	if (err) {
+		report(a, s, transient ? "failed" : "refused", ks_errmsg(), want_sha, NULL, NULL, want);
+		s->retry = transient;
+		return;
+	}
+	if (a->cfg->control_plane) {
+		snprintf(s->cp_sha, sizeof(s->cp_sha), "%s", want_sha);
+		s->cp_mode = want;
+		free(obj);
+		report(a, s, want == KS_MODE_AUDIT ? "auditing" : "enforcing", NULL, want_sha,
+		       NULL, "verified-only", want);
+		return;
+	}
+	err = write_object(a, s->name, want_sha, obj, len, path, sizeof(path));
+	free(obj);
+	if (!err) {
+		struct ks_load_result res;
+
+		/* New before old: the loader attaches this one before it
+		 * detaches what is loaded now. */
+		err = ks_shield_load(path, want, &res);
+		if (err)
+			unlink(path);
+	}
+	if (err) {
+		report(a, s, "failed", ks_errmsg(), want_sha, NULL, NULL, want);
+		return;
+	}
+	{
+		char keep[64];
+
+		snprintf(keep, sizeof(keep), "-%.12s.", want_sha);
+		managed(a, s->name, keep);	/* drop older fetched objects */
+	}
+	current(a, s, sha, &mode, &st);
+	report(a, s, want == KS_MODE_AUDIT ? "auditing" : "enforcing", NULL, sha, &st,
+	       st.cfg.variant, want);
+}
+
+/* Audit-first rollout: a host that saw would-be refusals records itself in
+ * the desired record (which holds automatic promotion back); when the quiet
+ * period has passed with no such host, one agent promotes the shield to
+ * enforce by compare-and-set (the others' CAS fails and they move on). */
+static void audit_rollout(struct fa *a, struct fa_shield *s, const struct ks_shield_state *st)
+{
+	json_object *d = s->desired, *fresh, *hits;
+	uint64_t rev;
+	int64_t now = ks_now_ms(), first = ks_json_i64(d, "audit_first_ms");
+	__u64 audited = st ? st->hits[KS_VERDICT_AUDITED] : 0;
+	bool have = false, seen;
+
+	if (!d || strcmp(ks_json_str(d, "mode", ""), "audit"))
+		return;
+	seen = json_object_object_get_ex(d, "audit_hits", &hits) &&
+	       json_object_object_length(hits) > 0;
+	if (hits && audited)
+		have = json_object_object_get_ex(hits, a->host, NULL);
+	if (!(audited && !have) &&
+	    !(first > 0 && !seen && now >= ks_json_i64(d, "promote_at") + (long)(a->key[0] % 8) * 100))
+		return;
+	if (ks_kv_get_json(a->n->desired, s->name, &fresh, &rev))
+		return;
+	if (strcmp(ks_json_str(fresh, "sha256", ""), ks_json_str(d, "sha256", "")) ||
+	    strcmp(ks_json_str(fresh, "mode", ""), "audit")) {
+		json_object_put(fresh);
+		return;
+	}
+	if (audited && !have) {
+		if (!json_object_object_get_ex(fresh, "audit_hits", &hits)) {
+			hits = json_object_new_object();
+			json_object_object_add(fresh, "audit_hits", hits);
+		}
+		json_object_object_add(hits, a->host, json_object_new_int64(audited));
+	} else {
+		char by[512];
+
+		json_object_object_add(fresh, "mode", json_object_new_string("enforce"));
+		snprintf(by, sizeof(by), "auto-promote by %s after a quiet %llds", a->host,
+			 (long long)first / 1000);
+		json_object_object_add(fresh, "by", json_object_new_string(by));
+	}
+	ks_kv_put_json(a->n->desired, s->name, fresh, rev);
+	json_object_put(fresh);
+}
+
+static struct fa_shield *shield_slot(struct fa *a, const char *name)
+{
+	for (int i = 0; i < a->nsh; i++)
+		if (!strcmp(a->sh[i].name, name))
+			return &a->sh[i];
+	if (a->nsh == FA_MAX_SHIELDS || strlen(name) >= KS_NAME_LEN)
+		return NULL;
+	memset(&a->sh[a->nsh], 0, sizeof(a->sh[0]));
+	snprintf(a->sh[a->nsh].name, KS_NAME_LEN, "%s", name);
+	return &a->sh[a->nsh++];
+}
+
+static void tick(struct fa *a)
+{
+	for (int i = 0; i < a->nsh; i++) {
+		struct fa_shield *s = &a->sh[i];
+		struct ks_shield_state st;
+		enum ks_mode mode;
+		char sha[65];
+		bool loaded;
+
+		if (s->retry) {
+			converge(a, s);
+			continue;
+		}
+		if (!s->desired || !s->reported)
+			continue;
+		loaded = current(a, s, sha, &mode, &st);
+		if (!strcmp(ks_json_str(s->desired, "mode", "absent"), "absent") ||
+		    !ks_fleet_targets(s->desired, a->host, a->cfg->groups))
+			continue;
+		/* Unloaded behind our back, or a new hit count: converge
+		 * re-loads or just re-reports (only changes are written). */
+		if (!loaded || strcmp(sha, ks_json_str(s->desired, "sha256", "")))
+			continue;	/* refused/failed objects wait for a new deploy */
+		converge(a, s);
+		audit_rollout(a, s, &st);
+	}
+}
+
+static void register_host(struct fa *a)
+{
+	json_object *o = json_object_new_object();
+	char key[300];
+
+	json_object_object_add(o, "host", json_object_new_string(a->host));
+	json_object_object_add(o, "groups", json_object_new_string(a->cfg->groups ? a->cfg->groups : ""));
+	json_object_object_add(o, "kernel", json_object_new_boolean(!a->cfg->control_plane));
+	json_object_object_add(o, "at", json_object_new_int64(ks_now_ms()));
+	snprintf(key, sizeof(key), "_host.%s", a->key);
+	ks_kv_put_json(a->n->status, key, o, 0);
+	json_object_put(o);
+}
+
+static void handle_entry(struct fa *a, kvEntry *e)
+{
+	struct fa_shield *s = shield_slot(a, kvEntry_Key(e));
+
+	if (!s)
+		return;
+	if (s->desired)
+		json_object_put(s->desired);
+	s->desired = kvEntry_Operation(e) == kvOp_Put ? json_tokener_parse(kvEntry_ValueString(e)) : NULL;
+	converge(a, s);
+}
+
+static void *fa_loop(void *arg)
+{
+	struct fa *a = arg;
+	int resync_ms = (a->cfg->resync_s > 0 ? a->cfg->resync_s : 30) * 1000;
+	int report_ms = a->cfg->report_ms > 0 ? a->cfg->report_ms : 1000;
+
+	while (!*a->stop) {
+		int64_t now = ks_now_ms();
+		kvEntry *e = NULL;
+		natsStatus ns;
+
+		if (a->w && (a->gen != a->n->reconnects || now - a->w_made > resync_ms)) {
+			kvWatcher_Destroy(a->w);
+			a->w = NULL;
+		}
+		if (!a->w) {
+			kvWatchOptions wo;
+
+			kvWatchOptions_Init(&wo);
+			a->gen = a->n->reconnects;
+			if (kvStore_WatchAll(&a->w, a->n->desired, &wo) != NATS_OK) {
+				a->w = NULL;
+				usleep(300 * 1000);
+				continue;
+			}
+			a->w_made = now;
+			register_host(a);
+		}
+		ns = kvWatcher_Next(&e, a->w, 250);
+		if (ns == NATS_OK && e) {
+			handle_entry(a, e);
+			kvEntry_Destroy(e);
+		} else if (ns != NATS_OK && ns != NATS_TIMEOUT) {
+			kvWatcher_Destroy(a->w);
+			a->w = NULL;
+			usleep(200 * 1000);
+		}
+		if (now - a->last_tick >= report_ms) {
+			a->last_tick = now;
+			tick(a);
+		}
+	}
+	if (a->w)
+		kvWatcher_Destroy(a->w);
+	for (int i = 0; i < a->nsh; i++)
+		if (a->sh[i].desired)
+			json_object_put(a->sh[i].desired);
+	return NULL;
+}
+
+int ks_fleet_agent_run(const struct ks_fleet_agent_cfg *cfg_in, volatile sig_atomic_t *stop)
+{
+	struct ks_fleet_agent_cfg cfg = *cfg_in;
+	struct ks_nats n;
+	struct ks_ship *ship = NULL;
+	char hostname[256];
+	struct fa *fa;
+	pthread_attr_t attr;
+	int ninst = cfg.control_plane && cfg.instances > 0 ? cfg.instances : 1, err;
+
+	if (!cfg.keys_dir)
+		return ks_err(-EINVAL, "the fleet agent needs --keys DIR (trusted public keys)");
+	if (!cfg.host) {
+		gethostname(hostname, sizeof(hostname));
+		cfg.host = hostname;
+	}
+	if (!cfg.state_dir)
+		cfg.state_dir = "/var/lib/kshield/fleet";
+	if (!cfg.control_plane && mkdir(cfg.state_dir, 0700) && errno != EEXIST)
+		return ks_err(-errno, "can't create %s: %s", cfg.state_dir, strerror(errno));
+	cfg.nats.retry_connect = true;
+	err = ks_nats_open(&n, &cfg.nats, true, false);
+	if (err)
+		return err;
+	/* Started before NATS was reachable, or while JetStream elects its
+	 * leaders: bind once it answers, however long that takes. */
+	while (!*stop) {
+		if (n.connected && !ks_nats_bind(&n, &cfg.nats, true))
+			break;
+		usleep(250 * 1000);
+	}
+	if (*stop) {
+		ks_nats_close(&n);
+		return 0;
+	}
+	if (cfg.store) {
+		err = ks_ship_start(&ship, &n, cfg.host, cfg.store, stop);
+		if (err) {
+			ks_nats_close(&n);
+			return err;
+		}
+	}
+	fa = calloc(ninst, sizeof(*fa));
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	for (int i = 0; i < ninst; i++) {
+		fa[i].cfg = &cfg;
+		fa[i].n = &n;
+		fa[i].stop = stop;
+		if (ninst > 1)
+			snprintf(fa[i].host, sizeof(fa[i].host), "%s-%d", cfg.host, i);
+		else
+			snprintf(fa[i].host, sizeof(fa[i].host), "%s", cfg.host);
+		ks_nats_key_safe(fa[i].host, fa[i].key, sizeof(fa[i].key));
+		if (pthread_create(&fa[i].th, &attr, fa_loop, &fa[i])) {
+			ninst = i;
+			break;
+		}
+	}
+	pthread_attr_destroy(&attr);
+	for (int i = 0; i < ninst; i++)
+		pthread_join(fa[i].th, NULL);
+	ks_ship_stop(ship);
+	free(fa);
+	ks_nats_close(&n);
+	return 0;
+}
+
+/* Background form for `kshield agent --fleet`. */
+static struct {
+	struct ks_fleet_agent_cfg cfg;
+	volatile sig_atomic_t stop;
+	pthread_t th;
+	bool running;
+} bg;
+
+static void *bg_main(void *arg)
+{
+	(void)arg;
+	if (ks_fleet_agent_run(&bg.cfg, &bg.stop))
+		ks_log("fleet: %s", ks_errmsg());
+	return NULL;
+}
+
+int ks_fleet_agent_start(const struct ks_fleet_agent_cfg *cfg)
+{
+	if (bg.running)
+		return ks_err(-EBUSY, "the fleet agent is already running");
+	bg.cfg = *cfg;
+	bg.stop = 0;
+	if (pthread_create(&bg.th, NULL, bg_main, NULL))
+		return ks_err(-EAGAIN, "can't start the fleet agent thread");
+	bg.running = true;
+	return 0;
+}
+
+void ks_fleet_agent_stop(void)
+{
+	if (!bg.running)
+		return;
+	bg.stop = 1;
+	pthread_join(bg.th, NULL);
+	bg.running = false;
+}
+#endif /* KSHIELD_STATIC */
