@@ -5,8 +5,6 @@
 #ifndef KSHIELD_GUARD_H
 #define KSHIELD_GUARD_H
 
-#define KS_PIN_GUARD		"guard"
-
 /* Single entry of the guard's "guard_cfg" array map. */
 struct ks_guard_cfg {
 	__u32 enabled;		/* 1: refuse tampering (LSM); 0: record only */

@@ -359,7 +359,7 @@ static int do_selftest(int argc, char **argv)
 	close(fd);
 	attempt(&t, "unlink a pin", rc, e);
 
-	ks_pin_path(path, sizeof(path), "%s/link_common__exit", KS_PIN_GUARD);
+	ks_pin_path(path, sizeof(path), KS_PIN_GUARD "/" KS_PIN_LINK "common__exit");
 	fd = bpf_obj_get(path);
 	rc = fd < 0 ? -1 : bpf_link_detach(fd);
 	e = errno;
@@ -367,7 +367,7 @@ static int do_selftest(int argc, char **argv)
 		close(fd);
 	attempt(&t, "detach a link", rc, e);
 
-	ks_pin_path(path, sizeof(path), "%s/cfg", KS_PIN_GUARD);
+	ks_pin_path(path, sizeof(path), KS_PIN_GUARD "/" KS_PIN_CFG);
 	fd = bpf_obj_get(path);
 	rc = fd < 0 || bpf_map_lookup_elem(fd, &zero, &cfg) ? -1 :
 	     bpf_map_update_elem(fd, &zero, &cfg, 0);	/* same value: harmless if let through */

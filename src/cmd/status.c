@@ -152,13 +152,13 @@ static void read_monitor(struct status *s)
 	struct dirent *de;
 	DIR *d;
 
-	ks_pin_path(dir, sizeof(dir), "%s", "monitor");
+	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_MONITOR);
 	d = opendir(dir);
 	if (!d)
 		return;
 	s->monitor_pinned = true;
 	while ((de = readdir(d)))
-		s->monitor_links += !strncmp(de->d_name, "link_", 5);
+		s->monitor_links += ks_pin_is_link(de->d_name);
 	closedir(d);
 }
 

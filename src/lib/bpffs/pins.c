@@ -18,7 +18,7 @@
 #include <kshield/shield.h>
 #include "pins.h"
 
-const char *ks_bpffs_root = "/sys/fs/bpf/kshield";
+const char *ks_bpffs_root = KS_PIN_ROOT_DEFAULT;
 
 int ks_pin_path(char *buf, size_t len, const char *fmt, ...)
 {
@@ -75,10 +75,10 @@ int ks_pins_init(void)
 	if (geteuid() != 0 && access(parent, W_OK))
 		return ks_err(-EPERM, "not privileged: run kshield as root "
 			      "(needs CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN)");
-	ks_pin_path(path, sizeof(path), "%s", "shields");
+	ks_pin_path(path, sizeof(path), "%s", KS_PIN_SHIELDS);
 	err = mkdir_p(path);
 	if (!err) {
-		ks_pin_path(path, sizeof(path), "%s", "maps");
+		ks_pin_path(path, sizeof(path), "%s", KS_PIN_MAPS);
 		err = mkdir_p(path);
 	}
 	if (err)
@@ -147,7 +147,7 @@ int ks_pins_migrate(struct bpf_object *obj, char *what, size_t len)
 		    info.max_entries == bpf_map__max_entries(map) &&
 		    info.map_flags == bpf_map__map_flags(map))
 			continue;
-		snprintf(old, sizeof(old), "%sold_%s_%u", maps, bpf_map__name(map), info.id);
+		snprintf(old, sizeof(old), "%s" KS_PIN_OLD_MAP "%s_%u", maps, bpf_map__name(map), info.id);
 		if (rename(path, old))
 			return ks_err(-errno, "can't move the incompatible pin %s aside: %s", path,
 				      strerror(errno));
@@ -170,7 +170,7 @@ int ks_pins_old_maps(const char *name, void (*fn)(int fd, void *ctx), void *ctx)
 	DIR *d;
 
 	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_MAPS);
-	snprintf(prefix, sizeof(prefix), "old_%s_", name);
+	snprintf(prefix, sizeof(prefix), KS_PIN_OLD_MAP "%s_", name);
 	d = opendir(dir);
 	while (d && (de = readdir(d))) {
 		if (strncmp(de->d_name, prefix, strlen(prefix)))

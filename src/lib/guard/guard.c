@@ -49,7 +49,7 @@ static int open_cfg(void)
 	char path[PATH_MAX];
 	int fd;
 
-	guard_pin(path, sizeof(path), "cfg");
+	guard_pin(path, sizeof(path), KS_PIN_CFG);
 	fd = bpf_obj_get(path);
 	return fd < 0 ? -errno : fd;
 }
@@ -168,7 +168,7 @@ static int load_variant(const char *v, bool enable, char *why, size_t whylen)
 	bpf_object__for_each_program(prog, skel->obj) {
 		if (err || !bpf_program__autoload(prog))
 			continue;
-		snprintf(path, sizeof(path), "%s/link_%s", dir, bpf_program__name(prog));
+		snprintf(path, sizeof(path), "%s/" KS_PIN_LINK "%s", dir, bpf_program__name(prog));
 		err = bpf_link__pin(links[i++], path);
 	}
 	snprintf(path, sizeof(path), "%s/cfg", dir);
@@ -209,7 +209,7 @@ int ks_guard_get(struct ks_guard_state *st)
 	st->enabled = c.enabled;
 	st->agent_tgid = c.agent_tgid;
 	snprintf(st->variant, sizeof(st->variant), "%s", c.lsm ? "lsm" : "tp");
-	guard_pin(path, sizeof(path), "stats");
+	guard_pin(path, sizeof(path), KS_PIN_STATS);
 	fd = bpf_obj_get(path);
 	for (__u32 k = 0; fd >= 0 && k < KS_TAMPER_OP_MAX; k++) {
 		if (bpf_map_lookup_elem(fd, &k, vals))
@@ -330,7 +330,7 @@ int ks_guard_protect(void)
 	char path[PATH_MAX];
 	int fd, n;
 
-	guard_pin(path, sizeof(path), "ids");
+	guard_pin(path, sizeof(path), KS_PIN_IDS);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : ks_err(-errno, "can't open %s: %s", path, strerror(errno));

@@ -27,8 +27,6 @@
 #include "monitor.h"
 #include "monitor.skel.h"
 
-#define MON_DIR "monitor"
-
 void ks_monitor_default_cfg(struct ks_monitor_cfg *cfg)
 {
 	/* Families exploits favour and servers rarely use: AF_AX25 3,
@@ -77,7 +75,7 @@ static __u64 object_hash(void)
 
 static void mon_path(char *buf, size_t len, const char *name)
 {
-	ks_pin_path(buf, len, MON_DIR "/%s", name);
+	ks_pin_path(buf, len, KS_PIN_MONITOR "/%s", name);
 }
 
 /* Number of programs whose link pin exists; *all says whether every one. */
@@ -91,7 +89,7 @@ static int count_link_pins(struct bpf_object *obj, bool *all)
 	bpf_object__for_each_program(prog, obj) {
 		if (!flow_on && is_flow(prog))
 			continue;
-		snprintf(name, sizeof(name), "link_%s", bpf_program__name(prog));
+		snprintf(name, sizeof(name), KS_PIN_LINK "%s", bpf_program__name(prog));
 		mon_path(path, sizeof(path), name);
 		if (access(path, F_OK) == 0)
 			n++;
@@ -132,7 +130,7 @@ static int unpin_flow_links(struct bpf_object *obj)
 	bpf_object__for_each_program(prog, obj) {
 		if (!is_flow(prog))
 			continue;
-		snprintf(name, sizeof(name), "link_%s", bpf_program__name(prog));
+		snprintf(name, sizeof(name), KS_PIN_LINK "%s", bpf_program__name(prog));
 		mon_path(path, sizeof(path), name);
 		n += !unlink(path);
 	}
@@ -146,13 +144,13 @@ static int adopt(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *
 	__u32 zero = 0;
 	int err;
 
-	if ((err = open_pinned(MON_DIR "/mon_config", &m->config_fd)))
+	if ((err = open_pinned(KS_PIN_MONITOR "/mon_config", &m->config_fd)))
 		return err;
 	if (bpf_map_lookup_elem(m->config_fd, &zero, &cur) || cur.object_hash != hash)
 		return -ESTALE;
-	if ((err = open_pinned(MON_DIR "/mon_agent", &m->agent_fd)) ||
-	    (err = open_pinned("maps/ks_events", &m->events_fd)) ||
-	    (err = open_pinned("maps/ks_lost", &m->lost_fd)))
+	if ((err = open_pinned(KS_PIN_MONITOR "/mon_agent", &m->agent_fd)) ||
+	    (err = open_pinned(KS_PIN_MAPS "/ks_events", &m->events_fd)) ||
+	    (err = open_pinned(KS_PIN_MAPS "/ks_lost", &m->lost_fd)))
 		return err;
 	if (cfg) {
 		struct ks_monitor_cfg c = *cfg;
@@ -202,7 +200,7 @@ static void unpin_stale_links(struct bpf_object *obj)
 	mon_path(dir, sizeof(dir), "");
 	d = opendir(dir);
 	while (d && (de = readdir(d))) {
-		if (strncmp(de->d_name, "link_", 5) ||
+		if (!ks_pin_is_link(de->d_name) ||
 		    bpf_object__find_program_by_name(obj, de->d_name + 5))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
@@ -297,7 +295,7 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 	char maps[PATH_MAX], path[PATH_MAX], name[128];
 	int err, tries;
 
-	ks_pin_path(maps, sizeof(maps), "%s", "maps");
+	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
 	for (tries = 0; tries < 2; tries++) {
 		m->skel = monitor_bpf__open_opts(&opts);
@@ -346,7 +344,7 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 	bpf_object__for_each_program(prog, m->skel->obj) {
 		struct bpf_link **link = NULL;
 
-		snprintf(name, sizeof(name), "link_%s", bpf_program__name(prog));
+		snprintf(name, sizeof(name), KS_PIN_LINK "%s", bpf_program__name(prog));
 		mon_path(path, sizeof(path), name);
 		unlink(path);
 		if (!bpf_program__autoload(prog))
@@ -465,7 +463,7 @@ int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX])
 	memset(lost, 0, sizeof(__u64) * KS_EV_KIND_MAX);
 	if (libbpf_num_possible_cpus() <= 0)
 		return ks_err(-EINVAL, "can't count CPUs");
-	if ((err = open_pinned("maps/ks_lost", &fd)))
+	if ((err = open_pinned(KS_PIN_MAPS "/ks_lost", &fd)))
 		return err;
 	add_lost(fd, lost);
 	close(fd);
@@ -479,7 +477,7 @@ int ks_monitor_read_agent(struct ks_agent_stats *st)
 	int fd, err;
 
 	memset(st, 0, sizeof(*st));
-	if ((err = open_pinned(MON_DIR "/mon_agent", &fd)))
+	if ((err = open_pinned(KS_PIN_MONITOR "/mon_agent", &fd)))
 		return err;
 	err = bpf_map_lookup_elem(fd, &zero, st) ? -errno : 0;
 	close(fd);

@@ -219,7 +219,7 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 	__u32 zero = 0;
 
 	snprintf(try->name, sizeof(try->name), "%s", v);
-	ks_pin_path(maps, sizeof(maps), "%s", "maps");
+	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
 	obj = bpf_object__open_file(path, &opts);
 	if (!obj) {
@@ -386,10 +386,10 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 		 * copy in increasing site order. */
 		do {
 			if (links.site[i] < 0)
-				snprintf(lpath, sizeof(lpath), "%s/link_%s", dir,
+				snprintf(lpath, sizeof(lpath), "%s/" KS_PIN_LINK "%s", dir,
 					 bpf_program__name(prog));
 			else
-				snprintf(lpath, sizeof(lpath), "%s/link_%s__site%d", dir,
+				snprintf(lpath, sizeof(lpath), "%s/" KS_PIN_LINK "%s" KS_PIN_SITE "%d", dir,
 					 bpf_program__name(prog), links.site[i]);
 			err = bpf_link__pin(links.l[i++], lpath);
 			if (err) {
@@ -435,7 +435,7 @@ static int lock_shields(void)
 	char dir[PATH_MAX];
 	int fd;
 
-	ks_pin_path(dir, sizeof(dir), "%s", "shields");
+	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_SHIELDS);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return ks_err(-errno, "can't open %s: %s", dir, strerror(errno));
@@ -467,9 +467,9 @@ int ks_shield_load(const char *path, enum ks_mode mode, struct ks_load_result *r
 		err = lockfd;
 		goto out_meta;
 	}
-	ks_pin_path(final, sizeof(final), "shields/%s", res->name);
-	ks_pin_path(staged, sizeof(staged), "shields/_new_%s", res->name);
-	ks_pin_path(old, sizeof(old), "shields/_old_%s", res->name);
+	ks_pin_path(final, sizeof(final), KS_PIN_SHIELDS "/%s", res->name);
+	ks_pin_path(staged, sizeof(staged), KS_PIN_SHIELDS "/" KS_PIN_STAGED "%s", res->name);
+	ks_pin_path(old, sizeof(old), KS_PIN_SHIELDS "/" KS_PIN_RETIRED "%s", res->name);
 	recover(final, staged, old);
 
 	list = strdup(ks_meta_get(&meta, "variants"));
@@ -524,7 +524,7 @@ static int shield_dir(const char *name, char *dir, size_t len)
 {
 	if (!name[0] || name[0] == '.' || name[0] == '_' || strchr(name, '/') || strlen(name) >= KS_NAME_LEN)
 		return ks_err(-EINVAL, "invalid shield name '%s'", name);
-	ks_pin_path(dir, len, "shields/%s", name);
+	ks_pin_path(dir, len, KS_PIN_SHIELDS "/%s", name);
 	if (access(dir, F_OK))
 		return ks_err(-ENOENT, "shield %s is not loaded (see 'kshield shield list')", name);
 	return 0;
@@ -544,7 +544,7 @@ static int link_prog_ids(const char *dir, __u32 *ids, int max)
 		__u32 len = sizeof(info);
 		int fd;
 
-		if (strncmp(de->d_name, "link_", 5))
+		if (!ks_pin_is_link(de->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		fd = bpf_obj_get(path);
@@ -624,7 +624,7 @@ int ks_shield_set_mode(const char *name, enum ks_mode mode)
 
 	if (err)
 		return err;
-	fd = open_pinned(dir, "cfg");
+	fd = open_pinned(dir, KS_PIN_CFG);
 	if (fd < 0)
 		return fd;
 	err = bpf_map_lookup_elem(fd, &zero, &cfg);
@@ -652,14 +652,14 @@ int ks_shield_get(const char *name, struct ks_shield_state *st)
 	if (err)
 		return err;
 	snprintf(st->name, sizeof(st->name), "%s", name);
-	fd = open_pinned(dir, "cfg");
+	fd = open_pinned(dir, KS_PIN_CFG);
 	if (fd < 0)
 		return fd;
 	err = bpf_map_lookup_elem(fd, &zero, &st->cfg);
 	close(fd);
 	if (err)
 		return ks_err(-errno, "can't read %s/cfg: %s", dir, strerror(errno));
-	fd = open_pinned(dir, "stats");
+	fd = open_pinned(dir, KS_PIN_STATS);
 	if (fd < 0)
 		return fd;
 	for (__u32 k = 0; k < KS_VERDICT_MAX; k++) {
@@ -671,7 +671,7 @@ int ks_shield_get(const char *name, struct ks_shield_state *st)
 	close(fd);
 	d = opendir(dir);
 	while (d && (de = readdir(d)))
-		if (!strncmp(de->d_name, "link_", 5))
+		if (ks_pin_is_link(de->d_name))
 			st->nlinks++;
 	if (d)
 		closedir(d);
@@ -687,7 +687,7 @@ int ks_shield_list(struct ks_shield_state **out, int *n)
 
 	*out = NULL;
 	*n = 0;
-	ks_pin_path(dir, sizeof(dir), "%s", "shields");
+	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_SHIELDS);
 	d = opendir(dir);
 	if (!d)
 		return errno == ENOENT ? 0 : ks_err(-errno, "can't list %s: %s", dir, strerror(errno));

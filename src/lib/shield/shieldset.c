@@ -168,14 +168,14 @@ static void count_links(const char *name, int *total, int *dead)
 	DIR *d;
 
 	*total = *dead = 0;
-	ks_pin_path(dir, sizeof(dir), "shields/%s", name);
+	ks_pin_path(dir, sizeof(dir), KS_PIN_SHIELDS "/%s", name);
 	d = opendir(dir);
 	while (d && (de = readdir(d))) {
 		struct bpf_link_info info = {};
 		__u32 len = sizeof(info);
 		int fd;
 
-		if (strncmp(de->d_name, "link_", 5))
+		if (!ks_pin_is_link(de->d_name))
 			continue;
 		(*total)++;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
