@@ -75,3 +75,55 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 		return ks_usage("unknown command '%s'; see 'help'", argv[0]);
 	return match->fn(argc - 1, argv + 1);
 }
+
+static const struct ks_opt *opt_find(const struct ks_opt *opts, const char *name)
+{
+	for (; opts->name; opts++)
+		if (!strcmp(opts->name, name))
+			return opts;
+	return NULL;
+}
+
+bool ks_opts_parse(const char *cmd, const struct ks_opt *opts, int argc, char **argv,
+		   int maxpos, int *npos, int (*help)(void), int *rc)
+{
+	bool options = true;
+	int n = 0;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const struct ks_opt *o;
+
+		if (options && (!strcmp(a, "help") || !strcmp(a, "--help") || !strcmp(a, "-h"))) {
+			*rc = help();
+			return false;
+		}
+		if (options && !strcmp(a, "--")) {
+			options = false;
+			continue;
+		}
+		if (options && a[0] == '-' && a[1]) {
+			if (!(o = opt_find(opts, a))) {
+				*rc = ks_usage("%s: unknown option '%s' (see 'kshield %s help')", cmd, a, cmd);
+				return false;
+			}
+			if (o->flag) {
+				*o->flag = true;
+			} else if (i + 1 >= argc) {
+				*rc = ks_usage("%s: %s needs a value", cmd, a);
+				return false;
+			} else {
+				*o->val = argv[++i];
+			}
+			continue;
+		}
+		if (n >= maxpos) {
+			*rc = ks_usage("%s: unexpected argument '%s' (see 'kshield %s help')", cmd, a, cmd);
+			return false;
+		}
+		argv[n++] = argv[i];
+	}
+	if (npos)
+		*npos = n;
+	return true;
+}

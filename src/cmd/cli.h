@@ -29,6 +29,25 @@ extern bool verbose;		/* -v: libbpf's debug log */
 int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	       int (*help)(int argc, char **argv));
 
+/* One option of a command: "--store" VALUE (@val) or "--kill" (@flag). */
+struct ks_opt {
+	const char *name;	/* "--store"; a short alias is its own entry */
+	const char **val;	/* takes a value, stored here */
+	bool *flag;		/* or a flag, set to true */
+};
+#define OPT_VAL(n, p)	{ .name = (n), .val = (p) }
+#define OPT_FLAG(n, p)	{ .name = (n), .flag = (p) }
+#define OPT_END		{ .name = NULL }
+
+/* A command's arguments against @opts (the last entry's name is NULL):
+ * "help", "--help" and "-h" run @help; "--" ends the options; every other
+ * word is positional and stays in @argv, in order, their count in @npos
+ * (more than @maxpos is a usage error naming @cmd). Returns true to go on;
+ * false when the command is to return *@rc now (help's status, or 2 after
+ * a one-line usage error). */
+bool ks_opts_parse(const char *cmd, const struct ks_opt *opts, int argc, char **argv,
+		   int maxpos, int *npos, int (*help)(void), int *rc);
+
 /* Print the recorded error (or strerror(-err) when none) once, to stderr,
  * and return the process exit code (1). */
 int ks_report(int err);

@@ -99,24 +99,14 @@ int do_events(int argc, char **argv)
 	char kbuf[256];
 	__s64 t;
 	int err, rc, rows = 0;
-
-	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i];
-		const char **val = !strcmp(o, "--store") ? &store : !strcmp(o, "--since") ? &since :
-				   !strcmp(o, "--until") ? &until : !strcmp(o, "--kind") ? &kinds :
-				   !strcmp(o, "--pid") ? &pid : !strcmp(o, "--comm") ? &comm :
-				   !strcmp(o, "--binary") ? &binary : !strcmp(o, "--uid") ? &uid :
-				   !strcmp(o, "--addr") ? &addr : !strcmp(o, "--port") ? &port :
-				   !strcmp(o, "--limit") ? &limit : !strcmp(o, "--tree") ? &tree : NULL;
-
-		if (!strcmp(o, "help") || !strcmp(o, "--help"))
-			return events_help();
-		if (!val)
-			return ks_usage("events: unknown argument '%s' (see 'kshield events help')", o);
-		if (i + 1 >= argc)
-			return ks_usage("%s needs a value", o);
-		*val = argv[++i];
-	}
+	const struct ks_opt opts[] = {
+		OPT_VAL("--store", &store), OPT_VAL("--since", &since), OPT_VAL("--until", &until),
+		OPT_VAL("--kind", &kinds), OPT_VAL("--pid", &pid), OPT_VAL("--comm", &comm),
+		OPT_VAL("--binary", &binary), OPT_VAL("--uid", &uid), OPT_VAL("--addr", &addr),
+		OPT_VAL("--port", &port), OPT_VAL("--limit", &limit), OPT_VAL("--tree", &tree), OPT_END,
+	};
+	if (!ks_opts_parse("events", opts, argc, argv, 0, NULL, events_help, &rc))
+		return rc;
 
 	q_add(&q, "SELECT * FROM (SELECT ts, kind, tgid AS pid, pid AS tid, ppid, uid, euid, comm, "
 	      "cgroup_id, exec_id, parent_exec_id, binary, args, laddr, lport, raddr, rport, "

@@ -410,28 +410,17 @@ int do_hunt(int argc, char **argv)
 	struct ks_config cfg;
 	struct ks_store *s;
 	const struct hunt *b;
-	int nsh, err;
+	int nsh, err, npos;
+	const struct ks_opt opts[] = {
+		OPT_VAL("--sql", &sql), OPT_VAL("--store", &store), OPT_VAL("--since", &since),
+		OPT_VAL("--until", &until), OPT_VAL("--file", &file), OPT_VAL("--binary", &h.binary),
+		OPT_VAL("--shields-dir", &dir), OPT_VAL("--limit", &limit), OPT_VAL("--pg", &pg),
+		OPT_VAL("--bytes", &bytes), OPT_END,
+	};
 
-	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i];
-		const char **val = !strcmp(o, "--sql") ? &sql : !strcmp(o, "--store") ? &store :
-				   !strcmp(o, "--since") ? &since : !strcmp(o, "--until") ? &until :
-				   !strcmp(o, "--file") ? &file : !strcmp(o, "--binary") ? &h.binary :
-				   !strcmp(o, "--shields-dir") ? &dir : !strcmp(o, "--limit") ? &limit :
-				   !strcmp(o, "--pg") ? &pg : !strcmp(o, "--bytes") ? &bytes : NULL;
-
-		if (!strcmp(o, "help") || !strcmp(o, "--help"))
-			return hunt_help();
-		if (val) {
-			if (i + 1 >= argc)
-				return ks_usage("%s needs a value", o);
-			*val = argv[++i];
-		} else if (o[0] == '-' || name) {
-			return ks_usage("hunt: unexpected argument '%s' (see 'kshield hunt help')", o);
-		} else {
-			name = o;
-		}
-	}
+	if (!ks_opts_parse("hunt", opts, argc, argv, 1, &npos, hunt_help, &err))
+		return err;
+	name = npos ? argv[0] : NULL;
 	if (!name && !sql)
 		return hunt_help(), 2;
 	if (since && (err = ks_time_parse(since, "--since", &h.since)))

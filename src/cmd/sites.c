@@ -36,6 +36,12 @@
 #include "uprobe_sites.h"
 #include "inline_probe.skel.h"
 
+static int do_help(int argc, char **argv);
+static int sites_help(void)
+{
+	return do_help(0, NULL);
+}
+
 static int do_help(int argc, char **argv)
 {
 	(void)argc;
@@ -191,40 +197,19 @@ static int resolve(const char *spec, const struct ks_kernel_src *ksrc, struct ks
 	return err ? err : ks_sites_find(binary, function, s);
 }
 
-/* Take --vmlinux FILE / --manifest FILE out of argv; returns the new argc,
- * or -1 (usage) when one lacks its FILE or both are given. */
-static int take_src(int argc, char **argv, struct ks_kernel_src *src)
-{
-	int i, n = 0;
-
-	memset(src, 0, sizeof(*src));
-	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			break;
-		if (!strcmp(argv[i], "--vmlinux") || !strcmp(argv[i], "--manifest")) {
-			if (i + 1 >= argc)
-				return -1;
-			if (argv[i][2] == 'v')
-				src->vmlinux = argv[++i];
-			else
-				src->manifest = argv[++i];
-			continue;
-		}
-		argv[n++] = argv[i];
-	}
-	while (i < argc)
-		argv[n++] = argv[i++];
-	return src->vmlinux && src->manifest ? -1 : n;
-}
+/* --vmlinux FILE / --manifest FILE: where kernel sites come from. */
+#define SRC_OPTS(src) OPT_VAL("--vmlinux", &(src)->vmlinux), OPT_VAL("--manifest", &(src)->manifest)
 
 static int do_list(int argc, char **argv)
 {
-	struct ks_kernel_src ksrc;
+	struct ks_kernel_src ksrc = {};
 	struct ks_sites s;
-	int err;
+	int err, n;
+	const struct ks_opt opts[] = { SRC_OPTS(&ksrc), OPT_END };
 
-	argc = take_src(argc, argv, &ksrc);
-	if (argc != 1)
+	if (!ks_opts_parse("sites", opts, argc, argv, 1, &n, sites_help, &err))
+		return err;
+	if (n != 1 || (ksrc.vmlinux && ksrc.manifest))
 		return ks_usage("usage: kshield sites list TARGET [--vmlinux FILE | --manifest FILE]");
 	err = resolve(argv[0], &ksrc, &s);
 	if (err)
@@ -246,24 +231,21 @@ static int do_export(int argc, char **argv)
 	FILE *f = stdout;
 	int i, n = 0, err = 0;
 
-	argc = take_src(argc, argv, &ksrc);
-	if (argc < 0 || ksrc.manifest)
+	const struct ks_opt opts[] = {
+		SRC_OPTS(&ksrc), OPT_VAL("--key", &key), OPT_VAL("-o", &out), OPT_END,
+	};
+
+	memset(&ksrc, 0, sizeof(ksrc));
+	if (!ks_opts_parse("sites", opts, argc, argv, argc, &argc, sites_help, &err))
+		return err;
+	if (ksrc.manifest)
 		return ks_usage("usage: kshield sites export kernel:FUNCTION... [--vmlinux FILE] "
 				"[-o FILE [--key KEYFILE]]");
-	for (i = 0; i + 1 < argc; i++)
-		if (!strcmp(argv[i], "--key")) {
-			key = argv[i + 1];
-			memmove(&argv[i], &argv[i + 2], (argc - i - 2) * sizeof(*argv));
-			argc -= 2;
-			break;
-		}
 	fns = calloc(argc ? argc : 1, sizeof(*fns));
 	if (!fns)
 		return ks_report(ks_err(-ENOMEM, "out of memory"));
 	for (i = 0; i < argc && !err; i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!is_kernel(argv[i])) {
+		if (!is_kernel(argv[i])) {
 			free(fns);
 			return ks_usage("export takes kernel:FUNCTION targets, not '%s'", argv[i]);
 		} else if (!(err = ks_kernel_sites(argv[i] + 7, &ksrc, &fns[n]))) {
@@ -297,18 +279,12 @@ static int do_sign(int argc, char **argv)
 {
 	const char *path = NULL, *key = NULL, *out = NULL;
 	char sigpath[PATH_MAX + 8], id[KS_KEYID_LEN];
-	int i, err;
+	int n, err;
+	const struct ks_opt opts[] = { OPT_VAL("--key", &key), OPT_VAL("--out", &out), OPT_END };
 
-	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--key") && i + 1 < argc)
-			key = argv[++i];
-		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out = argv[++i];
-		else if (argv[i][0] == '-' || path)
-			return ks_usage("usage: kshield sites sign MANIFEST --key KEYFILE [--out SIGFILE]");
-		else
-			path = argv[i];
-	}
+	if (!ks_opts_parse("sites", opts, argc, argv, 1, &n, sites_help, &err))
+		return err;
+	path = n ? argv[0] : NULL;
 	if (!path || !key)
 		return ks_usage("usage: kshield sites sign MANIFEST --key KEYFILE [--out SIGFILE]");
 	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
@@ -328,18 +304,12 @@ static int do_verify(int argc, char **argv)
 {
 	const char *path = NULL, *keys = NULL, *sig = NULL;
 	char id[KS_KEYID_LEN];
-	int i, err;
+	int n, err;
+	const struct ks_opt opts[] = { OPT_VAL("--keys", &keys), OPT_VAL("--sig", &sig), OPT_END };
 
-	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--keys") && i + 1 < argc)
-			keys = argv[++i];
-		else if (!strcmp(argv[i], "--sig") && i + 1 < argc)
-			sig = argv[++i];
-		else if (argv[i][0] == '-' || path)
-			return ks_usage("usage: kshield sites verify MANIFEST --keys DIR [--sig SIGFILE]");
-		else
-			path = argv[i];
-	}
+	if (!ks_opts_parse("sites", opts, argc, argv, 1, &n, sites_help, &err))
+		return err;
+	path = n ? argv[0] : NULL;
 	if (!path || !keys)
 		return ks_usage("usage: kshield sites verify MANIFEST --keys DIR [--sig SIGFILE]");
 	err = ks_sign_verify_file(KS_SIGN_SITES, path, sig, keys, id);
@@ -431,32 +401,34 @@ static int do_trace(int argc, char **argv)
 	int nlinks = 0, status = 0, err, i;
 	const char *spec = NULL;
 
-	argc = take_src(argc, argv, &ksrc);
-	if (argc < 0)
-		return ks_usage("--vmlinux FILE or --manifest FILE, not both");
-	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--kill")) {
-			kill = true;
-		} else if (!strcmp(argv[i], "--symbol")) {
-			symbol = true;
-		} else if (!strcmp(argv[i], "--system")) {
-			system = true;
-		} else if (!strcmp(argv[i], "--partial")) {
-			flags |= KS_SITES_PARTIAL;
-		} else if (!strcmp(argv[i], "--duration") && i + 1 < argc) {
-			char *end;
+	const char *dur = NULL;
+	bool partial = false;
+	const struct ks_opt opts[] = {
+		SRC_OPTS(&ksrc), OPT_FLAG("--kill", &kill), OPT_FLAG("--symbol", &symbol),
+		OPT_FLAG("--system", &system), OPT_FLAG("--partial", &partial),
+		OPT_VAL("--duration", &dur), OPT_END,
+	};
+	int nopt;
 
-			duration = strtod(argv[++i], &end);
-			if (*end || duration < 0)
-				return ks_usage("invalid --duration '%s'", argv[i]);
-		} else if (!strcmp(argv[i], "--")) {
-			cmd = &argv[i + 1];
-			break;
-		} else if (!spec) {
-			spec = argv[i];
-		} else {
-			return ks_usage("unexpected argument '%s'; see 'kshield sites help'", argv[i]);
-		}
+	/* "-- CMD ARGS...": the command to run traced, not more options. */
+	for (nopt = 0; nopt < argc && strcmp(argv[nopt], "--"); nopt++)
+		;
+	if (nopt < argc)
+		cmd = &argv[nopt + 1];
+	memset(&ksrc, 0, sizeof(ksrc));
+	if (!ks_opts_parse("sites", opts, nopt, argv, 1, &i, sites_help, &err))
+		return err;
+	if (ksrc.vmlinux && ksrc.manifest)
+		return ks_usage("--vmlinux FILE or --manifest FILE, not both");
+	spec = i ? argv[0] : NULL;
+	if (partial)
+		flags |= KS_SITES_PARTIAL;
+	if (dur) {
+		char *end;
+
+		duration = strtod(dur, &end);
+		if (*end || duration < 0)
+			return ks_usage("invalid --duration '%s'", dur);
 	}
 	if (!spec || (cmd && !cmd[0]))
 		return ks_usage("usage: kshield sites trace TARGET [--kill] [-- CMD ARGS...]");

@@ -28,6 +28,12 @@ static void add_count(void *arg, const char *kind, long long n)
 	json_object_object_add(kinds, kind, json_object_new_int64(n));
 }
 
+static int stats_help(void)
+{
+	fprintf(stderr, "Usage: kshield stats [--store PATH] [-j]\n");
+	return 0;
+}
+
 int do_stats(int argc, char **argv)
 {
 	struct json_object *o = json_object_new_object(), *lost_o, *agent_o, *store_o, *kinds;
@@ -37,19 +43,11 @@ int do_stats(int argc, char **argv)
 	struct ks_store *s;
 	struct stat sb;
 	int err, links;
+	const struct ks_opt opts[] = { OPT_VAL("--store", &store), OPT_END };
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help")) {
-			fprintf(stderr, "Usage: kshield stats [--store PATH] [-j]\n");
-			json_object_put(o);
-			return 0;
-		}
-		if (!strcmp(argv[i], "--store") && i + 1 < argc) {
-			store = argv[++i];
-			continue;
-		}
+	if (!ks_opts_parse("stats", opts, argc, argv, 0, NULL, stats_help, &err)) {
 		json_object_put(o);
-		return ks_usage("stats: unknown argument '%s'", argv[i]);
+		return err;
 	}
 	path = ks_store_path(store);
 

@@ -239,17 +239,10 @@ int do_status(int argc, char **argv)
 	struct ks_config cfg;
 	int nsh = 0, err;
 	char when[64];
+	const struct ks_opt opts[] = { OPT_VAL("--config", &cfgpath), OPT_VAL("--store", &store), OPT_END };
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--config") && i + 1 < argc)
-			cfgpath = argv[++i];
-		else if (!strcmp(argv[i], "--store") && i + 1 < argc)
-			store = argv[++i];
-		else if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help"))
-			return do_status_help();
-		else
-			return ks_usage("status: unknown argument '%s'", argv[i]);
-	}
+	if (!ks_opts_parse("status", opts, argc, argv, 0, NULL, do_status_help, &err))
+		return err;
 	ks_config_defaults(&cfg);
 	err = ks_config_load(&cfg, cfgpath, cfgpath != (const char *)KS_CONFIG_DEFAULT);
 	if (err)
