@@ -47,7 +47,10 @@
  *   prevents_<v> and detects_<v> (comma lists of the test's trigger path
  *   names, src/selftest.h: the paths variant <v> refuses before the
  *   exploit's effect, and those it only sees, e.g. kills after the call;
- *   a path in neither is "not covered" by <v> and its test row partial).
+ *   a path in neither is "not covered" by <v> and its test row partial),
+ *   requires_<v> (kernel features variant <v> is pointless without; the
+ *   loader skips it, saying why, where one is missing: "compat" = 32-bit
+ *   compat syscalls, for variants that watch only those).
  */
 #ifndef KSHIELD_SHIELD_BPF_H
 #define KSHIELD_SHIELD_BPF_H

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
@@ -142,6 +143,102 @@ int ks_test_drop_to(unsigned uid, unsigned gid)
 	if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
 		return -errno;
 	return 0;
+}
+
+const char *ks_test_shields_dir = "/usr/lib/kshield/shields";
+
+int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
+		       char *why, size_t len)
+{
+	const char *abi = NULL;
+	char path[PATH_MAX], *args[16];
+	int out[2], st[2], status, e = 0, n = 0;
+	struct utsname u;
+	ssize_t got;
+	pid_t pid;
+
+	if (uname(&u))
+		return -errno;
+	if (!strcmp(u.machine, "x86_64"))
+		abi = "i386";
+	else if (!strcmp(u.machine, "aarch64"))
+		abi = "arm";
+	if (!abi) {
+		snprintf(why, len, KS_CASE_NA "no 32-bit compat test build for %s", u.machine);
+		return -ENOTSUP;
+	}
+	snprintf(path, sizeof(path), "%s/%s/compat/%s.%s", ks_test_shields_dir, shield, prog, abi);
+	if (access(path, X_OK)) {
+		snprintf(why, len, "compat test program %s: %s (built by make from "
+			 "shields/%s/compat/%s.c)", path, strerror(errno), shield, prog);
+		return -ENOENT;
+	}
+	args[n++] = path;
+	for (int i = 0; argv && argv[i] && n < 15; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	if (pipe2(out, O_CLOEXEC))
+		return -errno;
+	if (pipe2(st, O_CLOEXEC)) {
+		e = -errno;
+		close(out[0]);
+		close(out[1]);
+		return e;
+	}
+	pid = fork();
+	if (pid == 0) {
+		dup2(out[1], 2);
+		execv(path, args);
+		e = errno;
+		if (write(st[1], &e, sizeof(e)) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	close(out[1]);
+	close(st[1]);
+	if (pid < 0) {
+		e = -errno;
+		close(out[0]);
+		close(st[0]);
+		return e;
+	}
+	if (read(st[0], &e, sizeof(e)) != sizeof(e))
+		e = 0;
+	close(st[0]);
+	got = read(out[0], why, len - 1);
+	why[got > 0 ? got : 0] = '\0';
+	why[strcspn(why, "\n")] = '\0';
+	close(out[0]);
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (e == ENOEXEC) {
+		snprintf(why, len, KS_CASE_NA "no 32-bit emulation here (exec of the %s build: %s)",
+			 abi, strerror(e));
+		return -ENOEXEC;
+	}
+	if (e) {
+		snprintf(why, len, "exec %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (WIFSIGNALED(status)) {
+		if (WTERMSIG(status) == SIGKILL)
+			return KS_CASE_REFUSED;
+		snprintf(why, len, "%s died of signal %d", prog, WTERMSIG(status));
+		return -EINTR;
+	}
+	switch (WEXITSTATUS(status)) {
+	case 0: return KS_CASE_PASSED;
+	case 1: return KS_CASE_REFUSED;
+	case 2: return KS_CASE_EFFECT;
+	case 3: return KS_CASE_NOEFFECT;
+	case 4:
+		if (strncmp(why, KS_CASE_NA, strlen(KS_CASE_NA)))
+			snprintf(why, len, KS_CASE_NA "%s said so", prog);
+		return -ENOTSUP;
+	}
+	if (!why[0])
+		snprintf(why, len, "%s exited with status %d", prog, WEXITSTATUS(status));
+	return -EIO;
 }
 
 int ks_case_from(int rc, int err, const char *what, char *why, size_t len)
@@ -367,6 +464,11 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 		/* Not applicable: a module the test needs is not in this
 		 * kernel, or the case says the kernel lacks what the trigger
 		 * needs. Any other error is the trigger failing: a failure. */
+		if (c < 0 && !strncmp(why, KS_CASE_NA, strlen(KS_CASE_NA))) {
+			p->not_applicable = true;
+			snprintf(p->why, sizeof(p->why), "%s", why + strlen(KS_CASE_NA));
+			continue;
+		}
 		if (c < 0 && !absent_read) {
 			modules_absent(object, absent, sizeof(absent));
 			absent_read = true;
@@ -375,11 +477,6 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 			p->not_applicable = true;
 			snprintf(p->why, sizeof(p->why), "module(s) %s not loaded or built in here "
 				 "(trigger: %s)", absent, why[0] ? why : "failed");
-			continue;
-		}
-		if (c < 0 && !strncmp(why, KS_CASE_NA, strlen(KS_CASE_NA))) {
-			p->not_applicable = true;
-			snprintf(p->why, sizeof(p->why), "%s", why + strlen(KS_CASE_NA));
 			continue;
 		}
 		/* Refused: most likely by this very shield, loaded elsewhere
@@ -400,9 +497,17 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 			 "by %s, this shield loaded elsewhere (another bpffs root or the agent: see "
 			 "'kshield status'); unload it there to test", r->refused_by);
 	if (!nrun && !r->error[0]) {
-		/* Nothing to protect here: n/a, with every path's reason. */
+		/* Nothing to protect here: n/a, with every path's reason (once
+		 * when they all share it). */
+		bool same = true;
+
 		r->not_applicable = true;
-		for (int i = 0; i < t->npaths; i++) {
+		for (int i = 1; i < t->npaths; i++)
+			same &= !strcmp(r->paths[i].why, r->paths[0].why);
+		if (same && t->npaths > 1)
+			snprintf(r->na_reason, sizeof(r->na_reason), "%s (all %d paths)",
+				 r->paths[0].why, t->npaths);
+		for (int i = 0; !(same && t->npaths > 1) && i < t->npaths; i++) {
 			size_t n = strlen(r->na_reason);
 
 			if (t->npaths == 1)

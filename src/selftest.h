@@ -99,6 +99,20 @@ int ks_test_enter_userns(int netns);
 int ks_test_fd_from_userns(int netns, int (*make)(void));
 /* Drop to an unprivileged uid/gid in the initial namespace. */
 int ks_test_drop_to(unsigned uid, unsigned gid);
+/* Run this shield's 32-bit build of a test program: <shields dir>/<shield>/
+ * compat/<prog>.i386 on x86-64 (static i386, i686-linux-gnu-gcc) or
+ * <prog>.arm on arm64 (AArch32, arm-linux-gnueabihf-gcc), from
+ * shields/<shield>/compat/<prog>.c. Its exit status is the case result
+ * (0 PASSED, 1 REFUSED, 2 EFFECT, 3 NOEFFECT, 4 not applicable, any other
+ * an error), killed by SIGKILL is REFUSED; what it printed on stderr becomes @why. A kernel
+ * that cannot run it (ENOEXEC: no 32-bit emulation) makes the case n/a;
+ * a missing binary is an error. */
+int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
+		       char *why, size_t len);
+/* Where the shield objects (and their compat/ programs) are; set by
+ * `kshield test`. */
+extern const char *ks_test_shields_dir;
+
 /* Case result of a syscall return value: -1/EPERM is REFUSED, success is
  * PASSED, anything else is an error described in @why. */
 int ks_case_from(int rc, int err, const char *what, char *why, size_t len);

@@ -252,6 +252,7 @@ int do_test(int argc, char **argv)
 		else
 			return ks_usage("'test' takes one shield NAME");
 	}
+	ks_test_shields_dir = dir;
 	if (name && !strcmp(name, "list")) {
 		for (struct ks_shield_test *t = ks_test_first(); t; t = t->next) {
 			printf("%s", t->shield);
