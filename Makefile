@@ -46,6 +46,18 @@ OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRCS))
 STATIC_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(LIB_SRCS))
 STATIC_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(CMD_SRCS))
 TEST_SRCS := $(wildcard tests/*.c)
+# 32-bit builds of test programs (shields/<name>/compat/<prog>.c) that
+# kshield test runs on 64-bit kernels to reach their compat paths: static
+# i386 on x86 (Debian's gcc-i686-linux-gnu), AArch32 on arm64
+# (gcc-arm-linux-gnueabihf); build/shields/<name>/compat/<prog>.<abi>.
+ifeq ($(ARCH),arm64)
+COMPAT_CC  ?= arm-linux-gnueabihf-gcc
+COMPAT_ABI := arm
+else
+COMPAT_CC  ?= i686-linux-gnu-gcc
+COMPAT_ABI := i386
+endif
+COMPAT_BINS := $(patsubst shields/%.c,$(BUILD)/shields/%.$(COMPAT_ABI),$(wildcard shields/*/compat/*.c))
 
 .PHONY: static-arm64
 .PHONY: all setup run static test test-host matrix matrix-quick matrix-dbg bench clean install uninstall
@@ -55,7 +67,12 @@ TEST_SRCS := $(wildcard tests/*.c)
 # every skeleton and recompile everything that includes one.
 .SECONDARY: $(SKELS) $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 
-all: $(BUILD)/kshield $(SHIELD_OBJS)
+all: $(BUILD)/kshield $(SHIELD_OBJS) $(COMPAT_BINS)
+
+$(BUILD)/shields/%.$(COMPAT_ABI): shields/%.c
+	$(call msg,CC32,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(COMPAT_CC) -static -O2 -Wall -Wextra -Werror -o $@ $<
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)
@@ -109,7 +126,7 @@ $(BUILD)/static/kshield: $(STATIC_OBJS) $(BUILD)/static/libkshield.a
 	    { grep -v 'statically linked applications requires at runtime' | grep -v 'in function' || true; }
 	$(Q)test -x $@
 
-static: $(BUILD)/static/kshield $(SHIELD_OBJS)
+static: $(BUILD)/static/kshield $(SHIELD_OBJS) $(COMPAT_BINS)
 
 # BPF objects the tests load on purpose (bad shields and the like).
 FIXTURES := $(patsubst tests/fixtures/%.bpf.c,$(BUILD)/tests/fixtures/%.bpf.o,$(wildcard tests/fixtures/*.bpf.c))
@@ -201,7 +218,7 @@ $(BUILD)/bench/store_ingest: bench/store_ingest.c $(BUILD)/libkshield.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lsqlite3 -ljson-c -o $@
 
-bench: all $(BENCH_BINS)
+bench: all $(BENCH_BINS) $(FIXTURES)
 	$(Q)for b in bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done
 
 # `make install` (PREFIX, DESTDIR): binary, shields, systemd unit, default

@@ -33,7 +33,7 @@ REAL=${FLEET_REAL:-10}
 M=${FLEET_EVENTS:-200000}
 OLD=${FLEET_OLD:-}
 PARTS=${FLEET_PARTS:-deploy events}
-SHIELD=cve-2021-22555
+SHIELD=fixture-sockopt   # tests/fixtures: refuses with EPERM on any kernel with cgroup BPF
 D=$(mktemp -d /tmp/ks-bench-fleet.XXXXXX)
 chmod 755 "$D"
 pids=()
@@ -62,7 +62,7 @@ tests/fleet/cluster.sh start "$D/c" >/dev/null
 mkdir -p "$D/trust"
 "$K" shield keygen "$D/signer" >/dev/null
 cp "$D/signer.pub" "$D/trust/"
-cp "$SH/$SHIELD.bpf.o" "$D/s.bpf.o"
+cp "${KSHIELD_FIXTURES:-$PWD/build/tests/fixtures}/sockopt-shield.bpf.o" "$D/s.bpf.o"
 "$K" shield sign "$D/s.bpf.o" --key "$D/signer.key" >/dev/null
 "$K" fleet status --nats "$NATS_URLS" >/dev/null	# creates the buckets
 

@@ -2,7 +2,8 @@
  * JetStream cluster and a real PostgreSQL on loopback (tests/fleet/cluster.sh
  * starts them once per test run, the POST_ALL hook stops them), real agents
  * (`kshield fleet agent`, each with its own state dir and bpffs root), the
- * real cve-2021-22555 shield enforcing through its cgroup variant.
+ * real shield enforcing through a cgroup program (the fixture-sockopt
+ * fixture: it refuses with EPERM on this host).
  *
  * Each test names its hosts with its own prefix and deploys with
  * --hosts 'PREFIX-*', so hosts left registered by earlier tests are never
@@ -14,8 +15,8 @@
 #include <sys/stat.h>
 #include "harness.h"
 
-#define SHIELD "cve-2021-22555"
-#define TRIGGER "unshare -Urn iptables-legacy -w -A INPUT -j ACCEPT"
+#define SHIELD KS_SOCKOPT_SHIELD
+#define TRIGGER KS_SOCKOPT_TRIGGER
 #define MAX_AGENTS 4
 
 static char dir[256];		/* this test's scratch dir */
@@ -100,8 +101,8 @@ static void setup(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/ks-fleet-test-%d", getpid());
 	snprintf(obj, sizeof(obj), "%s/%s.bpf.o", dir, SHIELD);
-	sh_ok("rm -rf %s && mkdir -p %s/trust && cp %s/%s.bpf.o %s", dir, dir, ks_shields_dir(),
-	      SHIELD, obj);
+	sh_ok("rm -rf %s && mkdir -p %s/trust && cp %s/" KS_SOCKOPT_OBJ " %s", dir, dir,
+	      ks_fixtures_dir(), obj);
 	sh_ok("%s shield keygen %s/signer >/dev/null && cp %s/signer.pub %s/trust/", ks_bin(), dir,
 	      dir, dir);
 	sh_ok("%s shield sign %s --key %s/signer.key >/dev/null", ks_bin(), obj, dir);

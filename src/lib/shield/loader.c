@@ -48,6 +48,47 @@ static __u64 realtime_ns(void)
 }
 
 /* Does @prog belong to @variant ("<variant>__...")? */
+/* Does this kernel have 32-bit compat syscalls? Its ia32 (x86-64) or
+ * compat (arm64) syscall table is in kallsyms exactly when it does. */
+static bool kernel_has_compat(void)
+{
+	static int known = -1;
+	char line[256];
+	FILE *f;
+
+	if (known >= 0)
+		return known;
+	f = fopen("/proc/kallsyms", "re");
+	known = 0;
+	while (f && !known && fgets(line, sizeof(line), f)) {
+		const char *name = strrchr(line, ' ');
+
+		known = name && (!strcmp(name, " ia32_sys_call_table\n") ||
+				 !strcmp(name, " compat_sys_call_table\n"));
+	}
+	if (f)
+		fclose(f);
+	return known;
+}
+
+/* The kernel features variant @v's "requires_<v>" metadata lists that this
+ * kernel lacks: a reason in @why, or 0. Known: "compat" (32-bit syscalls:
+ * a variant that watches only them has nothing to do without them). */
+static int variant_unneeded(const struct ks_meta *meta, const char *v, char *why, size_t len)
+{
+	char key[96];
+	const char *req;
+
+	snprintf(key, sizeof(key), "requires_%s", v);
+	req = ks_meta_get(meta, key);
+	if (req && strstr(req, "compat") && !kernel_has_compat()) {
+		snprintf(why, len, "this kernel has no 32-bit compat syscalls (no ia32 or compat "
+			 "syscall table), the only paths %s watches: nothing to guard here", v);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 static bool prog_in_variant(const struct bpf_program *prog, const char *variant)
 {
 	const char *name = bpf_program__name(prog);
@@ -219,6 +260,9 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 	__u32 zero = 0;
 
 	snprintf(try->name, sizeof(try->name), "%s", v);
+	err = variant_unneeded(meta, v, try->why, sizeof(try->why));
+	if (err)
+		return try->err = err;
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
 	obj = bpf_object__open_file(path, &opts);
