@@ -310,9 +310,13 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 		bpf_object__for_each_program(prog, obj)
 			if (bpf_program__autoload(prog))
 				break;
-		snprintf(try->why, sizeof(try->why), "%s: load: %s%s%s%s",
+		snprintf(try->why, sizeof(try->why), "%s: load: %s%s%s%s%s",
 			 prog ? bpf_program__name(prog) : v, strerror(-err),
 			 err == -EPERM && !tail[0] ? " (program type refused by this kernel)" : "",
+			 err == -ESRCH ? " (this kernel has no such hook: " : "",
+			 err == -ESRCH && prog ? bpf_program__section_name(prog) : "",
+			 err == -ESRCH ? ")" : "");
+		snprintf(try->why + strlen(try->why), sizeof(try->why) - strlen(try->why), "%s%s",
 			 tail[0] ? "; verifier: " : "", tail);
 		goto out;
 	}
