@@ -191,7 +191,9 @@ matrix-quick: all static $(MATRIX_FIXTURES)
 	$(Q)rc=0; matrix/run.sh --quick || rc=$$?; matrix/selftest.sh && exit $$rc
 
 matrix: all static $(MATRIX_FIXTURES)
-	$(Q)rc=0; matrix/run.sh || rc=$$?; matrix/selftest.sh && exit $$rc
+	$(Q)rc=0; matrix/run.sh || rc=$$?; \
+	cp $(BUILD)/matrix/coverage.md docs/coverage.md 2>/dev/null || true; \
+	matrix/selftest.sh && exit $$rc
 
 # Shields on inlined kernel functions (docs/inline-sites.md): each row's
 # -dbg package (about 300 MB, cached), sites manifests made here, kprobes at
