@@ -403,10 +403,10 @@ static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int p
 	return 0;
 }
 
-/* The "lsm" variant of a netlink shield for sockets of @protocol. */
+/* The "lsm" and "fmod_ret" (security_netlink_send) variants of a netlink
+ * shield for sockets of @protocol. */
 #define NLW_LSM_PROGRAM(protocol)					\
-SEC("lsm/netlink_send")							\
-int BPF_PROG(lsm__netlink_send, struct sock *sk, struct sk_buff *skb)	\
+KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *skb) \
 {									\
 	return nlw_lsm_send(sk, skb, protocol);				\
 }

@@ -18,8 +18,9 @@ KSHIELD_NAME("userns-policy");
 KSHIELD_META(summary, "unprivileged user namespace creation only for allow-listed binaries (by executable inode and name)");
 KSHIELD_META(refs, "https://lwn.net/Articles/903580/");
 KSHIELD_META(hunt, "SELECT * FROM events WHERE ts BETWEEN :since AND :until AND (kind = 'userns' OR (kind = 'shield' AND shield = 'userns-policy')) ORDER BY ts");
-KSHIELD_VARIANTS("lsm,tp");
+KSHIELD_VARIANTS("lsm,fmod_ret,tp");
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
+KSHIELD_META(variant_fmod_ret, "fmod_ret on security_create_user_ns (6.1+): the lsm body without bpf in lsm= (needs BPF trampolines); EPERM");
 KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at task:task_newtask for clone/clone3 with CLONE_NEWUSER (the caller, and the new child at its return from clone, before it runs its own code), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit compat unshare is not seen (syscall tracepoints skip compat calls)");
 
 #define CLONE_NEWUSER	0x10000000
@@ -80,8 +81,7 @@ static __always_inline bool allowed(struct ks_userns_allow_key *key)
 	return true;
 }
 
-SEC("lsm/userns_create")
-int BPF_PROG(lsm__userns_create, const struct cred *cred)
+KS_SECURITY_HOOK_FN(userns_create, userns_create, security_create_user_ns, const struct cred *cred)
 {
 	struct ks_userns_allow_key key = {};
 
