@@ -411,6 +411,19 @@ KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *sk
 	return nlw_lsm_send(sk, skb, protocol);				\
 }
 
+/* Coverage of the trigger paths every netlink shield's test registers
+ * (src/nltrigger.h), for KSHIELD_META(prevents_<v>, ...) / detects_<v>.
+ * lsm and fmod_ret judge the kernel copy in security_netlink_send(), which
+ * every way in passes. tp kills the sender after its send completed: the
+ * request is committed, and what stops the exploit is that its only holder
+ * of the socket and namespace dies before the next step; a process that
+ * shares the socket (clone-files: a sibling sends and is killed, the other
+ * keeps the committed state) is only seen. io_uring and 32-bit compat sends
+ * pass none of the syscall tracepoints: not covered by tp. */
+#define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,clone-files"
+#define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,scm-rights"
+#define NLW_PATHS_TP_SEEN "clone-files"
+
 /* The "tp" variant: the syscalls that reach netlink_sendmsg(), each
  * walked by nlw_tp_send() for sockets of @protocol: sendmsg, sendto,
  * write, writev and pwritev2 (offset -1 is a plain writev, the only form a
