@@ -22,6 +22,9 @@ KSHIELD_VARIANTS("lsm,fmod_ret,tp");
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
 KSHIELD_META(variant_fmod_ret, "fmod_ret on security_create_user_ns (6.1+): the lsm body without bpf in lsm= (needs BPF trampolines); EPERM");
 KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at task:task_newtask for clone/clone3 with CLONE_NEWUSER (the caller, and the new child at its return from clone, before it runs its own code), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit compat unshare is not seen (syscall tracepoints skip compat calls)");
+KSHIELD_META(prevents_lsm, "native,clone,clone3,setns-zombie");
+KSHIELD_META(prevents_fmod_ret, "native,clone,clone3,setns-zombie");
+KSHIELD_META(prevents_tp, "native,clone,clone3,setns-zombie");
 
 #define CLONE_NEWUSER	0x10000000
 

@@ -227,33 +227,8 @@ out:
 	return rc;
 }
 
-/* Until the multi-path runner: every path must give the same result. */
-static int trigger_all(char *why, size_t len)
-{
-	ks_case_fn paths[] = { trigger_native, trigger_clone, trigger_clone3, trigger_setns_zombie };
-	int first = 0;
-
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		int r, status;
-		pid_t pid = fork();
-
-		if (pid == 0)
-			_exit(paths[i](why, len) + 16);
-		if (pid < 0 || waitpid(pid, &status, 0) < 0)
-			return -errno;
-		r = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? KS_CASE_REFUSED :
-		    WIFEXITED(status) ? WEXITSTATUS(status) - 16 : -EINVAL;
-		if (r < 0) {
-			snprintf(why, len, "path %zu could not run (%d)", i, r);
-			return r;
-		}
-		if (i && r != first) {
-			snprintf(why, len, "path %zu gave %d, path 0 gave %d", i, r, first);
-			return -EINVAL;
-		}
-		first = r;
-	}
-	return first;
-}
-
-KSHIELD_TEST("userns-policy", trigger_all, benign);
+KSHIELD_TEST_PATHS("userns-policy", benign,
+	{ "native", trigger_native },
+	{ "clone", trigger_clone },
+	{ "clone3", trigger_clone3 },
+	{ "setns-zombie", trigger_setns_zombie });
