@@ -8,6 +8,7 @@
 #include <libelf.h>
 #include <linux/elf-em.h>
 #include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -154,4 +155,61 @@ const char *ks_meta_get(const struct ks_meta *meta, const char *key)
 		if (!strcmp(meta->key[i], key))
 			return meta->val[i];
 	return NULL;
+}
+
+static const char *cov_list(const struct ks_meta *meta, const char *what, const char *variant)
+{
+	char key[96];
+
+	snprintf(key, sizeof(key), "%s_%s", what, variant);
+	return ks_meta_get(meta, key);
+}
+
+/* Is @name an item of the comma list @list (spaces around items allowed)? */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p; ) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		const char *e = p + strcspn(p, ", ");
+
+		if ((size_t)(e - p) == n && !strncmp(p, name, n))
+			return true;
+		p = e;
+	}
+	return false;
+}
+
+enum ks_coverage ks_meta_coverage(const struct ks_meta *meta, const char *variant,
+				  const char *path, bool *declared)
+{
+	const char *prev = cov_list(meta, "prevents", variant);
+	const char *det = cov_list(meta, "detects", variant);
+	bool d = prev || det;
+
+	if (declared)
+		*declared = d;
+	if (!d || in_list(prev, path))
+		return KS_COV_PREVENTS;
+	return in_list(det, path) ? KS_COV_DETECTS : KS_COV_NONE;
+}
+
+void ks_meta_coverage_str(const struct ks_meta *meta, const char *variant,
+			  char *buf, size_t len)
+{
+	const char *prev = cov_list(meta, "prevents", variant);
+	const char *det = cov_list(meta, "detects", variant);
+
+	if (!prev && !det)
+		snprintf(buf, len, "prevents every path (coverage not declared)");
+	else
+		snprintf(buf, len, "%s%s%s%s%s", prev ? "prevents " : "", prev ? prev : "",
+			 prev && det ? "; " : "", det ? "detects " : "", det ? det : "");
+}
+
+const char *ks_coverage_name(enum ks_coverage c)
+{
+	return c == KS_COV_PREVENTS ? "prevents" : c == KS_COV_DETECTS ? "detects" : "none";
 }

@@ -1,12 +1,17 @@
 /* selftest.c - runs a shield's registered test cases around a real load of
  * the shield (the contract is in selftest.h), and the helpers cases use.
  *
- * The sequence proves each claim against its own baseline on this kernel:
- *   1. trigger without the shield must PASS (else the test proves nothing);
- *   2. load (enforce): trigger must be REFUSED and counted as a hit;
+ * The sequence proves each claim against its own baseline on this kernel,
+ * path by path (a path that cannot run here is n/a and skipped):
+ *   1. each path without the shield must go through (else the test proves
+ *      nothing); its effect, where the case checks one, says whether the
+ *      kernel is vulnerable;
+ *   2. load (enforce): a path the variant prevents must be REFUSED and
+ *      counted, one it detects counted; one it does not cover is reported
+ *      (the result is partial);
  *   3. benign must PASS with the shield enforcing;
- *   4. audit mode: trigger must PASS and be counted as audited;
- *   5. unload: trigger must PASS again.
+ *   4. audit mode: each covered path must go through and be counted;
+ *   5. unload: each path must go through again.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -172,7 +177,8 @@ static int run_case(ks_case_fn fn, char *why, size_t len)
 		rc = fn(buf, sizeof(buf));
 		if (write(pfd[1], buf, strlen(buf)) < 0)
 			_exit(3);
-		_exit(rc == KS_CASE_PASSED ? 0 : rc == KS_CASE_REFUSED ? 1 : 2);
+		_exit(rc == KS_CASE_PASSED ? 0 : rc == KS_CASE_REFUSED ? 1 :
+		      rc == KS_CASE_EFFECT ? 4 : rc == KS_CASE_NOEFFECT ? 5 : 2);
 	}
 	close(pfd[1]);
 	n = read(pfd[0], why, len - 1);
@@ -190,6 +196,8 @@ static int run_case(ks_case_fn fn, char *why, size_t len)
 	switch (WEXITSTATUS(status)) {
 	case 0: return KS_CASE_PASSED;
 	case 1: return KS_CASE_REFUSED;
+	case 4: return KS_CASE_EFFECT;
+	case 5: return KS_CASE_NOEFFECT;
 	default:
 		if (!why[0])
 			snprintf(why, len, "case failed to run");
@@ -197,9 +205,21 @@ static int run_case(ks_case_fn fn, char *why, size_t len)
 	}
 }
 
-static const char *case_str(int r)
+const char *ks_case_str(int r)
 {
-	return r == KS_CASE_PASSED ? "passed" : r == KS_CASE_REFUSED ? "refused" : "error";
+	switch (r) {
+	case KS_CASE_PASSED: return "passed";
+	case KS_CASE_REFUSED: return "refused";
+	case KS_CASE_EFFECT: return "effect";
+	case KS_CASE_NOEFFECT: return "no-effect";
+	default: return "error";
+	}
+}
+
+/* The call sequence went through (with or without the effect checked). */
+static bool went_through(int c)
+{
+	return c == KS_CASE_PASSED || c == KS_CASE_EFFECT || c == KS_CASE_NOEFFECT;
 }
 
 static __u64 hits(const char *name, enum ks_verdict v)
@@ -314,96 +334,225 @@ static void loaded_elsewhere(const char *object, char *buf, size_t len)
 /* Record the first failure only: it is the one that explains the rest. */
 #define FAIL(...) do { if (!r->error[0]) snprintf(r->error, sizeof(r->error), __VA_ARGS__); } while (0)
 
+/* "a, b" list append. */
+static void list_add(char *buf, size_t len, const char *item)
+{
+	size_t n = strlen(buf);
+
+	if (n < len)
+		snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
+}
+
+/* 1. Baseline: each path without the shield. Paths that cannot run here
+ * are n/a; any other path must go through. Returns the number that went
+ * through. */
+static int baseline(const struct ks_shield_test *t, const char *object, struct ks_test_result *r)
+{
+	char why[512], absent[256];
+	bool absent_read = false;
+	int nrun = 0, nchecked = 0, nnoeffect = 0, neffect = 0;
+
+	for (int i = 0; i < t->npaths; i++) {
+		struct ks_path_result *p = &r->paths[i];
+		int c = run_case(t->paths[i].run, why, sizeof(why));
+
+		p->baseline = c;
+		if (went_through(c)) {
+			nrun++;
+			nchecked += c == KS_CASE_EFFECT || c == KS_CASE_NOEFFECT;
+			neffect += c == KS_CASE_EFFECT;
+			nnoeffect += c == KS_CASE_NOEFFECT;
+			continue;
+		}
+		/* Not applicable: a module the test needs is not in this
+		 * kernel, or the case says the kernel lacks what the trigger
+		 * needs. Any other error is the trigger failing: a failure. */
+		if (c < 0 && !absent_read) {
+			modules_absent(object, absent, sizeof(absent));
+			absent_read = true;
+		}
+		if (c < 0 && absent[0]) {
+			p->not_applicable = true;
+			snprintf(p->why, sizeof(p->why), "module(s) %s not loaded or built in here "
+				 "(trigger: %s)", absent, why[0] ? why : "failed");
+			continue;
+		}
+		if (c < 0 && !strncmp(why, KS_CASE_NA, strlen(KS_CASE_NA))) {
+			p->not_applicable = true;
+			snprintf(p->why, sizeof(p->why), "%s", why + strlen(KS_CASE_NA));
+			continue;
+		}
+		/* Refused: most likely by this very shield, loaded elsewhere
+		 * (another bpffs root, the agent). Not a pass, not n/a: the
+		 * test did not run; say so and what to do. */
+		if (c == KS_CASE_REFUSED && !r->refused_by[0])
+			loaded_elsewhere(object, r->refused_by, sizeof(r->refused_by));
+		snprintf(p->why, sizeof(p->why), "does not go through without the shield (%s)%s%s",
+			 ks_case_str(c), why[0] ? ": " : "", why);
+		if (t->npaths == 1)
+			FAIL("trigger %s", p->why);
+		else
+			FAIL("%s: trigger %s", p->name, p->why);
+	}
+	r->vulnerable = neffect ? "yes" : nchecked && nnoeffect == nchecked ? "no" : "unknown";
+	if (r->refused_by[0])
+		snprintf(r->error, sizeof(r->error), "not run: the trigger is already refused here "
+			 "by %s, this shield loaded elsewhere (another bpffs root or the agent: see "
+			 "'kshield status'); unload it there to test", r->refused_by);
+	if (!nrun && !r->error[0]) {
+		/* Nothing to protect here: n/a, with every path's reason. */
+		r->not_applicable = true;
+		for (int i = 0; i < t->npaths; i++) {
+			size_t n = strlen(r->na_reason);
+
+			if (t->npaths == 1)
+				snprintf(r->na_reason, sizeof(r->na_reason), "%s", r->paths[i].why);
+			else if (n < sizeof(r->na_reason))
+				snprintf(r->na_reason + n, sizeof(r->na_reason) - n, "%s%s: %s",
+					 n ? "; " : "", r->paths[i].name, r->paths[i].why);
+		}
+		FAIL("no trigger path can run here: %s", r->na_reason);
+	}
+	return nrun;
+}
+
+/* 2. Enforcing: hold each runnable path to what the variant claims. */
+static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
+		    struct ks_test_result *r)
+{
+	char why[512], missed[192] = "";
+	int nprev = 0, nprev_ok = 0, ndet = 0, ncov_hit = 0, first = -1;
+
+	for (int i = 0; i < t->npaths; i++) {
+		struct ks_path_result *p = &r->paths[i];
+		__u64 before;
+		int c;
+
+		if (p->not_applicable)
+			continue;
+		p->cov = ks_meta_coverage(meta, r->variant, p->name, NULL);
+		before = hits(t->shield, KS_VERDICT_REFUSED);
+		c = run_case(t->paths[i].run, why, sizeof(why));
+		p->ran_enforce = true;
+		p->enforce = c;
+		p->hit = hits(t->shield, KS_VERDICT_REFUSED) > before;
+		if (first < 0)
+			first = c;
+		if (c < 0) {
+			snprintf(p->why, sizeof(p->why), "could not run while enforcing: %s", why);
+			FAIL("%s: trigger could not run while enforcing%s%s", p->name,
+			     why[0] ? ": " : "", why);
+			continue;
+		}
+		switch (p->cov) {
+		case KS_COV_PREVENTS:
+			nprev++;
+			p->ok = c == KS_CASE_REFUSED && p->hit;
+			nprev_ok += c == KS_CASE_REFUSED;
+			ncov_hit += p->hit;
+			if (c != KS_CASE_REFUSED)
+				snprintf(p->why, sizeof(p->why), "%s claims to prevent it, but it went "
+					 "through (%s)%s%s", r->variant, ks_case_str(c),
+					 why[0] ? ": " : "", why);
+			else if (!p->hit)
+				snprintf(p->why, sizeof(p->why), "refused but no hit recorded: "
+					 "something else refused it");
+			break;
+		case KS_COV_DETECTS:
+			ndet++;
+			p->ok = p->hit;
+			ncov_hit += p->hit;
+			if (!p->hit)
+				snprintf(p->why, sizeof(p->why), "%s claims to detect it, but no hit "
+					 "was recorded (%s)", r->variant, ks_case_str(c));
+			break;
+		case KS_COV_NONE:
+			list_add(missed, sizeof(missed), p->name);
+			snprintf(p->why, sizeof(p->why), "not covered by %s (%s while enforcing)",
+				 r->variant, ks_case_str(c));
+			break;
+		}
+		if (p->cov != KS_COV_NONE && !p->ok)
+			FAIL("trigger %s%s%s", t->npaths > 1 ? p->name : "",
+			     t->npaths > 1 ? ": " : "", p->why);
+	}
+	r->ran_enforce = true;
+	r->trigger_case = first;
+	r->trigger_refused = nprev > 0 && nprev_ok == nprev;
+	r->detect_only = !nprev && ndet > 0;
+	r->hit_recorded = ncov_hit > 0 && ncov_hit == nprev + ndet;
+	if (missed[0]) {
+		r->partial = true;
+		snprintf(r->not_covered, sizeof(r->not_covered), "%s: %s not covered",
+			 r->variant, missed);
+	}
+}
+
 int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_test_result *r)
 {
+	struct ks_meta meta;
 	char why[512];
 	__u64 before;
 	int c, err;
 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->shield, sizeof(r->shield), "%s", t->shield);
+	r->vulnerable = "unknown";
+	r->npaths = t->npaths < KS_MAX_PATHS ? t->npaths : KS_MAX_PATHS;
+	for (int i = 0; i < r->npaths; i++)
+		snprintf(r->paths[i].name, sizeof(r->paths[i].name), "%s", t->paths[i].name);
 	if (!ks_shield_get(t->shield, &(struct ks_shield_state){}))
 		return ks_err(-EBUSY, "shield %s is already loaded under %s: unload it "
 			      "or use another --bpffs root to test it", t->shield, ks_bpffs_root);
+	err = ks_meta_read(object, &meta);
+	if (err)
+		return err;
 
-	/* 1. Baseline: without the shield the trigger must go through. */
-	c = run_case(t->trigger, why, sizeof(why));
-	if (c != KS_CASE_PASSED) {
-		char absent[256] = "";
-
-		/* Not applicable: a module the test needs is not in this
-		 * kernel, or the case says the kernel lacks what the trigger
-		 * needs. Any other error is the trigger failing: a failure. */
-		if (c < 0)
-			modules_absent(object, absent, sizeof(absent));
-		if (absent[0]) {
-			r->not_applicable = true;
-			snprintf(r->na_reason, sizeof(r->na_reason),
-				 "module(s) %s not loaded or built in here (trigger: %s)", absent,
-				 why[0] ? why : "failed");
-			FAIL("trigger does not pass without the shield (%s)%s%s; module(s) not "
-			     "loaded or built in here: %s", case_str(c), why[0] ? ": " : "", why, absent);
-			return 0;
-		}
-		/* Refused: most likely by this very shield, loaded elsewhere
-		 * (another bpffs root, the agent). Not a pass, not n/a: the
-		 * test did not run; say so and what to do. */
-		if (c == KS_CASE_REFUSED)
-			loaded_elsewhere(object, r->refused_by, sizeof(r->refused_by));
-		if (r->refused_by[0]) {
-			FAIL("not run: the trigger is already refused here by %s, this shield "
-			     "loaded elsewhere (another bpffs root or the agent: see 'kshield "
-			     "status'); unload it there to test", r->refused_by);
-			return 0;
-		}
-		if (c < 0 && !strncmp(why, KS_CASE_NA, strlen(KS_CASE_NA))) {
-			r->not_applicable = true;
-			snprintf(r->na_reason, sizeof(r->na_reason), "%s", why + strlen(KS_CASE_NA));
-		}
-		FAIL("trigger does not pass without the shield (%s)%s%s", case_str(c),
-		     why[0] ? ": " : "", why);
-		return 0;
-	}
+	/* 1. Baseline: without the shield the paths must go through. */
+	if (!baseline(t, object, r) || r->error[0])
+		goto out;
 
 	/* 2. Enforce. */
 	err = ks_shield_load(object, KS_MODE_ENFORCE, &r->load);
 	if (err) {
 		r->unsupported = r->load.ntried > 0 && !r->load.variant[0];
 		FAIL("%s", ks_errmsg());
-		return 0;
+		goto out;
 	}
 	snprintf(r->variant, sizeof(r->variant), "%s", r->load.variant);
-	before = hits(t->shield, KS_VERDICT_REFUSED);
-	c = run_case(t->trigger, why, sizeof(why));
-	r->ran_enforce = true;
-	r->trigger_case = c;
-	r->trigger_refused = c == KS_CASE_REFUSED;
-	if (!r->trigger_refused)
-		FAIL("trigger not refused while enforcing (%s)%s%s", case_str(c),
-		     why[0] ? ": " : "", why);
-	else if (hits(t->shield, KS_VERDICT_REFUSED) <= before)
-		FAIL("trigger refused but no hit recorded: something else refused it");
-	r->hit_recorded = hits(t->shield, KS_VERDICT_REFUSED) > before;
+	enforce(t, &meta, r);
 
 	/* 3. Ordinary use of the subsystem. */
 	c = run_case(t->benign, why, sizeof(why));
 	r->ran_benign = true;
 	r->benign_ok = c == KS_CASE_PASSED;
 	if (!r->benign_ok)
-		FAIL("benign case broken by the shield (%s)%s%s", case_str(c),
+		FAIL("benign case broken by the shield (%s)%s%s", ks_case_str(c),
 		     why[0] ? ": " : "", why);
 
-	/* 4. Audit: allowed, but counted. */
+	/* 4. Audit: covered paths allowed, but counted. */
 	if (ks_shield_set_mode(t->shield, KS_MODE_AUDIT)) {
 		FAIL("%s", ks_errmsg());
 	} else {
-		before = hits(t->shield, KS_VERDICT_AUDITED);
-		c = run_case(t->trigger, why, sizeof(why));
 		r->ran_audit = true;
-		r->audit_ok = c == KS_CASE_PASSED && hits(t->shield, KS_VERDICT_AUDITED) > before;
-		if (!r->audit_ok)
-			FAIL("audit mode: trigger %s, audited hits %s", case_str(c),
-			     hits(t->shield, KS_VERDICT_AUDITED) > before ? "counted" : "not counted");
+		r->audit_ok = true;
+		for (int i = 0; i < r->npaths; i++) {
+			struct ks_path_result *p = &r->paths[i];
+
+			if (p->not_applicable || !p->ran_enforce || p->cov == KS_COV_NONE)
+				continue;
+			before = hits(t->shield, KS_VERDICT_AUDITED);
+			c = run_case(t->paths[i].run, why, sizeof(why));
+			p->ran_audit = true;
+			p->audit = c;
+			p->audited = hits(t->shield, KS_VERDICT_AUDITED) > before;
+			if (!went_through(c) || !p->audited) {
+				r->audit_ok = false;
+				FAIL("audit mode: %s%strigger %s, audited hits %s",
+				     t->npaths > 1 ? p->name : "", t->npaths > 1 ? ": " : "",
+				     ks_case_str(c), p->audited ? "counted" : "not counted");
+			}
+		}
 		ks_shield_set_mode(t->shield, KS_MODE_ENFORCE);
 	}
 
@@ -411,11 +560,24 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	if (ks_shield_unload(t->shield)) {
 		FAIL("%s", ks_errmsg());
 	} else {
-		c = run_case(t->trigger, why, sizeof(why));
 		r->ran_unload = true;
-		r->unload_ok = c == KS_CASE_PASSED;
-		if (!r->unload_ok)
-			FAIL("trigger still %s after unload", case_str(c));
+		r->unload_ok = true;
+		for (int i = 0; i < r->npaths; i++) {
+			struct ks_path_result *p = &r->paths[i];
+
+			if (p->not_applicable)
+				continue;
+			c = run_case(t->paths[i].run, why, sizeof(why));
+			p->ran_unload = true;
+			p->unload = c;
+			if (!went_through(c)) {
+				r->unload_ok = false;
+				FAIL("%s%strigger still %s after unload", t->npaths > 1 ? p->name : "",
+				     t->npaths > 1 ? ": " : "", ks_case_str(c));
+			}
+		}
 	}
+out:
+	ks_meta_free(&meta);
 	return 0;
 }

@@ -93,6 +93,55 @@ static int do_load(int argc, char **argv)
 	return 0;
 }
 
+/* Coverage of @variant: {"prevents": [..], "detects": [..], "declared": b}. */
+static struct json_object *coverage_json(const struct ks_meta *meta, const char *variant)
+{
+	struct json_object *o = json_object_new_object();
+	const char *what[] = { "prevents", "detects" };
+	char key[96];
+
+	for (int i = 0; i < 2; i++) {
+		struct json_object *a = json_object_new_array();
+		char *copy, *save = NULL;
+		const char *v;
+
+		snprintf(key, sizeof(key), "%s_%s", what[i], variant);
+		v = ks_meta_get(meta, key);
+		copy = v ? strdup(v) : NULL;
+		for (char *t = copy ? strtok_r(copy, ", ", &save) : NULL; t;
+		     t = strtok_r(NULL, ", ", &save))
+			json_object_array_add(a, json_object_new_string(t));
+		free(copy);
+		json_object_object_add(o, what[i], a);
+	}
+	snprintf(key, sizeof(key), "prevents_%s", variant);
+	bool declared = ks_meta_get(meta, key);
+	snprintf(key, sizeof(key), "detects_%s", variant);
+	declared |= ks_meta_get(meta, key) != NULL;
+	json_object_object_add(o, "declared", json_object_new_boolean(declared));
+	return o;
+}
+
+/* The loaded variant's coverage, from the object it was loaded from: "-"
+ * when that file is gone or changed. */
+static void loaded_coverage(const struct ks_shield_state *s, char *buf, size_t len,
+			    struct json_object **json)
+{
+	struct ks_meta meta;
+
+	snprintf(buf, len, "-");
+	if (json)
+		*json = NULL;
+	if (ks_meta_read(s->cfg.object, &meta))
+		return;
+	if (!memcmp(meta.sha256, s->cfg.sha256, 32)) {
+		ks_meta_coverage_str(&meta, s->cfg.variant, buf, len);
+		if (json)
+			*json = coverage_json(&meta, s->cfg.variant);
+	}
+	ks_meta_free(&meta);
+}
+
 static struct json_object *state_json(const struct ks_shield_state *s)
 {
 	struct json_object *o = json_object_new_object(), *h = json_object_new_object();
@@ -112,6 +161,13 @@ static struct json_object *state_json(const struct ks_shield_state *s)
 	json_object_object_add(o, "object", json_object_new_string(s->cfg.object));
 	json_object_object_add(o, "sha256", json_object_new_string(sha));
 	json_object_object_add(o, "loaded_at_ns", json_object_new_int64(s->cfg.loaded_realtime_ns));
+	{
+		struct json_object *cov;
+		char buf[256];
+
+		loaded_coverage(s, buf, sizeof(buf), &cov);
+		json_object_object_add(o, "coverage", cov);
+	}
 	return o;
 }
 
@@ -133,14 +189,18 @@ static int do_list(int argc, char **argv)
 			json_object_array_add(arr, state_json(&st[i]));
 		ks_json_print(arr);
 	} else {
-		printf("%-24s %-8s %-10s %10s %10s %6s\n", "NAME", "MODE", "VARIANT",
-		       "REFUSED", "AUDITED", "LINKS");
-		for (int i = 0; i < n; i++)
-			printf("%-24s %-8s %-10s %10llu %10llu %6d\n", st[i].name,
+		printf("%-24s %-8s %-10s %10s %10s %6s  %s\n", "NAME", "MODE", "VARIANT",
+		       "REFUSED", "AUDITED", "LINKS", "COVERAGE");
+		for (int i = 0; i < n; i++) {
+			char cov[256];
+
+			loaded_coverage(&st[i], cov, sizeof(cov), NULL);
+			printf("%-24s %-8s %-10s %10llu %10llu %6d  %s\n", st[i].name,
 			       mode_name(st[i].cfg.mode), st[i].cfg.variant,
 			       (unsigned long long)(st[i].hits[KS_VERDICT_REFUSED] +
 						    st[i].hits[KS_VERDICT_KILLED]),
-			       (unsigned long long)st[i].hits[KS_VERDICT_AUDITED], st[i].nlinks);
+			       (unsigned long long)st[i].hits[KS_VERDICT_AUDITED], st[i].nlinks, cov);
+		}
 	}
 	free(st);
 	return 0;
@@ -193,17 +253,35 @@ static int do_info(int argc, char **argv)
 	if (err)
 		return ks_report(err);
 	hex(meta.sha256, 32, sha);
+	char *variants = (char *)ks_meta_get(&meta, "variants");
 	if (json_output) {
 		struct json_object *o = json_object_new_object();
+
+		struct json_object *cov = json_object_new_object();
 
 		for (int i = 0; i < meta.n; i++)
 			json_object_object_add(o, meta.key[i], json_object_new_string(meta.val[i]));
 		json_object_object_add(o, "sha256", json_object_new_string(sha));
+		for (char *v = variants; *v; v += strcspn(v, ","), v += *v == ',') {
+			char name[KS_VARIANT_LEN];
+
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(v, ","), v);
+			json_object_object_add(cov, name, coverage_json(&meta, name));
+		}
+		json_object_object_add(o, "coverage", cov);
 		ks_json_print(o);
 	} else {
 		for (int i = 0; i < meta.n; i++)
 			printf("%-16s %s\n", meta.key[i], meta.val[i]);
 		printf("%-16s %s\n", "sha256", sha);
+		/* What each variant covers, in the loader's order. */
+		for (char *v = variants; *v; v += strcspn(v, ","), v += *v == ',') {
+			char name[KS_VARIANT_LEN], cov[256];
+
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(v, ","), v);
+			ks_meta_coverage_str(&meta, name, cov, sizeof(cov));
+			printf("coverage %-7s %s\n", name, cov);
+		}
 	}
 	ks_meta_free(&meta);
 	return 0;
