@@ -107,7 +107,9 @@ int ks_fx_loopback_up(void)
 	return err;
 }
 
-int ks_fx_uring_splice(int in, long long off_in, int out, unsigned n, char *why, size_t len)
+/* Submit @one on a fresh ring and wait for its completion: the CQE's
+ * result, or KS_FX_NO_URING / -errno (why filled). */
+static int uring_one(const struct io_uring_sqe *one, char *why, size_t len)
 {
 	struct io_uring_params p = { 0 };
 	struct io_uring_sqe *sqe;
@@ -134,13 +136,7 @@ int ks_fx_uring_splice(int in, long long off_in, int out, unsigned n, char *why,
 		goto out;
 	}
 	sqe = sqes;
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_SPLICE;
-	sqe->fd = out;
-	sqe->off = (uint64_t)-1;		/* no offset on the output side */
-	sqe->splice_fd_in = in;
-	sqe->splice_off_in = off_in < 0 ? (uint64_t)-1 : (uint64_t)off_in;
-	sqe->len = n;
+	*sqe = *one;
 	array = (unsigned *)((char *)sq + p.sq_off.array);
 	tail = (unsigned *)((char *)sq + p.sq_off.tail);
 	array[*tail & *(unsigned *)((char *)sq + p.sq_off.ring_mask)] = 0;
@@ -160,10 +156,6 @@ int ks_fx_uring_splice(int in, long long off_in, int out, unsigned n, char *why,
 	cqe = (struct io_uring_cqe *)((char *)cq + p.cq_off.cqes) +
 	      (*head & *(unsigned *)((char *)cq + p.cq_off.ring_mask));
 	rc = cqe->res;
-	if (rc == -EINVAL) {
-		snprintf(why, len, KS_CASE_NA "io_uring has no IORING_OP_SPLICE here (EINVAL)");
-		rc = KS_FX_NO_URING;
-	}
 out:
 	if (sqes != MAP_FAILED)
 		munmap(sqes, sqes_len);
@@ -172,6 +164,42 @@ out:
 	if (sq != MAP_FAILED)
 		munmap(sq, sq_len);
 	close(fd);
+	return rc;
+}
+
+int ks_fx_uring_splice(int in, long long off_in, int out, unsigned n, char *why, size_t len)
+{
+	struct io_uring_sqe sqe = {
+		.opcode = IORING_OP_SPLICE,
+		.fd = out,
+		.off = (uint64_t)-1,		/* no offset on the output side */
+		.splice_fd_in = in,
+		.splice_off_in = off_in < 0 ? (uint64_t)-1 : (uint64_t)off_in,
+		.len = n,
+	};
+	int rc = uring_one(&sqe, why, len);
+
+	if (rc == -EINVAL) {
+		snprintf(why, len, KS_CASE_NA "io_uring has no IORING_OP_SPLICE here (EINVAL)");
+		rc = KS_FX_NO_URING;
+	}
+	return rc;
+}
+
+int ks_fx_uring_socket(int domain, int type, int protocol, char *why, size_t len)
+{
+	struct io_uring_sqe sqe = {
+		.opcode = IORING_OP_SOCKET,
+		.fd = domain,
+		.off = type,
+		.len = protocol,
+	};
+	int rc = uring_one(&sqe, why, len);
+
+	if (rc == -EINVAL) {
+		snprintf(why, len, KS_CASE_NA "io_uring has no IORING_OP_SOCKET here (added in 5.19)");
+		rc = KS_FX_NO_URING;
+	}
 	return rc;
 }
 

@@ -30,6 +30,9 @@ int ks_fx_page_cache(int fd, const void *orig, size_t n, const char *what,
  * the kernel has no io_uring (or no splice op). */
 #define KS_FX_NO_URING (-100000)
 int ks_fx_uring_splice(int in, long long off_in, int out, unsigned n, char *why, size_t len);
+/* IORING_OP_SOCKET (5.19+): a socket made without the socket syscall. The
+ * fd, -errno, or KS_FX_NO_URING (why filled). */
+int ks_fx_uring_socket(int domain, int type, int protocol, char *why, size_t len);
 
 /* Run @make in a forked helper process and receive the descriptor it
  * returns over SCM_RIGHTS. The fd; KS_FX_HELPER_KILLED when the helper
