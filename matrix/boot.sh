@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# boot.sh ARCH VMLINUZ INITRD LSM LOG - boot one kernel-matrix guest under
-# QEMU and leave its whole serial console in LOG.
+# boot.sh ARCH KERNEL INITRD LSM LOG - boot one kernel-matrix guest under
+# QEMU and leave its whole serial console in LOG. KERNEL is a vmlinuz, or a
+# package tree unpacked by matrix/fetch.sh (its vmlinuz found by
+# matrix/kver.sh in either Debian layout: boot/vmlinuz-KVER, or
+# usr/lib/modules/KVER/vmlinuz from 6.19 on).
 #
 # Exit 0 when the guest reached KSHIELD-DONE (matrix/init); otherwise exit 1
 # and print one line saying why: timed out (before or after init started),
@@ -22,6 +25,10 @@ kernel=${2:?}
 initrd=${3:?}
 lsm=${4:?}
 log=${5:?}
+if [ -d "$kernel" ]; then
+	k=$("$(dirname "$0")/kver.sh" "$kernel" 2>&1) || { echo "no boot: $k"; exit 1; }
+	kernel=${k##* }
+fi
 cache=${KSHIELD_MATRIX_CACHE:-/var/cache/kshield-matrix}
 append="quiet loglevel=2 panic=-1 lsm=$lsm ${KSHIELD_MATRIX_APPEND:-}"
 

@@ -11,6 +11,24 @@
 # packages get `depmod` run on their tree so modprobe can resolve module
 # dependencies on the host.
 #
+# The package index is the matrix's own, never the machine's: apt/ in the
+# cache holds a sources list naming bullseye, bookworm (and -updates,
+# -backports), trixie (and -backports), sid and their security suites, for
+# amd64 and arm64, on the mirror the machine's own sources name; its lists
+# directory, state and cache (APT_CONFIG=apt/apt.conf; the machine's
+# apt.conf.d, proxies included, still applies). `apt-get update` of that
+# index runs when it is missing, older than a day ($KSHIELD_MATRIX_INDEX_AGE
+# seconds), or once when a package is not found; under a lock, so parallel
+# fetches share one update. bookworm is the default release (busybox-static
+# and other unversioned packages come from it).
+#
+# From 6.19 on Debian splits a kernel: linux-image-KVER is only a dependency
+# package: vmlinuz is in linux-binary-KVER (at usr/lib/modules/KVER/vmlinuz),
+# the modules in linux-modules-KVER, modules.builtin and the config in
+# linux-base-KVER. For a linux-image-* package whose index entry depends on
+# those, all of them are unpacked into one tree.
+# matrix/kver.sh finds vmlinuz and the modules in either layout.
+#
 # ARCH is the guest's uname -m (x86_64, aarch64); it selects the Debian
 # architecture (amd64, arm64). On failure the message names the package and
 # the exit status is non-zero.
@@ -28,18 +46,102 @@ esac
 
 die() { echo "fetch: $pkg ($darch): $*" >&2; exit 1; }
 
-mkdir -p "$cache/debs" "$cache/unpacked"
+mkdir -p "$cache/debs" "$cache/unpacked" "$cache/apt"
 
-# What the index says: file name and hash of the candidate version.
-info=$(apt-cache show --no-all-versions "$pkg:$darch" 2>/dev/null) ||
-	die "not in the package index (apt-cache show found nothing; apt-get update, or dpkg --add-architecture $darch?)"
+# --- The matrix's own apt configuration --------------------------------------
+aptd=$cache/apt
+# The mirrors the machine's own sources name (Debian's and its security
+# archive), deb.debian.org when they name none.
+mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
+	awk '$2 !~ /-security$/ && $1 ~ /debian\/?$/ { print $1; exit }')
+secmirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
+	awk '$2 ~ /-security$/ { print $1; exit }')
+mirror=${mirror:-http://deb.debian.org/debian/}
+secmirror=${secmirror:-http://deb.debian.org/debian-security/}
+opts="arch=amd64,arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg"
+sources=$(
+	echo "# written by kshield matrix/fetch.sh: the matrix's own index, never the machine's"
+	for s in bullseye bookworm bookworm-updates bookworm-backports trixie trixie-backports sid; do
+		echo "deb [$opts] $mirror $s main"
+	done
+	for s in bullseye-security bookworm-security trixie-security; do
+		echo "deb [$opts] $secmirror $s main"
+	done
+)
+mkdir -p "$aptd/lists/partial" "$aptd/sources.list.d" "$aptd/preferences.d" "$aptd/cache"
+[ "$(cat "$aptd/sources.list" 2>/dev/null)" = "$sources" ] || {
+	echo "$sources" >"$aptd/sources.list.$$"
+	mv "$aptd/sources.list.$$" "$aptd/sources.list"
+}
+cat >"$aptd/apt.conf.$$" <<CONF
+Dir::Etc::SourceList "$aptd/sources.list";
+Dir::Etc::SourceParts "$aptd/sources.list.d";
+Dir::Etc::PreferencesParts "$aptd/preferences.d";
+Dir::Etc::Preferences "$aptd/preferences";
+Dir::State::Lists "$aptd/lists";
+Dir::Cache "$aptd/cache";
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+APT::Architectures { "amd64"; "arm64"; };
+APT::Default-Release "bookworm";
+Acquire::Languages "none";
+CONF
+cmp -s "$aptd/apt.conf.$$" "$aptd/apt.conf" 2>/dev/null && rm -f "$aptd/apt.conf.$$" ||
+	mv "$aptd/apt.conf.$$" "$aptd/apt.conf"
+export APT_CONFIG=$aptd/apt.conf
+
+# update [force]: apt-get update of the own index when it is missing, stale
+# or the sources changed (or always with "force", at most once a minute).
+update() {
+	(
+		flock 9
+		local stamp=$aptd/lists/.updated age now
+		now=$(date +%s)
+		age=$((now - $(stat -c %Y "$stamp" 2>/dev/null || echo 0)))
+		if [ -f "$stamp" ] && cmp -s "$stamp" "$aptd/sources.list"; then
+			[ "${1:-}" = force ] && [ $age -ge 60 ] || [ $age -ge "${KSHIELD_MATRIX_INDEX_AGE:-86400}" ] || exit 0
+		fi
+		apt-get update -q >"$aptd/update.log" 2>&1 || {
+			echo "fetch: apt-get update of the matrix index failed: $(grep -E '^(E|W):' "$aptd/update.log" | head -3 | tr '\n' ' ')" >&2
+			exit 1
+		}
+		cp "$aptd/sources.list" "$stamp"
+	) 9>"$aptd/lock"
+}
+update || die "no package index (see $aptd/update.log)"
+
+# index PKG: the candidate's index entry.
+index() { apt-cache show --no-all-versions "$1:$darch" 2>/dev/null; }
+info=$(index "$pkg") || { update force && info=$(index "$pkg"); } ||
+	die "not in the package index (apt-cache show found nothing in the matrix's own index, $aptd/sources.list)"
+
+# fetch1 PKG INFO: the .deb of PKG in debs/, SHA256 checked; prints its path.
+fetch1() {
+	local p=$1 info=$2 sha ver parch file deb
+	sha=$(awk '/^SHA256:/ { print $2; exit }' <<<"$info")
+	ver=$(awk '/^Version:/ { print $2; exit }' <<<"$info")
+	parch=$(awk '/^Architecture:/ { print $2; exit }' <<<"$info")
+	[ -n "$sha" ] && [ -n "$ver" ] && [ -n "$parch" ] || die "package index has no SHA256/Version/Architecture for $p"
+	# The name apt-get download gives the file (an epoch's ':' becomes %3a).
+	file=${p}_${ver//:/%3a}_$parch.deb
+	deb=$cache/debs/$file
+	check() { [ -f "$deb" ] && [ "$(sha256sum "$deb" | cut -d' ' -f1)" = "$sha" ]; }
+	if ! check; then
+		rm -f "$deb"
+		# apt-get download writes into the current directory.
+		(cd "$cache/debs" && apt-get download -q "$p:$darch=$ver" >/dev/null 2>"$cache/debs/.err.$$") || {
+			err=$(grep -E '^(E|W):' "$cache/debs/.err.$$" | head -3 | tr '\n' ' ')
+			rm -f "$cache/debs/.err.$$"
+			die "apt-get download $p failed: ${err:-unknown error}"
+		}
+		rm -f "$cache/debs/.err.$$"
+		check || die "downloaded $file does not match the index SHA256 $sha"
+	fi
+	echo "$deb"
+}
+
 sha=$(awk '/^SHA256:/ { print $2; exit }' <<<"$info")
-ver=$(awk '/^Version:/ { print $2; exit }' <<<"$info")
-parch=$(awk '/^Architecture:/ { print $2; exit }' <<<"$info")
-[ -n "$sha" ] && [ -n "$ver" ] && [ -n "$parch" ] || die "package index has no SHA256/Version/Architecture"
-# The name apt-get download gives the file (an epoch's ':' becomes %3a).
-file=${pkg}_${ver//:/%3a}_$parch.deb
-deb=$cache/debs/$file
+[ -n "$sha" ] || die "package index has no SHA256"
 dir=$cache/unpacked/$pkg-${sha:0:12}
 
 if [ -f "$dir/.unpacked" ]; then
@@ -47,25 +149,26 @@ if [ -f "$dir/.unpacked" ]; then
 	exit 0
 fi
 
-check() { [ -f "$deb" ] && [ "$(sha256sum "$deb" | cut -d' ' -f1)" = "$sha" ]; }
-
-if ! check; then
-	rm -f "$deb"
-	# apt-get download writes into the current directory.
-	(cd "$cache/debs" && apt-get download -q "$pkg:$darch" >/dev/null 2>"$cache/debs/.err.$$") || {
-		err=$(grep -E '^(E|W):' "$cache/debs/.err.$$" | head -3 | tr '\n' ' ')
-		rm -f "$cache/debs/.err.$$"
-		die "apt-get download failed: ${err:-unknown error}"
-	}
-	rm -f "$cache/debs/.err.$$"
-	check || die "downloaded $file does not match the index SHA256 $sha"
+debs=("$(fetch1 "$pkg" "$info")")
+# The split kernel (6.19+): the binary, modules and base (modules.builtin,
+# config) packages the image depends on.
+if [[ $pkg == linux-image-* ]]; then
+	for dep in $(awk '/^Depends:/ { sub(/^Depends: */, ""); print; exit }' <<<"$info" |
+		tr ',|' '\n\n' | awk '{ print $1 }' | grep -E '^linux-(binary|modules|base)-[0-9]' || true); do
+		dinfo=$(index "$dep") || die "depends on $dep, which is not in the index"
+		debs+=("$(fetch1 "$dep" "$dinfo")")
+	done
 fi
 
 rm -rf "$dir.tmp"
-dpkg -x "$deb" "$dir.tmp" || die "dpkg -x $file failed"
-for m in "$dir.tmp"/lib/modules/*/; do
-	[ -d "$m" ] || continue
-	depmod -b "$dir.tmp" "$(basename "$m")" || die "depmod failed"
+for deb in "${debs[@]}"; do
+	dpkg -x "$deb" "$dir.tmp" || die "dpkg -x $(basename "$deb") failed"
+done
+for base in "$dir.tmp" "$dir.tmp/usr"; do	# lib/modules or usr/lib/modules
+	for m in "$base"/lib/modules/*/; do
+		[ -d "$m/kernel" ] || continue
+		depmod -b "$base" "$(basename "$m")" || die "depmod failed"
+	done
 done
 touch "$dir.tmp/.unpacked"
 rm -rf "$dir"

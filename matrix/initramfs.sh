@@ -20,7 +20,10 @@ checks=${4:--}
 here=$(cd "$(dirname "$0")" && pwd)
 : "${BUSYBOX:?}" "${KSHIELD_STATIC:?}" "${SHIELDS:?}"
 
-kver=$(basename "$(ls -d "$kdir"/lib/modules/*/ | head -1)")
+# The kernel's version and module root in either package layout (kver.sh);
+# in the image the modules are always at /lib/modules/KVER.
+read -r kver mroot _ < <("$here/kver.sh" "$kdir") || exit 1
+[ -n "$kver" ] || exit 1
 mdir=lib/modules/$kver
 
 rm -rf "$stage"
@@ -83,13 +86,13 @@ declare -A seen=()
 # In the metadata's order (a module may need one listed before it at init,
 # beyond what modules.dep knows), each name once.
 for m in $(for o in "${objs[@]}"; do modules_of "$o"; done | awk '!seen[$0]++'); do
-	if ! deps=$(modprobe -d "$kdir" -S "$kver" --show-depends "$m" 2>/dev/null); then
+	if ! deps=$(modprobe -d "$mroot" -S "$kver" --show-depends "$m" 2>/dev/null); then
 		echo "$m" >>"$stage/etc/kshield/modules.missing"
 		continue
 	fi
 	while read -r kind path _; do
 		[ "$kind" = insmod ] || continue	# "builtin NAME": nothing to load
-		rel=${path#"$kdir/$mdir/"}
+		rel=${path#"$mroot/$mdir/"}
 		rel=${rel%.xz}
 		rel=${rel%.zst}
 		[ -z "${seen[$rel]:-}" ] || continue
@@ -105,7 +108,7 @@ for m in $(for o in "${objs[@]}"; do modules_of "$o"; done | awk '!seen[$0]++');
 done
 # modules.dep for what is in the image, so a request_module() in the guest
 # (crypto templates, netfilter families) finds busybox modprobe's way.
-cp "$kdir/$mdir"/modules.builtin* "$kdir/$mdir/modules.order" "$stage/$mdir/" 2>/dev/null || true
+cp "$mroot/$mdir"/modules.builtin* "$mroot/$mdir/modules.order" "$stage/$mdir/" 2>/dev/null || true
 depmod -b "$stage" "$kver"
 
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$out.tmp"

@@ -136,7 +136,7 @@ run_guest() {	# ARCH PKG FLAVOUR CHECKS LABEL
 			err="initramfs: $(tail -1 "$d/initramfs.err")"
 		else
 			t0=$(date +%s.%N)
-			err=$("$here/boot.sh" "$1" "$(ls "$kdir"/boot/vmlinuz-* | head -1)" "$d/initrd" \
+			err=$("$here/boot.sh" "$1" "$kdir" "$d/initrd" \
 				"$(lsm_of "$4")" "$d/console.log")
 		fi
 	fi
