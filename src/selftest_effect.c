@@ -107,9 +107,7 @@ int ks_fx_loopback_up(void)
 	return err;
 }
 
-/* Submit @one on a fresh ring and wait for its completion: the CQE's
- * result, or KS_FX_NO_URING / -errno (why filled). */
-static int uring_one(const struct io_uring_sqe *one, char *why, size_t len)
+int ks_fx_uring_op(const struct io_uring_sqe *one, char *why, size_t len)
 {
 	struct io_uring_params p = { 0 };
 	struct io_uring_sqe *sqe;
@@ -177,7 +175,7 @@ int ks_fx_uring_splice(int in, long long off_in, int out, unsigned n, char *why,
 		.splice_off_in = off_in < 0 ? (uint64_t)-1 : (uint64_t)off_in,
 		.len = n,
 	};
-	int rc = uring_one(&sqe, why, len);
+	int rc = ks_fx_uring_op(&sqe, why, len);
 
 	if (rc == -EINVAL) {
 		snprintf(why, len, KS_CASE_NA "io_uring has no IORING_OP_SPLICE here (EINVAL)");
@@ -194,7 +192,7 @@ int ks_fx_uring_socket(int domain, int type, int protocol, char *why, size_t len
 		.off = type,
 		.len = protocol,
 	};
-	int rc = uring_one(&sqe, why, len);
+	int rc = ks_fx_uring_op(&sqe, why, len);
 
 	if (rc == -EINVAL) {
 		snprintf(why, len, KS_CASE_NA "io_uring has no IORING_OP_SOCKET here (added in 5.19)");

@@ -24,6 +24,13 @@ int ks_fx_scratch(const void *data, size_t n, char *why, size_t len);
 int ks_fx_page_cache(int fd, const void *orig, size_t n, const char *what,
 		     char *why, size_t len);
 
+/* Submit one operation on a fresh ring and wait for its completion: the
+ * CQE's result (-EINVAL: this kernel lacks the operation), or
+ * KS_FX_NO_URING when there is no io_uring (ENOSYS, io_uring_disabled) or
+ * -errno of the ring itself, @why filled. */
+struct io_uring_sqe;
+int ks_fx_uring_op(const struct io_uring_sqe *sqe, char *why, size_t len);
+
 /* One IORING_OP_SPLICE of @n bytes from @in (at offset @off_in, -1 for a
  * pipe) to @out on a fresh ring. The CQE's result (bytes or -errno), or
  * -errno of the ring setup with @why filled, KS_FX_NO_URING added when
