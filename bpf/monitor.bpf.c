@@ -615,10 +615,12 @@ int BPF_PROG(mon_sock_state, const struct sock *sk, int o, int n)
 		/* connect(): process context; completed later in softirq */
 		priv_check(KS_PRIV_AT_SYSCALL);
 		ks_fill_hdr(&hdr, KS_EV_CONNECT, sizeof(struct ks_conn_event));
-		cookie = bpf_get_socket_cookie((void *)sk);
-		bpf_map_update_elem(&mon_socks, &cookie, &hdr, BPF_ANY);
+		cookie = ks_sock_cookie(sk);
+		/* before 5.12 no cookie yet: the connect goes without owner */
+		if (cookie)
+			bpf_map_update_elem(&mon_socks, &cookie, &hdr, BPF_ANY);
 	} else if (o == TCP_SYN_SENT) {
-		cookie = bpf_get_socket_cookie((void *)sk);
+		cookie = ks_sock_cookie(sk);
 		h = bpf_map_lookup_elem(&mon_socks, &cookie);
 		conn_emit(sk, KS_EV_CONNECT, h, n == TCP_ESTABLISHED ? KS_CONN_ESTABLISHED : 0);
 		/* kept to the close only as the owner of its flow */
@@ -658,7 +660,7 @@ int BPF_PROG(mon_sock_state, const struct sock *sk, int o, int n)
 		/* a connection ends: its flow's totals, its owner forgotten */
 		if (no_flow())
 			return 0;
-		cookie = bpf_get_socket_cookie((void *)sk);
+		cookie = ks_sock_cookie(sk);
 		flow_tcp_close(sk, cookie);
 		bpf_map_delete_elem(&mon_socks, &cookie);
 	}

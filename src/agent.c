@@ -350,6 +350,10 @@ static int agent_start(struct agent *a)
 	    a->mon.adopted ? "adopted" : a->mon.replaced ? "replaced" : "loaded",
 	    a->mon.nlinks, ks_bpffs_root, a->cfg.flow ? "on" : "off",
 	    a->mon.flow_detached ? ", its links detached" : "");
+	if (a->mon.unpinned)
+		say("monitor: %d tracepoint links held by the agent only: this kernel cannot "
+		    "pin them (BPF perf links, 5.15+), so they stop when the agent stops",
+		    a->mon.unpinned);
 	/* Name ourselves before loading shields: our own BPF loads are not
 	 * `bpf` events. */
 	publish_stats(a, true);

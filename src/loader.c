@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "compat.h"
 #include "loader.h"
 #include "meta.h"
 #include "pins.h"
@@ -29,7 +30,7 @@
 #include "kernel_sites.h"
 #include "uprobe_sites.h"
 
-#define LOG_BUF_SIZE (256 * 1024)
+#define LOG_BUF_SIZE (16 * 1024 * 1024)	/* 5.10 fails a load whose log overflows */
 
 static double now_ms(void)
 {
@@ -253,16 +254,41 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 		bool mine = prog_in_variant(prog, v);
 
 		bpf_program__set_autoload(prog, mine);
-		if (mine) {
+		if (mine)
 			nprogs++;
-			if (log && nprogs == 1)
-				bpf_program__set_log_buf(prog, log, LOG_BUF_SIZE);
-		}
 	}
 	if (!nprogs) {
 		snprintf(try->why, sizeof(try->why), "no programs named %s__*", v);
 		err = -ENOENT;
 		goto out;
+	}
+	/* What this kernel lacks, named before the verifier says EINVAL. */
+	ks_compat_select(obj);
+	bpf_object__for_each_program(prog, obj)
+		if (bpf_program__autoload(prog)) {
+			if (log)
+				bpf_program__set_log_buf(prog, log, LOG_BUF_SIZE);
+			break;
+		}
+	if ((err = ks_compat_prepare(obj))) {
+		snprintf(try->why, sizeof(try->why), "can't fit the maps to this kernel: %s",
+			 strerror(-err));
+		goto out;
+	}
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (ks_compat_prog_missing(prog, try->why, sizeof(try->why))) {
+			err = -EOPNOTSUPP;
+			goto out;
+		}
+		if (ks_compat_link_unpinnable(prog)) {
+			snprintf(try->why, sizeof(try->why), "%s: this kernel cannot pin "
+				 "tracepoint/kprobe links (BPF perf links, 5.15+), so the "
+				 "variant would stop when kshield exits", bpf_program__name(prog));
+			err = -EOPNOTSUPP;
+			goto out;
+		}
 	}
 	err = resolve_sites(obj, meta, &sites, try->why, sizeof(try->why));
 	if (err)

@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 #include "cli.h"
 #include "pins.h"
+#include "compat.h"
 #include "monitor.h"
 #include "monitor.skel.h"
 
@@ -315,6 +316,9 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 		bpf_object__for_each_program(prog, m->skel->obj)
 			if (is_flow(prog))
 				bpf_program__set_autoload(prog, flow_on);
+		if ((err = ks_compat_prepare(m->skel->obj)))
+			return ks_err(err, "can't fit the monitor's maps to this kernel: %s",
+				      strerror(-err));
 		m->skel->rodata->skb_knows_current =
 			knows_current(BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS);
 		m->skel->rodata->sock_knows_current =
@@ -356,6 +360,12 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 				link = m->skel->skeleton->progs[i].link;
 		if (!link || !*link)
 			return ks_err(-ENOENT, "program %s has no link", bpf_program__name(prog));
+		/* Before 5.15 tracepoint links cannot be pinned: they live as
+		 * long as this process (the agent), and say so. */
+		if (ks_compat_link_unpinnable(prog)) {
+			m->unpinned++;
+			continue;
+		}
 		if ((err = bpf_link__pin(*link, path)))
 			return ks_err(err, "can't pin %s: %s", path, strerror(-err));
 		m->nlinks++;

@@ -22,6 +22,7 @@ struct ks_monitor {
 	bool adopted;			/* found pinned and current: not reloaded */
 	bool replaced;			/* pinned but stale or partial: reloaded */
 	int nlinks;
+	int unpinned;			/* links held by this process only (no perf links: < 5.15) */
 	int flow_detached;		/* flow link pins dropped at adoption (flow off) */
 	char migrated[512];		/* shared maps of an older shape set aside, or "" */
 };

@@ -1,0 +1,130 @@
+/* compat.c - fit one CO-RE object to the running kernel (see compat.h).
+ * The kernel's own BTF says what it has: enum bpf_map_type, bpf_func_id and
+ * bpf_link_type list exactly what this build knows. */
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <stdio.h>
+#include <string.h>
+#include "compat.h"
+
+/* Threads whose task storage an LRU fallback keeps at once. */
+#define KS_TASK_STORAGE_FALLBACK 16384
+
+static struct btf *vmlinux_btf(void)
+{
+	static struct btf *btf;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(btf))
+			btf = NULL;
+	}
+	return btf;
+}
+
+bool ks_kernel_enum_has(const char *type, const char *value)
+{
+	struct btf *btf = vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	int id;
+
+	if (!btf)
+		return true;	/* no BTF: nothing CO-RE loads anyway; do not guess */
+	id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	e = btf_enum(t);
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), value))
+			return true;
+	return false;
+}
+
+int ks_compat_prepare(struct bpf_object *obj)
+{
+	struct bpf_map *map;
+	int err;
+
+	if (ks_kernel_enum_has("bpf_map_type", "BPF_MAP_TYPE_TASK_STORAGE"))
+		return 0;
+	bpf_object__for_each_map(map, obj) {
+		if (bpf_map__type(map) != BPF_MAP_TYPE_TASK_STORAGE)
+			continue;
+		if ((err = bpf_map__set_type(map, BPF_MAP_TYPE_LRU_HASH)) ||
+		    (err = bpf_map__set_map_flags(map, 0)) ||
+		    (err = bpf_map__set_max_entries(map, KS_TASK_STORAGE_FALLBACK)))
+			return err;
+	}
+	return 0;
+}
+
+static bool has_loop(void)
+{
+	static int has = -1;
+
+	if (has < 0)
+		has = ks_kernel_enum_has("bpf_func_id", "BPF_FUNC_loop");
+	return has;
+}
+
+void ks_compat_select(struct bpf_object *obj)
+{
+	struct bpf_program *prog, *twin;
+	size_t n = strlen(KS_NOLOOP_SUFFIX);
+	char name[256];
+
+	bpf_object__for_each_program(prog, obj) {
+		const char *p = bpf_program__name(prog);
+		size_t len = strlen(p);
+
+		if (!bpf_program__autoload(prog) || len <= n || strcmp(p + len - n, KS_NOLOOP_SUFFIX))
+			continue;
+		bpf_program__set_autoload(prog, !has_loop());
+		snprintf(name, sizeof(name), "%.*s", (int)(len - n), p);
+		twin = bpf_object__find_program_by_name(obj, name);
+		if (twin && bpf_program__autoload(twin))
+			bpf_program__set_autoload(twin, has_loop());
+	}
+}
+
+bool ks_compat_prog_missing(const struct bpf_program *prog, char *why, size_t len)
+{
+	const struct bpf_insn *in = bpf_program__insns(prog);
+	size_t n = bpf_program__insn_cnt(prog);
+	if (has_loop())
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (in[i].code == (BPF_JMP | BPF_CALL) && in[i].src_reg == 0 &&
+		    in[i].imm == BPF_FUNC_loop) {
+			snprintf(why, len, "%s: needs bpf_loop (5.17+), which this kernel lacks",
+				 bpf_program__name(prog));
+			return true;
+		}
+	return false;
+}
+
+bool ks_compat_perf_links(void)
+{
+	static int has = -1;
+
+	if (has < 0)
+		has = ks_kernel_enum_has("bpf_link_type", "BPF_LINK_TYPE_PERF_EVENT");
+	return has;
+}
+
+bool ks_compat_link_unpinnable(const struct bpf_program *prog)
+{
+	switch (bpf_program__type(prog)) {
+	case BPF_PROG_TYPE_TRACEPOINT:
+	case BPF_PROG_TYPE_KPROBE:
+	case BPF_PROG_TYPE_PERF_EVENT:
+		return !ks_compat_perf_links();
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,43 @@
+/* compat.h - fit one CO-RE object to the running kernel before it loads:
+ * the user-space half of bpf/compat.bpf.h. What a kernel lacks is named
+ * (feature and the release that brought it), never guessed from uname.
+ */
+#ifndef KSHIELD_COMPAT_H
+#define KSHIELD_COMPAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct bpf_object;
+struct bpf_program;
+struct bpf_link;
+
+/* Task storage maps become LRU hashes keyed by thread id on kernels
+ * without BPF_MAP_TYPE_TASK_STORAGE (5.11); ks_task_storage_get() in
+ * bpf/compat.bpf.h reads them either way. Call after open, before load. */
+int ks_compat_prepare(struct bpf_object *obj);
+
+/* Suffix of a program's twin for kernels without bpf_loop (5.17): of the
+ * autoload programs, "X__noloop" loads only where bpf_loop is missing and
+ * its twin "X" only where it is present. Call after choosing the variant. */
+#define KS_NOLOOP_SUFFIX "__noloop"
+void ks_compat_select(struct bpf_object *obj);
+
+/* Whether @prog (autoload or not) calls a helper this kernel does not have
+ * and cannot be hidden behind a CO-RE check (bpf_loop: its callback is a
+ * subprogram older verifiers do not know). Fills @why with the feature and
+ * returns true when it does. */
+bool ks_compat_prog_missing(const struct bpf_program *prog, char *why, size_t len);
+
+/* Whether this kernel pins links of tracepoint, kprobe and uprobe programs
+ * (BPF_LINK_TYPE_PERF_EVENT, 5.15). Without it those links live only as
+ * long as the process that made them. */
+bool ks_compat_perf_links(void);
+
+/* Whether the link of @prog is one of those on a kernel that cannot pin it. */
+bool ks_compat_link_unpinnable(const struct bpf_program *prog);
+
+/* Does the running kernel's BTF enum @type have a value named @value? */
+bool ks_kernel_enum_has(const char *type, const char *value);
+
+#endif
