@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <net/if.h>
@@ -262,5 +263,47 @@ int ks_fx_fd_from_helper(int (*make)(char *why, size_t len), char *why, size_t l
 		return -EIO;
 	}
 	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+struct clone_call {
+	int (*fn)(void *arg);
+	void *arg;
+};
+
+static int clone_entry(void *p)
+{
+	const struct clone_call *c = p;
+	int rc = c->fn(c->arg);
+
+	_exit(rc < 0 && rc > -256 ? -rc : rc ? 255 : 0);
+}
+
+int ks_fx_clone_files(int (*fn)(void *arg), void *arg)
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	struct clone_call c = { .fn = fn, .arg = arg };
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = clone(clone_entry, stack + sizeof(stack), CLONE_FILES | SIGCHLD, &c);
+	if (pid < 0)
+		return -errno;
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status) == SIGKILL ? KS_FX_HELPER_KILLED : -EINTR;
+	return -WEXITSTATUS(status);
+}
+
+int ks_fx_next_fd(void)
+{
+	int fd = dup(0);
+
+	if (fd < 0)
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
 	return fd;
 }

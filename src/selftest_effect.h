@@ -57,4 +57,14 @@ int ks_fx_page_cache_wait(int fd, const void *orig, size_t n, const char *what, 
 #define KS_FX_HELPER_KILLED (-200000)
 int ks_fx_fd_from_helper(int (*make)(char *why, size_t len), char *why, size_t len);
 
+/* Run @fn(@arg) in a child that shares this process's descriptor table
+ * (clone(CLONE_FILES)): what it opens stays open here even when a shield
+ * kills it after its syscall completed. 0 or -errno as @fn returned
+ * (@fn returns 0 or -errno), or KS_FX_HELPER_KILLED. */
+int ks_fx_clone_files(int (*fn)(void *arg), void *arg);
+
+/* The descriptor number the next open of this process gets (the lowest
+ * free one): for finding what a killed ks_fx_clone_files child opened. */
+int ks_fx_next_fd(void);
+
 #endif
