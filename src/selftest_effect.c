@@ -90,6 +90,14 @@ int ks_fx_page_cache_wait(int fd, const void *orig, size_t n, const char *what, 
 	}
 }
 
+int ks_fx_step_failed(const char *step, char *why, size_t len)
+{
+	int err = errno ? errno : EIO;
+
+	snprintf(why, len, "%s: %s", step, strerror(err));
+	return err == EPERM ? -EACCES : -err;
+}
+
 int ks_fx_loopback_up(void)
 {
 	struct ifreq ifr = { .ifr_name = "lo" };

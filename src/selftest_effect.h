@@ -45,6 +45,11 @@ int ks_fx_uring_socket(int domain, int type, int protocol, char *why, size_t len
  * returns over SCM_RIGHTS. The fd; KS_FX_HELPER_KILLED when the helper
  * was killed by SIGKILL (a tracepoint shield); or the helper's own
  * negative return (-errno). @make's @why reaches @why. */
+/* A step other than the guarded call failed (errno set): fill @why with
+ * "@step: error" and return -errno, EPERM turned into -EACCES (a refusal
+ * there is not the shield's, and must not count as one). */
+int ks_fx_step_failed(const char *step, char *why, size_t len);
+
 /* Bring "lo" up in this network namespace (minimal guests and new network
  * namespaces start with it down). 0 or -errno. */
 int ks_fx_loopback_up(void);
