@@ -136,6 +136,7 @@ static struct json_object *paths_json(const struct ks_test_result *r)
 		json_object_object_add(o, "audited", json_object_new_boolean(p->audited));
 		json_object_object_add(o, "unload", case_json(p->ran_unload, p->unload));
 		json_object_object_add(o, "why", p->why[0] ? json_object_new_string(p->why) : NULL);
+		json_object_object_add(o, "effect", p->effect[0] ? json_object_new_string(p->effect) : NULL);
 		json_object_array_add(a, o);
 	}
 	return a;

@@ -455,6 +455,8 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 		int c = run_case(t->paths[i].run, why, sizeof(why));
 
 		p->baseline = c;
+		if (c == KS_CASE_EFFECT)	/* the evidence that the bug is live */
+			snprintf(p->effect, sizeof(p->effect), "%s", why);
 		if (went_through(c)) {
 			nrun++;
 			nchecked += c == KS_CASE_EFFECT || c == KS_CASE_NOEFFECT;

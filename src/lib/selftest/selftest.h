@@ -133,6 +133,7 @@ struct ks_path_result {
 	bool audited;		/* counted as audited in audit mode */
 	bool ok;		/* did what the variant claims (pass/n/a) */
 	char why[384];		/* n/a reason, the case's error, or the failure */
+	char effect[192];	/* baseline EFFECT: what the case saw ("" otherwise) */
 };
 
 struct ks_test_result {
