@@ -175,7 +175,7 @@ Test(agent, t04_a_full_ring_buffer_counts_every_lost_event)
 	cr_expect(lost1 > lost0, "no loss counted after %ld events into a stopped agent", n);
 
 	ka_start(&env, NULL);
-	snprintf(q, sizeof(q), "SELECT count(*) FROM events WHERE kind = 'socket' AND tgid = %d", gen);
+	snprintf(q, sizeof(q), "SELECT count(*) FROM events WHERE kind = 'socket' AND pid = %d", gen);
 	stored = -1;
 	for (double t0 = ka_now(); ka_now() - t0 < 20; usleep(200000)) {
 		long long v = ka_sql_int(env.store, q);

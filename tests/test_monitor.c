@@ -334,7 +334,7 @@ Test(monitor, t07_privilege_rise_without_setuid_exec)
 	for (size_t i = 0; h && i < json_object_array_length(ks_json_get(h, "hits")); i++) {
 		json_object *hit = json_object_array_get_idx(ks_json_get(h, "hits"), i);
 
-		if (ka_int(hit, "tgid") == pid) {
+		if (ka_int(hit, "pid") == pid) {
 			found = true;
 			json_object *anc = ks_json_get(hit, "ancestry");
 			cr_expect(anc && json_object_array_length(anc) >= 1, "hit without ancestry");
