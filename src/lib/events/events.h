@@ -5,7 +5,10 @@
  * tables and `events` view, the agent's --json lines, the SELECT of
  * `kshield events`, the fleet's PostgreSQL view and the printer are all
  * derived from this table. Adding a column is one line in
- * KS_EVENT_COLUMNS (and the decoder that fills it).
+ * KS_EVENT_COLUMNS, then the decoders that fill it and their kinds'
+ * column sets (ks_kinds[].cols: the store gives a kind's table those
+ * columns; tests/unit/test_events.c fails when a decoder fills a column
+ * its kind does not list).
  *
  * Process ids use the names the kernel shows users: `pid` is the process
  * (thread group id: getpid(), what ps and kill take), `tid` the thread
