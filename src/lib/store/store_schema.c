@@ -42,9 +42,11 @@ static const char *col_type(int c)
 }
 
 /* Each table: its name, its kind (NULL: a kind column), and the detail
- * most of its rows have (a record of that kind with typical flags, see
- * typical()), stored as NULL and given back by the view (a third of the
- * bytes of an exec or a connection). */
+ * most of its rows have, stored as NULL and given back by the view (a third
+ * of the bytes of an exec or a connection): "" here, the decoder's detail
+ * of a record with the family and flags given once tabs_init() ran; NULL:
+ * none. A changed default reads the rows stored as NULL under the new one
+ * (so execs stored before path_truncated existed read it as 0). */
 static struct tab_def {
 	const char *name, *kind;
 	__u16 family, flags;		/* of the typical record */
