@@ -60,7 +60,7 @@ endif
 COMPAT_BINS := $(patsubst shields/%.c,$(BUILD)/shields/%.$(COMPAT_ABI),$(wildcard shields/*/compat/*.c))
 
 .PHONY: static-arm64
-.PHONY: all setup run static test test-host matrix matrix-quick matrix-dbg bench clean install uninstall
+.PHONY: all setup run static test test-host test-unit matrix matrix-quick matrix-dbg bench clean install uninstall
 .DELETE_ON_ERROR:
 # Keep skeletons and their BPF objects: as pattern-rule intermediates make
 # would delete them after each build, and the next build would regenerate
@@ -142,8 +142,21 @@ $(BUILD)/tests/kshield-tests: $(TEST_SRCS) $(wildcard tests/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests $(TEST_SRCS) -lcriterion -ljson-c -lsqlite3 -lbpf -o $@
 
-test-host: all $(BUILD)/tests/kshield-tests $(FIXTURES) $(BUILD)/bench/store_ingest
+# Unit tests of the library's pure functions (tests/unit/*.c): linked
+# against libkshield.a, not the binary; no kernel, no root needed.
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+
+$(BUILD)/tests/unit-tests: $(UNIT_SRCS) $(BUILD)/libkshield.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(UNIT_SRCS) $(BUILD)/libkshield.a -lcriterion $(LDLIBS) -o $@
+
+test-unit: $(BUILD)/tests/unit-tests
+	$(Q)$(BUILD)/tests/unit-tests --jobs 1
+
+test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES) $(BUILD)/bench/store_ingest
 	$(Q)scripts/check-layers.sh
+	$(Q)$(BUILD)/tests/unit-tests --jobs 1
 	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \
 	    KSHIELD_FIXTURES=$(abspath $(BUILD)/tests/fixtures) \
 	    $(BUILD)/tests/kshield-tests --jobs 1 $(TESTFLAGS)

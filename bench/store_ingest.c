@@ -236,7 +236,7 @@ static int copy_v1(const char *src, const char *dst)
 		 " comm TEXT, cgroup_id INTEGER, exec_id INTEGER, parent_exec_id INTEGER,"
 		 " binary TEXT, args TEXT, laddr TEXT, lport INTEGER, raddr TEXT, rport INTEGER,"
 		 " shield TEXT, verdict TEXT, alg_type TEXT, alg_name TEXT, ret INTEGER, detail TEXT);"
-		 "INSERT INTO events SELECT ts, kind, pid, tgid, ppid, uid, euid, comm, cgroup_id,"
+		 "INSERT INTO events SELECT ts, kind, tid, pid, ppid, uid, euid, comm, cgroup_id,"
 		 " exec_id, parent_exec_id, binary, args, laddr, lport, raddr, rport, shield, verdict,"
 		 " alg_type, alg_name, ret, detail FROM src.events ORDER BY ts;"
 		 "CREATE INDEX events_kind_ts ON events(kind, ts);"

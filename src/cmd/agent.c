@@ -42,6 +42,7 @@
 #include "pins.h"
 #include "shieldset.h"
 #include "store.h"
+#include "units.h"
 
 #define TICK_MS		100	/* ring-buffer drain and batch-age period */
 #define RETRY_MS	2000	/* store reopen period while it is failing */
@@ -156,48 +157,8 @@ static void store_commit(struct agent *a)
 
 static void mirror_json(struct agent *a, const struct ks_row *r)
 {
-	struct json_object *o = json_object_new_object(), *d;
-	char ts[40];
+	struct json_object *o = ks_row_json_obj(r);
 
-	ks_time_fmt(r->ts, ts, sizeof(ts));
-	json_object_object_add(o, "ts", json_object_new_string(ts));
-	json_object_object_add(o, "kind", json_object_new_string(r->kind));
-	if (r->fields & KS_ROW_PROC) {
-		json_object_object_add(o, "pid", json_object_new_int64(r->tgid));
-		json_object_object_add(o, "tid", json_object_new_int64(r->pid));
-		json_object_object_add(o, "ppid", json_object_new_int64(r->ppid));
-		json_object_object_add(o, "uid", json_object_new_int64(r->uid));
-		json_object_object_add(o, "euid", json_object_new_int64(r->euid));
-		json_object_object_add(o, "comm", json_object_new_string(r->comm));
-		json_object_object_add(o, "cgroup_id", json_object_new_uint64(r->cgroup_id));
-	}
-	if (r->exec_id)
-		json_object_object_add(o, "exec_id", json_object_new_uint64(r->exec_id));
-	if (r->fields & KS_ROW_EXEC) {
-		json_object_object_add(o, "parent_exec_id", json_object_new_uint64(r->parent_exec_id));
-		json_object_object_add(o, "binary", json_object_new_string(r->binary));
-		json_object_object_add(o, "args", json_object_new_string(r->args));
-	}
-	if (r->fields & KS_ROW_LOCAL) {
-		json_object_object_add(o, "laddr", json_object_new_string(r->laddr));
-		json_object_object_add(o, "lport", json_object_new_int(r->lport));
-	}
-	if (r->fields & KS_ROW_REMOTE) {
-		json_object_object_add(o, "raddr", json_object_new_string(r->raddr));
-		json_object_object_add(o, "rport", json_object_new_int(r->rport));
-	}
-	if (r->shield[0])
-		json_object_object_add(o, "shield", json_object_new_string(r->shield));
-	if (r->verdict)
-		json_object_object_add(o, "verdict", json_object_new_string(r->verdict));
-	if (r->alg_type[0])
-		json_object_object_add(o, "alg_type", json_object_new_string(r->alg_type));
-	if (r->alg_name[0])
-		json_object_object_add(o, "alg_name", json_object_new_string(r->alg_name));
-	if (r->fields & KS_ROW_RET)
-		json_object_object_add(o, "ret", json_object_new_int(r->ret));
-	if (r->detail[0] && (d = json_tokener_parse(r->detail)))
-		json_object_object_add(o, "detail", d);
 	fprintf(a->json, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);

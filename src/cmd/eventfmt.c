@@ -7,33 +7,31 @@
 #include "cli.h"
 #include "config.h"
 #include "eventfmt.h"
+#include "events.h"
 #include "store.h"
+#include "units.h"
 
 struct json_object *ks_row_json(sqlite3_stmt *st)
 {
 	struct json_object *o = json_object_new_object();
 	int n = sqlite3_column_count(st);
-	char ts[40];
 
 	for (int i = 0; i < n; i++) {
 		const char *name = sqlite3_column_name(st, i);
+		int type = sqlite3_column_type(st, i), c = ks_col_find(name);
 		struct json_object *v = NULL;
 
-		switch (sqlite3_column_type(st, i)) {
-		case SQLITE_NULL:
+		if (type == SQLITE_NULL)
 			continue;
+		/* an event column: as the event table says */
+		if (c >= 0 && (type == SQLITE_TEXT) == (ks_cols[c].type == KS_COL_TEXT)) {
+			ks_col_json_add(o, c, sqlite3_column_int64(st, i),
+					(const char *)sqlite3_column_text(st, i));
+			continue;
+		}
+		switch (type) {
 		case SQLITE_INTEGER:
-			if (!strcmp(name, "ts")) {
-				ks_time_fmt(sqlite3_column_int64(st, i), ts, sizeof(ts));
-				json_object_object_add(o, "ts_ns",
-						       json_object_new_int64(sqlite3_column_int64(st, i)));
-				v = json_object_new_string(ts);
-			} else if (!strcmp(name, "exec_id") || !strcmp(name, "parent_exec_id") ||
-				   !strcmp(name, "cgroup_id")) {
-				v = json_object_new_uint64((uint64_t)sqlite3_column_int64(st, i));
-			} else {
-				v = json_object_new_int64(sqlite3_column_int64(st, i));
-			}
+			v = json_object_new_int64(sqlite3_column_int64(st, i));
 			break;
 		case SQLITE_FLOAT:
 			v = json_object_new_double(sqlite3_column_double(st, i));
@@ -41,8 +39,6 @@ struct json_object *ks_row_json(sqlite3_stmt *st)
 		default: {
 			const char *t = (const char *)sqlite3_column_text(st, i);
 
-			if (!strcmp(name, "detail") && (v = json_tokener_parse(t)))
-				break;
 			v = json_object_new_string(t ? t : "");
 		}
 		}
@@ -61,85 +57,11 @@ static int col(sqlite3_stmt *st, const char *name)
 	return -1;
 }
 
-static const char *text(sqlite3_stmt *st, const char *name)
-{
-	int i = col(st, name);
-	const char *t = i >= 0 ? (const char *)sqlite3_column_text(st, i) : NULL;
-
-	return t ? t : "";
-}
-
-static long long num(sqlite3_stmt *st, const char *name)
-{
-	int i = col(st, name);
-
-	return i >= 0 ? sqlite3_column_int64(st, i) : 0;
-}
-
-static void size_fmt(double b, char *buf, size_t len)
-{
-	static const char units[] = " KMGT";
-	int u = 0;
-
-	while (b >= 1024 && u < 4) {
-		b /= 1024;
-		u++;
-	}
-	if (u)
-		snprintf(buf, len, "%.1f%c", b, units[u]);
-	else
-		snprintf(buf, len, "%.0f", b);
-}
-
-/* "tcp 10.0.0.1:5000 -> 1.2.3.4:443 out 52.4M in 1.2K 12.0s final" */
-static void flow_summary(sqlite3_stmt *st, char *buf, size_t len)
-{
-	struct json_object *d = json_tokener_parse(text(st, "detail")), *v;
-	static const char *const keys[] = { "bytes_out", "bytes_in", "duration_ns", "final" };
-	double n[4] = { 0 };
-	char out[16], in[16];
-
-	for (int i = 0; i < 4; i++)
-		if (d && json_object_object_get_ex(d, keys[i], &v))
-			n[i] = json_object_get_double(v);
-	size_fmt(n[0], out, sizeof(out));
-	size_fmt(n[1], in, sizeof(in));
-	snprintf(buf, len, "%s %s:%lld -> %s:%lld out %s in %s %.3fs %s",
-		 d && json_object_object_get_ex(d, "proto", &v) ? json_object_get_string(v) : "?",
-		 text(st, "laddr"), num(st, "lport"), text(st, "raddr"), num(st, "rport"), out, in,
-		 n[2] / 1e9, n[3] ? "final" : "open");
-	json_object_put(d);
-}
-
-/* One human line of what the event says beyond who and when. */
-static void summary(sqlite3_stmt *st, char *buf, size_t len)
-{
-	const char *kind = text(st, "kind"), *detail = text(st, "detail");
-
-	if (!strcmp(kind, "exec"))
-		snprintf(buf, len, "%s  [%s]", text(st, "binary"), text(st, "args"));
-	else if (!strcmp(kind, "connect") || !strcmp(kind, "accept"))
-		snprintf(buf, len, "%s:%lld -> %s:%lld", text(st, "laddr"), num(st, "lport"),
-			 text(st, "raddr"), num(st, "rport"));
-	else if (!strcmp(kind, "flow"))
-		flow_summary(st, buf, len);
-	else if (!strcmp(kind, "listen"))
-		snprintf(buf, len, "%s:%lld", text(st, "laddr"), num(st, "lport"));
-	else if (!strcmp(kind, "shield"))
-		snprintf(buf, len, "%s %s %s", text(st, "shield"), text(st, "verdict"), detail);
-	else if (!strcmp(kind, "alg_bind"))
-		snprintf(buf, len, "%s %s ret=%lld", text(st, "alg_type"), text(st, "alg_name"),
-			 num(st, "ret"));
-	else if (col(st, "ret") >= 0 && sqlite3_column_type(st, col(st, "ret")) != SQLITE_NULL)
-		snprintf(buf, len, "ret=%lld %s", num(st, "ret"), detail);
-	else
-		snprintf(buf, len, "%s", detail);
-}
-
 void ks_row_print(sqlite3_stmt *st, bool header)
 {
 	char ts[40], sum[1024];
 	int n = sqlite3_column_count(st);
+	struct ks_row r;
 
 	if (col(st, "ts") < 0 || col(st, "kind") < 0) {
 		for (int i = 0; header && i < n; i++)
@@ -153,11 +75,12 @@ void ks_row_print(sqlite3_stmt *st, bool header)
 	}
 	if (header)
 		printf("%-27s %-9s %7s %6s %-16s %s\n", "TIME", "KIND", "PID", "UID", "COMM", "WHAT");
-	ks_time_fmt(num(st, "ts"), ts, sizeof(ts));
-	summary(st, sum, sizeof(sum));
-	printf("%-27s %-9s %7lld %6lld %-16s %s\n", ts, text(st, "kind"),
-	       col(st, "tgid") >= 0 ? num(st, "tgid") : num(st, "pid"),
-	       num(st, "uid"), text(st, "comm")[0] ? text(st, "comm") : "-", sum);
+	ks_store_row_read(st, &r);
+	ks_time_fmt(ks_row_num(&r, KS_COL_TS), ts, sizeof(ts));
+	ks_row_summary(&r, sum, sizeof(sum));
+	printf("%-27s %-9s %7lld %6lld %-16s %s\n", ts, ks_row_str(&r, KS_COL_KIND),
+	       (long long)ks_row_num(&r, KS_COL_PID), (long long)ks_row_num(&r, KS_COL_UID),
+	       *ks_row_str(&r, KS_COL_COMM) ? ks_row_str(&r, KS_COL_COMM) : "-", sum);
 }
 
 #define MAX_CLOCKS 64
@@ -198,7 +121,7 @@ static int exec_row(sqlite3_stmt *near, sqlite3_stmt *all, const __s64 *clk, int
 	return 0;
 }
 
-#define EXEC_COLS "SELECT ts, tgid, uid, euid, comm, binary, args, parent_exec_id FROM events "
+#define EXEC_COLS "SELECT ts, pid, uid, euid, comm, binary, args, parent_exec_id FROM events "
 
 struct json_object *ks_ancestry(sqlite3 *db, __u64 exec_id)
 {
@@ -298,7 +221,7 @@ __u64 ks_exec_of_pid(sqlite3 *db, __u32 pid)
 	__u64 id = 0;
 
 	/* ts is selected so that ORDER BY ts merges the view's tables */
-	if (sqlite3_prepare_v2(db, "SELECT exec_id, ts FROM events WHERE kind = 'exec' AND tgid = ?1 "
+	if (sqlite3_prepare_v2(db, "SELECT exec_id, ts FROM events WHERE kind = 'exec' AND pid = ?1 "
 			       "ORDER BY ts DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(st, 1, pid);

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "eventfmt.h"
 #include "store.h"
+#include "units.h"
 
 #define MAX_BINDS 32
 
@@ -55,7 +56,8 @@ static int events_help(void)
 		"       kshield events --tree PID|EXEC_ID [--store PATH] [-j]\n"
 		"T: a duration ago (90s, 10m, 2h, 3d) or RFC 3339 (2026-12-03T10:00:00Z).\n"
 		"Kinds: exec exit connect accept listen socket userns privilege bpf shield\n"
-		"       alg_bind tamper flow. The newest --limit (default 1000) events are shown.\n");
+		"       alg_bind tamper flow. The newest --limit (default 1000) events are shown.\n"
+		"pid is the process (--pid N matches it), tid the thread.\n");
 	return 0;
 }
 
@@ -108,9 +110,12 @@ int do_events(int argc, char **argv)
 	if (!ks_opts_parse("events", opts, argc, argv, 0, NULL, events_help, &rc))
 		return rc;
 
-	q_add(&q, "SELECT * FROM (SELECT ts, kind, tgid AS pid, pid AS tid, ppid, uid, euid, comm, "
-	      "cgroup_id, exec_id, parent_exec_id, binary, args, laddr, lport, raddr, rport, "
-	      "shield, verdict, alg_type, alg_name, ret, detail FROM events WHERE 1");
+	char cols[512];
+
+	ks_col_list(cols, sizeof(cols));
+	q_add(&q, "SELECT * FROM (SELECT ");
+	q_add(&q, cols);
+	q_add(&q, " FROM events WHERE 1");
 	if (since) {
 		if ((err = ks_time_parse(since, "--since", &t)))
 			return ks_report(err);
@@ -140,7 +145,7 @@ int do_events(int argc, char **argv)
 	if (pid) {
 		if ((err = ks_parse_u64(pid, "--pid", &v)))
 			return ks_report(err);
-		q_add(&q, " AND tgid = ?");
+		q_add(&q, " AND pid = ?");
 		q_int(&q, v);
 	}
 	if (uid) {

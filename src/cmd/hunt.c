@@ -30,6 +30,8 @@
 #include "loader.h"
 #include "meta.h"
 #include "store.h"
+#include "units.h"
+#include "cidr.h"
 #ifndef KSHIELD_STATIC
 #include "hunt_pg.h"	/* --pg: fleet-wide over the collector's PostgreSQL */
 #endif
@@ -135,96 +137,6 @@ static int shield_hunts(const char *dir, struct shield_hunt *out, int max)
 	return n;
 }
 
-/* ---- address lists ---- */
-
-struct cidr {
-	int family;
-	unsigned char addr[16];
-	int bits;
-};
-
-static int load_cidrs(const char *path, struct cidr **out, int *n)
-{
-	FILE *f = fopen(path, "re");
-	char line[256];
-	int cap = 0, lineno = 0;
-
-	*out = NULL;
-	*n = 0;
-	if (!f)
-		return ks_err(-errno, "can't read %s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line, *slash, *end;
-		struct cidr c = {};
-
-		lineno++;
-		p[strcspn(p, "#\r\n")] = '\0';
-		while (*p == ' ' || *p == '\t')
-			p++;
-		for (end = p + strlen(p); end > p && (end[-1] == ' ' || end[-1] == '\t');)
-			*--end = '\0';
-		if (!*p)
-			continue;
-		slash = strchr(p, '/');
-		if (slash)
-			*slash++ = '\0';
-		c.family = strchr(p, ':') ? AF_INET6 : AF_INET;
-		c.bits = c.family == AF_INET ? 32 : 128;
-		if (inet_pton(c.family, p, c.addr) != 1 ||
-		    (slash && (c.bits = strtol(slash, &end, 10), *end || c.bits < 0 ||
-			       c.bits > (c.family == AF_INET ? 32 : 128)))) {
-			fclose(f);
-			free(*out);
-			return ks_err(-EINVAL, "%s:%d: not an IP address or CIDR: '%s%s%s'", path,
-				      lineno, p, slash ? "/" : "", slash ? slash : "");
-		}
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			*out = realloc(*out, cap * sizeof(**out));
-		}
-		(*out)[(*n)++] = c;
-	}
-	fclose(f);
-	return 0;
-}
-
-static bool in_cidrs(const char *text, const struct cidr *c, int n)
-{
-	unsigned char a[16];
-	int family = text && strchr(text, ':') ? AF_INET6 : AF_INET;
-
-	if (!text || inet_pton(family, text, a) != 1)
-		return false;
-	for (int i = 0; i < n; i++) {
-		int full = c[i].bits / 8, rest = c[i].bits % 8;
-
-		if (c[i].family != family || memcmp(a, c[i].addr, full))
-			continue;
-		if (rest && ((a[full] ^ c[i].addr[full]) & (0xff << (8 - rest))))
-			continue;
-		return true;
-	}
-	return false;
-}
-
-#ifndef KSHIELD_STATIC
-/* The list as a PostgreSQL array literal, "{10.0.0.0/8,2001:db8::1/128}". */
-static char *cidr_array(const struct cidr *c, int n)
-{
-	char *out = malloc(2 + n * (INET6_ADDRSTRLEN + 5)), *p = out;
-
-	*p++ = '{';
-	for (int i = 0; i < n; i++) {
-		char a[INET6_ADDRSTRLEN];
-
-		inet_ntop(c[i].family, c[i].addr, a, sizeof(a));
-		p += sprintf(p, "%s%s/%d", i ? "," : "", a, c[i].bits);
-	}
-	strcpy(p, "}");
-	return out;
-}
-#endif
-
 /* ---- running a query read-only ---- */
 
 static int deny_writes(void *ctx, int action, const char *a, const char *b, const char *c,
@@ -249,7 +161,7 @@ struct hunt_args {
 	__s64 since, until;
 	const char *binary;
 	long long bytes;
-	struct cidr *cidrs;
+	struct ks_cidr *cidrs;
 	int ncidrs;
 	long long limit;
 };
@@ -312,9 +224,9 @@ static int run_query(sqlite3 *db, const char *name, const char *sql, const struc
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW && (h->limit <= 0 || n < h->limit)) {
 		struct json_object *chain = NULL;
 
-		if (h->cidrs && !in_cidrs((const char *)sqlite3_column_text(st, raddr_col), h->cidrs,
+		if (h->cidrs && !ks_cidr_match((const char *)sqlite3_column_text(st, raddr_col), h->cidrs,
 					  h->ncidrs) &&
-		    !in_cidrs((const char *)sqlite3_column_text(st, laddr_col), h->cidrs, h->ncidrs))
+		    !ks_cidr_match((const char *)sqlite3_column_text(st, laddr_col), h->cidrs, h->ncidrs))
 			continue;
 		if (exec_col >= 0 && sqlite3_column_type(st, exec_col) != SQLITE_NULL)
 			chain = ks_ancestry(db, (__u64)sqlite3_column_int64(st, exec_col));
@@ -499,11 +411,11 @@ int do_hunt(int argc, char **argv)
 				return ks_usage("no hunt named '%s' (see 'kshield hunt list')", name);
 		}
 	}
-	if (file && (err = load_cidrs(file, &h.cidrs, &h.ncidrs)))
+	if (file && (err = ks_cidrs_load(file, &h.cidrs, &h.ncidrs)))
 		return ks_report(err);
 #ifndef KSHIELD_STATIC
 	if (pg) {
-		char *arr = file ? cidr_array(h.cidrs, h.ncidrs) : NULL;
+		char *arr = file ? ks_cidrs_pg_array(h.cidrs, h.ncidrs) : NULL;
 
 		struct json_object *hosts = json_object_new_array();
 

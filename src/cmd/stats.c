@@ -17,6 +17,7 @@
 #include "eventfmt.h"
 #include "monitor.h"
 #include "store.h"
+#include "units.h"
 
 /* Events per kind into a JSON object (a kind may come from two tables). */
 static void add_count(void *arg, const char *kind, long long n)

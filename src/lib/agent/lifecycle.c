@@ -57,20 +57,26 @@ static void record(struct ks_store *store, const char *shield, const char *what)
 {
 	struct timespec now;
 	struct ks_row r;
+	char detail[512];
 
 	if (!store)
 		return;
-	memset(&r, 0, sizeof(r));
 	clock_gettime(CLOCK_REALTIME, &now);
-	r.ts = now.tv_sec * 1000000000LL + now.tv_nsec;
-	r.kind = "tamper";
-	r.fields = KS_ROW_PROC | KS_ROW_RET;
-	r.pid = r.tgid = getpid();
-	r.ppid = getppid();
-	snprintf(r.comm, sizeof(r.comm), "kshield");
-	snprintf(r.shield, sizeof(r.shield), "%s", shield);
-	snprintf(r.detail, sizeof(r.detail), "{\"op\":%u,\"target\":\"%s\",\"repaired\":\"%s\"}",
+	ks_row_clear(&r);
+	ks_row_set_num(&r, KS_COL_TS, now.tv_sec * 1000000000LL + now.tv_nsec);
+	ks_row_set_static(&r, KS_COL_KIND, ks_kind_name(KS_EV_TAMPER));
+	ks_row_set_num(&r, KS_COL_PID, getpid());
+	ks_row_set_num(&r, KS_COL_TID, getpid());
+	ks_row_set_num(&r, KS_COL_PPID, getppid());
+	ks_row_set_num(&r, KS_COL_UID, 0);
+	ks_row_set_num(&r, KS_COL_EUID, 0);
+	ks_row_set_num(&r, KS_COL_CGROUP_ID, 0);
+	ks_row_set_str(&r, KS_COL_COMM, "kshield");
+	ks_row_set_str(&r, KS_COL_SHIELD, shield);
+	ks_row_set_num(&r, KS_COL_RET, 0);
+	snprintf(detail, sizeof(detail), "{\"op\":%u,\"target\":\"%s\",\"repaired\":\"%s\"}",
 		 KS_TAMPER_REPAIRED, shield, what);
+	ks_row_set_str(&r, KS_COL_DETAIL, detail);
 	/* Part of the agent's open batch: committed with the next one. */
 	ks_store_add_row(store, &r);
 }

@@ -13,37 +13,65 @@
  * addresses filter the rows by laddr/raddr as an inet[] parameter. A hunt
  * whose rows have no `host` column cannot be grouped and is refused.
  */
-#ifndef KSHIELD_STATIC
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <postgresql/libpq-fe.h>
 #include "err.h"
+#include "events.h"
 #include "hunt_pg.h"
 
-static const char view_sql[] =
+static const char funcs_sql[] =
 	"CREATE OR REPLACE FUNCTION json_extract(t text, path text) RETURNS text "
 	" LANGUAGE sql IMMUTABLE AS $$ SELECT (t::jsonb) #>> string_to_array(substr(path, 3), '.') $$;"
 	"CREATE OR REPLACE FUNCTION ks_json_num(t text, path text) RETURNS numeric"
 	" LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN jsonb_typeof(v) = 'number' THEN (v #>> '{}')::numeric END"
 	" FROM (SELECT (t::jsonb) #> string_to_array(substr(path, 3), '.') AS v) j $$;"
 	"CREATE OR REPLACE FUNCTION ks_inet(t text) RETURNS inet LANGUAGE sql IMMUTABLE AS"
-	" $$ SELECT CASE WHEN t ~ '^[0-9a-fA-F:.]+$' THEN t::inet END $$;"
-	"CREATE OR REPLACE TEMP VIEW events AS SELECT host, seq, (data->>'ts')::bigint AS ts, kind,"
-	" (data->>'pid')::bigint AS pid, (data->>'tgid')::bigint AS tgid, (data->>'ppid')::bigint AS ppid,"
-	" (data->>'uid')::bigint AS uid, (data->>'euid')::bigint AS euid, data->>'comm' AS comm,"
-	" (data->>'cgroup_id')::numeric AS cgroup_id, (data->>'exec_id')::numeric AS exec_id,"
-	" (data->>'parent_exec_id')::numeric AS parent_exec_id, data->>'binary' AS binary,"
-	" data->>'args' AS args, data->>'laddr' AS laddr, (data->>'lport')::int AS lport,"
-	" data->>'raddr' AS raddr, (data->>'rport')::int AS rport, data->>'shield' AS shield,"
-	" data->>'verdict' AS verdict, data->>'alg_type' AS alg_type, data->>'alg_name' AS alg_name,"
-	" (data->>'ret')::int AS ret, data->>'detail' AS detail FROM ks_events;"
-	"CREATE OR REPLACE TEMP VIEW binaries AS SELECT data->>'binary' AS path,"
-	" min((data->>'ts')::bigint) AS first FROM ks_events WHERE kind = 'exec' AND data ? 'binary'"
-	" GROUP BY 1;";
+	" $$ SELECT CASE WHEN t ~ '^[0-9a-fA-F:.]+$' THEN t::inet END $$;";
+
+char *ks_hunt_pg_view_sql(void)
+{
+	static const char *const cast[] = { [KS_COL_INT] = "::bigint", [KS_COL_ID] = "::numeric",
+					    [KS_COL_TEXT] = "" };
+	const char *marker = NULL;
+	size_t cap = sizeof(funcs_sql) + 4096, n;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	/* Rows shipped from stores of schema version 2 have a key no column
+	 * has now (tgid): theirs are read under their version 2 names. */
+	for (int c = 0; c < KS_COL_MAX && !marker; c++)
+		if (ks_col_find(ks_cols[c].v2) < 0)
+			marker = ks_cols[c].v2;
+	n = snprintf(out, cap, "%sCREATE OR REPLACE TEMP VIEW events AS SELECT host, seq", funcs_sql);
+	for (int c = 0; c < KS_COL_MAX && n < cap; c++) {
+		const char *name = ks_cols[c].name, *v2 = ks_cols[c].v2;
+
+		if (c == KS_COL_KIND)
+			n += snprintf(out + n, cap - n, ", kind");
+		else if (marker && strcmp(name, v2))
+			n += snprintf(out + n, cap - n, ", (CASE WHEN data ? '%s' THEN data->>'%s' ELSE "
+				      "data->>'%s' END)%s AS \"%s\"", marker, v2, name,
+				      cast[ks_cols[c].type], name);
+		else
+			n += snprintf(out + n, cap - n, ", (data->>'%s')%s AS \"%s\"", name,
+				      cast[ks_cols[c].type], name);
+	}
+	if (n < cap)
+		n += snprintf(out + n, cap - n, " FROM ks_events;"
+			      "CREATE OR REPLACE TEMP VIEW binaries AS SELECT data->>'binary' AS path,"
+			      " min((data->>'ts')::bigint) AS first FROM ks_events WHERE kind = 'exec' AND"
+			      " data ? 'binary' GROUP BY 1;");
+	if (n >= cap) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
 
 /* Whether @p (just after a json_extract(...) call) compares it with a
  * number literal: `= 38`, `!= 0`, `>= 5`, `<> -1`. */
@@ -82,13 +110,15 @@ static const char *call_end(const char *p)
 /* SQLite's :name parameters become $1..$4 (since, until, binary, bytes); the
  * column `binary`, a keyword in PostgreSQL, is quoted. String literals
  * are copied untouched. *nparams gets the highest parameter used. */
-static char *translate(const char *sql, int *nparams)
+char *ks_hunt_pg_translate(const char *sql, int *nparams)
 {
 	static const char *names[] = { ":since", ":until", ":binary", ":bytes" };
 	char *out = malloc(strlen(sql) * 2 + 64), *p = out;
 	bool quoted = false;
 
 	*nparams = 0;
+	if (!out)
+		return NULL;
 	while (*sql) {
 		int k = 4;
 
@@ -121,6 +151,9 @@ static char *translate(const char *sql, int *nparams)
 	return out;
 }
 
+#ifndef KSHIELD_STATIC
+#include <postgresql/libpq-fe.h>
+
 int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long long since,
 	       long long until, const char *binary, long long bytes, const char *cidrs,
 	       long long limit, ks_hunt_pg_row_fn row, void *ctx)
@@ -135,14 +168,25 @@ int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long lon
 		err = ks_err(-EIO, "postgresql: connect: %s", strtok(PQerrorMessage(c), "\n") ?: "?");
 		goto out;
 	}
-	r = PQexec(c, view_sql);
+	char *view = ks_hunt_pg_view_sql();
+
+	if (!view) {
+		err = ks_err(-ENOMEM, "out of memory");
+		goto out;
+	}
+	r = PQexec(c, view);
+	free(view);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
 		err = ks_err(-EIO, "postgresql: %s (has `kshield collect` run?)",
 			     strtok(PQerrorMessage(c), "\n") ?: "?");
 		goto out;
 	}
 	PQclear(r);
-	q = translate(sql, &np);
+	q = ks_hunt_pg_translate(sql, &np);
+	if (!q) {
+		err = ks_err(-ENOMEM, "out of memory");
+		goto out;
+	}
 	/* Strip a trailing ';' so the hunt nests as a subquery. */
 	for (size_t n = strlen(q); n && (q[n - 1] == ';' || q[n - 1] == ' ' || q[n - 1] == '\n'); n--)
 		q[n - 1] = '\0';

@@ -14,4 +14,17 @@ int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long lon
 	       long long until, const char *binary, long long bytes, const char *cidrs,
 	       long long limit, ks_hunt_pg_row_fn row, void *ctx);
 
+/* The PostgreSQL statements that give a session the hunts' `events`
+ * (the event table's columns, events.h, read from each row's JSON; rows
+ * shipped by agents of store schema 2 read under their names then) and
+ * `binaries`, and the functions hunts use. malloc'ed; NULL when out of
+ * memory. */
+char *ks_hunt_pg_view_sql(void);
+/* A hunt's SQLite text rewritten for PostgreSQL: :since :until :binary
+ * :bytes become $1..$4 (*nparams: the highest used), the column binary
+ * (a keyword there) is quoted, json_extract() compared with a number
+ * becomes ks_json_num(); string literals are copied untouched.
+ * malloc'ed; NULL when out of memory. */
+char *ks_hunt_pg_translate(const char *sql, int *nparams);
+
 #endif

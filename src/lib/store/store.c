@@ -12,16 +12,12 @@
  * agent decides what to count and when to retry.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <sys/socket.h>
 #include "err.h"
 #include "config.h"
 #include "store.h"
@@ -45,30 +41,6 @@ struct ks_store {
 	bool exec_full;			/* no more chunks: keep filling it */
 	__u64 committed;		/* rows committed since open */
 };
-
-static const char *const kind_names[KS_EV_KIND_MAX] = {
-	[KS_EV_EXEC] = "exec",		[KS_EV_EXIT] = "exit",
-	[KS_EV_CONNECT] = "connect",	[KS_EV_ACCEPT] = "accept",
-	[KS_EV_LISTEN] = "listen",	[KS_EV_SOCKET] = "socket",
-	[KS_EV_USERNS] = "userns",	[KS_EV_PRIVILEGE] = "privilege",
-	[KS_EV_BPF] = "bpf",		[KS_EV_SHIELD] = "shield",
-	[KS_EV_ALG_BIND] = "alg_bind",	[KS_EV_TAMPER] = "tamper",
-	[KS_EV_FLOW] = "flow",
-};
-
-const char *ks_kind_name(unsigned kind)
-{
-	return kind < KS_EV_KIND_MAX ? kind_names[kind] : NULL;
-}
-
-int ks_kind_parse(const char *name)
-{
-	for (int k = 1; k < KS_EV_KIND_MAX; k++)
-		if (kind_names[k] && !strcmp(kind_names[k], name))
-			return k;
-	return ks_err(-EINVAL, "unknown event kind '%s' (exec, exit, connect, accept, listen, "
-		      "socket, userns, privilege, bpf, shield, alg_bind, tamper, flow)", name);
-}
 
 /* Map an SQLite failure to a negative errno and a one-line message. */
 static int sql_err(sqlite3 *db, int rc, const char *what)
@@ -243,6 +215,11 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	if ((err = check_identity(s->db, path, flags & KS_STORE_CREATE)))
 		goto fail;
 	if (rdonly) {
+		/* an older store, not migrated yet: today's columns */
+		if ((rc = ks_schema_compat_view(s->db)) != SQLITE_OK) {
+			err = sql_err(s->db, rc, path);
+			goto fail;
+		}
 		/* Hunts scan time ranges: map the file rather than copy every
 		 * page through read() (the agent, a long-lived writer, does not) */
 		sqlite3_exec(s->db, "PRAGMA mmap_size=1073741824", NULL, NULL, NULL);
@@ -306,283 +283,23 @@ sqlite3 *ks_store_db(struct ks_store *s)
 	return s->db;
 }
 
-/* ---- one record -> one row ---- */
+/* ---- rows ---- */
 
-/* Copy a fixed-size, maybe unterminated kernel string, printable only. */
-static void copy_str(char *dst, size_t dlen, const char *src, size_t max)
+void ks_store_row_read(sqlite3_stmt *st, struct ks_row *r)
 {
-	size_t n = strnlen(src, max), i;
+	int n = sqlite3_column_count(st);
 
-	if (n >= dlen)
-		n = dlen - 1;
-	for (i = 0; i < n; i++) {
-		unsigned char c = src[i];
+	ks_row_clear(r);
+	for (int i = 0; i < n; i++) {
+		int c = ks_col_find(sqlite3_column_name(st, i));
 
-		dst[i] = isprint(c) && c != '"' && c != '\\' ? c : '?';
+		if (c < 0 || sqlite3_column_type(st, i) == SQLITE_NULL)
+			continue;
+		if (ks_cols[c].type == KS_COL_TEXT)
+			ks_row_set_str(r, c, (const char *)sqlite3_column_text(st, i));
+		else
+			ks_row_set_num(r, c, sqlite3_column_int64(st, i));
 	}
-	dst[n] = '\0';
-}
-
-static char *put_u(char *p, uint64_t v, const char *then);
-
-static void addr_str(int family, const __u8 *a, char *buf, size_t len)
-{
-	/* IPv4 by hand: glibc's inet_ntop formats it with sprintf */
-	if (family != AF_INET6 && len >= 16) {
-		char *p = put_u(buf, a[0], ".");
-
-		p = put_u(p, a[1], ".");
-		p = put_u(p, a[2], ".");
-		put_u(p, a[3], "");
-	} else if (!inet_ntop(AF_INET6, a, buf, len)) {
-		snprintf(buf, len, "?");
-	}
-}
-
-/* argv: NUL-separated -> space-separated, printable. */
-static void argv_str(const struct ks_exec_event *e, char *buf, size_t len)
-{
-	size_t n = e->argv_len < sizeof(e->argv) ? e->argv_len : sizeof(e->argv);
-	size_t j = 0;
-
-	for (size_t i = 0; i < n && j + 1 < len; i++) {
-		unsigned char c = e->argv[i];
-
-		buf[j++] = c == 0 ? ' ' : (isprint(c) ? c : '?');
-	}
-	while (j && buf[j - 1] == ' ')
-		j--;
-	buf[j] = '\0';
-}
-
-/* Append @s; returns the end (details are far shorter than r->detail). */
-static char *put_s(char *p, const char *s)
-{
-	while (*s)
-		*p++ = *s++;
-	*p = '\0';
-	return p;
-}
-
-/* Append @v in decimal, then @then. */
-static char *put_u(char *p, uint64_t v, const char *then)
-{
-	char d[20];
-	int n = 0;
-
-	do
-		d[n++] = '0' + v % 10;
-	while ((v /= 10));
-	while (n)
-		*p++ = d[--n];
-	return put_s(p, then);
-}
-
-static const char *verdict_str(__u32 v)
-{
-	static const char *const names[] = { "refused", "audited", "killed" };
-
-	return v < KS_VERDICT_MAX ? names[v] : "unknown";
-}
-
-int ks_row_decode(const void *rec, size_t len, __s64 boot_to_real, struct ks_row *r)
-{
-	const struct ks_hdr *h = rec;
-	const char *kind;
-
-	if (len < sizeof(*h) || !(kind = ks_kind_name(h->kind)))
-		return ks_err(-EINVAL, "malformed record (kind %u, %zu bytes)",
-			      len >= sizeof(*h) ? h->kind : 0, len);
-	r->fields = 0;
-	r->ts = (__s64)h->ts_ns + boot_to_real;
-	r->kind = kind;
-	if (h->tgid || h->pid) {
-		r->fields |= KS_ROW_PROC;
-		r->pid = h->pid;
-		r->tgid = h->tgid;
-		r->ppid = h->ppid;
-		r->uid = h->uid;
-		r->euid = h->euid;
-		r->cgroup_id = h->cgroup_id;
-		copy_str(r->comm, sizeof(r->comm), h->comm, sizeof(h->comm));
-	}
-	r->exec_id = h->exec_id;
-	r->parent_exec_id = 0;
-	r->binary[0] = r->args[0] = r->laddr[0] = r->raddr[0] = '\0';
-	r->lport = r->rport = 0;
-	r->shield[0] = r->alg_type[0] = r->alg_name[0] = '\0';
-	r->verdict = NULL;
-	r->ret = 0;
-	r->detail[0] = '\0';
-
-	switch (h->kind) {
-	case KS_EV_EXEC: {
-		const struct ks_exec_event *e = rec;
-
-		if (len < sizeof(*e))
-			break;
-		r->fields |= KS_ROW_EXEC;
-		r->parent_exec_id = e->parent_exec_id;
-		copy_str(r->binary, sizeof(r->binary), e->path, sizeof(e->path));
-		argv_str(e, r->args, sizeof(r->args));
-		/* the hot kinds' details without printf (a tenth of ingest) */
-		char *p = put_s(r->detail, "{\"setuid\":");
-		p = put_u(p, !!(e->flags & KS_EXEC_SETUID), ",\"setgid\":");
-		p = put_u(p, !!(e->flags & KS_EXEC_SETGID), ",\"secureexec\":");
-		p = put_u(p, !!(e->flags & KS_EXEC_SECURE), ",\"argv_truncated\":");
-		put_u(p, !!(e->flags & KS_EXEC_ARGV_TRUNC), "}");
-		break;
-	}
-	case KS_EV_EXIT: {
-		const struct ks_exit_event *e = rec;
-
-		if (len < sizeof(*e))
-			break;
-		char *p = put_s(r->detail, "{\"exit_code\":");
-		p = put_u(p, (e->exit_code >> 8) & 0xff, ",\"signal\":");
-		p = put_u(p, e->exit_code & 0x7f, ",\"lifetime_ns\":");
-		put_u(p, e->lifetime_ns, "}");
-		break;
-	}
-	case KS_EV_CONNECT:
-	case KS_EV_ACCEPT:
-	case KS_EV_LISTEN: {
-		const struct ks_conn_event *e = rec;
-
-		if (len < sizeof(*e))
-			break;
-		r->fields |= KS_ROW_LOCAL;
-		addr_str(e->family, e->laddr, r->laddr, sizeof(r->laddr));
-		r->lport = e->lport;
-		if (h->kind != KS_EV_LISTEN) {
-			r->fields |= KS_ROW_REMOTE;
-			addr_str(e->family, e->raddr, r->raddr, sizeof(r->raddr));
-			r->rport = e->rport;
-		}
-		char *p = put_s(r->detail, "{\"family\":");
-		p = put_u(p, e->family, ",\"established\":");
-		p = put_u(p, !!(e->flags & KS_CONN_ESTABLISHED), ",\"owner_unknown\":");
-		put_u(p, !!(e->flags & KS_CONN_NO_OWNER), "}");
-		break;
-	}
-	case KS_EV_SOCKET: {
-		const struct ks_socket_event *e = rec;
-
-		if (len < sizeof(*e))
-			break;
-		r->fields |= KS_ROW_RET;
-		r->ret = e->ret;
-		snprintf(r->detail, sizeof(r->detail), "{\"family\":%d,\"type\":%d,\"protocol\":%d}",
-			 e->family, e->type, e->protocol);
-		break;
-	}
-	case KS_EV_USERNS: {
-		const struct ks_userns_event *e = rec;
-		static const char *const sc[] = { "?", "unshare", "clone", "clone3" };
-
-		if (len < sizeof(*e))
-			break;
-		r->fields |= KS_ROW_RET;
-		r->ret = e->ret;
-		snprintf(r->detail, sizeof(r->detail), "{\"flags\":%" PRIu64 ",\"syscall\":\"%s\"}",
-			 (uint64_t)e->flags, sc[e->syscall < 4 ? e->syscall : 0]);
-		break;
-	}
-	case KS_EV_PRIVILEGE: {
-		const struct ks_priv_event *e = rec;
-		static const char *const at[] = { "?", "exec", "fork", "syscall", "exit" };
-
-		if (len < sizeof(*e))
-			break;
-		snprintf(r->detail, sizeof(r->detail), "{\"old_uid\":%u,\"old_euid\":%u,"
-			 "\"old_suid\":%u,\"new_uid\":%u,\"new_euid\":%u,\"new_suid\":%u,"
-			 "\"old_caps\":%" PRIu64 ",\"new_caps\":%" PRIu64 ",\"seen_at\":\"%s\"}",
-			 e->old_uid, e->old_euid, e->old_suid, e->new_uid, e->new_euid,
-			 e->new_suid, (uint64_t)e->old_caps, (uint64_t)e->new_caps,
-			 at[e->where < 5 ? e->where : 0]);
-		break;
-	}
-	case KS_EV_BPF: {
-		const struct ks_bpf_event *e = rec;
-		char name[17];
-
-		if (len < sizeof(*e))
-			break;
-		r->fields |= KS_ROW_RET;
-		r->ret = e->ret;
-		copy_str(name, sizeof(name), e->prog_name, sizeof(e->prog_name));
-		snprintf(r->detail, sizeof(r->detail), "{\"cmd\":%u,\"prog_type\":%u,"
-			 "\"insn_cnt\":%u,\"prog_name\":\"%s\"}", e->cmd, e->prog_type,
-			 e->insn_cnt, name);
-		break;
-	}
-	case KS_EV_ALG_BIND: {
-		const struct ks_alg_bind_event *e = rec;
-
-		if (len < sizeof(*e))
-			break;
-		r->fields |= KS_ROW_RET;
-		r->ret = e->ret;
-		copy_str(r->alg_type, sizeof(r->alg_type), e->type, sizeof(e->type));
-		copy_str(r->alg_name, sizeof(r->alg_name), e->name, sizeof(e->name));
-		snprintf(r->detail, sizeof(r->detail), "{\"feat\":%u,\"mask\":%u}", e->feat, e->mask);
-		break;
-	}
-	case KS_EV_SHIELD: {
-		const struct ks_shield_event *e = rec;
-		char hook[KS_HOOK_LEN + 1], var[KS_VARIANT_LEN + 1];
-
-		if (len < sizeof(*e))
-			break;
-		copy_str(r->shield, sizeof(r->shield), e->shield, sizeof(e->shield));
-		r->verdict = verdict_str(e->verdict);
-		copy_str(hook, sizeof(hook), e->hook, sizeof(e->hook));
-		copy_str(var, sizeof(var), e->variant, sizeof(e->variant));
-		snprintf(r->detail, sizeof(r->detail), "{\"hook\":\"%s\",\"variant\":\"%s\","
-			 "\"mode\":\"%s\",\"args\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]}",
-			 hook, var, e->mode ? "audit" : "enforce", (uint64_t)e->args[0],
-			 (uint64_t)e->args[1], (uint64_t)e->args[2], (uint64_t)e->args[3]);
-		break;
-	}
-	case KS_EV_TAMPER: {
-		const struct ks_tamper_event *e = rec;
-		char target[KS_PATH_LEN + 1];
-
-		if (len < sizeof(*e))
-			break;
-		r->fields |= KS_ROW_RET;
-		r->ret = e->ret;
-		copy_str(target, sizeof(target), e->target, sizeof(e->target));
-		snprintf(r->detail, sizeof(r->detail), "{\"op\":%u,\"target\":\"%s\",\"id\":%u,"
-			 "\"arg\":%u}", e->op, target, e->id, e->arg);
-		break;
-	}
-	case KS_EV_FLOW: {
-		const struct ks_flow_event *e = rec;
-
-		if (len < sizeof(*e))
-			break;
-		r->fields |= KS_ROW_LOCAL | KS_ROW_REMOTE;
-		addr_str(e->family, e->laddr, r->laddr, sizeof(r->laddr));
-		addr_str(e->family, e->raddr, r->raddr, sizeof(r->raddr));
-		r->lport = e->lport;
-		r->rport = e->rport;
-		/* "flow" names the connection across its interim and final
-		 * records (cookies restart at each boot; the start time does not) */
-		snprintf(r->detail, sizeof(r->detail), "{\"proto\":\"%s\",\"family\":%u,"
-			 "\"bytes_out\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ",\"pkts_out\":%" PRIu64
-			 ",\"pkts_in\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"final\":%d,"
-			 "\"owner_unknown\":%d,\"peers\":%d,\"untracked\":%d,\"flow\":\"%" PRIu64
-			 "-%" PRIu64 "\"}", e->proto == 6 ? "tcp" : "udp", e->family,
-			 (uint64_t)e->bytes_out, (uint64_t)e->bytes_in, (uint64_t)e->pkts_out,
-			 (uint64_t)e->pkts_in, (uint64_t)(h->ts_ns - e->start_ns),
-			 !!(e->flags & KS_FLOW_FINAL), !!(e->flags & KS_FLOW_NO_OWNER),
-			 !!(e->flags & KS_FLOW_PEERS), !!(e->flags & KS_FLOW_UNTRACKED),
-			 (uint64_t)e->cookie, (uint64_t)e->start_ns);
-		break;
-	}
-	}
-	return 0;
 }
 
 static int begin(struct ks_store *s)
@@ -636,7 +353,7 @@ static sqlite3_int64 bin_id(struct ks_store *s, const char *path, sqlite3_int64 
 
 int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
 {
-	enum ks_tab tab = ks_schema_tab(r->kind);
+	enum ks_tab tab = ks_schema_tab(ks_row_str(r, KS_COL_KIND));
 	sqlite3_stmt *st = s->ins[tab];
 	sqlite3_int64 bin = 0;
 	int rc, err;
@@ -647,7 +364,9 @@ int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
 	 * need no index; it is unique across tables: a record that ties or
 	 * predates the newest row (ring buffer order across CPUs, a clock
 	 * stepped back) is stored 1 ns after it. */
-	s->last_ts = r->ts > s->last_ts ? r->ts : s->last_ts + 1;
+	__s64 ts = ks_row_num(r, KS_COL_TS);
+
+	s->last_ts = ts > s->last_ts ? ts : s->last_ts + 1;
 	if (tab == KS_TAB_EXEC) {
 		__s64 day = s->last_ts / DAY_NS;
 
@@ -659,7 +378,9 @@ int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
 		}
 		if (!s->exec_rows)
 			s->exec_day = day;
-		if ((r->fields & KS_ROW_EXEC) && r->binary[0] && !(bin = bin_id(s, r->binary, s->last_ts)))
+		const char *binary = ks_row_str(r, KS_COL_BINARY);
+
+		if (*binary && !(bin = bin_id(s, binary, s->last_ts)))
 			return sql_err(s->db, sqlite3_errcode(s->db), "can't store an event's binary");
 	}
 	ks_schema_bind(st, tab, r, s->last_ts, bin);
@@ -887,124 +608,6 @@ int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], _
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : sql_err(s->db, rc, "can't record losses");
-}
-
-/* ---- times, durations, sizes ---- */
-
-int ks_duration_parse(const char *s, const char *what, __u64 *ns)
-{
-	static const struct { char c; __u64 mul; } units[] = {
-		{ 's', 1000000000ULL }, { 'm', 60000000000ULL },
-		{ 'h', 3600000000000ULL }, { 'd', 86400000000000ULL },
-		{ 'w', 604800000000000ULL },
-	};
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-' || strlen(end) != 1)
-		goto bad;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (*end == units[i].c) {
-			if (v > UINT64_MAX / units[i].mul)
-				goto bad;
-			*ns = v * units[i].mul;
-			return 0;
-		}
-bad:
-	return ks_err(-EINVAL, "%s: '%s' is not a duration (like 90s, 10m, 2h, 3d)", what, s);
-}
-
-int ks_size_parse(const char *s, const char *what, __u64 *bytes)
-{
-	char *end;
-	unsigned long long v, mul = 1;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
-		goto bad;
-	switch (*end) {
-	case '\0': break;
-	case 'k': case 'K': mul = 1ULL << 10; end++; break;
-	case 'm': case 'M': mul = 1ULL << 20; end++; break;
-	case 'g': case 'G': mul = 1ULL << 30; end++; break;
-	case 't': case 'T': mul = 1ULL << 40; end++; break;
-	default: goto bad;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || v > UINT64_MAX / mul)
-		goto bad;
-	*bytes = v * mul;
-	return 0;
-bad:
-	return ks_err(-EINVAL, "%s: '%s' is not a size (like 1G, 500M, 64K)", what, s);
-}
-
-int ks_time_parse(const char *s, const char *what, __s64 *ns)
-{
-	struct timespec now;
-	struct tm tm = {};
-	__u64 d;
-	long frac = 0, off = 0;
-	const char *p;
-	int digits = 0;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (*s && isdigit((unsigned char)*s) && strlen(s) < 12 && !strchr(s, '-') &&
-	    !strchr(s, ':')) {
-		if (ks_duration_parse(s, what, &d))
-			goto bad;
-		*ns = (__s64)now.tv_sec * 1000000000LL + now.tv_nsec - (__s64)d;
-		return 0;
-	}
-	/* RFC 3339: 2026-12-03T10:00:00[.frac](Z|+hh:mm|-hh:mm); a space
-	 * instead of T is accepted too. */
-	p = strptime(s, "%Y-%m-%d", &tm);
-	if (!p || (*p != 'T' && *p != 't' && *p != ' '))
-		goto bad;
-	p = strptime(p + 1, "%H:%M:%S", &tm);
-	if (!p)
-		goto bad;
-	if (*p == '.') {
-		for (p++; isdigit((unsigned char)*p); p++, digits++)
-			if (digits < 9)
-				frac = frac * 10 + (*p - '0');
-		for (; digits < 9; digits++)
-			frac *= 10;
-	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		int hh, mm;
-
-		if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2 || strlen(p) != 6)
-			goto bad;
-		off = (hh * 3600L + mm * 60L) * (*p == '+' ? 1 : -1);
-		p += 6;
-	} else {
-		goto bad;
-	}
-	if (*p)
-		goto bad;
-	*ns = ((__s64)timegm(&tm) - off) * 1000000000LL + frac;
-	return 0;
-bad:
-	return ks_err(-EINVAL, "%s: '%s' is neither a duration ago (10m, 2h, 3d) nor an "
-		      "RFC 3339 time (2026-12-03T10:00:00Z)", what, s);
-}
-
-void ks_time_fmt(__s64 ns, char *buf, size_t len)
-{
-	time_t sec = ns / 1000000000LL;
-	struct tm tm;
-	char tmp[32];
-
-	gmtime_r(&sec, &tm);
-	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%06lldZ", tmp, (long long)(ns % 1000000000LL) / 1000);
 }
 
 const char *ks_store_path(const char *opt)

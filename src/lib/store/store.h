@@ -2,15 +2,10 @@
  * record the monitor and the shields sent, one row per record.
  *
  * View `events` (one row per record; unused columns are NULL), what hunts
- * and every reader query:
- *   ts (CLOCK_REALTIME ns; the row key, unique: ties are stored 1 ns
- *   apart), kind ('exec', 'connect', ...), pid, tgid,
- *   ppid, uid, euid, comm, cgroup_id, exec_id, parent_exec_id,
- *   binary, args (exec), laddr, lport, raddr, rport (connect/accept/listen/
- *   flow), shield, verdict (shield), alg_type, alg_name (alg_bind),
- *   ret (syscall result: socket, alg_bind, userns, bpf),
- *   detail (JSON object with the rest of the record),
- *   rowid (= ts, for readers of the version 1 table).
+ * and every reader query: the columns of the event table (events.h: ts,
+ * the row key, unique: ties are stored 1 ns apart; kind; pid the process,
+ * tid the thread; ...; detail, a JSON object with the rest of the record),
+ * then rowid (= ts, for readers of the version 1 table).
  * It is a UNION ALL over one table per frequent kind (ev_exit, ev_connect,
  * ev_accept, ev_listen, ev_flow; execs in day chunks ev_exec, ev_exec_1,
  * ..., each indexed on its binary once its day is over) and ev_other for
@@ -23,9 +18,12 @@
  * records whenever they change.
  *
  * A store is recognised by PRAGMA application_id = KS_STORE_APP_ID and its
- * schema version by PRAGMA user_version; a newer one is refused, a version
- * 1 store (one table `events`) is migrated by the agent when it opens it:
- * its table becomes one more arm of the view until retention empties it.
+ * schema version by PRAGMA user_version; a newer one is refused, an older
+ * one is migrated by the agent when it opens it: a version 1 store's one
+ * table `events` becomes one more arm of the view until retention empties
+ * it; version 2 and older columns pid (the thread) and tgid (the process)
+ * are renamed tid and pid. A reader (RDONLY) of a store not migrated yet
+ * sees today's columns through a temporary view.
  */
 #ifndef KSHIELD_STORE_H
 #define KSHIELD_STORE_H
@@ -36,9 +34,10 @@
 #include <linux/types.h>
 #include <sqlite3.h>
 #include <kshield/event.h>
+#include "events.h"
 
 #define KS_STORE_APP_ID		0x6b736864	/* "kshd" */
-#define KS_STORE_VERSION	2
+#define KS_STORE_VERSION	3
 #define KS_STORE_BATCH		8192		/* rows per transaction at most */
 #define KS_STORE_BATCH_MS	500		/* ... and at most this old */
 
@@ -61,36 +60,7 @@ sqlite3 *ks_store_db(struct ks_store *s);
  * Commits by itself when the batch is full. Returns 0, or a negative
  * errno when the row (and, on a failed commit, its batch) was not stored. */
 int ks_store_add(struct ks_store *s, const void *rec, size_t len, __s64 boot_to_real);
-/* A record decoded into the columns of one row (see the schema above). */
-enum {
-	KS_ROW_PROC = 1,	/* pid .. cgroup_id are known */
-	KS_ROW_EXEC = 2,	/* parent_exec_id, binary, args */
-	KS_ROW_LOCAL = 4,	/* laddr, lport */
-	KS_ROW_REMOTE = 8,	/* raddr, rport */
-	KS_ROW_RET = 16,	/* ret */
-};
-
-struct ks_row {
-	unsigned fields;		/* KS_ROW_* */
-	__s64 ts;			/* realtime ns */
-	const char *kind;
-	__u32 pid, tgid, ppid, uid, euid;
-	__u64 cgroup_id, exec_id, parent_exec_id;
-	char comm[KS_COMM_LEN + 1];
-	char binary[KS_PATH_LEN + 1];
-	char args[KS_ARGV_LEN + 1];
-	char laddr[48], raddr[48];
-	int lport, rport;
-	char shield[KS_NAME_LEN + 1];
-	const char *verdict;
-	char alg_type[17], alg_name[KS_ALG_LEN + 1];
-	int ret;
-	char detail[512];		/* JSON object, "" when none */
-};
-
-/* Decode a ring-buffer record; strings are made printable. Returns 0 or
- * -EINVAL for a record too short or of an unknown kind. */
-int ks_row_decode(const void *rec, size_t len, __s64 boot_to_real, struct ks_row *r);
+/* Queue one decoded row (events.h) for the current transaction. */
 int ks_store_add_row(struct ks_store *s, const struct ks_row *r);
 /* Roll back the open transaction; returns the rows dropped with it. */
 int ks_store_abort(struct ks_store *s);
@@ -118,21 +88,9 @@ int ks_store_count_kinds(struct ks_store *s, void (*fn)(void *arg, const char *k
 /* Record loss totals (per kind lost in the ring buffer; unstored rows). */
 int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored);
 
-/* "exec", "connect", ... for KS_EV_*; NULL for unknown kinds. */
-const char *ks_kind_name(unsigned kind);
-/* KS_EV_* for a name, or -EINVAL with a message recorded. */
-int ks_kind_parse(const char *name);
-
-/* Parse a time: "10m", "2h", "3d", "90s" (ago) or RFC 3339
- * ("2026-12-03T10:00:00Z", offsets and fractions allowed), into realtime
- * ns. Returns 0 or -EINVAL with a message naming @what. */
-int ks_time_parse(const char *s, const char *what, __s64 *ns);
-/* Parse a duration "30d", "12h", "90m", "45s" into ns. */
-int ks_duration_parse(const char *s, const char *what, __u64 *ns);
-/* Parse a size "1G", "500M", "64K", "1024" into bytes. */
-int ks_size_parse(const char *s, const char *what, __u64 *bytes);
-/* Format realtime ns as RFC 3339 UTC with microseconds. */
-void ks_time_fmt(__s64 ns, char *buf, size_t len);
+/* Read the current row of @st (a SELECT over `events`) into @r: the
+ * columns of the event table it has, by name; NULLs are left unset. */
+void ks_store_row_read(sqlite3_stmt *st, struct ks_row *r);
 
 /* Store path: --store, else $KSHIELD_STORE, else the config's, else the
  * default. */

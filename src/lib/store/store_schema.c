@@ -20,72 +20,83 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include "events.h"
 #include "store_schema.h"
 
-/* Column groups: which tables store a column. */
-enum {
-	T_EXEC = 1, T_EXIT = 2, T_CONN = 4, T_OTHER = 8,
-	T_ALL = T_EXEC | T_EXIT | T_CONN | T_OTHER,
-	T_V1 = 1 << 8,		/* a column of the version 1 table */
-};
+/* The columns of `events` are the event table's (events.h), in its order.
+ * A table of one kind stores the columns its kind has (events.h's
+ * ks_kinds[].cols) but kind, which the view gives as a constant; ev_other
+ * stores every column. Exec rows store binary as `bin`, an id in table
+ * binaries. */
+#define C_TS		KS_COL_TS
+#define C_KIND		KS_COL_KIND
+#define C_BINARY	KS_COL_BINARY
+#define C_DETAIL	KS_COL_DETAIL
+#define C_MAX		KS_COL_MAX
 
-enum col {
-	C_TS, C_KIND, C_PID, C_TGID, C_PPID, C_UID, C_EUID, C_COMM, C_CGROUP, C_EXEC_ID,
-	C_PARENT, C_BINARY, C_ARGS, C_LADDR, C_LPORT, C_RADDR, C_RPORT, C_SHIELD,
-	C_VERDICT, C_ALG_TYPE, C_ALG_NAME, C_RET, C_DETAIL, C_MAX
-};
+static const char *col_type(int c)
+{
+	return c == C_TS ? "INTEGER PRIMARY KEY" : c == C_KIND ? "TEXT NOT NULL" :
+	       ks_cols[c].type == KS_COL_TEXT ? "TEXT" : "INTEGER";
+}
 
-/* The columns of `events`, in order, and the groups of tables that store
- * them. A table of one kind has no kind column; exec rows store binary as
- * `bin`, an id in table binaries. */
-static const struct col_def {
-	const char *name, *type;
-	unsigned tabs;
-} cols[C_MAX] = {
-	[C_TS]		= { "ts", "INTEGER PRIMARY KEY", T_ALL | T_V1 },
-	[C_KIND]	= { "kind", "TEXT NOT NULL", T_ALL | T_V1 },
-	[C_PID]		= { "pid", "INTEGER", T_ALL | T_V1 },
-	[C_TGID]	= { "tgid", "INTEGER", T_ALL | T_V1 },
-	[C_PPID]	= { "ppid", "INTEGER", T_ALL | T_V1 },
-	[C_UID]		= { "uid", "INTEGER", T_ALL | T_V1 },
-	[C_EUID]	= { "euid", "INTEGER", T_ALL | T_V1 },
-	[C_COMM]	= { "comm", "TEXT", T_ALL | T_V1 },
-	[C_CGROUP]	= { "cgroup_id", "INTEGER", T_ALL | T_V1 },
-	[C_EXEC_ID]	= { "exec_id", "INTEGER", T_ALL | T_V1 },
-	[C_PARENT]	= { "parent_exec_id", "INTEGER", T_EXEC | T_OTHER | T_V1 },
-	[C_BINARY]	= { "binary", "TEXT", T_EXEC | T_OTHER | T_V1 },
-	[C_ARGS]	= { "args", "TEXT", T_EXEC | T_OTHER | T_V1 },
-	[C_LADDR]	= { "laddr", "TEXT", T_CONN | T_OTHER | T_V1 },
-	[C_LPORT]	= { "lport", "INTEGER", T_CONN | T_OTHER | T_V1 },
-	[C_RADDR]	= { "raddr", "TEXT", T_CONN | T_OTHER | T_V1 },
-	[C_RPORT]	= { "rport", "INTEGER", T_CONN | T_OTHER | T_V1 },
-	[C_SHIELD]	= { "shield", "TEXT", T_OTHER | T_V1 },
-	[C_VERDICT]	= { "verdict", "TEXT", T_OTHER | T_V1 },
-	[C_ALG_TYPE]	= { "alg_type", "TEXT", T_OTHER | T_V1 },
-	[C_ALG_NAME]	= { "alg_name", "TEXT", T_OTHER | T_V1 },
-	[C_RET]		= { "ret", "INTEGER", T_OTHER | T_V1 },
-	[C_DETAIL]	= { "detail", "TEXT", T_ALL | T_V1 },
-};
-
-/* Each table: its name, its kind (NULL: a kind column), its columns and
- * the detail most of its rows have, stored as NULL and given back by the
- * view (a third of the bytes of an exec or a connection). */
-#define CONN_DETAIL(est) "{\"family\":2,\"established\":" #est ",\"owner_unknown\":0}"
-static const struct tab_def {
+/* Each table: its name, its kind (NULL: a kind column), and the detail
+ * most of its rows have, stored as NULL and given back by the view (a third
+ * of the bytes of an exec or a connection): "" here, the decoder's detail
+ * of a record with the family and flags given once tabs_init() ran; NULL:
+ * none. A changed default reads the rows stored as NULL under the new one
+ * (so execs stored before path_truncated existed read it as 0). */
+static struct tab_def {
 	const char *name, *kind;
-	unsigned group;
+	__u16 family, flags;		/* of the typical record */
 	const char *detail;
+	__u32 cols;			/* KS_COL(x) it stores */
 } tabs[KS_TAB_MAX] = {
-	[KS_TAB_EXEC]		= { "ev_exec", "exec", T_EXEC,
-				    "{\"setuid\":0,\"setgid\":0,\"secureexec\":0,\"argv_truncated\":0}" },
-	[KS_TAB_EXIT]		= { "ev_exit", "exit", T_EXIT, NULL },
-	[KS_TAB_CONNECT]	= { "ev_connect", "connect", T_CONN, CONN_DETAIL(1) },
-	[KS_TAB_ACCEPT]		= { "ev_accept", "accept", T_CONN, CONN_DETAIL(1) },
-	[KS_TAB_LISTEN]		= { "ev_listen", "listen", T_CONN, CONN_DETAIL(0) },
-	[KS_TAB_FLOW]		= { "ev_flow", "flow", T_CONN, NULL },
-	[KS_TAB_OTHER]		= { "ev_other", NULL, T_OTHER, NULL },
+	[KS_TAB_EXEC]		= { "ev_exec", "exec", 0, 0, "" },
+	[KS_TAB_EXIT]		= { "ev_exit", "exit" },
+	[KS_TAB_CONNECT]	= { "ev_connect", "connect", AF_INET, KS_CONN_ESTABLISHED, "" },
+	[KS_TAB_ACCEPT]		= { "ev_accept", "accept", AF_INET, KS_CONN_ESTABLISHED, "" },
+	[KS_TAB_LISTEN]		= { "ev_listen", "listen", AF_INET, 0, "" },
+	[KS_TAB_FLOW]		= { "ev_flow", "flow" },
+	[KS_TAB_OTHER]		= { "ev_other", NULL },
 };
 #define V1_TABLE "ev_v1"
+
+/* Fill in tabs[]'s columns and typical details from the event table. */
+static void tabs_init(void)
+{
+	static bool done;
+	static char details[KS_TAB_MAX][256];
+
+	if (done)
+		return;
+	done = true;
+	for (int t = 0; t < KS_TAB_MAX; t++) {
+		const struct ks_kind_def *k = tabs[t].kind ? ks_kind_find(tabs[t].kind) : NULL;
+		union {
+			struct ks_hdr h;
+			struct ks_exec_event exec;
+			struct ks_conn_event conn;
+		} rec = {};
+		struct ks_row r;
+
+		tabs[t].cols = k ? k->cols & ~KS_COL(KIND) : (1u << C_MAX) - 1;
+		if (!k || !tabs[t].detail)
+			continue;
+		rec.h.kind = k - ks_kinds;
+		if (rec.h.kind == KS_EV_EXEC) {
+			rec.exec.flags = tabs[t].flags;
+		} else {
+			rec.conn.family = tabs[t].family;
+			rec.conn.flags = tabs[t].flags;
+		}
+		if (!ks_row_decode(&rec, sizeof(rec), 0, &r)) {
+			snprintf(details[t], sizeof(details[t]), "%s", ks_row_str(&r, C_DETAIL));
+			tabs[t].detail = details[t];
+		}
+	}
+}
 
 /* Exec rows go to chunks, ev_exec then ev_exec_1, ev_exec_2, ...: the
  * newest takes the rows without an index; when the UTC day changes or it
@@ -108,6 +119,7 @@ static void load_chunks(sqlite3 *db)
 {
 	sqlite3_stmt *st;
 
+	tabs_init();
 	ex.count = 0;
 	if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND "
 			       "(name = 'ev_exec' OR name GLOB 'ev_exec_[0-9]*')", -1, &st, NULL))
@@ -150,7 +162,7 @@ enum ks_tab ks_schema_tab(const char *kind)
 /* Whether table @t stores column @c, and under which name. */
 static bool stores(int t, int c)
 {
-	return cols[c].tabs & tabs[t].group && !(c == C_KIND && tabs[t].kind);
+	return tabs[t].cols & (1u << c);
 }
 
 /* Column @i of table @t's rows in their order: exec rows keep bin right
@@ -166,7 +178,7 @@ static int col_at(int t, int i)
 
 static const char *phys(int t, int c)
 {
-	return t == KS_TAB_EXEC && c == C_BINARY ? "bin" : cols[c].name;
+	return t == KS_TAB_EXEC && c == C_BINARY ? "bin" : ks_cols[c].name;
 }
 
 /* SQL type of column @c's values, for the view's NULLs and constants:
@@ -175,7 +187,7 @@ static const char *phys(int t, int c)
  * every row instead of merging the tables' rowid orders). */
 static const char *affinity(int c)
 {
-	return strncmp(cols[c].type, "TEXT", 4) ? "INTEGER" : "TEXT";
+	return ks_cols[c].type == KS_COL_TEXT ? "TEXT" : "INTEGER";
 }
 
 struct buf {
@@ -221,47 +233,24 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
 void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, const struct ks_row *r,
 		    sqlite3_int64 ts, sqlite3_int64 bin)
 {
-	bool proc = r->fields & KS_ROW_PROC, exec = r->fields & KS_ROW_EXEC;
-	bool local = r->fields & KS_ROW_LOCAL, remote = r->fields & KS_ROW_REMOTE;
 	int i = 0;
 
 	for (int k = 0, c; k < C_MAX; k++) {
 		if (!stores(tab, c = col_at(tab, k)))
 			continue;
 		i++;
-		switch (c) {
-		case C_TS:	sqlite3_bind_int64(st, i, ts); break;
-		case C_KIND:	sqlite3_bind_text(st, i, r->kind, -1, SQLITE_STATIC); break;
-		case C_PID:	proc ? sqlite3_bind_int(st, i, r->pid) : sqlite3_bind_null(st, i); break;
-		case C_TGID:	proc ? sqlite3_bind_int(st, i, r->tgid) : sqlite3_bind_null(st, i); break;
-		case C_PPID:	proc ? sqlite3_bind_int(st, i, r->ppid) : sqlite3_bind_null(st, i); break;
-		case C_UID:	proc ? sqlite3_bind_int64(st, i, r->uid) : sqlite3_bind_null(st, i); break;
-		case C_EUID:	proc ? sqlite3_bind_int64(st, i, r->euid) : sqlite3_bind_null(st, i); break;
-		case C_COMM:	bind_text(st, i, proc ? r->comm : NULL); break;
-		case C_CGROUP:	proc ? sqlite3_bind_int64(st, i, r->cgroup_id) : sqlite3_bind_null(st, i); break;
-		case C_EXEC_ID:	r->exec_id ? sqlite3_bind_int64(st, i, r->exec_id) : sqlite3_bind_null(st, i); break;
-		case C_PARENT:	exec ? sqlite3_bind_int64(st, i, r->parent_exec_id) : sqlite3_bind_null(st, i); break;
-		case C_BINARY:
-			if (tab == KS_TAB_EXEC)
-				bin ? sqlite3_bind_int64(st, i, bin) : sqlite3_bind_null(st, i);
-			else
-				bind_text(st, i, exec ? r->binary : NULL);
-			break;
-		case C_ARGS:	bind_text(st, i, exec ? r->args : NULL); break;
-		case C_LADDR:	bind_text(st, i, local ? r->laddr : NULL); break;
-		case C_LPORT:	local ? sqlite3_bind_int(st, i, r->lport) : sqlite3_bind_null(st, i); break;
-		case C_RADDR:	bind_text(st, i, remote ? r->raddr : NULL); break;
-		case C_RPORT:	remote ? sqlite3_bind_int(st, i, r->rport) : sqlite3_bind_null(st, i); break;
-		case C_SHIELD:	bind_text(st, i, r->shield); break;
-		case C_VERDICT:	bind_text(st, i, r->verdict); break;
-		case C_ALG_TYPE: bind_text(st, i, r->alg_type); break;
-		case C_ALG_NAME: bind_text(st, i, r->alg_name); break;
-		case C_RET:	(r->fields & KS_ROW_RET) ? sqlite3_bind_int(st, i, r->ret) : sqlite3_bind_null(st, i); break;
-		case C_DETAIL:
-			bind_text(st, i, tabs[tab].detail && !strcmp(r->detail, tabs[tab].detail) ?
-				  NULL : r->detail);
-			break;
-		}
+		if (c == C_TS)
+			sqlite3_bind_int64(st, i, ts);
+		else if (tab == KS_TAB_EXEC && c == C_BINARY)
+			bin ? sqlite3_bind_int64(st, i, bin) : sqlite3_bind_null(st, i);
+		else if (!ks_row_has(r, c))
+			sqlite3_bind_null(st, i);
+		else if (ks_cols[c].type != KS_COL_TEXT)
+			sqlite3_bind_int64(st, i, r->num[c]);
+		else if (c == C_DETAIL && tabs[tab].detail && !strcmp(ks_row_str(r, c), tabs[tab].detail))
+			sqlite3_bind_null(st, i);
+		else
+			bind_text(st, i, r->str[c]);
 	}
 }
 
@@ -309,8 +298,8 @@ static void kinds_of(struct buf *b, int tab)
 }
 
 /* The view and its triggers: CREATE statements, one per buffer. */
-static void view_sql(struct buf *view, struct buf *ins, struct buf *del, struct buf *upd,
-		     bool v1)
+static void view_sql(sqlite3 *db, struct buf *view, struct buf *ins, struct buf *del,
+		     struct buf *upd, bool v1)
 {
 	struct buf *b = view;
 
@@ -318,7 +307,8 @@ static void view_sql(struct buf *view, struct buf *ins, struct buf *del, struct 
 	for (int t = 0, k = 0; t < KS_TAB_MAX + v1; t += t != KS_TAB_EXEC || ++k >= ex.count) {
 		put(b, "%s SELECT", t || k ? " UNION ALL" : "");
 		for (int c = 0; c < C_MAX; c++) {
-			bool has = t == KS_TAB_MAX ? cols[c].tabs & T_V1 : stores(t, c);
+			bool has = t == KS_TAB_MAX ? has_column(db, V1_TABLE, ks_cols[c].name) :
+				   stores(t, c);
 
 			if (t < KS_TAB_MAX && c == C_KIND && tabs[t].kind)
 				put(b, " CAST('%s' AS TEXT) AS kind,", tabs[t].kind);
@@ -327,9 +317,9 @@ static void view_sql(struct buf *view, struct buf *ins, struct buf *del, struct 
 			else if (t < KS_TAB_MAX && c == C_DETAIL && tabs[t].detail)
 				put(b, " CAST(coalesce(e.detail, '%s') AS TEXT) AS detail,", tabs[t].detail);
 			else if (has)
-				put(b, " e.%s AS %s,", cols[c].name, cols[c].name);
+				put(b, " e.%s AS %s,", ks_cols[c].name, ks_cols[c].name);
 			else
-				put(b, " CAST(NULL AS %s) AS %s,", affinity(c), cols[c].name);
+				put(b, " CAST(NULL AS %s) AS %s,", affinity(c), ks_cols[c].name);
 		}
 		put(b, " e.ts AS rowid FROM %s e", t == KS_TAB_MAX ? V1_TABLE :
 		    t == KS_TAB_EXEC ? ex.name[k] : tabs[t].name);
@@ -358,7 +348,7 @@ static void view_sql(struct buf *view, struct buf *ins, struct buf *del, struct 
 			if (t == KS_TAB_EXEC && c == C_BINARY)
 				put(b, "%s(SELECT id FROM binaries WHERE path = NEW.binary)", n++ ? "," : "");
 			else
-				put(b, "%sNEW.%s", n++ ? "," : "", cols[c].name);
+				put(b, "%sNEW.%s", n++ ? "," : "", ks_cols[c].name);
 		}
 		if (t == KS_TAB_OTHER) {
 			put(b, " WHERE NEW.kind NOT IN (");
@@ -399,11 +389,100 @@ static void create_sql(struct buf *b, int t, const char *name)
 	for (int i = 0, c; i < C_MAX; i++)
 		if (stores(t, c = col_at(t, i)))
 			put(b, "%s%s %s", n++ ? ", " : "", phys(t, c),
-			    t == KS_TAB_EXEC && c == C_BINARY ? "INTEGER" : cols[c].type);
+			    t == KS_TAB_EXEC && c == C_BINARY ? "INTEGER" : col_type(c));
 	put(b, ");");
 }
 
 static int view_apply(sqlite3 *db, bool v1);
+
+/* The columns of @table under their version 2 names (bit per column), in
+ * one query; *v2 tells whether it uses them (a column under a version 2
+ * name that no column has now: tgid). */
+static __u32 v2_columns(sqlite3 *db, const char *table, bool *v2)
+{
+	sqlite3_stmt *st;
+	__u32 mask = 0;
+
+	*v2 = false;
+	if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1)", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+
+		for (int c = 0; name && c < C_MAX; c++)
+			if (!strcmp(ks_cols[c].v2, name)) {
+				mask |= 1u << c;
+				*v2 |= ks_col_find(name) < 0;
+			}
+	}
+	sqlite3_finalize(st);
+	return mask;
+}
+
+static bool v2_names(sqlite3 *db, const char *table)
+{
+	bool v2;
+
+	v2_columns(db, table, &v2);
+	return v2;
+}
+
+/* Schema version 2 named the process tgid and the thread pid (events.h):
+ * rename the columns of every table that still does, through temporary
+ * names (pid -> tid, tgid -> pid). The view names them: it is dropped
+ * first and written anew by view_apply(). A rename rewrites the schema
+ * only, not the rows. */
+static int migrate_v2_names(sqlite3 *db)
+{
+	const char *names[KS_SCHEMA_TABLES_MAX];
+	int n = ks_schema_tables(db, names, KS_SCHEMA_TABLES_MAX), rc = SQLITE_OK;
+	bool dropped = false;
+	char sql[256];
+
+	for (int t = 0; t < n && rc == SQLITE_OK; t++) {
+		if (!v2_names(db, names[t]))
+			continue;
+		if (!dropped && (rc = sqlite3_exec(db, "DROP VIEW IF EXISTS events", NULL, NULL, NULL)))
+			break;
+		dropped = true;
+		for (int pass = 0; pass < 2 && rc == SQLITE_OK; pass++)
+			for (int c = 0; c < C_MAX && rc == SQLITE_OK; c++) {
+				char tmp[64];
+
+				if (!strcmp(ks_cols[c].v2, ks_cols[c].name))
+					continue;
+				snprintf(tmp, sizeof(tmp), "ks_v2_%s", ks_cols[c].name);
+				if (!has_column(db, names[t], pass ? tmp : ks_cols[c].v2))
+					continue;
+				snprintf(sql, sizeof(sql), "ALTER TABLE %s RENAME COLUMN %s TO %s", names[t],
+					 pass ? tmp : ks_cols[c].v2, pass ? ks_cols[c].name : tmp);
+				rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+			}
+	}
+	return rc;
+}
+
+int ks_schema_compat_view(sqlite3 *db)
+{
+	static char sql[4096];
+	struct buf b = { sql, 0, sizeof(sql) };
+	bool v2;
+	__u32 has = v2_columns(db, "events", &v2);
+
+	if (!v2)
+		return SQLITE_OK;
+	put(&b, "CREATE TEMP VIEW events AS SELECT");
+	for (int c = 0; c < C_MAX; c++) {
+		if (has & (1u << c))
+			put(&b, " %s AS %s,", ks_cols[c].v2, ks_cols[c].name);
+		else
+			put(&b, " CAST(NULL AS %s) AS %s,", affinity(c), ks_cols[c].name);
+	}
+	put(&b, " rowid AS rowid FROM main.events");
+	return b.len < b.cap ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_TOOBIG;
+}
+
 
 /* Whether sqlite_master holds exactly @sql for @name. */
 static bool same_sql(sqlite3 *db, const char *name, const char *sql)
@@ -457,6 +536,8 @@ int ks_schema_apply(sqlite3 *db)
 	if (rc != SQLITE_OK)
 		return rc;
 	load_chunks(db);
+	if ((rc = migrate_v2_names(db)) != SQLITE_OK)
+		return rc;
 
 	/* Columns added since a table was created. */
 	for (int t = 0, k = 0; t < KS_TAB_MAX; t += t != KS_TAB_EXEC || ++k >= ex.count) {
@@ -466,7 +547,7 @@ int ks_schema_apply(sqlite3 *db)
 			if (!(stores(t, c)) || has_column(db, name, phys(t, c)))
 				continue;
 			snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", name,
-				 phys(t, c), cols[c].type);
+				 phys(t, c), col_type(c));
 			if ((rc = sqlite3_exec(db, sql, NULL, NULL, NULL)) != SQLITE_OK)
 				return rc;
 		}
@@ -485,7 +566,7 @@ static int view_apply(sqlite3 *db, bool v1)
 	struct buf view = { vs, 0, sizeof(vs) }, ins = { is, 0, sizeof(is) },
 		   del = { ds, 0, sizeof(ds) }, upd = { us, 0, sizeof(us) };
 
-	view_sql(&view, &ins, &del, &upd, v1);
+	view_sql(db, &view, &ins, &del, &upd, v1);
 	if (view.len >= view.cap || ins.len >= ins.cap || del.len >= del.cap || upd.len >= upd.cap)
 		return SQLITE_TOOBIG;
 	if (same_sql(db, "events", vs) && same_sql(db, "events_insert", is) &&

@@ -1,12 +1,12 @@
 /* store_schema.h - the event store's layout, private to store.c: which
- * table holds which kinds, the columns of each, the `events` view over them
- * and the statements that write them. Adding a column is one line in
- * store_schema.c's column list and one case in ks_schema_bind(). */
+ * table holds which kinds, the columns of each (derived from the event
+ * table, events.h), the `events` view over them and the statements that
+ * write them. */
 #ifndef KSHIELD_STORE_SCHEMA_H
 #define KSHIELD_STORE_SCHEMA_H
 
 #include <sqlite3.h>
-#include "store.h"
+#include "events.h"
 
 /* One table per frequent kind and one for the rare kinds, so that no row
  * pays for a kind index: a kind filter selects tables, and time ranges are
@@ -32,6 +32,10 @@ enum ks_tab ks_schema_tab(const char *kind);
  * version 1 store (its table becomes one more arm of the view). Runs in
  * the caller's transaction. Returns an SQLite result code. */
 int ks_schema_apply(sqlite3 *db);
+/* For a read-only connection to a store of schema version 2 or 1, whose
+ * `events` names the process tgid and the thread pid: a temporary view
+ * `events` with today's columns over it (SQLITE_OK when not needed). */
+int ks_schema_compat_view(sqlite3 *db);
 /* Tables that hold rows, for retention and max(ts): the KS_TAB_* tables
  * and a migrated version 1 table while it has rows (or, in a version 1
  * store not migrated yet, its table events). */
