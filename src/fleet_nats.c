@@ -1,6 +1,6 @@
 /* fleet_nats.c - one NATS connection for the fleet commands and the agent:
  * options (servers, TLS, credentials) handed to natsOptions unchanged,
- * reconnecting forever, and the three KV buckets plus the events stream,
+ * reconnecting forever, and the four KV buckets plus the events stream,
  * created on first use with 3 replicas (1 on a single server).
  */
 #ifndef KSHIELD_STATIC	/* no static libnats/libpq: the guest binary has no fleet */
@@ -218,6 +218,8 @@ int ks_nats_bind(struct ks_nats *n, const struct ks_nats_opts *o, bool create)
 		err = ensure_kv(n, &n->objects, KS_BUCKET_OBJECTS, 1, o->replicas, create);
 	if (!err && !n->status)
 		err = ensure_kv(n, &n->status, KS_BUCKET_STATUS, 1, o->replicas, create);
+	if (!err && !n->audit)
+		err = ensure_kv(n, &n->audit, KS_BUCKET_AUDIT, 1, o->replicas, create);
 	return err;
 }
 
@@ -316,6 +318,8 @@ void ks_nats_close(struct ks_nats *n)
 		kvStore_Destroy(n->objects);
 	if (n->status)
 		kvStore_Destroy(n->status);
+	if (n->audit)
+		kvStore_Destroy(n->audit);
 	if (n->js)
 		jsCtx_Destroy(n->js);
 	if (n->nc) {

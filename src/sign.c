@@ -21,6 +21,14 @@
 static const char *const sign_tags[] = {
 	[KS_SIGN_SHIELD] = "kshield-shield-object-v1",
 	[KS_SIGN_SITES] = "kshield-sites-manifest-v1",
+	[KS_SIGN_DESIRED] = "kshield-desired-state-v1",
+	[KS_SIGN_KEYLIST] = "kshield-key-list-v1",
+};
+static const char *const sign_what[] = {
+	[KS_SIGN_SHIELD] = "object",
+	[KS_SIGN_SITES] = "manifest",
+	[KS_SIGN_DESIRED] = "desired record",
+	[KS_SIGN_KEYLIST] = "key list",
 };
 #define SIGN_TAG_MAX 32
 
@@ -108,6 +116,22 @@ static int read_key(const char *path, const char *word, unsigned char *out, size
 	sodium_memzero(buf, len);
 	free(buf);
 	return err;
+}
+
+int ks_sign_pub_id(const char *publine, char keyid[KS_KEYID_LEN])
+{
+	unsigned char pk[crypto_sign_PUBLICKEYBYTES];
+	size_t got;
+	int err = sodium_ready();
+
+	if (err)
+		return err;
+	if (strncmp(publine, "ed25519 ", 8) ||
+	    sodium_base642bin(pk, sizeof(pk), publine + 8, strlen(publine + 8), " \n", &got, NULL,
+			      sodium_base64_VARIANT_ORIGINAL) || got != sizeof(pk))
+		return ks_err(-EINVAL, "not a kshield public key: expected 'ed25519 BASE64'");
+	key_id(pk, keyid);
+	return 0;
 }
 
 static int write_new(const char *path, const char *text, mode_t mode)
@@ -234,7 +258,7 @@ int ks_sign_verify_kind(enum ks_sign_kind kind, const void *obj, size_t len, con
 		return err;
 	keyid[0] = '\0';
 	if (!sig || !*sig)
-		return ks_err(-ENODATA, "unsigned: the object has no signature");
+		return ks_err(-ENODATA, "unsigned: the %s has no signature", sign_what[kind]);
 	if (sscanf(sig, "ed25519 %23s %127s", id, b64) != 2 || strlen(id) != KS_KEYID_LEN - 1 ||
 	    sodium_base642bin(s, sizeof(s), b64, strlen(b64), NULL, &got, NULL,
 			      sodium_base64_VARIANT_ORIGINAL) || got != sizeof(s))
@@ -246,7 +270,7 @@ int ks_sign_verify_kind(enum ks_sign_kind kind, const void *obj, size_t len, con
 	mlen = signed_message(kind, obj, len, msg);
 	if (crypto_sign_verify_detached(s, msg, mlen, pk))
 		return ks_err(-EBADMSG, "bad signature: the %s was altered after key %s signed it",
-			      kind == KS_SIGN_SITES ? "manifest" : "object", id);
+			      sign_what[kind], id);
 	return 0;
 }
 
