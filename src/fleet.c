@@ -91,7 +91,7 @@ static int sign_and_put(struct ks_nats *n, const char *name, json_object *body, 
 	}
 	if (prev)
 		json_object_object_add(*rec, "prev", prev);
-	err = ks_kv_put_json(n->desired, name, *rec, rev);
+	err = ks_nats_denied(n, ks_kv_put_json(n->desired, name, *rec, rev));
 	if (err) {
 		json_object_put(*rec);
 		*rec = NULL;
@@ -246,7 +246,7 @@ static int do_deploy(int argc, char **argv)
 		}
 
 		if (ns != NATS_OK) {
-			err = ks_nats_err(ns, "storing the object");
+			err = ks_nats_denied(&n, ks_nats_err(ns, "storing the object"));
 			goto close;
 		}
 	}
@@ -750,7 +750,7 @@ static int do_publish(int argc, char **argv)
 		return ks_usage("%s is not JSON", file);
 	err = open_fleet(&n, &no);
 	if (!err) {
-		err = ks_kv_put_json(n.desired, name, d, 0);
+		err = ks_nats_denied(&n, ks_kv_put_json(n.desired, name, d, 0));
 		ks_nats_close(&n);
 	}
 	json_object_put(d);
@@ -815,9 +815,11 @@ static int keys_set(int argc, char **argv)
 				*colon = '\0';
 				kexp = parse_duration_ms(colon + 1);
 			}
-			if (kexp <= 0)
+			if (kexp <= 0) {
 				err = ks_usage("bad key lifetime in --add %s (e.g. signer.pub:90d)", argv[i]);
-			else if (!(err = ks_read_file(file, &pub, &len)) && !(err = ks_sign_pub_id(pub, id))) {
+			} else if ((err = ks_read_file(file, &pub, &len)) || (err = ks_sign_pub_id(pub, id))) {
+				err = ks_report(ks_err_ctx(err, "--add %s", file));
+			} else {
 				json_object *k = json_object_new_object();
 
 				pub[strcspn(pub, "\n")] = '\0';
@@ -825,13 +827,9 @@ static int keys_set(int argc, char **argv)
 				json_object_object_add(k, "pub", json_object_new_string(pub));
 				json_object_object_add(k, "expires_at", json_object_new_int64(now + kexp));
 				json_object_array_add(keys, k);
-			} else if (err) {
-				ks_err_ctx(err, "%s", file);
 			}
 			free(pub);
 			free(file);
-			if (err && err != 2)
-				err = ks_report(err);
 		} else {
 			err = ks_usage(KEYS_USAGE);
 		}
@@ -855,7 +853,7 @@ static int keys_set(int argc, char **argv)
 	json_object_object_add(body, "expires_at", json_object_new_int64(now + expires));
 	err = ks_fleet_sign_record(KS_SIGN_KEYLIST, body, root, &rec, id);
 	if (!err)
-		err = ks_kv_put_json(n.desired, KS_KEYS_KEY, rec, 0);
+		err = ks_nats_denied(&n, ks_kv_put_json(n.desired, KS_KEYS_KEY, rec, 0));
 	ks_nats_close(&n);
 	if (!err) {
 		if (json_output)

@@ -30,6 +30,16 @@ int ks_nats_err(natsStatus s, const char *what)
 		      last && *last ? ": " : "", last && *last ? last : "");
 }
 
+int ks_nats_denied(struct ks_nats *n, int err)
+{
+	const char *txt = NULL;
+
+	if (err && n->nc && natsConnection_GetLastError(n->nc, &txt) == NATS_NOT_PERMITTED)
+		return ks_err(-EACCES, "the NATS server refused this user: %s (changing desired "
+			      "state or objects takes the operator's credentials)", txt ? txt : "");
+	return err;
+}
+
 void ks_nats_key_safe(const char *in, char *out, size_t n)
 {
 	size_t i;

@@ -56,6 +56,10 @@ int ks_nats_ensure_stream(struct ks_nats *n, int replicas);
  * @create: create missing ones (the operator's commands do; agents only
  * bind: their credentials may not create streams). */
 int ks_nats_bind(struct ks_nats *n, const struct ks_nats_opts *o, bool create);
+/* After a failed call: when the server refused this user's permissions
+ * (it answers a refused publish with nothing, so the call timed out),
+ * record that instead and return -EACCES; otherwise return @err. */
+int ks_nats_denied(struct ks_nats *n, int err);
 /* Record a one-line error for a failed NATS call. */
 int ks_nats_err(natsStatus s, const char *what);
 

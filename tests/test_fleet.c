@@ -621,7 +621,15 @@ Test(fleet, host_credentials_cannot_write_desired_state)
 	record_save("good.json");
 	record_edit("good.json", ".mode=\"absent\" | .signed=(.signed|fromjson|.mode=\"absent\"|tojson)",
 		    "absent.json");
-	cr_expect_neq(publish("absent.json", host_urls), 0, "a host credential wrote desired state");
+	{
+		char *err = NULL;
+		int rc = ks_runf(NULL, &err, "%s fleet publish %s %s/absent.json --nats %s", ks_bin(),
+				 SHIELD, dir, host_urls);
+
+		cr_expect_neq(rc, 0, "a host credential wrote desired state");
+		cr_expect(err && strstr(err, "refused this user"), "publish said: %s", err);
+		free(err);
+	}
 	cr_expect_neq(ks_runf(NULL, NULL, "%s fleet rollback %s --nats %s >/dev/null 2>&1", ks_bin(),
 			      SHIELD, host_urls), 0, "a host credential rolled the shield back");
 	cr_expect_neq(ks_runf(NULL, NULL, "%s fleet deploy %s --hosts 'hcw-*' --audit --nats %s "
