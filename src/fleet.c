@@ -50,7 +50,7 @@ static int open_fleet(struct ks_nats *n, struct ks_nats_opts *o)
 #define DEPLOY_MAX_SITES 64
 #define DEFAULT_EXPIRES_MS ((int64_t)30 * 86400000)	/* a desired record: 30 days */
 #define DEFAULT_KEY_EXPIRES_MS ((int64_t)365 * 86400000)	/* a listed signing key */
-#define DEPLOY_USAGE "usage: kshield fleet deploy FILE --key KEYFILE [--hosts GLOB|--group NAME] " \
+#define DEPLOY_USAGE "usage: kshield fleet deploy FILE --key KEYFILE [--keys DIR] [--hosts GLOB|--group NAME] " \
 	"[--audit|--audit-first DURATION] [--expires DURATION] [--sig FILE] [--sites MANIFEST]... NATS"
 
 /* What a desired record says, as agents read it: its signed body (a new
@@ -68,6 +68,25 @@ static json_object *record_body(json_object *rec)
 		if (strcmp(k, "prev") && strcmp(k, "signed") && strcmp(k, "record_sig"))
 			json_object_object_add(b, k, json_object_get(v));
 	return b;
+}
+
+/* The body of stored record @rec when its signature verifies against the
+ * public half of @keyfile (what this signer signed before) or a key in
+ * @keys_dir; NULL with a message when not: nothing unverified from the
+ * bucket is ever signed again (a rollback, a promote, a renew). */
+static json_object *trusted_body(json_object *rec, const char *keyfile, const char *keys_dir)
+{
+	const char *txt = ks_json_str(rec, "signed", NULL);
+	char id[KS_KEYID_LEN];
+
+	if (!txt) {
+		ks_err(-ENODATA, "unsigned: the record has no signed body");
+		return NULL;
+	}
+	if (ks_sign_verify_signer(KS_SIGN_DESIRED, txt, strlen(txt), ks_json_str(rec, "record_sig", ""),
+				  keyfile, keys_dir, id))
+		return NULL;
+	return json_tokener_parse(txt);
 }
 
 /* Give @body the next version (above @after, and at least the time now,
@@ -163,7 +182,7 @@ static int do_deploy(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
 	const char *path = NULL, *hosts = "*", *group = "", *sigpath = NULL;
-	const char *key = getenv("KSHIELD_FLEET_KEY");
+	const char *key = getenv("KSHIELD_FLEET_KEY"), *keys = NULL;
 	int64_t expires = DEFAULT_EXPIRES_MS;
 	const char *sites[DEPLOY_MAX_SITES];
 	json_object *sites_arr = NULL;
@@ -190,6 +209,8 @@ static int do_deploy(int argc, char **argv)
 			sigpath = argv[++i];
 		else if (!strcmp(argv[i], "--key") && i + 1 < argc)
 			key = argv[++i];
+		else if (!strcmp(argv[i], "--keys") && i + 1 < argc)
+			keys = argv[++i];
 		else if (!strcmp(argv[i], "--expires") && i + 1 < argc) {
 			if ((expires = parse_duration_ms(argv[++i])) <= 0)
 				return ks_usage("bad --expires duration '%s' (e.g. 30d, 12h)", argv[i]);
@@ -269,13 +290,16 @@ static int do_deploy(int argc, char **argv)
 	/* Keep one earlier version for rollback; the new one's version is
 	 * above it (agents refuse going back to a lower one). */
 	if (!ks_kv_get_json(n.desired, ks_meta_get(&meta, "name"), &old, &rev)) {
-		json_object *ob = record_body(old);
+		json_object *ob = trusted_body(old, key, keys);
 
 		version = ks_json_i64(old, "version");
-		if (strcmp(ks_json_str(ob, "mode", ""), "absent"))
-			prev = ob;
-		else
-			json_object_put(ob);
+		json_object_object_del(old, "prev");
+		if (!ob)
+			fprintf(stderr, "warning: the stored record of %s is not kept for rollback: %s\n",
+				ks_meta_get(&meta, "name"), ks_errmsg());
+		else if (strcmp(ks_json_str(ob, "mode", ""), "absent"))
+			prev = json_object_get(old);	/* signed, as it was */
+		json_object_put(ob);
 		json_object_put(old);
 	}
 	{
@@ -597,7 +621,7 @@ static int change(int argc, char **argv, enum change_op op)
 {
 	static const char *const opname[] = { "promote", "rollback", "renew" };
 	struct ks_nats_opts no = { 0 };
-	const char *name = NULL, *key = getenv("KSHIELD_FLEET_KEY");
+	const char *name = NULL, *key = getenv("KSHIELD_FLEET_KEY"), *keys = NULL;
 	int64_t expires = DEFAULT_EXPIRES_MS;
 	struct ks_nats n;
 	json_object *d = NULL, *rec = NULL, *prev;
@@ -609,12 +633,14 @@ static int change(int argc, char **argv, enum change_op op)
 			continue;
 		if (!strcmp(argv[i], "--key") && i + 1 < argc)
 			key = argv[++i];
+		else if (!strcmp(argv[i], "--keys") && i + 1 < argc)
+			keys = argv[++i];
 		else if (!strcmp(argv[i], "--expires") && i + 1 < argc) {
 			if ((expires = parse_duration_ms(argv[++i])) <= 0)
 				return ks_usage("bad --expires duration '%s' (e.g. 30d, 12h)", argv[i]);
 		} else if (argv[i][0] == '-' || name)
-			return ks_usage("usage: kshield fleet %s SHIELD --key KEYFILE [--expires DURATION] NATS",
-					opname[op]);
+			return ks_usage("usage: kshield fleet %s SHIELD --key KEYFILE [--keys DIR] "
+					"[--expires DURATION] NATS", opname[op]);
 		else
 			name = argv[i];
 	}
@@ -632,11 +658,17 @@ static int change(int argc, char **argv, enum change_op op)
 		if (err)
 			break;
 		version = ks_json_i64(cur, "version");
-		d = record_body(cur);
+		d = trusted_body(cur, key, keys);
 		prev = NULL;
 		if (json_object_object_get_ex(cur, "prev", &prev))
 			prev = json_object_get(prev);
 		json_object_put(cur);
+		if (!d) {
+			json_object_put(prev);
+			err = ks_err_ctx(-EBADMSG, "the stored record of %s is not one to sign again "
+					 "(deploy it again)", name);
+			break;
+		}
 		if (op == CHANGE_PROMOTE) {
 			if (!strcmp(ks_json_str(d, "mode", ""), "absent")) {
 				json_object_put(prev);
@@ -648,10 +680,16 @@ static int change(int argc, char **argv, enum change_op op)
 		} else if (op == CHANGE_RENEW) {
 			json_object_object_add(d, "by", json_object_new_string("renew"));
 		} else if (prev) {
-			/* Back to the version before this one. */
+			/* Back to the version before this one, as it was signed. */
 			json_object_put(d);
-			d = prev;
+			d = trusted_body(prev, key, keys);
+			json_object_put(prev);
 			prev = NULL;
+			if (!d) {
+				err = ks_err_ctx(-EBADMSG, "the version before %s's current one is not one "
+						 "to sign again", name);
+				break;
+			}
 			json_object_object_add(d, "by", json_object_new_string("rollback"));
 			json_object_object_add(d, "deployed_at", json_object_new_int64(ks_now_ms()));
 			json_object_object_add(d, "audit_first_ms", json_object_new_int64(0));
@@ -1032,12 +1070,12 @@ static int do_help(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	fprintf(stderr,
-		"Usage: kshield fleet deploy FILE --key KEYFILE [--hosts GLOB|--group NAME]\n"
+		"Usage: kshield fleet deploy FILE --key KEYFILE [--keys DIR] [--hosts GLOB|--group NAME]\n"
 		"                             [--audit|--audit-first DURATION] [--expires DURATION]\n"
 		"                             [--sites MANIFEST]... NATS\n"
 		"       kshield fleet status [SHIELD] NATS\n"
 		"       kshield fleet wait SHIELD [--status enforcing|auditing|refused|unloaded] [--count N] [--timeout S] NATS\n"
-		"       kshield fleet promote|rollback|renew SHIELD --key KEYFILE [--expires DURATION] NATS\n"
+		"       kshield fleet promote|rollback|renew SHIELD --key KEYFILE [--keys DIR] [--expires DURATION] NATS\n"
 		"       kshield fleet keys set --root ROOTKEY [--add PUBFILE[:DURATION]]... [--revoke KEYID]...\n"
 		"                              [--expires DURATION] NATS\n"
 		"       kshield fleet keys show NATS\n"
@@ -1056,6 +1094,9 @@ static int do_help(int argc, char **argv)
 		"enforce after DURATION unless a host reported audit hits (kshield_audit).\n"
 		"rollback signs the previous version again, or 'absent' for a first version;\n"
 		"renew re-signs the current one with a new expiry (before it runs out).\n"
+		"Nothing read from the bucket is signed again unless it verifies against --key's\n"
+		"own public key or one in --keys DIR (a stored record someone else wrote is not\n"
+		"kept for rollback, and promote/rollback/renew refuse it).\n"
 		"keys set publishes the fleet's signing keys, each with an expiry, and revoked\n"
 		"key ids, signed by a root key.\n"
 		"--sites ships a kernel sites manifest (and its MANIFEST.sig) with a shield on\n"

@@ -274,6 +274,44 @@ int ks_sign_verify_kind(enum ks_sign_kind kind, const void *obj, size_t len, con
 	return 0;
 }
 
+int ks_sign_verify_signer(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
+			  const char *keyfile, const char *keys_dir, char keyid[KS_KEYID_LEN])
+{
+	unsigned char sk[crypto_sign_SECRETKEYBYTES], s[crypto_sign_BYTES];
+	unsigned char msg[SIGN_TAG_MAX + crypto_hash_sha256_BYTES];
+	char id[KS_KEYID_LEN + 8], own[KS_KEYID_LEN], b64[128];
+	size_t got, mlen;
+	int err = sodium_ready();
+
+	if (err)
+		return err;
+	keyid[0] = '\0';
+	if (!sig || !*sig)
+		return ks_err(-ENODATA, "unsigned: the %s has no signature", sign_what[kind]);
+	if (sscanf(sig, "ed25519 %23s %127s", id, b64) != 2 ||
+	    sodium_base642bin(s, sizeof(s), b64, strlen(b64), NULL, &got, NULL,
+			      sodium_base64_VARIANT_ORIGINAL) || got != sizeof(s))
+		return ks_err(-EINVAL, "malformed signature: expected 'ed25519 KEYID BASE64'");
+	if ((err = read_key(keyfile, "ed25519-secret", sk, sizeof(sk))))
+		return err;
+	key_id(sk + crypto_sign_SEEDBYTES, own);
+	if (strcmp(own, id)) {
+		sodium_memzero(sk, sizeof(sk));
+		if (keys_dir)
+			return ks_sign_verify_kind(kind, obj, len, sig, keys_dir, keyid);
+		return ks_err(-ENOKEY, "signed by key %s, not by %s's key %s (name other trusted "
+			      "keys with --keys DIR)", id, keyfile, own);
+	}
+	snprintf(keyid, KS_KEYID_LEN, "%s", id);
+	mlen = signed_message(kind, obj, len, msg);
+	err = crypto_sign_verify_detached(s, msg, mlen, sk + crypto_sign_SEEDBYTES);
+	sodium_memzero(sk, sizeof(sk));
+	if (err)
+		return ks_err(-EBADMSG, "bad signature: the %s was altered after key %s signed it",
+			      sign_what[kind], id);
+	return 0;
+}
+
 int ks_sign_verify(const void *obj, size_t len, const char *sig, const char *keys_dir,
 		   char keyid[KS_KEYID_LEN])
 {
