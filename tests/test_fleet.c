@@ -543,6 +543,15 @@ Test(fleet, forged_desired_records_are_refused)
 	wait_host("frg-0", "refused", "bad signature", 15);
 	wait_host("frg-1", "refused", "bad signature", 15);
 	expect_mode(2, "enforce", "mode absent, signature kept");
+	/* The operator's tools never sign a planted record again. */
+	{
+		char *err = NULL;
+		int rc = ks_runf(NULL, &err, "%s fleet renew %s --nats %s", ks_bin(), SHIELD, urls);
+
+		cr_expect_neq(rc, 0, "renew signed a forged record");
+		cr_expect(err && strstr(err, "bad signature"), "renew said: %s", err);
+		free(err);
+	}
 
 	record_edit("good.json", ".mode=\"audit\" | .signed=(.signed|fromjson|.mode=\"audit\"|tojson)",
 		    "audit.json");
