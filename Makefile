@@ -10,7 +10,12 @@ ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
 CFLAGS    ?= -O2 -g
-CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Isrc -I$(BUILD) \
+# User space: commands (src/cmd/) over a library (src/lib/<subsystem>/,
+# built as libkshield.a). Each subsystem's header is its interface; header
+# names are unique across subsystems, so every folder is on the include path.
+LIB_DIRS  := $(sort $(dir $(wildcard src/lib/*/*.c)))
+CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Isrc/cmd \
+             $(patsubst %/,-I%,$(LIB_DIRS)) -I$(BUILD) \
              -DKSHIELD_VERSION='"$(VERSION)"'
 LDLIBS    := -lbpf -lelf -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -lnats -lpq -ldw -ldebuginfod
 STATIC_LDLIBS := -Wl,--start-group -lbpf -ldw -lelf -llzma -lbz2 -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -ldl -Wl,--end-group
@@ -33,9 +38,13 @@ SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 SHIELD_DIRS := $(patsubst %/shield.bpf.c,%,$(wildcard shields/*/shield.bpf.c))
 SHIELDS   := $(notdir $(SHIELD_DIRS))
 SHIELD_OBJS := $(patsubst %,$(BUILD)/shields/%.bpf.o,$(SHIELDS))
-SRCS      := $(wildcard src/*.c) $(wildcard shields/*/test.c)
-OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS))
-STATIC_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(SRCS))
+LIB_SRCS  := $(wildcard src/lib/*/*.c)
+CMD_SRCS  := $(wildcard src/cmd/*.c) $(wildcard shields/*/test.c)
+SRC_HDRS  := $(wildcard src/cmd/*.h src/lib/*/*.h) $(wildcard include/kshield/*.h)
+LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRCS))
+STATIC_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(LIB_SRCS))
+STATIC_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(CMD_SRCS))
 TEST_SRCS := $(wildcard tests/*.c)
 
 .PHONY: static-arm64
@@ -69,22 +78,31 @@ $(BUILD)/shields/%.bpf.o: shields/%/shield.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(SKELS) $(wildcard src/*.h) $(wildcard include/kshield/*.h)
+$(BUILD)/obj/%.o: %.c $(SKELS) $(SRC_HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/kshield: $(OBJS)
+$(BUILD)/libkshield.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/kshield: $(OBJS) $(BUILD)/libkshield.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # Statically linked kshield for the kernel matrix guests.
-$(BUILD)/obj-static/%.o: %.c $(SKELS) $(wildcard src/*.h) $(wildcard include/kshield/*.h)
+$(BUILD)/obj-static/%.o: %.c $(SKELS) $(SRC_HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -DKSHIELD_STATIC -c $< -o $@
 
-$(BUILD)/static/kshield: $(STATIC_OBJS)
+$(BUILD)/static/libkshield.a: $(STATIC_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/static/kshield: $(STATIC_OBJS) $(BUILD)/static/libkshield.a
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LDLIBS) -o $@ 2>&1 | \
@@ -108,6 +126,7 @@ $(BUILD)/tests/kshield-tests: $(TEST_SRCS) $(wildcard tests/*.h)
 	$(Q)$(CC) $(CFLAGS) -Itests $(TEST_SRCS) -lcriterion -ljson-c -lsqlite3 -lbpf -o $@
 
 test-host: all $(BUILD)/tests/kshield-tests $(FIXTURES) $(BUILD)/bench/store_ingest
+	$(Q)scripts/check-layers.sh
 	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \
 	    KSHIELD_FIXTURES=$(abspath $(BUILD)/tests/fixtures) \
 	    $(BUILD)/tests/kshield-tests --jobs 1 $(TESTFLAGS)
@@ -176,8 +195,8 @@ $(BUILD)/bench/%: bench/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
-# store_ingest drives src/store.c directly, without the kernel.
-$(BUILD)/bench/store_ingest: bench/store_ingest.c $(BUILD)/obj/src/store.o $(BUILD)/obj/src/store_schema.o $(BUILD)/obj/src/cli.o
+# store_ingest drives the store library directly, without the kernel.
+$(BUILD)/bench/store_ingest: bench/store_ingest.c $(BUILD)/libkshield.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lsqlite3 -ljson-c -o $@

@@ -1,4 +1,4 @@
-/* store_ingest.c - sustained ingest into the event store (src/store.c), the
+/* store_ingest.c - sustained ingest into the event store (src/lib/store/store.c), the
  * agent's write path without the kernel: decode + INSERT in batched WAL
  * transactions. The baseline, measured in the same run, is raw SQLite at
  * its best: one prepared 12-column INSERT of integers, 10k rows per

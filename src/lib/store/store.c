@@ -1,0 +1,1023 @@
+/* store.c - the SQLite event store (see store.h for the schema).
+ *
+ * Written by the agent alone, read by `events`, `hunt` and `stats`. The
+ * write path is built for a sustained stream: WAL with synchronous=NORMAL
+ * (a commit is a WAL append, fsync only at checkpoints), one prepared
+ * INSERT per table, rows batched into transactions of at most
+ * KS_STORE_BATCH rows or KS_STORE_BATCH_MS, and no secondary index on the
+ * frequent kinds' tables (store_schema.c says why and how hunts stay fast).
+ *
+ * A crash (SIGKILL, power loss) loses at most the open transaction; WAL
+ * keeps the database consistent. Errors are returned, never fatal: the
+ * agent decides what to count and when to retry.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include "err.h"
+#include "config.h"
+#include "store.h"
+#include "store_schema.h"
+
+struct ks_store {
+	sqlite3 *db;
+	sqlite3_stmt *ins[KS_TAB_MAX];	/* one INSERT per table */
+	sqlite3_stmt *bin_get, *bin_add;
+	struct bin_slot {		/* binary path -> id, a direct-mapped cache */
+		__u64 hash;
+		sqlite3_int64 id;
+		char *path;
+	} bins[1024];
+	int pending;			/* rows in the open transaction */
+	struct timespec first;		/* when the first of them was queued */
+	bool in_tx;
+	__s64 last_ts;			/* newest ts stored (ts is the row key) */
+	long long exec_rows;		/* rows in the current exec chunk */
+	__s64 exec_day;			/* UTC day of its rows */
+	bool exec_full;			/* no more chunks: keep filling it */
+	__u64 committed;		/* rows committed since open */
+};
+
+static const char *const kind_names[KS_EV_KIND_MAX] = {
+	[KS_EV_EXEC] = "exec",		[KS_EV_EXIT] = "exit",
+	[KS_EV_CONNECT] = "connect",	[KS_EV_ACCEPT] = "accept",
+	[KS_EV_LISTEN] = "listen",	[KS_EV_SOCKET] = "socket",
+	[KS_EV_USERNS] = "userns",	[KS_EV_PRIVILEGE] = "privilege",
+	[KS_EV_BPF] = "bpf",		[KS_EV_SHIELD] = "shield",
+	[KS_EV_ALG_BIND] = "alg_bind",	[KS_EV_TAMPER] = "tamper",
+	[KS_EV_FLOW] = "flow",
+};
+
+const char *ks_kind_name(unsigned kind)
+{
+	return kind < KS_EV_KIND_MAX ? kind_names[kind] : NULL;
+}
+
+int ks_kind_parse(const char *name)
+{
+	for (int k = 1; k < KS_EV_KIND_MAX; k++)
+		if (kind_names[k] && !strcmp(kind_names[k], name))
+			return k;
+	return ks_err(-EINVAL, "unknown event kind '%s' (exec, exit, connect, accept, listen, "
+		      "socket, userns, privilege, bpf, shield, alg_bind, tamper, flow)", name);
+}
+
+/* Map an SQLite failure to a negative errno and a one-line message. */
+static int sql_err(sqlite3 *db, int rc, const char *what)
+{
+	int err;
+
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:	err = -EBUSY; break;
+	case SQLITE_FULL:	err = -ENOSPC; break;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:	err = -EACCES; break;
+	case SQLITE_CANTOPEN:	err = -ENOENT; break;
+	case SQLITE_NOTADB:
+	case SQLITE_CORRUPT:	err = -EBADMSG; break;
+	case SQLITE_IOERR:	err = -EIO; break;
+	case SQLITE_NOMEM:	err = -ENOMEM; break;
+	default:		err = -EIO; break;
+	}
+	return ks_err(err, "%s: %s", what, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+}
+
+static int pragma_int(sqlite3 *db, const char *sql, long long *v)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		*v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+		rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Check (or, for a new file, stamp) that this is a kshield store. */
+static int check_identity(sqlite3 *db, const char *path, bool create)
+{
+	long long app = 0, ver = 0, ntables = 0;
+	char sql[128];
+	int rc;
+
+	rc = pragma_int(db, "PRAGMA application_id", &app);
+	if (rc == SQLITE_OK)
+		rc = pragma_int(db, "PRAGMA user_version", &ver);
+	if (rc == SQLITE_OK)
+		rc = pragma_int(db, "SELECT count(*) FROM sqlite_master", &ntables);
+	if (rc != SQLITE_OK)
+		return sql_err(db, rc, path);
+	if (app == 0 && ntables == 0) {
+		if (!create)
+			return ks_err(-EMEDIUMTYPE, "%s is an empty database, not a kshield store", path);
+		snprintf(sql, sizeof(sql), "PRAGMA application_id=%d; PRAGMA user_version=%d;",
+			 KS_STORE_APP_ID, KS_STORE_VERSION);
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+		return rc == SQLITE_OK ? 0 : sql_err(db, rc, path);
+	}
+	if (app != KS_STORE_APP_ID)
+		return ks_err(-EMEDIUMTYPE, "%s is not a kshield store (an SQLite database of "
+			      "something else)", path);
+	if (ver > KS_STORE_VERSION)
+		return ks_err(-EPROTO, "%s has store schema %lld; this kshield knows up to %d "
+			      "(run a newer kshield, or use another --store)", path, ver, KS_STORE_VERSION);
+	return 0;
+}
+
+/* Run @fn (schema changes) in a transaction of its own, and stamp the
+ * version. */
+static int schema_tx(sqlite3 *db, int (*fn)(sqlite3 *db))
+{
+	char sql[64];
+	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = fn(db);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", KS_STORE_VERSION);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	if (rc != SQLITE_OK && !sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+#define DAY_NS 86400000000000LL
+
+/* The INSERT into the current exec chunk, and how full that chunk is. */
+static int exec_prepare(struct ks_store *s)
+{
+	long long newest = 0;
+	char q[1024];
+	int rc;
+
+	sqlite3_finalize(s->ins[KS_TAB_EXEC]);
+	s->ins[KS_TAB_EXEC] = NULL;
+	ks_schema_insert_sql(s->db, KS_TAB_EXEC, q, sizeof(q));
+	rc = sqlite3_prepare_v3(s->db, q, -1, SQLITE_PREPARE_PERSISTENT, &s->ins[KS_TAB_EXEC], NULL);
+	if (rc == SQLITE_OK)
+		rc = ks_schema_exec_current(s->db, &s->exec_rows, &newest);
+	s->exec_day = newest / DAY_NS;
+	return rc;
+}
+
+/* Seal the current exec chunk and start the next, between two batches. */
+static int exec_roll(struct ks_store *s)
+{
+	int rc = ks_store_commit(s);
+
+	if (rc < 0)
+		return rc;
+	rc = schema_tx(s->db, ks_schema_exec_roll);
+	if (rc == SQLITE_FULL) {
+		s->exec_full = true;
+		return 0;
+	}
+	if (rc == SQLITE_OK)
+		rc = exec_prepare(s);
+	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't start a new exec chunk");
+}
+
+static void bins_forget(struct ks_store *s)
+{
+	for (size_t i = 0; i < sizeof(s->bins) / sizeof(s->bins[0]); i++) {
+		free(s->bins[i].path);
+		s->bins[i].path = NULL;
+	}
+}
+
+static void ks_store_close_db(struct ks_store *s)
+{
+	for (int t = 0; t < KS_TAB_MAX; t++)
+		sqlite3_finalize(s->ins[t]);
+	sqlite3_finalize(s->bin_get);
+	sqlite3_finalize(s->bin_add);
+	bins_forget(s);
+	sqlite3_close_v2(s->db);
+	free(s);
+}
+
+int ks_store_open(struct ks_store **out, const char *path, int flags)
+{
+	bool rdonly = flags & KS_STORE_RDONLY;
+	int oflags = rdonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+	struct ks_store *s;
+	long long last = 0;
+	int rc, err;
+
+	*out = NULL;
+	if (rdonly && access(path, F_OK))
+		return ks_err(-ENOENT, "no event store at %s (is the agent running? "
+			      "--store PATH)", path);
+	if (flags & KS_STORE_CREATE)
+		oflags |= SQLITE_OPEN_CREATE;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return ks_err(-ENOMEM, "out of memory");
+	/* No allocation statistics: they take a global mutex on every
+	 * malloc (a few per row). Refused, harmlessly, once SQLite is up. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		err = sql_err(s->db, rc, path);
+		goto fail;
+	}
+	sqlite3_extended_result_codes(s->db, 0);
+	/* Never block the agent (or a reader) for long on a lock. */
+	sqlite3_busy_timeout(s->db, rdonly ? 2000 : 100);
+	if ((err = check_identity(s->db, path, flags & KS_STORE_CREATE)))
+		goto fail;
+	if (rdonly) {
+		/* Hunts scan time ranges: map the file rather than copy every
+		 * page through read() (the agent, a long-lived writer, does not) */
+		sqlite3_exec(s->db, "PRAGMA mmap_size=1073741824", NULL, NULL, NULL);
+		*out = s;
+		return 0;
+	}
+	rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+			  "PRAGMA wal_autocheckpoint=4096; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = schema_tx(s->db, ks_schema_apply);
+	/* ts is unique across tables: the newest of any of them */
+	const char *tabs[KS_SCHEMA_TABLES_MAX];
+	for (int i = 0, n = ks_schema_tables(s->db, tabs, KS_SCHEMA_TABLES_MAX); rc == SQLITE_OK && i < n; i++) {
+		char q[96];
+
+		snprintf(q, sizeof(q), "SELECT coalesce(max(ts), 0) FROM %s", tabs[i]);
+		rc = pragma_int(s->db, q, &last);
+		s->last_ts = last > s->last_ts ? last : s->last_ts;
+	}
+	for (int t = 0; rc == SQLITE_OK && t < KS_TAB_MAX; t++) {
+		char q[1024];
+
+		ks_schema_insert_sql(s->db, t, q, sizeof(q));
+		rc = sqlite3_prepare_v3(s->db, q, -1, SQLITE_PREPARE_PERSISTENT, &s->ins[t], NULL);
+	}
+	if (rc == SQLITE_OK)
+		rc = exec_prepare(s);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v3(s->db, "SELECT id FROM binaries WHERE path = ?1", -1,
+					SQLITE_PREPARE_PERSISTENT, &s->bin_get, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v3(s->db, "INSERT INTO binaries(path, first) VALUES(?1, ?2)", -1,
+					SQLITE_PREPARE_PERSISTENT, &s->bin_add, NULL);
+	if (rc != SQLITE_OK) {
+		err = sql_err(s->db, rc, path);
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	ks_store_close_db(s);
+	return err;
+}
+
+void ks_store_close(struct ks_store *s)
+{
+	if (!s)
+		return;
+	if (s->in_tx)
+		ks_store_commit(s);
+	ks_store_close_db(s);
+}
+
+__u64 ks_store_committed(const struct ks_store *s)
+{
+	return s ? s->committed : 0;
+}
+
+sqlite3 *ks_store_db(struct ks_store *s)
+{
+	return s->db;
+}
+
+/* ---- one record -> one row ---- */
+
+/* Copy a fixed-size, maybe unterminated kernel string, printable only. */
+static void copy_str(char *dst, size_t dlen, const char *src, size_t max)
+{
+	size_t n = strnlen(src, max), i;
+
+	if (n >= dlen)
+		n = dlen - 1;
+	for (i = 0; i < n; i++) {
+		unsigned char c = src[i];
+
+		dst[i] = isprint(c) && c != '"' && c != '\\' ? c : '?';
+	}
+	dst[n] = '\0';
+}
+
+static char *put_u(char *p, uint64_t v, const char *then);
+
+static void addr_str(int family, const __u8 *a, char *buf, size_t len)
+{
+	/* IPv4 by hand: glibc's inet_ntop formats it with sprintf */
+	if (family != AF_INET6 && len >= 16) {
+		char *p = put_u(buf, a[0], ".");
+
+		p = put_u(p, a[1], ".");
+		p = put_u(p, a[2], ".");
+		put_u(p, a[3], "");
+	} else if (!inet_ntop(AF_INET6, a, buf, len)) {
+		snprintf(buf, len, "?");
+	}
+}
+
+/* argv: NUL-separated -> space-separated, printable. */
+static void argv_str(const struct ks_exec_event *e, char *buf, size_t len)
+{
+	size_t n = e->argv_len < sizeof(e->argv) ? e->argv_len : sizeof(e->argv);
+	size_t j = 0;
+
+	for (size_t i = 0; i < n && j + 1 < len; i++) {
+		unsigned char c = e->argv[i];
+
+		buf[j++] = c == 0 ? ' ' : (isprint(c) ? c : '?');
+	}
+	while (j && buf[j - 1] == ' ')
+		j--;
+	buf[j] = '\0';
+}
+
+/* Append @s; returns the end (details are far shorter than r->detail). */
+static char *put_s(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	*p = '\0';
+	return p;
+}
+
+/* Append @v in decimal, then @then. */
+static char *put_u(char *p, uint64_t v, const char *then)
+{
+	char d[20];
+	int n = 0;
+
+	do
+		d[n++] = '0' + v % 10;
+	while ((v /= 10));
+	while (n)
+		*p++ = d[--n];
+	return put_s(p, then);
+}
+
+static const char *verdict_str(__u32 v)
+{
+	static const char *const names[] = { "refused", "audited", "killed" };
+
+	return v < KS_VERDICT_MAX ? names[v] : "unknown";
+}
+
+int ks_row_decode(const void *rec, size_t len, __s64 boot_to_real, struct ks_row *r)
+{
+	const struct ks_hdr *h = rec;
+	const char *kind;
+
+	if (len < sizeof(*h) || !(kind = ks_kind_name(h->kind)))
+		return ks_err(-EINVAL, "malformed record (kind %u, %zu bytes)",
+			      len >= sizeof(*h) ? h->kind : 0, len);
+	r->fields = 0;
+	r->ts = (__s64)h->ts_ns + boot_to_real;
+	r->kind = kind;
+	if (h->tgid || h->pid) {
+		r->fields |= KS_ROW_PROC;
+		r->pid = h->pid;
+		r->tgid = h->tgid;
+		r->ppid = h->ppid;
+		r->uid = h->uid;
+		r->euid = h->euid;
+		r->cgroup_id = h->cgroup_id;
+		copy_str(r->comm, sizeof(r->comm), h->comm, sizeof(h->comm));
+	}
+	r->exec_id = h->exec_id;
+	r->parent_exec_id = 0;
+	r->binary[0] = r->args[0] = r->laddr[0] = r->raddr[0] = '\0';
+	r->lport = r->rport = 0;
+	r->shield[0] = r->alg_type[0] = r->alg_name[0] = '\0';
+	r->verdict = NULL;
+	r->ret = 0;
+	r->detail[0] = '\0';
+
+	switch (h->kind) {
+	case KS_EV_EXEC: {
+		const struct ks_exec_event *e = rec;
+
+		if (len < sizeof(*e))
+			break;
+		r->fields |= KS_ROW_EXEC;
+		r->parent_exec_id = e->parent_exec_id;
+		copy_str(r->binary, sizeof(r->binary), e->path, sizeof(e->path));
+		argv_str(e, r->args, sizeof(r->args));
+		/* the hot kinds' details without printf (a tenth of ingest) */
+		char *p = put_s(r->detail, "{\"setuid\":");
+		p = put_u(p, !!(e->flags & KS_EXEC_SETUID), ",\"setgid\":");
+		p = put_u(p, !!(e->flags & KS_EXEC_SETGID), ",\"secureexec\":");
+		p = put_u(p, !!(e->flags & KS_EXEC_SECURE), ",\"argv_truncated\":");
+		put_u(p, !!(e->flags & KS_EXEC_ARGV_TRUNC), "}");
+		break;
+	}
+	case KS_EV_EXIT: {
+		const struct ks_exit_event *e = rec;
+
+		if (len < sizeof(*e))
+			break;
+		char *p = put_s(r->detail, "{\"exit_code\":");
+		p = put_u(p, (e->exit_code >> 8) & 0xff, ",\"signal\":");
+		p = put_u(p, e->exit_code & 0x7f, ",\"lifetime_ns\":");
+		put_u(p, e->lifetime_ns, "}");
+		break;
+	}
+	case KS_EV_CONNECT:
+	case KS_EV_ACCEPT:
+	case KS_EV_LISTEN: {
+		const struct ks_conn_event *e = rec;
+
+		if (len < sizeof(*e))
+			break;
+		r->fields |= KS_ROW_LOCAL;
+		addr_str(e->family, e->laddr, r->laddr, sizeof(r->laddr));
+		r->lport = e->lport;
+		if (h->kind != KS_EV_LISTEN) {
+			r->fields |= KS_ROW_REMOTE;
+			addr_str(e->family, e->raddr, r->raddr, sizeof(r->raddr));
+			r->rport = e->rport;
+		}
+		char *p = put_s(r->detail, "{\"family\":");
+		p = put_u(p, e->family, ",\"established\":");
+		p = put_u(p, !!(e->flags & KS_CONN_ESTABLISHED), ",\"owner_unknown\":");
+		put_u(p, !!(e->flags & KS_CONN_NO_OWNER), "}");
+		break;
+	}
+	case KS_EV_SOCKET: {
+		const struct ks_socket_event *e = rec;
+
+		if (len < sizeof(*e))
+			break;
+		r->fields |= KS_ROW_RET;
+		r->ret = e->ret;
+		snprintf(r->detail, sizeof(r->detail), "{\"family\":%d,\"type\":%d,\"protocol\":%d}",
+			 e->family, e->type, e->protocol);
+		break;
+	}
+	case KS_EV_USERNS: {
+		const struct ks_userns_event *e = rec;
+		static const char *const sc[] = { "?", "unshare", "clone", "clone3" };
+
+		if (len < sizeof(*e))
+			break;
+		r->fields |= KS_ROW_RET;
+		r->ret = e->ret;
+		snprintf(r->detail, sizeof(r->detail), "{\"flags\":%" PRIu64 ",\"syscall\":\"%s\"}",
+			 (uint64_t)e->flags, sc[e->syscall < 4 ? e->syscall : 0]);
+		break;
+	}
+	case KS_EV_PRIVILEGE: {
+		const struct ks_priv_event *e = rec;
+		static const char *const at[] = { "?", "exec", "fork", "syscall", "exit" };
+
+		if (len < sizeof(*e))
+			break;
+		snprintf(r->detail, sizeof(r->detail), "{\"old_uid\":%u,\"old_euid\":%u,"
+			 "\"old_suid\":%u,\"new_uid\":%u,\"new_euid\":%u,\"new_suid\":%u,"
+			 "\"old_caps\":%" PRIu64 ",\"new_caps\":%" PRIu64 ",\"seen_at\":\"%s\"}",
+			 e->old_uid, e->old_euid, e->old_suid, e->new_uid, e->new_euid,
+			 e->new_suid, (uint64_t)e->old_caps, (uint64_t)e->new_caps,
+			 at[e->where < 5 ? e->where : 0]);
+		break;
+	}
+	case KS_EV_BPF: {
+		const struct ks_bpf_event *e = rec;
+		char name[17];
+
+		if (len < sizeof(*e))
+			break;
+		r->fields |= KS_ROW_RET;
+		r->ret = e->ret;
+		copy_str(name, sizeof(name), e->prog_name, sizeof(e->prog_name));
+		snprintf(r->detail, sizeof(r->detail), "{\"cmd\":%u,\"prog_type\":%u,"
+			 "\"insn_cnt\":%u,\"prog_name\":\"%s\"}", e->cmd, e->prog_type,
+			 e->insn_cnt, name);
+		break;
+	}
+	case KS_EV_ALG_BIND: {
+		const struct ks_alg_bind_event *e = rec;
+
+		if (len < sizeof(*e))
+			break;
+		r->fields |= KS_ROW_RET;
+		r->ret = e->ret;
+		copy_str(r->alg_type, sizeof(r->alg_type), e->type, sizeof(e->type));
+		copy_str(r->alg_name, sizeof(r->alg_name), e->name, sizeof(e->name));
+		snprintf(r->detail, sizeof(r->detail), "{\"feat\":%u,\"mask\":%u}", e->feat, e->mask);
+		break;
+	}
+	case KS_EV_SHIELD: {
+		const struct ks_shield_event *e = rec;
+		char hook[KS_HOOK_LEN + 1], var[KS_VARIANT_LEN + 1];
+
+		if (len < sizeof(*e))
+			break;
+		copy_str(r->shield, sizeof(r->shield), e->shield, sizeof(e->shield));
+		r->verdict = verdict_str(e->verdict);
+		copy_str(hook, sizeof(hook), e->hook, sizeof(e->hook));
+		copy_str(var, sizeof(var), e->variant, sizeof(e->variant));
+		snprintf(r->detail, sizeof(r->detail), "{\"hook\":\"%s\",\"variant\":\"%s\","
+			 "\"mode\":\"%s\",\"args\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]}",
+			 hook, var, e->mode ? "audit" : "enforce", (uint64_t)e->args[0],
+			 (uint64_t)e->args[1], (uint64_t)e->args[2], (uint64_t)e->args[3]);
+		break;
+	}
+	case KS_EV_TAMPER: {
+		const struct ks_tamper_event *e = rec;
+		char target[KS_PATH_LEN + 1];
+
+		if (len < sizeof(*e))
+			break;
+		r->fields |= KS_ROW_RET;
+		r->ret = e->ret;
+		copy_str(target, sizeof(target), e->target, sizeof(e->target));
+		snprintf(r->detail, sizeof(r->detail), "{\"op\":%u,\"target\":\"%s\",\"id\":%u,"
+			 "\"arg\":%u}", e->op, target, e->id, e->arg);
+		break;
+	}
+	case KS_EV_FLOW: {
+		const struct ks_flow_event *e = rec;
+
+		if (len < sizeof(*e))
+			break;
+		r->fields |= KS_ROW_LOCAL | KS_ROW_REMOTE;
+		addr_str(e->family, e->laddr, r->laddr, sizeof(r->laddr));
+		addr_str(e->family, e->raddr, r->raddr, sizeof(r->raddr));
+		r->lport = e->lport;
+		r->rport = e->rport;
+		/* "flow" names the connection across its interim and final
+		 * records (cookies restart at each boot; the start time does not) */
+		snprintf(r->detail, sizeof(r->detail), "{\"proto\":\"%s\",\"family\":%u,"
+			 "\"bytes_out\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ",\"pkts_out\":%" PRIu64
+			 ",\"pkts_in\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"final\":%d,"
+			 "\"owner_unknown\":%d,\"peers\":%d,\"untracked\":%d,\"flow\":\"%" PRIu64
+			 "-%" PRIu64 "\"}", e->proto == 6 ? "tcp" : "udp", e->family,
+			 (uint64_t)e->bytes_out, (uint64_t)e->bytes_in, (uint64_t)e->pkts_out,
+			 (uint64_t)e->pkts_in, (uint64_t)(h->ts_ns - e->start_ns),
+			 !!(e->flags & KS_FLOW_FINAL), !!(e->flags & KS_FLOW_NO_OWNER),
+			 !!(e->flags & KS_FLOW_PEERS), !!(e->flags & KS_FLOW_UNTRACKED),
+			 (uint64_t)e->cookie, (uint64_t)e->start_ns);
+		break;
+	}
+	}
+	return 0;
+}
+
+static int begin(struct ks_store *s)
+{
+	int rc;
+
+	if (s->in_tx)
+		return 0;
+	rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return sql_err(s->db, rc, "can't begin a transaction");
+	s->in_tx = true;
+	s->pending = 0;
+	clock_gettime(CLOCK_MONOTONIC, &s->first);
+	return 0;
+}
+
+/* The id of binary @path in table binaries, added (first seen at @ts) in
+ * the open transaction when new; 0 when it can't be. Ids are cached; the
+ * cache is forgotten when a transaction is rolled back. */
+static sqlite3_int64 bin_id(struct ks_store *s, const char *path, sqlite3_int64 ts)
+{
+	__u64 h = 1469598103934665603ULL;
+	struct bin_slot *b;
+	sqlite3_int64 id = 0;
+
+	for (const char *p = path; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	b = &s->bins[h % (sizeof(s->bins) / sizeof(s->bins[0]))];
+	if (b->path && b->hash == h && !strcmp(b->path, path))
+		return b->id;
+	sqlite3_bind_text(s->bin_get, 1, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(s->bin_get) == SQLITE_ROW)
+		id = sqlite3_column_int64(s->bin_get, 0);
+	sqlite3_reset(s->bin_get);
+	if (!id) {
+		sqlite3_bind_text(s->bin_add, 1, path, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s->bin_add, 2, ts);
+		if (sqlite3_step(s->bin_add) == SQLITE_DONE)
+			id = sqlite3_last_insert_rowid(s->db);
+		sqlite3_reset(s->bin_add);
+		if (!id)
+			return 0;
+	}
+	free(b->path);
+	b->path = strdup(path);
+	b->hash = h;
+	b->id = id;
+	return id;
+}
+
+int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
+{
+	enum ks_tab tab = ks_schema_tab(r->kind);
+	sqlite3_stmt *st = s->ins[tab];
+	sqlite3_int64 bin = 0;
+	int rc, err;
+
+	if ((err = begin(s)))
+		return err;
+	/* ts is the row key, so each table is in time order and time ranges
+	 * need no index; it is unique across tables: a record that ties or
+	 * predates the newest row (ring buffer order across CPUs, a clock
+	 * stepped back) is stored 1 ns after it. */
+	s->last_ts = r->ts > s->last_ts ? r->ts : s->last_ts + 1;
+	if (tab == KS_TAB_EXEC) {
+		__s64 day = s->last_ts / DAY_NS;
+
+		if (s->exec_rows && !s->exec_full &&
+		    (day != s->exec_day || s->exec_rows >= KS_EXEC_CHUNK_ROWS)) {
+			if ((err = exec_roll(s)) || (err = begin(s)))
+				return err;
+			st = s->ins[tab];
+		}
+		if (!s->exec_rows)
+			s->exec_day = day;
+		if ((r->fields & KS_ROW_EXEC) && r->binary[0] && !(bin = bin_id(s, r->binary, s->last_ts)))
+			return sql_err(s->db, sqlite3_errcode(s->db), "can't store an event's binary");
+	}
+	ks_schema_bind(st, tab, r, s->last_ts, bin);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return sql_err(s->db, rc, "can't store an event");
+	s->exec_rows += tab == KS_TAB_EXEC;
+	if (++s->pending >= KS_STORE_BATCH) {
+		rc = ks_store_commit(s);
+		return rc < 0 ? rc : 0;
+	}
+	return 0;
+}
+
+int ks_store_add(struct ks_store *s, const void *rec, size_t len, __s64 boot_to_real)
+{
+	struct ks_row r;
+	int err = ks_row_decode(rec, len, boot_to_real, &r);
+
+	return err ? err : ks_store_add_row(s, &r);
+}
+
+int ks_store_abort(struct ks_store *s)
+{
+	int n = s->pending;
+
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	bins_forget(s);		/* ids added in the transaction are gone */
+	s->in_tx = false;
+	s->pending = 0;
+	return n;
+}
+
+int ks_store_commit(struct ks_store *s)
+{
+	int rc, n = s->pending;
+
+	if (!s->in_tx)
+		return 0;
+	s->in_tx = false;
+	s->pending = 0;
+	rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	if (rc == SQLITE_OK) {
+		s->committed += n;
+		return n;
+	}
+	/* The batch is gone either way; leave no transaction open. */
+	char what[64];
+	snprintf(what, sizeof(what), "can't commit %d events", n);
+	int err = sql_err(s->db, rc, what);
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	bins_forget(s);
+	return err;
+}
+
+int ks_store_pending(struct ks_store *s, long *age_ms)
+{
+	struct timespec now;
+
+	*age_ms = 0;
+	if (!s->in_tx)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	*age_ms = (now.tv_sec - s->first.tv_sec) * 1000 + (now.tv_nsec - s->first.tv_nsec) / 1000000;
+	return s->pending;
+}
+
+/* Delete by @sql (one int64 parameter) in chunks, each its own
+ * transaction, so that readers and the writer are never held up long. */
+static long delete_chunks(struct ks_store *s, const char *sql, sqlite3_int64 arg, long max)
+{
+	sqlite3_stmt *st;
+	long total = 0;
+	int rc;
+
+	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_err(s->db, rc, "can't apply retention");
+	for (;;) {
+		sqlite3_bind_int64(st, 1, arg);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			break;
+		int n = sqlite3_changes(s->db);
+		total += n;
+		if (n == 0 || (max && total >= max))
+			break;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_err(s->db, rc, "can't apply retention");
+	return total;
+}
+
+/* Delete the rows older than @cut from every table, in chunks. Exec
+ * chunks and a version 1 table left empty are dropped. */
+static long delete_before(struct ks_store *s, sqlite3_int64 cut)
+{
+	const char *tabs[KS_SCHEMA_TABLES_MAX];
+	int n = ks_schema_tables(s->db, tabs, KS_SCHEMA_TABLES_MAX), rc;
+	long total = 0, d;
+	char sql[160];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE ts IN (SELECT ts FROM %s "
+			 "WHERE ts < ?1 ORDER BY ts LIMIT 20000)", tabs[i], tabs[i]);
+		if ((d = delete_chunks(s, sql, cut, 0)) < 0)
+			return d;
+		total += d;
+	}
+	if (total && (rc = schema_tx(s->db, ks_schema_prune)) != SQLITE_OK)
+		return sql_err(s->db, rc, "can't drop emptied tables");
+	if (total && (rc = exec_prepare(s)) != SQLITE_OK)
+		return sql_err(s->db, rc, "can't drop emptied tables");
+	return total;
+}
+
+static void add_rows(void *arg, const char *kind, long long n)
+{
+	(void)kind;
+	*(long long *)arg += n;
+}
+
+long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes)
+{
+	long long pages = 0, freep = 0, psize = 4096, nrows = 0, cut = 0;
+	long total = 0, n;
+	struct timespec now;
+	int rc;
+
+	if (s->in_tx && (rc = ks_store_commit(s)) < 0)
+		return rc;
+	if (keep_ns) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		cut = (sqlite3_int64)now.tv_sec * 1000000000LL + now.tv_nsec - keep_ns;
+		if ((n = delete_before(s, cut)) < 0)
+			return n;
+		total += n;
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(s->db, "DELETE FROM losses WHERE ts < ?1", -1, &st, NULL) == SQLITE_OK) {
+			sqlite3_bind_int64(st, 1, cut);
+			sqlite3_step(st);
+			sqlite3_finalize(st);
+		}
+	}
+	if (max_bytes) {
+		if (pragma_int(s->db, "PRAGMA page_count", &pages) != SQLITE_OK ||
+		    pragma_int(s->db, "PRAGMA freelist_count", &freep) != SQLITE_OK ||
+		    pragma_int(s->db, "PRAGMA page_size", &psize) != SQLITE_OK)
+			return sql_err(s->db, SQLITE_ERROR, "can't measure the store");
+		long long used = (pages - freep) * psize;
+		if ((__u64)used > max_bytes * 9 / 10) {
+			/* Free a fifth of the rows (oldest first, across the
+			 * tables): freed pages are reused, so the file stops
+			 * growing near the cap. */
+			ks_schema_count(s->db, add_rows, &nrows);
+			sqlite3_stmt *st;
+			rc = sqlite3_prepare_v2(s->db, "SELECT ts FROM events ORDER BY ts LIMIT 1 OFFSET ?1",
+						-1, &st, NULL);
+			if (rc != SQLITE_OK)
+				return sql_err(s->db, rc, "can't apply retention");
+			sqlite3_bind_int64(st, 1, nrows / 5);
+			cut = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) + 1 : 0;
+			sqlite3_finalize(st);
+			if (cut && (n = delete_before(s, cut)) < 0)
+				return n;
+			total += cut ? n : 0;
+		}
+	}
+	return total;
+}
+
+int ks_store_count_kinds(struct ks_store *s, void (*fn)(void *arg, const char *kind, long long n),
+			 void *arg)
+{
+	int rc = ks_schema_count(s->db, fn, arg);
+
+	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't count the events");
+}
+
+int ks_store_note_clock(struct ks_store *s, __s64 boot_to_real)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = sqlite3_prepare_v2(s->db, "INSERT INTO clock(since, boot_to_real) VALUES(?, ?)",
+				-1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, s->last_ts);
+		sqlite3_bind_int64(st, 2, boot_to_real);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't record the clock");
+}
+
+int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored)
+{
+	struct timespec now;
+	sqlite3_stmt *st;
+	int rc;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	rc = sqlite3_prepare_v2(s->db, "INSERT INTO losses(ts, kind, lost, unstored) VALUES(?,?,?,?)",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_err(s->db, rc, "can't record losses");
+	for (int k = 0; k < KS_EV_KIND_MAX; k++) {
+		const char *name = k ? ks_kind_name(k) : "all";
+
+		if (!name || (k && !lost[k]))
+			continue;
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)now.tv_sec * 1000000000LL + now.tv_nsec);
+		sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, k ? lost[k] : 0);
+		sqlite3_bind_int64(st, 4, k ? 0 : unstored);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_err(s->db, rc, "can't record losses");
+}
+
+/* ---- times, durations, sizes ---- */
+
+int ks_duration_parse(const char *s, const char *what, __u64 *ns)
+{
+	static const struct { char c; __u64 mul; } units[] = {
+		{ 's', 1000000000ULL }, { 'm', 60000000000ULL },
+		{ 'h', 3600000000000ULL }, { 'd', 86400000000000ULL },
+		{ 'w', 604800000000000ULL },
+	};
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-' || strlen(end) != 1)
+		goto bad;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (*end == units[i].c) {
+			if (v > UINT64_MAX / units[i].mul)
+				goto bad;
+			*ns = v * units[i].mul;
+			return 0;
+		}
+bad:
+	return ks_err(-EINVAL, "%s: '%s' is not a duration (like 90s, 10m, 2h, 3d)", what, s);
+}
+
+int ks_size_parse(const char *s, const char *what, __u64 *bytes)
+{
+	char *end;
+	unsigned long long v, mul = 1;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		goto bad;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': mul = 1ULL << 10; end++; break;
+	case 'm': case 'M': mul = 1ULL << 20; end++; break;
+	case 'g': case 'G': mul = 1ULL << 30; end++; break;
+	case 't': case 'T': mul = 1ULL << 40; end++; break;
+	default: goto bad;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v > UINT64_MAX / mul)
+		goto bad;
+	*bytes = v * mul;
+	return 0;
+bad:
+	return ks_err(-EINVAL, "%s: '%s' is not a size (like 1G, 500M, 64K)", what, s);
+}
+
+int ks_time_parse(const char *s, const char *what, __s64 *ns)
+{
+	struct timespec now;
+	struct tm tm = {};
+	__u64 d;
+	long frac = 0, off = 0;
+	const char *p;
+	int digits = 0;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (*s && isdigit((unsigned char)*s) && strlen(s) < 12 && !strchr(s, '-') &&
+	    !strchr(s, ':')) {
+		if (ks_duration_parse(s, what, &d))
+			goto bad;
+		*ns = (__s64)now.tv_sec * 1000000000LL + now.tv_nsec - (__s64)d;
+		return 0;
+	}
+	/* RFC 3339: 2026-12-03T10:00:00[.frac](Z|+hh:mm|-hh:mm); a space
+	 * instead of T is accepted too. */
+	p = strptime(s, "%Y-%m-%d", &tm);
+	if (!p || (*p != 'T' && *p != 't' && *p != ' '))
+		goto bad;
+	p = strptime(p + 1, "%H:%M:%S", &tm);
+	if (!p)
+		goto bad;
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++, digits++)
+			if (digits < 9)
+				frac = frac * 10 + (*p - '0');
+		for (; digits < 9; digits++)
+			frac *= 10;
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int hh, mm;
+
+		if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2 || strlen(p) != 6)
+			goto bad;
+		off = (hh * 3600L + mm * 60L) * (*p == '+' ? 1 : -1);
+		p += 6;
+	} else {
+		goto bad;
+	}
+	if (*p)
+		goto bad;
+	*ns = ((__s64)timegm(&tm) - off) * 1000000000LL + frac;
+	return 0;
+bad:
+	return ks_err(-EINVAL, "%s: '%s' is neither a duration ago (10m, 2h, 3d) nor an "
+		      "RFC 3339 time (2026-12-03T10:00:00Z)", what, s);
+}
+
+void ks_time_fmt(__s64 ns, char *buf, size_t len)
+{
+	time_t sec = ns / 1000000000LL;
+	struct tm tm;
+	char tmp[32];
+
+	gmtime_r(&sec, &tm);
+	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%06lldZ", tmp, (long long)(ns % 1000000000LL) / 1000);
+}
+
+const char *ks_store_path(const char *opt)
+{
+	static struct ks_config cfg;
+	const char *env = getenv("KSHIELD_STORE");
+
+	if (opt)
+		return opt;
+	if (env && *env)
+		return env;
+	ks_config_defaults(&cfg);
+	if (ks_config_load(&cfg, KS_CONFIG_DEFAULT, false))
+		ks_config_defaults(&cfg);	/* a broken config is the agent's to report */
+	return cfg.store;
+}
