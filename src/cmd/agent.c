@@ -444,7 +444,7 @@ static int agent_help(void)
 	fprintf(stderr,
 		"Usage: kshield agent [--config FILE] [--store PATH] [--keep DURATION]\n"
 		"                     [--max-size SIZE] [--json FILE|-] [--shields-dir DIR]\n"
-		"                     [--no-shields] [--fleet URLS --keys DIR [fleet agent options]]\n"
+		"                     [--no-shields] [--fleet URLS --keys DIR|--root-keys DIR [fleet agent options]]\n"
 		"       kshield agent --check [--config FILE]\n"
 		"\n"
 		"Runs the monitor (adopting the pinned one), loads the shields directory,\n"
@@ -558,12 +558,17 @@ int do_agent(int argc, char **argv)
 		a.cfg.flow = false;
 	ks_monitor_set_flow(a.cfg.flow);
 #ifndef KSHIELD_STATIC
-	if (fleet_on && !fleet.keys_dir && a.cfg.keys_dir[0])
+	if (fleet_on && !fleet.keys_dir && !fleet.root_dir && a.cfg.keys_dir[0])
 		fleet.keys_dir = a.cfg.keys_dir;
 	/* Shields on kernel:FUNCTION read their sites manifest from the
 	 * config's directory; with trusted keys (the ones that sign fleet
 	 * shields), only a manifest one of them signed. */
-	ks_kernel_sites_policy(a.cfg.sites_dir, fleet_on ? fleet.keys_dir : a.cfg.keys_dir);
+	{
+		char fleet_keys[4096];
+
+		ks_fleet_agent_keys_dir(&fleet, fleet_keys, sizeof(fleet_keys));
+		ks_kernel_sites_policy(a.cfg.sites_dir, fleet_on ? fleet_keys : a.cfg.keys_dir);
+	}
 #else
 	ks_kernel_sites_policy(a.cfg.sites_dir, a.cfg.keys_dir);
 #endif

@@ -1,6 +1,16 @@
 /* fleet_agent.c - one host's side of the fleet: watch kshield_desired,
  * converge the loaded shields on it, report status into kshield_status.
  *
+ * A desired record is acted on only when its signed body verifies against a
+ * trusted key (--keys, or the key list a --root-keys key signed), its
+ * version is not below the highest this host accepted for that shield
+ * (<state>/seen.json, so a restart does not forget), and a new version has
+ * not expired. Anything else (a forged, unsigned, replayed or expired
+ * record, a deleted one) is reported "refused" and changes nothing here.
+ * Desired state and objects are read-only to an agent: audit-first hits go
+ * to kshield_audit, and each agent promotes its own shield when the quiet
+ * period has passed with no host reporting hits there.
+ *
  * Convergence is idempotent and driven by what the kernel pins say is loaded
  * (ks_shield_get), so a restarted or long-offline agent simply converges on
  * the current desired state when its watcher delivers it. An object is
@@ -47,6 +57,12 @@ struct fa_shield {
 	char last[1024];	/* last status reported, without its timestamp */
 	bool reported;		/* we have a status key for it */
 	bool retry;		/* transient failure: converge again next tick */
+	json_object *raw;	/* the last record seen, as stored (judged again on a new key list) */
+	bool refused;		/* the last record seen was refused: s->desired is older */
+	int64_t answer_at;	/* the refused record's deployed_at, for its status */
+	int64_t promoted_v, held_v;	/* audit-first: version promoted here / held back */
+	int64_t audit_v;	/* version whose audit hits we reported ... */
+	__u64 audit_n;		/* ... and how many */
 };
 
 struct fa {
@@ -60,6 +76,9 @@ struct fa {
 	struct fa_shield sh[FA_MAX_SHIELDS];
 	volatile sig_atomic_t *stop;
 	pthread_t th;
+	char keys_dir[4096];	/* what signatures are verified with */
+	json_object *seen;	/* shield (or _keys) -> highest version accepted */
+	int64_t key_expiry;	/* the next listed key to expire (root mode), 0 = none */
 };
 
 int ks_fleet_agent_parse_opt(struct ks_fleet_agent_cfg *c, int argc, char **argv, int *i)
@@ -76,6 +95,8 @@ int ks_fleet_agent_parse_opt(struct ks_fleet_agent_cfg *c, int argc, char **argv
 		return 0;
 	if (!strcmp(a, "--keys"))
 		c->keys_dir = argv[++*i];
+	else if (!strcmp(a, "--root-keys"))
+		c->root_dir = argv[++*i];
 	else if (!strcmp(a, "--host"))
 		c->host = argv[++*i];
 	else if (!strcmp(a, "--group") || !strcmp(a, "--groups"))
@@ -167,7 +188,8 @@ static void report(struct fa *a, struct fa_shield *s, const char *status, const 
 	json_object_object_add(o, "groups", json_object_new_string(a->cfg->groups ? a->cfg->groups : ""));
 	/* Which deployment this answers: a redeploy of the same object is
 	 * reported again, and fleet status counts only answers to the last. */
-	json_object_object_add(o, "deployed_at", json_object_new_int64(ks_json_i64(s->desired, "deployed_at")));
+	json_object_object_add(o, "deployed_at", json_object_new_int64(
+		s->refused ? s->answer_at : ks_json_i64(s->desired, "deployed_at")));
 	txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	if (s->reported && !strcmp(txt, s->last)) {
 		json_object_put(o);
@@ -215,7 +237,7 @@ static int fetch_verified(struct fa *a, enum ks_sign_kind kind, const char *sha,
 	if (strcmp(hh, sha))
 		err = ks_err(-EBADMSG, "object bytes do not match the desired sha256 %.12s", sha);
 	else
-		err = ks_sign_verify_kind(kind, *obj, *len, sig, a->cfg->keys_dir, id);
+		err = ks_sign_verify_kind(kind, *obj, *len, sig, a->keys_dir, id);
 	if (err) {
 		free(*obj);
 		*obj = NULL;
@@ -299,12 +321,45 @@ static int write_object(struct fa *a, const char *name, const char *sha, const c
 	return 0;
 }
 
+/* Audit-first: has this rollout's quiet period passed with no host
+ * reporting audit hits for this version? Decided once per version. */
+static bool promoted(struct fa *a, struct fa_shield *s, json_object *d)
+{
+	int64_t v = ks_json_i64(d, "version"), at = ks_json_i64(d, "promote_at");
+	json_object *all;
+	char filter[KS_NAME_LEN + 4];
+	bool hits = false;
+
+	if (at <= 0 || ks_now_ms() < at || s->held_v == v)
+		return false;
+	if (s->promoted_v == v)
+		return true;
+	snprintf(filter, sizeof(filter), "%s.*", s->name);
+	if (s->audit_v == v) {
+		hits = true;
+	} else {
+		if (ks_kv_all_json(a->n->audit, filter, &all))
+			return false;	/* can't tell yet: stay in audit, ask next tick */
+		json_object_object_foreach(all, k, e) {
+			(void)k;
+			hits |= ks_json_i64(e, "version") == v && ks_json_i64(e, "audited") > 0;
+		}
+		json_object_put(all);
+	}
+	if (hits)
+		s->held_v = v;
+	else
+		s->promoted_v = v;
+	return !hits;
+}
+
 static void converge(struct fa *a, struct fa_shield *s)
 {
 	json_object *d = s->desired;
 	const char *dmode = ks_json_str(d, "mode", "absent");
 	const char *want_sha = ks_json_str(d, "sha256", "");
-	enum ks_mode want = !strcmp(dmode, "audit") ? KS_MODE_AUDIT : KS_MODE_ENFORCE;
+	enum ks_mode want = !strcmp(dmode, "audit") && !promoted(a, s, d) ? KS_MODE_AUDIT
+									    : KS_MODE_ENFORCE;
 	bool target = d && strcmp(dmode, "absent") && ks_fleet_targets(d, a->host, a->cfg->groups);
 	struct ks_shield_state st;
 	char sha[65] = "", path[4096];
@@ -393,50 +448,32 @@ static void converge(struct fa *a, struct fa_shield *s)
 	       st.cfg.variant, want);
 }
 
-/* Audit-first rollout: a host that saw would-be refusals records itself in
- * the desired record (which holds automatic promotion back); when the quiet
- * period has passed with no such host, one agent promotes the shield to
- * enforce by compare-and-set (the others' CAS fails and they move on). */
-static void audit_rollout(struct fa *a, struct fa_shield *s, const struct ks_shield_state *st)
+/* Audit mode: would-be refusals seen here go to kshield_audit (the only
+ * bucket besides status an agent writes); any host's entry for this
+ * version holds every host's automatic promotion back. */
+static void audit_report(struct fa *a, struct fa_shield *s, const struct ks_shield_state *st)
 {
-	json_object *d = s->desired, *fresh, *hits;
-	uint64_t rev;
-	int64_t now = ks_now_ms(), first = ks_json_i64(d, "audit_first_ms");
+	json_object *d = s->desired, *o;
+	int64_t v = ks_json_i64(d, "version");
 	__u64 audited = st ? st->hits[KS_VERDICT_AUDITED] : 0;
-	bool have = false, seen;
+	char key[512];
 
-	if (!d || strcmp(ks_json_str(d, "mode", ""), "audit"))
+	if (!d || strcmp(ks_json_str(d, "mode", ""), "audit") || !audited ||
+	    (s->audit_v == v && s->audit_n == audited))
 		return;
-	seen = json_object_object_get_ex(d, "audit_hits", &hits) &&
-	       json_object_object_length(hits) > 0;
-	if (hits && audited)
-		have = json_object_object_get_ex(hits, a->host, NULL);
-	if (!(audited && !have) &&
-	    !(first > 0 && !seen && now >= ks_json_i64(d, "promote_at") + (long)(a->key[0] % 8) * 100))
-		return;
-	if (ks_kv_get_json(a->n->desired, s->name, &fresh, &rev))
-		return;
-	if (strcmp(ks_json_str(fresh, "sha256", ""), ks_json_str(d, "sha256", "")) ||
-	    strcmp(ks_json_str(fresh, "mode", ""), "audit")) {
-		json_object_put(fresh);
-		return;
+	o = json_object_new_object();
+	json_object_object_add(o, "host", json_object_new_string(a->host));
+	json_object_object_add(o, "shield", json_object_new_string(s->name));
+	json_object_object_add(o, "sha256", json_object_new_string(ks_json_str(d, "sha256", "")));
+	json_object_object_add(o, "version", json_object_new_int64(v));
+	json_object_object_add(o, "audited", json_object_new_int64(audited));
+	json_object_object_add(o, "at", json_object_new_int64(ks_now_ms()));
+	snprintf(key, sizeof(key), "%s.%s", s->name, a->key);
+	if (!ks_kv_put_json(a->n->audit, key, o, 0)) {
+		s->audit_v = v;
+		s->audit_n = audited;
 	}
-	if (audited && !have) {
-		if (!json_object_object_get_ex(fresh, "audit_hits", &hits)) {
-			hits = json_object_new_object();
-			json_object_object_add(fresh, "audit_hits", hits);
-		}
-		json_object_object_add(hits, a->host, json_object_new_int64(audited));
-	} else {
-		char by[512];
-
-		json_object_object_add(fresh, "mode", json_object_new_string("enforce"));
-		snprintf(by, sizeof(by), "auto-promote by %s after a quiet %llds", a->host,
-			 (long long)first / 1000);
-		json_object_object_add(fresh, "by", json_object_new_string(by));
-	}
-	ks_kv_put_json(a->n->desired, s->name, fresh, rev);
-	json_object_put(fresh);
+	json_object_put(o);
 }
 
 static struct fa_shield *shield_slot(struct fa *a, const char *name)
@@ -451,8 +488,13 @@ static struct fa_shield *shield_slot(struct fa *a, const char *name)
 	return &a->sh[a->nsh++];
 }
 
+static json_object *keylist;	/* the accepted key list's body (root mode has one agent) */
+static void keys_install(struct fa *a, json_object *body);
+
 static void tick(struct fa *a)
 {
+	if (a->key_expiry && ks_now_ms() >= a->key_expiry)
+		keys_install(a, keylist);	/* a listed key just expired */
 	for (int i = 0; i < a->nsh; i++) {
 		struct fa_shield *s = &a->sh[i];
 		struct ks_shield_state st;
@@ -464,7 +506,7 @@ static void tick(struct fa *a)
 			converge(a, s);
 			continue;
 		}
-		if (!s->desired || !s->reported)
+		if (!s->desired || !s->reported || s->refused)
 			continue;
 		loaded = current(a, s, sha, &mode, &st);
 		if (!strcmp(ks_json_str(s->desired, "mode", "absent"), "absent") ||
@@ -474,8 +516,8 @@ static void tick(struct fa *a)
 		 * re-loads or just re-reports (only changes are written). */
 		if (!loaded || strcmp(sha, ks_json_str(s->desired, "sha256", "")))
 			continue;	/* refused/failed objects wait for a new deploy */
+		audit_report(a, s, &st);
 		converge(a, s);
-		audit_rollout(a, s, &st);
 	}
 }
 
@@ -493,16 +535,220 @@ static void register_host(struct fa *a)
 	json_object_put(o);
 }
 
-static void handle_entry(struct fa *a, kvEntry *e)
-{
-	struct fa_shield *s = shield_slot(a, kvEntry_Key(e));
+/* ---- what this host accepted: versions, the key list ---- */
 
-	if (!s)
+#define VERSION_AHEAD_MS ((int64_t)86400000)	/* how far ahead of our clock a version may be */
+
+static int state_write(struct fa *a, const char *file, const char *txt)
+{
+	char path[4096];
+
+	if (a->cfg->control_plane)
+		return 0;	/* benchmarks' agents remember in memory only */
+	snprintf(path, sizeof(path), "%s/%s", a->cfg->state_dir, file);
+	return write_atomic(path, txt, strlen(txt), 0600);
+}
+
+/* May this host act on @rec, stored under @name? 0 and *body (its signed
+ * body) when it may; otherwise a negative errno and the reason. A version
+ * above every one accepted before is remembered before it is acted on. */
+static int judge(struct fa *a, enum ks_sign_kind kind, const char *name, json_object *rec,
+		 json_object **body)
+{
+	char id[KS_KEYID_LEN];
+	int64_t v, seen = 0, now = ks_now_ms(), exp;
+	json_object *sv;
+	int err;
+
+	*body = NULL;
+	if (!rec)
+		return ks_err(-ENODATA, "the record was deleted or is not JSON (a shield is removed "
+			      "by a signed 'absent' record: kshield fleet rollback)");
+	err = ks_fleet_open_record(kind, rec, kind == KS_SIGN_KEYLIST ? a->cfg->root_dir : a->keys_dir,
+				   body, id);
+	if (err)
+		return err;
+	v = ks_json_i64(*body, "version");
+	exp = ks_json_i64(*body, "expires_at");
+	if (json_object_object_get_ex(a->seen, name, &sv))
+		seen = json_object_get_int64(sv);
+	if (kind == KS_SIGN_DESIRED && strcmp(ks_json_str(*body, "name", ""), name))
+		err = ks_err(-EINVAL, "a record signed for shield '%s' stored under '%s'",
+			     ks_json_str(*body, "name", ""), name);
+	else if (kind == KS_SIGN_KEYLIST && strcmp(ks_json_str(*body, "kind", ""), "kshield-keys"))
+		err = ks_err(-EINVAL, "the signed body is not a key list");
+	else if (v < seen)
+		err = ks_err(-ESTALE, "version %lld is older than version %lld accepted here (a "
+			     "rollback is a new signed version: kshield fleet rollback)",
+			     (long long)v, (long long)seen);
+	else if (v > seen && exp <= now)
+		err = ks_err(-ETIME, "version %lld expired %llds ago (sign it again: kshield fleet renew)",
+			     (long long)v, (long long)(now - exp) / 1000);
+	else if (v > now + VERSION_AHEAD_MS)
+		err = ks_err(-ERANGE, "version %lld is more than a day ahead of this host's clock",
+			     (long long)v);
+	else if (v > seen) {
+		json_object_object_add(a->seen, name, json_object_new_int64(v));
+		err = state_write(a, "seen.json", json_object_to_json_string_ext(a->seen,
+											  JSON_C_TO_STRING_PLAIN));
+		if (err)	/* not remembered: not acted on */
+			json_object_object_add(a->seen, name, json_object_new_int64(seen));
+	}
+	if (err) {
+		json_object_put(*body);
+		*body = NULL;
+	}
+	return err;
+}
+
+static void take_record(struct fa *a, struct fa_shield *s)
+{
+	json_object *body;
+	int err = judge(a, KS_SIGN_DESIRED, s->name, s->raw, &body);
+
+	if (err) {
+		ks_err_ctx(err, "desired record refused");
+		s->refused = true;
+		s->answer_at = ks_json_i64(s->raw, "deployed_at");
+		report(a, s, "refused", ks_errmsg(), ks_json_str(s->raw, "sha256", ""), NULL, NULL,
+		       !strcmp(ks_json_str(s->raw, "mode", ""), "audit") ? KS_MODE_AUDIT : KS_MODE_ENFORCE);
 		return;
+	}
+	s->refused = false;
 	if (s->desired)
 		json_object_put(s->desired);
-	s->desired = kvEntry_Operation(e) == kvOp_Put ? json_tokener_parse(kvEntry_ValueString(e)) : NULL;
+	s->desired = body;
 	converge(a, s);
+}
+
+/* Is key @id of list @body trusted at @now (listed, unexpired, unrevoked,
+ * its public key hashing to its id)? Its "pub" line in *pub. */
+static bool key_valid(json_object *body, json_object *k, int64_t now, const char **pub)
+{
+	json_object *rev;
+	const char *id = ks_json_str(k, "id", "");
+	char cid[KS_KEYID_LEN];
+
+	*pub = ks_json_str(k, "pub", "");
+	if (ks_json_i64(k, "expires_at") <= now || ks_sign_pub_id(*pub, cid) || strcmp(cid, id))
+		return false;
+	if (json_object_object_get_ex(body, "revoked", &rev))
+		for (size_t i = 0; i < json_object_array_length(rev); i++)
+			if (!strcmp(json_object_get_string(json_object_array_get_idx(rev, i)), id))
+				return false;
+	return true;
+}
+
+/* Make the trusted keys directory hold exactly the valid keys of @body. */
+static void keys_install(struct fa *a, json_object *body)
+{
+	json_object *keys = NULL;
+	int64_t now = ks_now_ms(), next = 0;
+	struct dirent *de;
+	char path[4200];
+	DIR *d;
+
+	mkdir(a->keys_dir, 0700);
+	if (!json_object_object_get_ex(body, "keys", &keys) || !json_object_is_type(keys, json_type_array))
+		keys = NULL;
+	/* Drop what is no longer valid first, then write the valid ones. */
+	if ((d = opendir(a->keys_dir))) {
+		while ((de = readdir(d))) {
+			bool keep = false;
+			const char *pub;
+
+			for (size_t i = 0; keys && i < json_object_array_length(keys) && !keep; i++) {
+				json_object *k = json_object_array_get_idx(keys, i);
+				char want[KS_KEYID_LEN + 8];
+
+				snprintf(want, sizeof(want), "%s.pub", ks_json_str(k, "id", ""));
+				keep = !strcmp(de->d_name, want) && key_valid(body, k, now, &pub);
+			}
+			if (!keep && de->d_name[0] != '.') {
+				snprintf(path, sizeof(path), "%s/%s", a->keys_dir, de->d_name);
+				unlink(path);
+			}
+		}
+		closedir(d);
+	}
+	for (size_t i = 0; keys && i < json_object_array_length(keys); i++) {
+		json_object *k = json_object_array_get_idx(keys, i);
+		char line[256];
+		const char *pub;
+
+		if (!key_valid(body, k, now, &pub))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s.pub", a->keys_dir, ks_json_str(k, "id", ""));
+		snprintf(line, sizeof(line), "%s\n", pub);
+		write_atomic(path, line, strlen(line), 0644);
+		if (!next || ks_json_i64(k, "expires_at") < next)
+			next = ks_json_i64(k, "expires_at");
+	}
+	a->key_expiry = next;
+}
+
+static void report_keys(struct fa *a, json_object *rec, const char *status, const char *error)
+{
+	json_object *o = json_object_new_object();
+	char key[300];
+
+	json_object_object_add(o, "host", json_object_new_string(a->host));
+	json_object_object_add(o, "status", json_object_new_string(status));
+	json_object_object_add(o, "version", json_object_new_int64(ks_json_i64(rec, "version")));
+	json_object_object_add(o, "error", json_object_new_string(error ? error : ""));
+	json_object_object_add(o, "at", json_object_new_int64(ks_now_ms()));
+	snprintf(key, sizeof(key), "_keys.%s", a->key);
+	ks_kv_put_json(a->n->status, key, o, 0);
+	json_object_put(o);
+}
+
+/* A key list arrived: trust its keys when a root key signed it, then
+ * judge again every record refused under the keys before. */
+static void take_keys(struct fa *a, json_object *rec, bool startup)
+{
+	json_object *body;
+	int err = judge(a, KS_SIGN_KEYLIST, KS_KEYS_KEY, rec, &body);
+
+	if (err) {
+		ks_err_ctx(err, "key list refused");
+		if (!startup)
+			report_keys(a, rec, "refused", ks_errmsg());
+		ks_log("fleet: %s", ks_errmsg());
+		return;
+	}
+	if (!startup)
+		state_write(a, "keys.json", json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
+	json_object_put(keylist);
+	keylist = body;
+	keys_install(a, body);
+	if (startup)
+		return;
+	report_keys(a, rec, "accepted", NULL);
+	for (int i = 0; i < a->nsh; i++)
+		if (a->sh[i].raw && a->sh[i].refused)
+			take_record(a, &a->sh[i]);
+}
+
+static void handle_entry(struct fa *a, kvEntry *e)
+{
+	const char *key = kvEntry_Key(e);
+	json_object *rec = kvEntry_Operation(e) == kvOp_Put ?
+			   json_tokener_parse(kvEntry_ValueString(e)) : NULL;
+	struct fa_shield *s;
+
+	if (!strcmp(key, KS_KEYS_KEY)) {
+		if (a->cfg->root_dir)
+			take_keys(a, rec, false);
+		json_object_put(rec);
+		return;
+	}
+	if (key[0] == '_' || !(s = shield_slot(a, key))) {
+		json_object_put(rec);
+		return;
+	}
+	json_object_put(s->raw);
+	s->raw = rec;
+	take_record(a, s);
 }
 
 static void *fa_loop(void *arg)
@@ -549,10 +795,60 @@ static void *fa_loop(void *arg)
 	}
 	if (a->w)
 		kvWatcher_Destroy(a->w);
-	for (int i = 0; i < a->nsh; i++)
-		if (a->sh[i].desired)
-			json_object_put(a->sh[i].desired);
+	for (int i = 0; i < a->nsh; i++) {
+		json_object_put(a->sh[i].desired);
+		json_object_put(a->sh[i].raw);
+	}
+	json_object_put(a->seen);
 	return NULL;
+}
+
+void ks_fleet_agent_keys_dir(const struct ks_fleet_agent_cfg *c, char *out, size_t n)
+{
+	if (c->keys_dir)
+		snprintf(out, n, "%s", c->keys_dir);
+	else
+		snprintf(out, n, "%s/trusted", c->state_dir ? c->state_dir : KS_FLEET_STATE_DEFAULT);
+}
+
+/* What this host accepted before (state dir): the highest version per
+ * shield, and with --root-keys the key list (its keys trusted again). */
+static int agent_state(struct fa *a, const struct ks_fleet_agent_cfg *cfg)
+{
+	char path[4096], *buf;
+	size_t len;
+
+	a->cfg = cfg;
+	ks_fleet_agent_keys_dir(cfg, a->keys_dir, sizeof(a->keys_dir));
+	snprintf(path, sizeof(path), "%s/seen.json", cfg->state_dir);
+	if (cfg->control_plane || access(path, F_OK)) {
+		a->seen = json_object_new_object();
+	} else {
+		if (ks_read_file(path, &buf, &len))
+			return ks_err_ctx(-EIO, "the versions this host accepted");
+		a->seen = json_tokener_parse(buf);
+		free(buf);
+		if (!a->seen || !json_object_is_type(a->seen, json_type_object)) {
+			json_object_put(a->seen);
+			a->seen = NULL;
+			return ks_err(-EINVAL, "%s is damaged: it records the desired-state versions this "
+				      "host accepted (remove it to trust any unexpired version again)", path);
+		}
+	}
+	if (!cfg->root_dir)
+		return 0;
+	mkdir(a->keys_dir, 0700);
+	snprintf(path, sizeof(path), "%s/keys.json", cfg->state_dir);
+	if (!access(path, F_OK) && !ks_read_file(path, &buf, &len)) {
+		json_object *rec = json_tokener_parse(buf);
+
+		free(buf);
+		take_keys(a, rec, true);
+		json_object_put(rec);
+	} else {
+		keys_install(a, NULL);	/* no list yet: trust no key */
+	}
+	return 0;
 }
 
 int ks_fleet_agent_run(const struct ks_fleet_agent_cfg *cfg_in, volatile sig_atomic_t *stop)
@@ -565,43 +861,58 @@ int ks_fleet_agent_run(const struct ks_fleet_agent_cfg *cfg_in, volatile sig_ato
 	pthread_attr_t attr;
 	int ninst = cfg.control_plane && cfg.instances > 0 ? cfg.instances : 1, err;
 
-	if (!cfg.keys_dir)
-		return ks_err(-EINVAL, "the fleet agent needs --keys DIR (trusted public keys)");
+	if (!cfg.keys_dir == !cfg.root_dir)
+		return ks_err(-EINVAL, "the fleet agent needs --keys DIR (trusted public keys) or "
+			      "--root-keys DIR (root keys: trust the key list they sign), not both");
+	if (cfg.root_dir && cfg.control_plane)
+		return ks_err(-EINVAL, "--root-keys is for real agents, not --control-plane");
 	if (!cfg.host) {
 		gethostname(hostname, sizeof(hostname));
 		cfg.host = hostname;
 	}
 	if (!cfg.state_dir)
-		cfg.state_dir = "/var/lib/kshield/fleet";
+		cfg.state_dir = KS_FLEET_STATE_DEFAULT;
 	if (!cfg.control_plane && mkdir(cfg.state_dir, 0700) && errno != EEXIST)
 		return ks_err(-errno, "can't create %s: %s", cfg.state_dir, strerror(errno));
+	fa = calloc(ninst, sizeof(*fa));
+	for (int i = 0; i < ninst; i++) {
+		err = agent_state(&fa[i], &cfg);
+		if (err) {
+			for (int k = 0; k <= i; k++)
+				json_object_put(fa[k].seen);
+			free(fa);
+			return err;
+		}
+	}
 	cfg.nats.retry_connect = true;
 	err = ks_nats_open(&n, &cfg.nats, true, false);
-	if (err)
+	if (err) {
+		free(fa);
 		return err;
+	}
 	/* Started before NATS was reachable, or while JetStream elects its
 	 * leaders: bind once it answers, however long that takes. */
 	while (!*stop) {
-		if (n.connected && !ks_nats_bind(&n, &cfg.nats, true))
+		if (n.connected && !ks_nats_bind(&n, &cfg.nats, false))
 			break;
 		usleep(250 * 1000);
 	}
 	if (*stop) {
 		ks_nats_close(&n);
+		free(fa);
 		return 0;
 	}
 	if (cfg.store) {
 		err = ks_ship_start(&ship, &n, cfg.host, cfg.store, stop);
 		if (err) {
 			ks_nats_close(&n);
+			free(fa);
 			return err;
 		}
 	}
-	fa = calloc(ninst, sizeof(*fa));
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	for (int i = 0; i < ninst; i++) {
-		fa[i].cfg = &cfg;
 		fa[i].n = &n;
 		fa[i].stop = stop;
 		if (ninst > 1)

@@ -113,6 +113,51 @@ int64_t ks_json_i64(json_object *o, const char *key)
 	return 0;
 }
 
+int ks_fleet_sign_record(enum ks_sign_kind kind, json_object *body, const char *keyfile,
+			 json_object **rec, char keyid[KS_KEYID_LEN])
+{
+	const char *txt = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
+							 JSON_C_TO_STRING_NOSLASHESCAPE);
+	char sig[KS_SIG_TEXT_MAX];
+	int err = ks_sign_buf_kind(kind, txt, strlen(txt), keyfile, sig, keyid);
+
+	if (err)
+		return err;
+	*rec = json_object_new_object();
+	json_object_object_foreach(body, k, v)
+		json_object_object_add(*rec, k, json_object_get(v));
+	json_object_object_add(*rec, "signed", json_object_new_string(txt));
+	json_object_object_add(*rec, "record_sig", json_object_new_string(sig));
+	return 0;
+}
+
+int ks_fleet_open_record(enum ks_sign_kind kind, json_object *rec, const char *keys_dir,
+			 json_object **body, char keyid[KS_KEYID_LEN])
+{
+	const char *txt = ks_json_str(rec, "signed", NULL);
+	json_object *b, *v;
+	int err;
+
+	*body = NULL;
+	keyid[0] = '\0';
+	if (!txt)
+		return ks_err(-ENODATA, "unsigned: the record has no signed body");
+	err = ks_sign_verify_kind(kind, txt, strlen(txt), ks_json_str(rec, "record_sig", ""),
+				  keys_dir, keyid);
+	if (err)
+		return err;
+	b = json_tokener_parse(txt);
+	if (!b || !json_object_is_type(b, json_type_object) ||
+	    !json_object_object_get_ex(b, "version", &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) <= 0 ||
+	    !json_object_object_get_ex(b, "expires_at", &v) || !json_object_is_type(v, json_type_int)) {
+		json_object_put(b);
+		return ks_err(-EINVAL, "malformed record: the signed body lacks version or expires_at");
+	}
+	*body = b;
+	return 0;
+}
+
 bool ks_fleet_targets(json_object *d, const char *host, const char *groups)
 {
 	const char *glob = ks_json_str(d, "hosts", "*");

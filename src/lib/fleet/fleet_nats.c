@@ -1,6 +1,6 @@
 /* fleet_nats.c - one NATS connection for the fleet commands and the agent:
  * options (servers, TLS, credentials) handed to natsOptions unchanged,
- * reconnecting forever, and the three KV buckets plus the events stream,
+ * reconnecting forever, and the four KV buckets plus the events stream,
  * created on first use with 3 replicas (1 on a single server).
  */
 #ifndef KSHIELD_STATIC	/* no static libnats/libpq: the guest binary has no fleet */
@@ -20,6 +20,16 @@ int ks_nats_err(natsStatus s, const char *what)
 	return ks_err(s == NATS_TIMEOUT ? -ETIMEDOUT : s == NATS_NOT_FOUND ? -ENOENT : -EIO,
 		      "%s: %s%s%s", what, natsStatus_GetText(s),
 		      last && *last ? ": " : "", last && *last ? last : "");
+}
+
+int ks_nats_denied(struct ks_nats *n, int err)
+{
+	const char *txt = NULL;
+
+	if (err && n->nc && natsConnection_GetLastError(n->nc, &txt) == NATS_NOT_PERMITTED)
+		return ks_err(-EACCES, "the NATS server refused this user: %s (changing desired "
+			      "state or objects takes the operator's credentials)", txt ? txt : "");
+	return err;
 }
 
 void ks_nats_key_safe(const char *in, char *out, size_t n)
@@ -210,6 +220,8 @@ int ks_nats_bind(struct ks_nats *n, const struct ks_nats_opts *o, bool create)
 		err = ensure_kv(n, &n->objects, KS_BUCKET_OBJECTS, 1, o->replicas, create);
 	if (!err && !n->status)
 		err = ensure_kv(n, &n->status, KS_BUCKET_STATUS, 1, o->replicas, create);
+	if (!err && !n->audit)
+		err = ensure_kv(n, &n->audit, KS_BUCKET_AUDIT, 1, o->replicas, create);
 	return err;
 }
 
@@ -308,6 +320,8 @@ void ks_nats_close(struct ks_nats *n)
 		kvStore_Destroy(n->objects);
 	if (n->status)
 		kvStore_Destroy(n->status);
+	if (n->audit)
+		kvStore_Destroy(n->audit);
 	if (n->js)
 		jsCtx_Destroy(n->js);
 	if (n->nc) {

@@ -15,6 +15,7 @@
 #define KS_BUCKET_DESIRED "kshield_desired"	/* shield name -> desired state (JSON) */
 #define KS_BUCKET_OBJECTS "kshield_objects"	/* sha256 hex -> shield object bytes */
 #define KS_BUCKET_STATUS  "kshield_status"	/* <shield>.<host> -> status (JSON) */
+#define KS_BUCKET_AUDIT   "kshield_audit"	/* <shield>.<host> -> audit hits (JSON) */
 #define KS_EVENTS_STREAM  "KSHIELD_EVENTS"
 #define KS_EVENTS_SUBJECT "kshield.events"	/* kshield.events.<host> */
 #define KS_EVENTS_ENCODING "Ks-Encoding"	/* header: "zstd" when the frame is compressed */
@@ -32,7 +33,7 @@ struct ks_nats_opts {
 struct ks_nats {
 	natsConnection *nc;
 	jsCtx *js;
-	kvStore *desired, *objects, *status;
+	kvStore *desired, *objects, *status, *audit;
 	volatile int reconnects;	/* bumped by the reconnected callback */
 	volatile bool connected;
 	volatile bool closed;		/* the closed callback ran: no callback will follow */
@@ -52,8 +53,14 @@ int ks_nats_open(struct ks_nats *n, const struct ks_nats_opts *o, bool create, b
 void ks_nats_close(struct ks_nats *n);
 /* Create the events stream when missing (what agents publish into). */
 int ks_nats_ensure_stream(struct ks_nats *n, int replicas);
-/* Bind the buckets (retrying quietly when JetStream is not ready yet). */
+/* Bind the buckets (retrying quietly when JetStream is not ready yet);
+ * @create: create missing ones (the operator's commands do; agents only
+ * bind: their credentials may not create streams). */
 int ks_nats_bind(struct ks_nats *n, const struct ks_nats_opts *o, bool create);
+/* After a failed call: when the server refused this user's permissions
+ * (it answers a refused publish with nothing, so the call timed out),
+ * record that instead and return -EACCES; otherwise return @err. */
+int ks_nats_denied(struct ks_nats *n, int err);
 /* Record a one-line error for a failed NATS call. */
 int ks_nats_err(natsStatus s, const char *what);
 

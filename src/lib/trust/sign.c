@@ -21,6 +21,14 @@
 static const char *const sign_tags[] = {
 	[KS_SIGN_SHIELD] = "kshield-shield-object-v1",
 	[KS_SIGN_SITES] = "kshield-sites-manifest-v1",
+	[KS_SIGN_DESIRED] = "kshield-desired-state-v1",
+	[KS_SIGN_KEYLIST] = "kshield-key-list-v1",
+};
+static const char *const sign_what[] = {
+	[KS_SIGN_SHIELD] = "object",
+	[KS_SIGN_SITES] = "manifest",
+	[KS_SIGN_DESIRED] = "desired record",
+	[KS_SIGN_KEYLIST] = "key list",
 };
 #define SIGN_TAG_MAX 32
 
@@ -67,6 +75,22 @@ static int read_key(const char *path, const char *word, unsigned char *out, size
 	sodium_memzero(buf, len);
 	free(buf);
 	return err;
+}
+
+int ks_sign_pub_id(const char *publine, char keyid[KS_KEYID_LEN])
+{
+	unsigned char pk[crypto_sign_PUBLICKEYBYTES];
+	size_t got;
+	int err = sodium_ready();
+
+	if (err)
+		return err;
+	if (strncmp(publine, "ed25519 ", 8) ||
+	    sodium_base642bin(pk, sizeof(pk), publine + 8, strlen(publine + 8), " \n", &got, NULL,
+			      sodium_base64_VARIANT_ORIGINAL) || got != sizeof(pk))
+		return ks_err(-EINVAL, "not a kshield public key: expected 'ed25519 BASE64'");
+	key_id(pk, keyid);
+	return 0;
 }
 
 static int write_new(const char *path, const char *text, mode_t mode)
@@ -193,7 +217,7 @@ int ks_sign_verify_kind(enum ks_sign_kind kind, const void *obj, size_t len, con
 		return err;
 	keyid[0] = '\0';
 	if (!sig || !*sig)
-		return ks_err(-ENODATA, "unsigned: the object has no signature");
+		return ks_err(-ENODATA, "unsigned: the %s has no signature", sign_what[kind]);
 	if (sscanf(sig, "ed25519 %23s %127s", id, b64) != 2 || strlen(id) != KS_KEYID_LEN - 1 ||
 	    sodium_base642bin(s, sizeof(s), b64, strlen(b64), NULL, &got, NULL,
 			      sodium_base64_VARIANT_ORIGINAL) || got != sizeof(s))
@@ -205,7 +229,45 @@ int ks_sign_verify_kind(enum ks_sign_kind kind, const void *obj, size_t len, con
 	mlen = signed_message(kind, obj, len, msg);
 	if (crypto_sign_verify_detached(s, msg, mlen, pk))
 		return ks_err(-EBADMSG, "bad signature: the %s was altered after key %s signed it",
-			      kind == KS_SIGN_SITES ? "manifest" : "object", id);
+			      sign_what[kind], id);
+	return 0;
+}
+
+int ks_sign_verify_signer(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
+			  const char *keyfile, const char *keys_dir, char keyid[KS_KEYID_LEN])
+{
+	unsigned char sk[crypto_sign_SECRETKEYBYTES], s[crypto_sign_BYTES];
+	unsigned char msg[SIGN_TAG_MAX + crypto_hash_sha256_BYTES];
+	char id[KS_KEYID_LEN + 8], own[KS_KEYID_LEN], b64[128];
+	size_t got, mlen;
+	int err = sodium_ready();
+
+	if (err)
+		return err;
+	keyid[0] = '\0';
+	if (!sig || !*sig)
+		return ks_err(-ENODATA, "unsigned: the %s has no signature", sign_what[kind]);
+	if (sscanf(sig, "ed25519 %23s %127s", id, b64) != 2 ||
+	    sodium_base642bin(s, sizeof(s), b64, strlen(b64), NULL, &got, NULL,
+			      sodium_base64_VARIANT_ORIGINAL) || got != sizeof(s))
+		return ks_err(-EINVAL, "malformed signature: expected 'ed25519 KEYID BASE64'");
+	if ((err = read_key(keyfile, "ed25519-secret", sk, sizeof(sk))))
+		return err;
+	key_id(sk + crypto_sign_SEEDBYTES, own);
+	if (strcmp(own, id)) {
+		sodium_memzero(sk, sizeof(sk));
+		if (keys_dir)
+			return ks_sign_verify_kind(kind, obj, len, sig, keys_dir, keyid);
+		return ks_err(-ENOKEY, "signed by key %s, not by %s's key %s (name other trusted "
+			      "keys with --keys DIR)", id, keyfile, own);
+	}
+	snprintf(keyid, KS_KEYID_LEN, "%s", id);
+	mlen = signed_message(kind, obj, len, msg);
+	err = crypto_sign_verify_detached(s, msg, mlen, sk + crypto_sign_SEEDBYTES);
+	sodium_memzero(sk, sizeof(sk));
+	if (err)
+		return ks_err(-EBADMSG, "bad signature: the %s was altered after key %s signed it",
+			      sign_what[kind], id);
 	return 0;
 }
 

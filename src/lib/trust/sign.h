@@ -26,6 +26,8 @@
 enum ks_sign_kind {
 	KS_SIGN_SHIELD,		/* a shield object (.bpf.o) */
 	KS_SIGN_SITES,		/* a kernel sites manifest (kernel_sites.h) */
+	KS_SIGN_DESIRED,	/* a fleet desired-state record (fleet_kv.h) */
+	KS_SIGN_KEYLIST,	/* a fleet signing-key list, signed by a root key */
 };
 
 /* Write PREFIX.key and PREFIX.pub; refuses to overwrite (-EEXIST). */
@@ -54,5 +56,15 @@ int ks_sign_verify_file(enum ks_sign_kind kind, const char *path, const char *si
 /* A short status word for a ks_sign_verify() result: "verified",
  * "unsigned", "unknown-key", "bad-signature", "malformed-signature". */
 const char *ks_sign_status(int err);
+
+/* Verify @obj against @sig with the public half of the secret key in
+ * @keyfile (a signer checking what it signed before), else with the keys
+ * in @keys_dir (NULL: none). Errors as ks_sign_verify(). */
+int ks_sign_verify_signer(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
+			  const char *keyfile, const char *keys_dir, char keyid[KS_KEYID_LEN]);
+
+/* The key id of a public key line "ed25519 <base64>" (a .pub file's
+ * text); -EINVAL when it is not one. */
+int ks_sign_pub_id(const char *publine, char keyid[KS_KEYID_LEN]);
 
 #endif
