@@ -29,6 +29,8 @@ static const char funcs_sql[] =
 	"CREATE OR REPLACE FUNCTION ks_json_num(t text, path text) RETURNS numeric"
 	" LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN jsonb_typeof(v) = 'number' THEN (v #>> '{}')::numeric END"
 	" FROM (SELECT (t::jsonb) #> string_to_array(substr(path, 3), '.') AS v) j $$;"
+	"CREATE OR REPLACE FUNCTION instr(t text, s text) RETURNS int LANGUAGE sql IMMUTABLE AS"
+	" $$ SELECT strpos(t, s) $$;"
 	"CREATE OR REPLACE FUNCTION ks_inet(t text) RETURNS inet LANGUAGE sql IMMUTABLE AS"
 	" $$ SELECT CASE WHEN t ~ '^[0-9a-fA-F:.]+$' THEN t::inet END $$;";
 
