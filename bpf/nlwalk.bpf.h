@@ -323,12 +323,14 @@ static __always_inline int nlw_walk_iov(struct nlw *w, const struct iovec *iov, 
 
 /* Tracepoint fallbacks: what the sender asked to send, from its own memory. */
 enum { NLW_CLEAN = 0, NLW_HIT = 1, NLW_UNPARSED = 2 };
-enum { NLW_SEND_BUF, NLW_SEND_IOV, NLW_SEND_MSG, NLW_SEND_MMSG };
+enum { NLW_SEND_BUF, NLW_SEND_IOV, NLW_SEND_MSG, NLW_SEND_MMSG, NLW_SEND_PIPE };
 
 /* Walk one send of @kind: BUF (a = buffer, b = length), IOV (a = iovec
- * array, b = count), MSG (a = user_msghdr). sendmmsg (MMSG) is not
- * parsed. Returns NLW_HIT, NLW_CLEAN, or NLW_UNPARSED when the request could
- * not be read whole (callers fail closed). */
+ * array, b = count), MSG (a = user_msghdr). sendmmsg (MMSG) and the sends
+ * whose bytes come from another file (PIPE: splice, sendfile; the bytes
+ * are in a pipe or a file, not in the sender's memory) are not parsed.
+ * Returns NLW_HIT, NLW_CLEAN, or NLW_UNPARSED when the request could not be
+ * read whole (callers fail closed). */
 static __always_inline int nlw_tp_walk(struct nlw *w, int kind, __u64 a, __u64 b)
 {
 	int truncated;
@@ -401,22 +403,40 @@ static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int p
 	return 0;
 }
 
-/* The "lsm" variant of a netlink shield for sockets of @protocol. */
+/* The "lsm" and "fmod_ret" (security_netlink_send) variants of a netlink
+ * shield for sockets of @protocol. */
 #define NLW_LSM_PROGRAM(protocol)					\
-SEC("lsm/netlink_send")							\
-int BPF_PROG(lsm__netlink_send, struct sock *sk, struct sk_buff *skb)	\
+KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *skb) \
 {									\
 	return nlw_lsm_send(sk, skb, protocol);				\
 }
 
-/* The "tp" variant: the five syscalls that reach netlink_sendmsg() with
- * user buffers, each walked by nlw_tp_send() for sockets of @protocol.
- * Per-syscall events, not raw_tp/sys_enter: measured on the 6.18 host (CPU
- * time of 1M calls), an empty classic sys_enter_write program adds ~220 ns
- * to write() and nothing to other syscalls, an empty raw_tp/sys_enter
- * ~150 ns to every syscall. io_uring sends and 32-bit compat syscalls do
- * not pass these tracepoints: the fallback's documented gap, which only the
- * LSM variant closes. */
+/* Coverage of the trigger paths every netlink shield's test registers
+ * (src/nltrigger.h), for KSHIELD_META(prevents_<v>, ...) / detects_<v>.
+ * lsm and fmod_ret judge the kernel copy in security_netlink_send(), which
+ * every way in passes. tp kills the sender after its send completed: the
+ * request is committed, and what stops the exploit is that its only holder
+ * of the socket and namespace dies before the next step; a process that
+ * shares the socket (clone-files: a sibling sends and is killed, the other
+ * keeps the committed state) is only seen. io_uring and 32-bit compat sends
+ * pass none of the syscall tracepoints: not covered by tp. */
+#define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,clone-files"
+#define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,scm-rights"
+#define NLW_PATHS_TP_SEEN "clone-files"
+
+/* The "tp" variant: the syscalls that reach netlink_sendmsg(), each
+ * walked by nlw_tp_send() for sockets of @protocol: sendmsg, sendto,
+ * write, writev and pwritev2 (offset -1 is a plain writev, the only form a
+ * socket accepts) with user buffers; sendmmsg, splice and sendfile into the
+ * socket, unparsed (killed when guarded: nothing sends netlink requests that
+ * way). Per-syscall events, not raw_tp/sys_enter: measured on the 6.18 host
+ * (CPU time of 1M calls), an empty classic sys_enter_write program adds
+ * ~220 ns to write() and nothing to other syscalls, an empty
+ * raw_tp/sys_enter ~150 ns to every syscall. io_uring sends (SENDMSG, SEND,
+ * WRITE, WRITEV, SPLICE) and 32-bit compat syscalls do not pass these
+ * tracepoints: the fallback's documented gap, which only the LSM variant
+ * closes. vmsplice and tee only fill pipes: the splice out of the pipe is
+ * what is seen. */
 #define NLW_TP_PROGRAMS(protocol)					\
 SEC("tracepoint/syscalls/sys_enter_sendmsg")				\
 int tp__sendmsg(struct trace_event_raw_sys_enter *ctx)			\
@@ -442,6 +462,21 @@ SEC("tracepoint/syscalls/sys_enter_sendmmsg")				\
 int tp__sendmmsg(struct trace_event_raw_sys_enter *ctx)			\
 {									\
 	return nlw_tp_send((int)ctx->args[0], NLW_SEND_MMSG, ctx->args[1], ctx->args[2], protocol); \
+}									\
+SEC("tracepoint/syscalls/sys_enter_pwritev2")				\
+int tp__pwritev2(struct trace_event_raw_sys_enter *ctx)			\
+{									\
+	return nlw_tp_send((int)ctx->args[0], NLW_SEND_IOV, ctx->args[1], ctx->args[2], protocol); \
+}									\
+SEC("tracepoint/syscalls/sys_enter_splice")				\
+int tp__splice(struct trace_event_raw_sys_enter *ctx)			\
+{									\
+	return nlw_tp_send((int)ctx->args[2], NLW_SEND_PIPE, 0, 0, protocol); \
+}									\
+SEC("tracepoint/syscalls/sys_enter_sendfile64")				\
+int tp__sendfile(struct trace_event_raw_sys_enter *ctx)			\
+{									\
+	return nlw_tp_send((int)ctx->args[0], NLW_SEND_PIPE, 0, 0, protocol); \
 }
 
 #endif /* KSHIELD_NLWALK_BPF_H */

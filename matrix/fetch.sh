@@ -156,6 +156,8 @@ if [[ $pkg == linux-image-* ]]; then
 	for dep in $(awk '/^Depends:/ { sub(/^Depends: */, ""); print; exit }' <<<"$info" |
 		tr ',|' '\n\n' | awk '{ print $1 }' | grep -E '^linux-(binary|modules|base)-[0-9]' || true); do
 		dinfo=$(index "$dep") || die "depends on $dep, which is not in the index"
+		# a virtual package (6.18's linux-base-KVER is one): nothing to fetch
+		grep -q '^SHA256:' <<<"$dinfo" || continue
 		debs+=("$(fetch1 "$dep" "$dinfo")")
 	done
 fi

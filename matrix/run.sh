@@ -11,7 +11,7 @@
 # `kshield test --all -j` on this machine's kernel instead.
 #
 # Output (DIR, default build/matrix): a table kernel x shield, boot-to-result
-# times per kernel, results.json (one object per kernel x shield: kernel, arch,
+# times per kernel, coverage.md (matrix/coverage.jq), results.json (one object per kernel x shield: kernel, arch,
 # shield, variant, trigger_refused, benign_ok, load_ms, error, status, ...)
 # and kernels.json (one object per boot: times, probe, log).
 # Exit status 1 when any row failed or a check of the matrix itself did not
@@ -67,6 +67,7 @@ for r in "${rows[@]}"; do
 done
 [ ${#sel[@]} -gt 0 ] || { echo "matrix: no rows selected from $list" >&2; exit 2; }
 
+t_start=$(date +%s.%N)
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 rm -rf "$out"/rows "$out"/results.json "$out"/kernels.json
 mkdir -p "$out/rows"
@@ -187,5 +188,11 @@ for s in "${sel[@]}"; do
 done | jq -s 'map(.kernel)' >"$out/kernels.json"
 
 jq -r -f "$here/table.jq" --slurpfile kernels "$out/kernels.json" "$out/results.json"
-echo "matrix: results in $out/results.json"
+# The coverage table (kernel x shield: variant, status, vulnerable), printed
+# and kept beside the results; `make matrix` copies it to docs/coverage.md.
+jq -r -f "$here/coverage.jq" "$out/results.json" >"$out/coverage.md"
+echo
+cat "$out/coverage.md"
+echo "matrix: results in $out/results.json, coverage table in $out/coverage.md"
+echo "matrix: $(jq length "$out/kernels.json") boots, $(printf '%.0f' "$(echo "$(date +%s.%N) - $t_start" | bc)") s"
 jq -e -f "$here/verdict.jq" "$out/results.json" >/dev/null

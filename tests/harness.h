@@ -45,6 +45,21 @@ static inline const char *ks_shields_dir(void)
 	return d && *d ? d : "build/shields";
 }
 
+/* Directory of test fixture objects ($KSHIELD_FIXTURES, else
+ * build/tests/fixtures). */
+static inline const char *ks_fixtures_dir(void)
+{
+	const char *d = getenv("KSHIELD_FIXTURES");
+
+	return d && *d ? d : "build/tests/fixtures";
+}
+
+/* A shield that refuses with EPERM on this host (cgroup/setsockopt): the
+ * 64-bit IPT_SO_SET_REPLACE of KS_SOCKOPT_TRIGGER from a user namespace. */
+#define KS_SOCKOPT_SHIELD	"fixture-sockopt"
+#define KS_SOCKOPT_OBJ		"sockopt-shield.bpf.o"
+#define KS_SOCKOPT_TRIGGER	"unshare -Urn iptables-legacy -w -A INPUT -j ACCEPT"
+
 /* Append what is readable on @fd to the growing buffer *@buf (size *@len).
  * Returns bytes read, 0 at EOF, -1 on error. */
 static inline ssize_t ks__drain(int fd, char **buf, size_t *len)
