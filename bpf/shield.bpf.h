@@ -236,4 +236,24 @@ static __always_inline struct sock *ks_sockopt_sk(struct bpf_sockopt *ctx)
 	return BPF_CORE_READ(k, sk);
 }
 
+/* The sock behind descriptor @fd of the current task, or NULL when @fd is
+ * no socket: for tracepoint fallbacks, which get descriptors, not objects. */
+static __always_inline struct sock *ks_fd_sock(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *file = NULL;
+	struct socket *sock;
+
+	if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return NULL;
+	if ((BPF_CORE_READ(file, f_inode, i_mode) & 00170000) != 0140000)	/* S_IFSOCK */
+		return NULL;
+	sock = BPF_CORE_READ(file, private_data);
+	return sock ? BPF_CORE_READ(sock, sk) : NULL;
+}
+
 #endif /* KSHIELD_SHIELD_BPF_H */

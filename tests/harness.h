@@ -208,8 +208,9 @@ static inline json_object *ks_run_json(const char *cmdline, int *status, char **
 	return o;
 }
 
-/* Member at dotted @path ("hooks.lsm"); NULL when any step is missing.
- * The result is borrowed from @o. */
+/* Member at dotted @path ("hooks.lsm"; a number steps into an array:
+ * "paths.0.name"); NULL when any step is missing. The result is borrowed
+ * from @o. */
 static inline json_object *ks_json_get(json_object *o, const char *path)
 {
 	char key[256];
@@ -218,12 +219,16 @@ static inline json_object *ks_json_get(json_object *o, const char *path)
 	while (o && *p) {
 		size_t n = strcspn(p, ".");
 
-		if (n >= sizeof(key) || !json_object_is_type(o, json_type_object))
+		if (n >= sizeof(key))
 			return NULL;
 		memcpy(key, p, n);
 		key[n] = '\0';
-		if (!json_object_object_get_ex(o, key, &o))
+		if (json_object_is_type(o, json_type_array) && n && strspn(key, "0123456789") == n) {
+			o = json_object_array_get_idx(o, atoi(key));
+		} else if (!json_object_is_type(o, json_type_object) ||
+			   !json_object_object_get_ex(o, key, &o)) {
 			return NULL;
+		}
 		p += n + (p[n] == '.');
 	}
 	return o;

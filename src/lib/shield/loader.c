@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "err.h"
@@ -49,23 +50,58 @@ static __u64 realtime_ns(void)
 }
 
 /* Does @prog belong to @variant ("<variant>__...")? */
-/* Does this kernel have 32-bit compat syscalls? Its ia32 (x86-64) or
- * compat (arm64) syscall table is in kallsyms exactly when it does. */
+/* Does this kernel have 32-bit compat syscalls? Functions of their entry
+ * and of a compat-only syscall are in kallsyms exactly when it does (the
+ * syscall tables are data, listed only with CONFIG_KALLSYMS_ALL, which
+ * Debian's arm64 lacks); several names, for they moved across versions. */
 static bool kernel_has_compat(void)
 {
+	static const char *const names[] = {
+		"do_fast_syscall_32", "do_int80_syscall_32", "int80_emulation",
+		"__ia32_compat_sys_sigreturn",			/* x86-64 IA32_EMULATION */
+		"el0t_32_sync_handler", "el0_sync_compat_handler",
+		"__arm64_compat_sys_sigreturn",			/* arm64 COMPAT */
+		"ia32_sys_call_table", "compat_sys_call_table",
+	};
 	static int known = -1;
 	char line[256];
 	FILE *f;
 
 	if (known >= 0)
 		return known;
+#if defined(__x86_64__)
+	/* On x86-64 the entry is built in whenever IA32_EMULATION is, even
+	 * where it is off at run time (ia32_emulation=0, or
+	 * IA32_EMULATION_DEFAULT_DISABLED: this host). Ask the kernel: a
+	 * child makes one 32-bit syscall (int $0x80, getpid), which kills it
+	 * with SIGSEGV where 32-bit syscalls are off or absent. */
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		long ret = 20;	/* __NR_getpid, i386 */
+
+		__asm__ volatile("int $0x80" : "+a"(ret) : : "memory");
+		_exit(ret == getpid() ? 0 : 1);
+	}
+	if (pid > 0) {
+		int status;
+
+		if (waitpid(pid, &status, 0) == pid) {
+			known = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+			return known;
+		}
+	}
+#endif
 	f = fopen("/proc/kallsyms", "re");
 	known = 0;
 	while (f && !known && fgets(line, sizeof(line), f)) {
-		const char *name = strrchr(line, ' ');
+		char *name = strrchr(line, ' ');
 
-		known = name && (!strcmp(name, " ia32_sys_call_table\n") ||
-				 !strcmp(name, " compat_sys_call_table\n"));
+		if (!name || strchr(line, '['))	/* module symbols: not entry code */
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !known; i++)
+			known = !strcmp(name + 1, names[i]);
 	}
 	if (f)
 		fclose(f);
@@ -83,8 +119,8 @@ static int variant_unneeded(const struct ks_meta *meta, const char *v, char *why
 	snprintf(key, sizeof(key), "requires_%s", v);
 	req = ks_meta_get(meta, key);
 	if (req && strstr(req, "compat") && !kernel_has_compat()) {
-		snprintf(why, len, "this kernel has no 32-bit compat syscalls (no ia32 or compat "
-			 "syscall table), the only paths %s watches: nothing to guard here", v);
+		snprintf(why, len, "this kernel has no 32-bit compat syscalls (no 32-bit syscall entry "
+			 "in kallsyms), the only paths %s watches: nothing to guard here", v);
 		return -EOPNOTSUPP;
 	}
 	return 0;
