@@ -358,7 +358,7 @@ static int agent_start(struct agent *a)
 		return ks_err(-errno, "can't read the ring buffer: %s", strerror(errno));
 	/* Shields loaded before an upgrade that changed the ring buffer still
 	 * write into the one set aside: read it too. */
-	ks_pins_old_maps("ks_events", add_old_ring, a);
+	ks_pins_old_maps("ks_events", false, add_old_ring, a);
 	if (a->mon.migrated[0])
 		say("migrated from an older kshield: %s; programs loaded before keep the old "
 		    "map (shields keep enforcing, their events and losses still counted)",

@@ -624,13 +624,13 @@ int ks_shield_unload(const char *name)
 	return 0;
 }
 
-static int open_pinned(const char *dir, const char *what)
+static int open_pinned(const char *dir, const char *what, bool rdonly)
 {
 	char path[PATH_MAX];
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, what);
-	fd = bpf_obj_get(path);
+	fd = rdonly ? ks_pin_open_ro(path) : bpf_obj_get(path);
 	if (fd < 0)
 		return ks_err(-errno, "can't open pinned %s: %s", path, strerror(errno));
 	return fd;
@@ -645,7 +645,7 @@ int ks_shield_set_mode(const char *name, enum ks_mode mode)
 
 	if (err)
 		return err;
-	fd = open_pinned(dir, "cfg");
+	fd = open_pinned(dir, "cfg", false);
 	if (fd < 0)
 		return fd;
 	err = bpf_map_lookup_elem(fd, &zero, &cfg);
@@ -673,14 +673,14 @@ int ks_shield_get(const char *name, struct ks_shield_state *st)
 	if (err)
 		return err;
 	snprintf(st->name, sizeof(st->name), "%s", name);
-	fd = open_pinned(dir, "cfg");
+	fd = open_pinned(dir, "cfg", true);
 	if (fd < 0)
 		return fd;
 	err = bpf_map_lookup_elem(fd, &zero, &st->cfg);
 	close(fd);
 	if (err)
 		return ks_err(-errno, "can't read %s/cfg: %s", dir, strerror(errno));
-	fd = open_pinned(dir, "stats");
+	fd = open_pinned(dir, "stats", true);
 	if (fd < 0)
 		return fd;
 	for (__u32 k = 0; k < KS_VERDICT_MAX; k++) {

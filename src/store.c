@@ -19,7 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include "cli.h"
@@ -211,6 +215,38 @@ static void ks_store_close_db(struct ks_store *s)
 	free(s);
 }
 
+/* The store holds command lines and connections: root's eyes only, as
+ * auditd keeps its logs. A missing directory is made (one level, 0700); a
+ * new store is created 0600 before SQLite opens it (SQLite would make it
+ * 0644, and gives its -wal and -shm files the database's mode); an
+ * existing one, and its -wal/-shm, lose any group and other bits. */
+static int store_private(const char *path, bool create)
+{
+	char dir[PATH_MAX], side[PATH_MAX + 8];
+	struct stat st;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (create && mkdir(dirname(dir), 0700) == 0)
+		chmod(dir, 0700);	/* whatever the umask */
+	fd = create ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
+	if (fd >= 0) {
+		fchmod(fd, 0600);
+		close(fd);
+		return 0;
+	}
+	if (create && errno != EEXIST)
+		return 0;	/* SQLite's open says what is wrong */
+	for (int i = 0; i < 3; i++) {
+		snprintf(side, sizeof(side), "%s%s", path, (const char *[]){ "", "-wal", "-shm" }[i]);
+		if (!lstat(side, &st) && S_ISREG(st.st_mode) && (st.st_mode & 077) &&
+		    chmod(side, st.st_mode & 0700))
+			return ks_err(-errno, "can't make %s private (mode %o): %s", side,
+				      st.st_mode & 0777, strerror(errno));
+	}
+	return 0;
+}
+
 int ks_store_open(struct ks_store **out, const char *path, int flags)
 {
 	bool rdonly = flags & KS_STORE_RDONLY;
@@ -223,8 +259,13 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	if (rdonly && access(path, F_OK))
 		return ks_err(-ENOENT, "no event store at %s (is the agent running? "
 			      "--store PATH)", path);
-	if (flags & KS_STORE_CREATE)
+	if (flags & KS_STORE_CREATE) {
 		oflags |= SQLITE_OPEN_CREATE;
+		if ((err = store_private(path, true)))
+			return err;
+	} else if (!rdonly && (err = store_private(path, false))) {
+		return err;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ks_err(-ENOMEM, "out of memory");

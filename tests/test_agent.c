@@ -198,8 +198,10 @@ Test(agent, t05_unwritable_store_is_counted_then_recovers)
 	char extra[512], *err;
 	json_object *st;
 
-	/* the store's directory does not exist yet */
+	/* the store's directory can't be made: a file is in the way */
 	snprintf(env.store, sizeof(env.store), "%s/later/events.db", env.dir);
+	snprintf(extra, sizeof(extra), "touch %s/later", env.dir);
+	ks_run(extra, NULL, NULL);
 	ka_start(&env, NULL);
 	err = ka_agent_err(&env);
 	cr_assert(strstr(err, "store:"), "%s", err);
@@ -211,7 +213,7 @@ Test(agent, t05_unwritable_store_is_counted_then_recovers)
 	cr_expect(ka_int(st, "agent.unstored") > 0, "unstored events not counted");
 	json_object_put(st);
 
-	snprintf(extra, sizeof(extra), "mkdir -p %s/later", env.dir);
+	snprintf(extra, sizeof(extra), "rm %s/later && mkdir -p %s/later", env.dir, env.dir);
 	ks_run(extra, NULL, NULL);
 	for (double t0 = ka_now(); ka_now() - t0 < 8; usleep(200000)) {
 		err = ka_agent_err(&env);
@@ -484,4 +486,42 @@ Test(agent, t11_an_older_shape_ks_lost_pin_is_migrated_without_a_gap)
 		  "the shield is not enforcing: %s", st ? json_object_to_json_string(st) : "");
 	json_object_put(st);
 	ka_stop(&env, SIGTERM);
+}
+
+static unsigned mode_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0xffff : st.st_mode & 0777;
+}
+
+/* The store holds argv and connections (issue 15): root's only, like
+ * auditd's logs. A new store's directory is made 0700 and the store 0600
+ * whatever the umask; an older world-readable store (and its -wal, -shm)
+ * is made private when the agent opens it. */
+Test(agent, t12_the_store_is_private)
+{
+	char dir[300], path[600], cmd[1300];
+
+	snprintf(dir, sizeof(dir), "%s/priv", env.dir);
+	snprintf(env.store, sizeof(env.store), "%s/events.db", dir);
+	umask(022);
+	ka_start(&env, NULL);
+	ks_runf(NULL, NULL, "/bin/true ks-private");
+	usleep(300000);
+	cr_expect_eq(mode_of(dir), 0700, "store directory mode %o", mode_of(dir));
+	cr_expect_eq(mode_of(env.store), 0600, "store mode %o", mode_of(env.store));
+	snprintf(path, sizeof(path), "%s-wal", env.store);
+	cr_expect_eq(mode_of(path), 0600, "-wal mode %o", mode_of(path));
+	ka_stop(&env, SIGTERM);
+
+	/* an existing store left readable by an older kshield */
+	snprintf(cmd, sizeof(cmd), "chmod 0755 %s && chmod 0644 %s && touch %s-wal %s-shm && "
+		 "chmod 0644 %s-wal %s-shm", dir, env.store, env.store, env.store, env.store,
+		 env.store);
+	cr_assert_eq(ks_run(cmd, NULL, NULL), 0);
+	ka_start(&env, NULL);
+	cr_expect_eq(mode_of(env.store), 0600, "existing store mode %o", mode_of(env.store));
+	snprintf(path, sizeof(path), "%s-shm", env.store);
+	cr_expect_eq(mode_of(path), 0600, "existing -shm mode %o", mode_of(path));
 }
