@@ -21,8 +21,9 @@
  *   sites_dir = DIR              kernel sites manifests (<build-id>.json) for
  *                                 shields on kernel:FUNCTION (kernel_sites.h)
  *   keys_dir = DIR               trusted public keys (*.pub): --fleet's --keys
- *                                 when not given, and sites manifests must be
- *                                 signed by one of them
+ *                                 when not given; sites manifests and every
+ *                                 shields_dir object (FILE.sig beside it) must
+ *                                 be signed by one of them
  */
 #ifndef KSHIELD_CONFIG_H
 #define KSHIELD_CONFIG_H

@@ -12,6 +12,13 @@
  * :since, :until, :binary and :bytes are bound as parameters; --file's
  * addresses filter the rows by laddr/raddr as an inet[] parameter. A hunt
  * whose rows have no `host` column cannot be grouped and is refused.
+ *
+ * Read-only against the collector's database: the helpers are functions
+ * and views of this session's pg_temp schema (gone when it ends; PostgreSQL
+ * never looks functions up there implicitly, so calls name pg_temp), and the
+ * hunt text, which comes from a shield's metadata or --sql, runs alone in a
+ * READ ONLY transaction: no INSERT, UPDATE, DDL, nextval() or writing
+ * function gets through it.
  */
 #ifndef KSHIELD_STATIC
 #include <ctype.h>
@@ -25,12 +32,12 @@
 #include "hunt_pg.h"
 
 static const char view_sql[] =
-	"CREATE OR REPLACE FUNCTION json_extract(t text, path text) RETURNS text "
+	"CREATE OR REPLACE FUNCTION pg_temp.json_extract(t text, path text) RETURNS text "
 	" LANGUAGE sql IMMUTABLE AS $$ SELECT (t::jsonb) #>> string_to_array(substr(path, 3), '.') $$;"
-	"CREATE OR REPLACE FUNCTION ks_json_num(t text, path text) RETURNS numeric"
+	"CREATE OR REPLACE FUNCTION pg_temp.ks_json_num(t text, path text) RETURNS numeric"
 	" LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN jsonb_typeof(v) = 'number' THEN (v #>> '{}')::numeric END"
 	" FROM (SELECT (t::jsonb) #> string_to_array(substr(path, 3), '.') AS v) j $$;"
-	"CREATE OR REPLACE FUNCTION ks_inet(t text) RETURNS inet LANGUAGE sql IMMUTABLE AS"
+	"CREATE OR REPLACE FUNCTION pg_temp.ks_inet(t text) RETURNS inet LANGUAGE sql IMMUTABLE AS"
 	" $$ SELECT CASE WHEN t ~ '^[0-9a-fA-F:.]+$' THEN t::inet END $$;"
 	"CREATE OR REPLACE TEMP VIEW events AS SELECT host, seq, (data->>'ts')::bigint AS ts, kind,"
 	" (data->>'pid')::bigint AS pid, (data->>'tgid')::bigint AS tgid, (data->>'ppid')::bigint AS ppid,"
@@ -104,9 +111,10 @@ static char *translate(const char *sql, int *nparams)
 			if (k + 1 > *nparams)
 				*nparams = k + 1;
 		} else if (!quoted && !strncmp(sql, "json_extract(", 13) &&
-			   (p == out || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
-			   numeric_compare(call_end(sql + 12))) {
-			p += sprintf(p, "ks_json_num");
+			   (p == out || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' ||
+					  p[-1] == '.'))) {
+			p += sprintf(p, "pg_temp.%s", numeric_compare(call_end(sql + 12)) ?
+				     "ks_json_num" : "json_extract");
 			sql += 12;
 		} else if (!quoted && !strncmp(sql, "binary", 6) &&
 			   (p == out || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '"')) &&
@@ -149,7 +157,7 @@ int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long lon
 	grouped = malloc(strlen(q) + 512);
 	sprintf(grouped, "SELECT host, count(*) AS hits, min(ts) AS first_ts, max(ts) AS last_ts "
 		"FROM (%s) AS hunt %s GROUP BY host ORDER BY hits DESC, host LIMIT %lld", q,
-		cidrs ? "WHERE ks_inet(raddr) <<= ANY($5::inet[]) OR ks_inet(laddr) <<= ANY($5::inet[])" : "",
+		cidrs ? "WHERE pg_temp.ks_inet(raddr) <<= ANY($5::inet[]) OR pg_temp.ks_inet(laddr) <<= ANY($5::inet[])" : "",
 		limit);
 	if (cidrs)
 		np = 5;
@@ -163,10 +171,19 @@ int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long lon
 	params[4] = cidrs;
 	/* Typed, so that one a hunt skips (:binary in exfil) is not an error:
 	 * int8, int8, text, int8, text. */
+	r = PQexec(c, "START TRANSACTION READ ONLY");
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		err = ks_err(-EIO, "postgresql: %s", strtok(PQerrorMessage(c), "\n") ?: "?");
+		goto out;
+	}
+	PQclear(r);
 	r = PQexecParams(c, grouped, np, (const Oid[]){ 20, 20, 25, 20, 25 }, params, NULL, NULL, 0);
+	PQclear(PQexec(c, "ROLLBACK"));
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		err = ks_err(-EINVAL, "hunt %s fleet-wide: %s", name,
-			     strtok(PQerrorMessage(c), "\n") ?: "?");
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(r));
+		err = ks_err(-EINVAL, "hunt %s fleet-wide: %s", name, strtok(msg, "\n") ?: "?");
 		goto out;
 	}
 	if (json_output) {

@@ -202,14 +202,18 @@ static bool under_dir(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && path[n] == '/';
 }
 
+/* Load @path from @buf (bytes already read and verified), or, with @buf
+ * NULL, read and verify it now against @keys_dir. */
 static int load_one(struct ks_sync_result *res, struct ks_sync_item *it, const char *path,
-		    enum ks_mode mode, enum ks_sync_action ok)
+		    const void *buf, size_t len, const char *keys_dir, enum ks_mode mode,
+		    enum ks_sync_action ok)
 {
 	struct ks_load_result lr;
 	int err;
 
 	ks_err(0, "%s", "");
-	err = ks_shield_load(path, mode, &lr);
+	err = buf ? ks_shield_load_buf(path, buf, len, mode, &lr) :
+		    ks_shield_load_signed(path, keys_dir, mode, &lr);
 	if (err) {
 		fail_item(res, it, err);
 		return err;
@@ -251,9 +255,11 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 		struct ks_shield_state st;
 		struct ks_sync_item *it;
 		struct ks_meta meta;
+		char keyid[KS_KEYID_LEN], *buf = NULL;
 		const char *name;
 		enum ks_mode mode;
 		bool dup = false;
+		size_t len = 0;
 
 		ks_err(0, "%s", "");
 		it = add_item(res, NULL, e.path[i], KS_SYNC_FAILED);
@@ -261,8 +267,12 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 			err = ks_err(-ENOMEM, "out of memory");
 			goto out;
 		}
-		err = ks_meta_read(e.path[i], &meta);
+		/* Read once: the bytes verified are the bytes loaded. */
+		err = ks_shield_read(e.path[i], cfg->keys_dir, &buf, &len, keyid);
+		if (!err)
+			err = ks_meta_read_buf(e.path[i], buf, len, &meta);
 		if (err) {
+			free(buf);
 			/* A dangling link is a removed object; anything else
 			 * is a broken one whose previous version stays. */
 			if (err != -ENOENT)
@@ -279,6 +289,7 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 			       "in %s", e.path[i], name, cfg->shields_dir);
 			fail_item(res, it, -EEXIST);
 			ks_meta_free(&meta);
+			free(buf);
 			continue;
 		}
 		snprintf(names[nnames++], KS_NAME_LEN, "%s", name);
@@ -297,11 +308,12 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 						it->action = KS_SYNC_MODE;
 				}
 			} else {
-				load_one(res, it, e.path[i], mode, KS_SYNC_REPLACED);
+				load_one(res, it, e.path[i], buf, len, NULL, mode, KS_SYNC_REPLACED);
 			}
 		} else {
-			load_one(res, it, e.path[i], mode, KS_SYNC_LOADED);
+			load_one(res, it, e.path[i], buf, len, NULL, mode, KS_SYNC_LOADED);
 		}
+		free(buf);
 		/* Owned from now on, even when a replacement failed: its old
 		 * version came from this directory too. */
 		if (it->action != KS_SYNC_FAILED || !ks_shield_get(name, &st))
@@ -431,6 +443,17 @@ int ks_shieldset_check(const struct ks_config *cfg, struct ks_sync_result *res)
 		if (!it)
 			break;
 		ks_err(0, "%s", "");
+		if (cfg->keys_dir[0]) {
+			char keyid[KS_KEYID_LEN], *buf;
+			size_t len;
+
+			err = ks_shield_read(e.path[i], cfg->keys_dir, &buf, &len, keyid);
+			if (err) {
+				fail_item(res, it, err);
+				continue;
+			}
+			free(buf);
+		}
 		err = ks_meta_read(e.path[i], &meta);
 		if (err) {
 			fail_item(res, it, err);
@@ -514,7 +537,7 @@ int ks_shieldset_verify(const struct ks_config *cfg, struct ks_sync_result *res)
 		char why[sizeof(it->why)];
 
 		memcpy(why, it->why, sizeof(why));
-		if (!load_one(res, it, o.entry, it->mode, KS_SYNC_REPAIRED)) {
+		if (!load_one(res, it, o.entry, NULL, 0, cfg->keys_dir, it->mode, KS_SYNC_REPAIRED)) {
 			memcpy(it->why, why, sizeof(why));
 			owned_put(ofd, key, o.entry);
 			nrep++;

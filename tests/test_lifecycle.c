@@ -14,6 +14,8 @@
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
 #include <dirent.h>
+#include <pthread.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "agent_harness.h"
@@ -592,4 +594,101 @@ Test(lifecycle, t08_status_reports_agent_shields_store_guard)
 	cr_expect_str_eq(ka_str(json_object_array_get_idx(ks_json_get(o, "shields"), 0), "mode"),
 			 "enforce");
 	json_object_put(o);
+}
+
+/* Keys in <dir>/keys (the public half only), the secret at <dir>/k.key. */
+static void make_keys(char *keys, size_t len)
+{
+	snprintf(keys, len, "%s/keys", L.dir);
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield keygen %s/k >/dev/null && mkdir -p %s && "
+			     "cp %s/k.pub %s/", ks_bin(), L.dir, keys, L.dir, keys), 0, "keygen");
+}
+
+/* Issue 15 item 2: with keys_dir set, a shields.d object loads only when
+ * FILE.sig verifies with one of its keys; an unsigned or changed object is
+ * refused, and what was enforcing keeps enforcing. */
+Test(lifecycle, t09_shields_d_objects_are_verified_when_keys_are_set)
+{
+	char keys[300], extra[400], path[512], *t;
+
+	make_keys(keys, sizeof(keys));
+	snprintf(extra, sizeof(extra), "keys_dir = %s\n", keys);
+	write_conf(extra);
+	snprintf(path, sizeof(path), "%s/cve-2021-22555.bpf.o", L.shields);
+	start();
+	t = ks_read_file(L.err);
+	cr_expect(!loaded("cve-2021-22555"), "an unsigned object was loaded; agent log:\n%s", t);
+	cr_expect(strstr(t, "unsigned") || strstr(t, "not signed") || strstr(t, "signature"),
+		  "refusal not reported; agent log:\n%s", t);
+	free(t);
+
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield sign %s --key %s/k.key >/dev/null", ks_bin(),
+			     path, L.dir), 0, "signing");
+	hup();
+	cr_expect(loaded("cve-2021-22555"), "the signed object was not loaded");
+	cr_expect_neq(trigger(), 0, "signed shield does not refuse");
+
+	/* Changed after signing: refused, the signed version stays. */
+	cr_assert_eq(ks_runf(NULL, NULL, "printf 'kshield-test-change' >> %s", path), 0);
+	hup();
+	t = ks_read_file(L.err);
+	cr_expect(strstr(t, "bad-signature") || strstr(t, "does not match") ||
+		  strstr(t, "signature"), "agent log:\n%s", t);
+	free(t);
+	cr_expect(loaded("cve-2021-22555"), "a changed object unloaded the signed one");
+	cr_expect_neq(trigger(), 0, "the signed version stopped enforcing");
+}
+
+struct swapper {
+	char path[512], with[512];
+	int swapped;
+};
+
+/* Once the loader has read @path and closed it, put another object in its
+ * place: what a local attacker does between the check and the load. */
+static void *swap_after_read(void *arg)
+{
+	struct swapper *s = arg;
+	char buf[4096];
+	int fd = inotify_init1(IN_CLOEXEC);
+
+	if (fd < 0 || inotify_add_watch(fd, s->path, IN_CLOSE_NOWRITE) < 0)
+		return NULL;
+	if (read(fd, buf, sizeof(buf)) > 0 && !rename(s->with, s->path))
+		s->swapped = 1;
+	close(fd);
+	return NULL;
+}
+
+/* Issue 15 item 3: the loader hashes (and verifies) the object, then used
+ * to open it again by path for each variant. Swapping the file right after
+ * the first read must not change what gets loaded. */
+Test(lifecycle, t10_the_loaded_bytes_are_the_hashed_bytes)
+{
+	const char *fx = getenv("KSHIELD_FIXTURES");
+	struct swapper s = { .swapped = 0 };
+	char *out = NULL, *err = NULL, sha[80];
+	pthread_t th;
+	json_object *st;
+	int rc;
+
+	cr_assert(fx && *fx, "KSHIELD_FIXTURES is not set (run through make test-host)");
+	snprintf(s.path, sizeof(s.path), "%s/cve-2021-22555.bpf.o", L.shields);
+	snprintf(s.with, sizeof(s.with), "%s/swap.o", L.dir);
+	cr_assert_eq(ks_runf(&out, NULL, "cp %s/lifecycle-reject.bpf.o %s && "
+			     "sha256sum %s | cut -c1-64", fx, s.with, s.path), 0);
+	snprintf(sha, sizeof(sha), "%.64s", out);
+	free(out);
+	cr_assert_eq(pthread_create(&th, NULL, swap_after_read, &s), 0);
+	usleep(100000);	/* the watch is in place */
+	rc = ks_runf(NULL, &err, "%s shield load %s", ks_bin(), s.path);
+	pthread_join(th, NULL);
+	cr_assert(s.swapped, "the object was not swapped (no read seen)");
+	cr_expect_eq(rc, 0, "the load used the swapped-in bytes: %s", err);
+	free(err);
+	st = shield_state("cve-2021-22555");
+	cr_expect(st && !strcmp(ka_str(st, "sha256"), sha), "loaded sha %s, hashed %s",
+		  st ? ka_str(st, "sha256") : "(none)", sha);
+	json_object_put(st);
+	cr_expect_neq(trigger(), 0, "the shield does not refuse");
 }
