@@ -83,7 +83,7 @@ static void record(struct ks_store *store, const char *shield, const char *what)
 	snprintf(r.detail, sizeof(r.detail), "{\"op\":%u,\"target\":\"%s\",\"repaired\":\"%s\"}",
 		 KS_TAMPER_REPAIRED, shield, what);
 	/* Part of the agent's open batch: committed with the next one. */
-	ks_store_add_row(store, &r);
+	ks_store_add_note(store, &r);
 }
 
 /* Put a shared map's pin back from the descriptor we hold. */

@@ -39,14 +39,17 @@ struct ks_store {
 		sqlite3_int64 id;
 		char *path;
 	} bins[1024];
-	int pending;			/* rows in the open transaction */
+	int pending;			/* event rows in the open transaction */
+	int pending_notes;		/* the agent's own rows in it (not events) */
 	struct timespec first;		/* when the first of them was queued */
 	bool in_tx;
 	__s64 last_ts;			/* newest ts stored (ts is the row key) */
 	long long exec_rows;		/* rows in the current exec chunk */
 	__s64 exec_day;			/* UTC day of its rows */
 	bool exec_full;			/* no more chunks: keep filling it */
-	__u64 committed;		/* rows committed since open */
+	__u64 committed;		/* event rows committed since open */
+	__u64 dropped;			/* event rows given to the store and lost:
+					 * refused, rolled back, failed commits */
 };
 
 static const char *const kind_names[KS_EV_KIND_MAX] = {
@@ -625,17 +628,32 @@ int ks_row_decode(const void *rec, size_t len, __s64 boot_to_real, struct ks_row
 	return 0;
 }
 
+/* SQLite rolls a transaction back by itself on some errors (SQLITE_FULL,
+ * IOERR, NOMEM): its rows are gone, and what follows would autocommit row
+ * by row. Notice it, count the rows lost, and start over. */
+static bool rolled_back(struct ks_store *s)
+{
+	if (!s->in_tx || !sqlite3_get_autocommit(s->db))
+		return false;
+	s->dropped += s->pending;
+	s->in_tx = false;
+	s->pending = s->pending_notes = 0;
+	bins_forget(s);
+	return true;
+}
+
 static int begin(struct ks_store *s)
 {
 	int rc;
 
+	rolled_back(s);
 	if (s->in_tx)
 		return 0;
 	rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sql_err(s->db, rc, "can't begin a transaction");
 	s->in_tx = true;
-	s->pending = 0;
+	s->pending = s->pending_notes = 0;
 	clock_gettime(CLOCK_MONOTONIC, &s->first);
 	return 0;
 }
@@ -674,7 +692,7 @@ static sqlite3_int64 bin_id(struct ks_store *s, const char *path, sqlite3_int64 
 	return id;
 }
 
-int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
+static int add_row(struct ks_store *s, const struct ks_row *r, bool note, bool *queued)
 {
 	enum ks_tab tab = ks_schema_tab(r->kind);
 	sqlite3_stmt *st = s->ins[tab];
@@ -708,11 +726,45 @@ int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
 	if (rc != SQLITE_DONE)
 		return sql_err(s->db, rc, "can't store an event");
 	s->exec_rows += tab == KS_TAB_EXEC;
-	if (++s->pending >= KS_STORE_BATCH) {
+	*queued = true;
+	if (note)
+		s->pending_notes++;
+	else
+		s->pending++;
+	if (s->pending + s->pending_notes >= KS_STORE_BATCH) {
 		rc = ks_store_commit(s);
 		return rc < 0 ? rc : 0;
 	}
 	return 0;
+}
+
+int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
+{
+	bool queued = false;
+	int err = add_row(s, r, false, &queued);
+
+	/* Every event handed in is committed, dropped or pending: never lost
+	 * between the counts. */
+	if (err && !queued)
+		s->dropped++;
+	if (err)
+		rolled_back(s);
+	return err;
+}
+
+int ks_store_add_note(struct ks_store *s, const struct ks_row *r)
+{
+	bool queued = false;
+	int err = add_row(s, r, true, &queued);
+
+	if (err)
+		rolled_back(s);
+	return err;
+}
+
+__u64 ks_store_dropped(const struct ks_store *s)
+{
+	return s ? s->dropped : 0;
 }
 
 int ks_store_add(struct ks_store *s, const void *rec, size_t len, __s64 boot_to_real)
@@ -727,11 +779,14 @@ int ks_store_abort(struct ks_store *s)
 {
 	int n = s->pending;
 
+	if (rolled_back(s))
+		return n;
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	bins_forget(s);		/* ids added in the transaction are gone */
+	s->dropped += s->in_tx ? n : 0;
 	s->in_tx = false;
-	s->pending = 0;
+	s->pending = s->pending_notes = 0;
 	return n;
 }
 
@@ -739,15 +794,18 @@ int ks_store_commit(struct ks_store *s)
 {
 	int rc, n = s->pending;
 
+	if (rolled_back(s))
+		return sql_err(s->db, SQLITE_FULL, "a batch was rolled back by SQLite");
 	if (!s->in_tx)
 		return 0;
 	s->in_tx = false;
-	s->pending = 0;
+	s->pending = s->pending_notes = 0;
 	rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	if (rc == SQLITE_OK) {
 		s->committed += n;
 		return n;
 	}
+	s->dropped += n;
 	/* The batch is gone either way; leave no transaction open. */
 	char what[64];
 	snprintf(what, sizeof(what), "can't commit %d events", n);
