@@ -331,16 +331,20 @@ static void shields_sync(struct agent *a)
 	for (int i = 0; i < res.n; i++) {
 		const struct ks_sync_item *it = &res.items[i];
 
-		if (it->action == KS_SYNC_FAILED)
+		if (it->action == KS_SYNC_FAILED) {
 			say("shield %s: %s", it->name[0] ? it->name : it->object, it->why);
-		else
+		} else if (it->action == KS_SYNC_REFUSED) {
+			say("shield %s: weakening refused, left %s: %s", it->name,
+			    ks_mode_str(it->mode), it->why);
+			ks_lifecycle_refused(a->store, it->name, it->why);
+		} else
 			say("shield %s: %s (%s, %s)", it->name, ks_sync_action_str(it->action),
 			    it->variant, ks_mode_str(it->mode));
 	}
 	if (err && err != -EAGAIN)
 		say("shields: %s", ks_errmsg());
 	ks_sync_result_free(&res);
-	ks_lifecycle_synced(&a->cfg);	/* guard, protected ids */
+	ks_lifecycle_synced(&a->cfg, a->store);	/* guard, protected ids */
 }
 
 /* ---- start, loop, stop ---- */

@@ -25,6 +25,8 @@
 #include "cli.h"
 #include "guard.h"
 #include "pins.h"
+#include "store.h"
+#include "weaken.h"
 #include <kshield/shield.h>
 
 static struct json_object *state_json(const struct ks_guard_state *st)
@@ -757,12 +759,70 @@ static int do_selftest(int argc, char **argv)
 	return failed ? 1 : 0;
 }
 
+/* `kshield guard token --key KEY [--host H] [--expires DUR] [--out FILE]
+ * ACTION...`: made where the shield key lives, copied to the host's
+ * weaken_token path, then SIGHUP. */
+static int do_token(int argc, char **argv)
+{
+	const char *key = NULL, *out = NULL, *expires = "1h";
+	char host[256] = "", allow[2048] = "", *text = NULL;
+	__u64 ns = 0;
+	size_t used = 0;
+	int err;
+	FILE *f;
+
+	gethostname(host, sizeof(host) - 1);
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i];
+
+		if ((!strcmp(o, "--key") || !strcmp(o, "--host") || !strcmp(o, "--expires") ||
+		     !strcmp(o, "--out")) && i + 1 < argc) {
+			const char *v = argv[++i];
+
+			if (!strcmp(o, "--key"))
+				key = v;
+			else if (!strcmp(o, "--out"))
+				out = v;
+			else if (!strcmp(o, "--expires"))
+				expires = v;
+			else
+				snprintf(host, sizeof(host), "%s", v);
+		} else if (!strncmp(o, "audit:", 6) || !strncmp(o, "unload:", 7) ||
+			   !strcmp(o, "guard-off")) {
+			used += snprintf(allow + used, used < sizeof(allow) ? sizeof(allow) - used : 0,
+					 "%s%s", used ? "," : "", o);
+		} else {
+			return ks_report(ks_err(-EINVAL, "guard token: unknown argument '%s' (actions: "
+						"audit:NAME, unload:NAME, guard-off)", o));
+		}
+	}
+	if (!key || !used)
+		return ks_report(ks_err(-EINVAL, "usage: kshield guard token --key KEYFILE [--host "
+					"HOST|'*'] [--expires 1h] [--out FILE] ACTION..."));
+	if ((err = ks_duration_parse(expires, "--expires", &ns)))
+		return ks_report(err);
+	err = ks_weaken_token(key, host, (long long)time(NULL) + (long long)(ns / 1000000000ULL),
+			      allow, &text);
+	if (err)
+		return ks_report(err);
+	f = out ? fopen(out, "we") : stdout;
+	if (!f) {
+		free(text);
+		return ks_report(ks_err(-errno, "can't write %s: %s", out, strerror(errno)));
+	}
+	fputs(text, f);
+	if (out)
+		fclose(f);
+	free(text);
+	return 0;
+}
+
 static int do_help(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
 	fprintf(stderr,
-		"Usage: kshield guard { status | on | off | load [--off] | unload | selftest }\n"
+		"Usage: kshield guard { status | on | off | load [--off] | unload | selftest | token }\n"
 		"\n"
 		"  status     is the guard loaded, refusing (BPF LSM) or recording only, who is the agent\n"
 		"  on | off   turn refusing on or off; only the agent, or the kshield binary\n"
@@ -770,7 +830,10 @@ static int do_help(int argc, char **argv)
 		"  load       load the guard by hand (the agent does it when guard = on)\n"
 		"  unload     remove the guard's pins (turn it off first)\n"
 		"  selftest   play agent and attacker in a scratch --bpffs root; exit 0 if every\n"
-		"             check passed (the kernel matrix runs this in each guest)\n");
+		"             check passed (the kernel matrix runs this in each guest)\n"
+		"  token --key KEY [--host H] [--expires 1h] [--out FILE] ACTION...\n"
+		"             a signed permission for weakening changes while the guard is on:\n"
+		"             audit:NAME, unload:NAME, guard-off (the agent reads weaken_token)\n");
 	return 0;
 }
 
@@ -784,6 +847,7 @@ int do_guard(int argc, char **argv)
 		{ "load", do_load },
 		{ "unload", do_unload },
 		{ "selftest", do_selftest },
+		{ "token", do_token },
 		{ 0 }
 	};
 	return cmd_select(cmds, argc, argv, do_help);

@@ -19,6 +19,7 @@
 #include "pins.h"
 #include "shieldset.h"
 #include "store.h"
+#include "weaken.h"
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -38,19 +39,30 @@ static bool managed;
 /* Set once this agent holds a guard: its pins vanishing is tampering. */
 static bool guarded;
 
-void ks_lifecycle_synced(const struct ks_config *cfg)
+void ks_lifecycle_synced(const struct ks_config *cfg, struct ks_store *store)
 {
 	struct ks_guard_state st;
-	bool pinned = !ks_guard_get(&st);
+	bool pinned = !ks_guard_get(&st), enable;
 	int err;
 
 	managed = true;
-	/* guard = off never turns a loaded guard off: the config file is
-	 * something an attacker with root edits before sending SIGHUP.
-	 * Turning it off is `kshield guard off` with the agent stopped. */
+	/* guard = off turns a loaded guard off only with a signed token: the
+	 * config file is something an attacker with root edits before
+	 * sending SIGHUP. Otherwise off is `kshield guard off` with the
+	 * agent stopped (docs/guard.md). */
 	if (!cfg->guard && !pinned)
 		return;
-	err = ks_guard_load(pinned ? st.enabled : true, &st);
+	enable = pinned ? st.enabled : true;
+	if (!cfg->guard && enable) {
+		if (!ks_weaken_check(cfg, "guard-off")) {
+			enable = false;
+			say("guard: turned off (guard = off, with a signed token)");
+		} else {
+			say("guard: guard = off not applied: %s", ks_errmsg());
+			ks_lifecycle_refused(store, "", "guard-off");
+		}
+	}
+	err = ks_guard_load(enable, &st);
 	if (err) {
 		say("guard: %s", ks_errmsg());
 		return;
@@ -64,7 +76,7 @@ void ks_lifecycle_synced(const struct ks_config *cfg)
 		    "no BPF LSM", (unsigned long long)cfg->check_interval_s);
 }
 
-static void record(struct ks_store *store, const char *shield, const char *what)
+static void record_op(struct ks_store *store, const char *shield, const char *what, __u32 op)
 {
 	struct timespec now;
 	struct ks_row r;
@@ -80,10 +92,20 @@ static void record(struct ks_store *store, const char *shield, const char *what)
 	r.ppid = getppid();
 	snprintf(r.comm, sizeof(r.comm), "kshield");
 	snprintf(r.shield, sizeof(r.shield), "%s", shield);
-	snprintf(r.detail, sizeof(r.detail), "{\"op\":%u,\"target\":\"%s\",\"repaired\":\"%s\"}",
-		 KS_TAMPER_REPAIRED, shield, what);
+	snprintf(r.detail, sizeof(r.detail), "{\"op\":%u,\"target\":\"%s\",\"%s\":\"%s\"}",
+		 op, shield, op == KS_TAMPER_REPAIRED ? "repaired" : "refused", what);
 	/* Part of the agent's open batch: committed with the next one. */
 	ks_store_add_note(store, &r);
+}
+
+static void record(struct ks_store *store, const char *shield, const char *what)
+{
+	record_op(store, shield, what, KS_TAMPER_REPAIRED);
+}
+
+void ks_lifecycle_refused(struct ks_store *store, const char *shield, const char *what)
+{
+	record_op(store, shield, what, KS_TAMPER_CONFIG);
 }
 
 /* Put a shared map's pin back from the descriptor we hold. */

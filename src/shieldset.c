@@ -24,6 +24,7 @@
 #include "meta.h"
 #include "pins.h"
 #include "shieldset.h"
+#include "weaken.h"
 
 const char *ks_sync_action_str(enum ks_sync_action a)
 {
@@ -32,6 +33,7 @@ const char *ks_sync_action_str(enum ks_sync_action a)
 		[KS_SYNC_LOADED] = "loaded", [KS_SYNC_REPLACED] = "replaced",
 		[KS_SYNC_UNLOADED] = "unloaded", [KS_SYNC_REPAIRED] = "repaired",
 		[KS_SYNC_FAILED] = "failed", [KS_SYNC_OK] = "ok",
+		[KS_SYNC_REFUSED] = "refused",
 	};
 	return a < sizeof(s) / sizeof(s[0]) ? s[a] : "?";
 }
@@ -193,6 +195,26 @@ static void count_links(const char *name, int *total, int *dead)
 		closedir(d);
 }
 
+/* May @kind ("audit", "unload") of shield @name happen? Refused (and the
+ * item marked so) while the guard is on and no signed token allows it. */
+static bool may_weaken(const struct ks_config *cfg, struct ks_sync_result *res,
+		       struct ks_sync_item *it, const char *kind, const char *name)
+{
+	char action[KS_NAME_LEN + 16];
+
+	snprintf(action, sizeof(action), "%s:%s", kind, name);
+	ks_err(0, "%s", "");
+	if (!ks_weaken_check(cfg, action))
+		return true;
+	if (it) {
+		it->action = KS_SYNC_REFUSED;
+		it->err = -EPERM;
+		snprintf(it->why, sizeof(it->why), "%s", ks_errmsg());
+		res->nrefused++;
+	}
+	return false;
+}
+
 static bool under_dir(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
@@ -298,7 +320,10 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 
 		if (!ks_shield_get(name, &st)) {
 			snprintf(it->variant, sizeof(it->variant), "%s", st.cfg.variant);
-			if (!memcmp(st.cfg.sha256, meta.sha256, sizeof(meta.sha256))) {
+			if (st.cfg.mode == KS_MODE_ENFORCE && mode == KS_MODE_AUDIT &&
+			    !may_weaken(cfg, res, it, "audit", name)) {
+				it->mode = st.cfg.mode;	/* stays enforcing, as it was */
+			} else if (!memcmp(st.cfg.sha256, meta.sha256, sizeof(meta.sha256))) {
 				it->action = KS_SYNC_ADOPTED;
 				if (st.cfg.mode != mode) {
 					err = ks_shield_set_mode(name, mode);
@@ -343,6 +368,8 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 		struct ks_sync_item *it = add_item(res, key, o.entry, KS_SYNC_UNLOADED);
 		struct ks_shield_state st;
 
+		if (!ks_shield_get(key, &st) && !may_weaken(cfg, res, it, "unload", key))
+			continue;	/* still owned, still loaded */
 		if (!ks_shield_get(key, &st)) {
 			ks_err(0, "%s", "");
 			err = ks_shield_unload(key);

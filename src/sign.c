@@ -21,6 +21,7 @@
 static const char *const sign_tags[] = {
 	[KS_SIGN_SHIELD] = "kshield-shield-object-v1",
 	[KS_SIGN_SITES] = "kshield-sites-manifest-v1",
+	[KS_SIGN_TOKEN] = "kshield-weaken-token-v1",
 };
 #define SIGN_TAG_MAX 32
 

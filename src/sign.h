@@ -25,6 +25,7 @@
 enum ks_sign_kind {
 	KS_SIGN_SHIELD,		/* a shield object (.bpf.o) */
 	KS_SIGN_SITES,		/* a kernel sites manifest (kernel_sites.h) */
+	KS_SIGN_TOKEN,		/* a weakening token (weaken.h) */
 };
 
 /* Write PREFIX.key and PREFIX.pub; refuses to overwrite (-EEXIST). */

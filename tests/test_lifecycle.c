@@ -18,11 +18,13 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <kshield/event.h>
 #include "agent_harness.h"
 
 struct lc {
 	char root[128], dir[128], conf[256], shields[256], store[256], err[256];
 	pid_t agent;
+	bool signing;		/* keys made: objects are signed as they are added */
 };
 
 static struct lc L;
@@ -33,15 +35,56 @@ static void write_conf(const char *extra)
 
 	cr_assert(f, "can't write %s", L.conf);
 	fprintf(f, "# test_lifecycle\nstore = %s\nshields_dir = %s\nbpffs = %s\n"
-		"guard = on\ncheck_interval = 1s\n%s", L.store, L.shields, L.root,
-		extra ? extra : "");
+		"guard = on\ncheck_interval = 1s\nweaken_token = %s/weaken.token\n%s%s%s%s",
+		L.store, L.shields, L.root, L.dir, L.signing ? "keys_dir = " : "",
+		L.signing ? L.dir : "", L.signing ? "/keys\n" : "", extra ? extra : "");
 	fclose(f);
+}
+
+static void sign_shield(const char *as)
+{
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield sign %s/%s.bpf.o --key %s/k.key >/dev/null",
+			     ks_bin(), L.shields, as, L.dir), 0, "signing %s", as);
 }
 
 static void add_shield(const char *name, const char *as)
 {
 	cr_assert_eq(ks_runf(NULL, NULL, "cp %s/%s.bpf.o %s/%s.bpf.o", ks_shields_dir(), name,
 			     L.shields, as ? as : name), 0, "copying shield %s", name);
+	if (L.signing)
+		sign_shield(as ? as : name);
+}
+
+/* Shield keys: the public half in <dir>/keys (keys_dir from now on), the
+ * secret at <dir>/k.key; objects already in the directory get signed. */
+static void use_keys(void)
+{
+	struct dirent *de;
+	DIR *d;
+
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield keygen %s/k >/dev/null && mkdir -p %s/keys && "
+			     "cp %s/k.pub %s/keys/", ks_bin(), L.dir, L.dir, L.dir, L.dir), 0, "keygen");
+	L.signing = true;
+	d = opendir(L.shields);
+	while (d && (de = readdir(d))) {
+		char n[256];
+		size_t len = strlen(de->d_name);
+
+		if (len > 6 && !strcmp(de->d_name + len - 6, ".bpf.o")) {
+			snprintf(n, sizeof(n), "%.*s", (int)(len - 6), de->d_name);
+			sign_shield(n);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+/* A weakening token for this host allowing @actions (space separated),
+ * written where the config's weaken_token points. */
+static void token(const char *actions, const char *more)
+{
+	cr_assert_eq(ks_runf(NULL, NULL, "%s guard token --key %s/k.key --out %s/weaken.token %s %s",
+			     ks_bin(), L.dir, L.dir, more ? more : "", actions), 0, "token %s", actions);
 }
 
 static void setup(void)
@@ -55,6 +98,7 @@ static void setup(void)
 	ks_runf(NULL, NULL, "rm -rf %s %s; mkdir -p %s", L.root, L.dir, L.shields);
 	setenv("KSHIELD_BPFFS", L.root, 1);
 	L.agent = 0;
+	L.signing = false;
 	write_conf(NULL);
 	add_shield("cve-2021-22555", NULL);
 }
@@ -377,6 +421,10 @@ Test(lifecycle, t04_sighup_adds_changes_and_removes)
 	char before[4096], after[4096], path[512], sha0[80], sha1[80];
 	json_object *s;
 
+	/* The guard is on: weakening needs a signed token (t11). */
+	use_keys();
+	write_conf(NULL);
+	token("audit:cve-2021-22555 unload:cve-2026-43500", NULL);
 	start();
 	cr_assert(loaded("cve-2021-22555"));
 	cr_assert(!loaded("cve-2026-43500"));
@@ -408,6 +456,7 @@ Test(lifecycle, t04_sighup_adds_changes_and_removes)
 	json_object_put(s);
 	snprintf(path, sizeof(path), "%s/cve-2021-22555.bpf.o", L.shields);
 	cr_assert_eq(ks_runf(NULL, NULL, "printf 'kshield-test-change' >> %s", path), 0);
+	sign_shield("cve-2021-22555");
 	hup();
 	s = shield_state("cve-2021-22555");
 	snprintf(sha1, sizeof(sha1), "%s", ka_str(s, "sha256"));
@@ -691,4 +740,82 @@ Test(lifecycle, t10_the_loaded_bytes_are_the_hashed_bytes)
 		  st ? ka_str(st, "sha256") : "(none)", sha);
 	json_object_put(st);
 	cr_expect_neq(trigger(), 0, "the shield does not refuse");
+}
+
+static bool guard_enabled(void)
+{
+	char cmd[300];
+	json_object *o;
+	bool on;
+
+	snprintf(cmd, sizeof(cmd), "%s -j guard status", ks_bin());
+	o = ks_run_json(cmd, NULL, NULL);
+	on = o && json_object_get_boolean(ks_json_get(o, "enabled"));
+	json_object_put(o);
+	return on;
+}
+
+/* Issue 15 item 6: root edits the config (shield to audit, object removed,
+ * guard = off) and sends SIGHUP, or restarts the agent. While the guard is
+ * on, none of it takes effect without a token signed by a shield key; each
+ * refusal is logged and stored as a tamper event. A token allows exactly
+ * what it names, on its host, until it expires. */
+Test(lifecycle, t11_weakening_needs_a_signed_token_while_the_guard_is_on)
+{
+	char path[512], sql[300], *t;
+
+	use_keys();
+	write_conf(NULL);
+	start();
+	cr_assert(guard_enabled(), "the guard is not on");
+	cr_assert_str_eq(mode_of("cve-2021-22555"), "enforce");
+
+	/* edited config + SIGHUP, no token */
+	write_conf("shield.cve-2021-22555.mode = audit\nguard = off\n");
+	hup();
+	cr_expect_str_eq(mode_of("cve-2021-22555"), "enforce", "switched to audit without a token");
+	cr_expect_neq(trigger(), 0, "the shield stopped refusing");
+	cr_expect(guard_enabled(), "guard = off took effect without a token");
+	snprintf(path, sizeof(path), "%s/cve-2021-22555.bpf.o", L.shields);
+	cr_assert_eq(unlink(path), 0);
+	hup();
+	cr_expect(loaded("cve-2021-22555"), "unloaded without a token");
+	t = ks_read_file(L.err);
+	cr_expect(strstr(t, "weakening refused"), "agent log:\n%s", t);
+	cr_expect(strstr(t, "guard = off not applied"), "agent log:\n%s", t);
+	free(t);
+
+	/* a restart reads the same config: still refused */
+	stop(SIGTERM);
+	start();
+	cr_expect(loaded("cve-2021-22555"), "a restart unloaded it without a token");
+	cr_expect_str_eq(mode_of("cve-2021-22555"), "enforce");
+
+	/* tokens that do not fit: another host, expired, altered */
+	token("unload:cve-2021-22555", "--host some-other-host");
+	hup();
+	cr_expect(loaded("cve-2021-22555"), "a token for another host was accepted");
+	token("unload:cve-2021-22555", "--expires 0s");
+	hup();
+	cr_expect(loaded("cve-2021-22555"), "an expired token was accepted");
+	token("audit:cve-2021-22555", NULL);
+	snprintf(path, sizeof(path), "%s/weaken.token", L.dir);
+	cr_assert_eq(ks_runf(NULL, NULL, "sed -i 's/allow=audit:/allow=unload:/' %s", path), 0);
+	hup();
+	cr_expect(loaded("cve-2021-22555"), "an altered token was accepted");
+	t = ks_read_file(L.err);
+	cr_expect(strstr(t, "bad signature"), "agent log:\n%s", t);
+	free(t);
+
+	/* a real one: exactly what it names */
+	token("unload:cve-2021-22555 guard-off", NULL);
+	hup();
+	cr_expect(!loaded("cve-2021-22555"), "a valid token did not allow the unload");
+	cr_expect(!guard_enabled(), "a valid token did not turn the guard off");
+
+	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM events WHERE kind = 'tamper' AND "
+		 "json_extract(detail, '$.op') = %d", KS_TAMPER_CONFIG);
+	for (double t0 = ka_now(); ka_now() - t0 < 5 && ka_sql_int(L.store, sql) < 3; usleep(200000))
+		;
+	cr_expect_geq(ka_sql_int(L.store, sql), 3, "refusals not stored as tamper events");
 }
