@@ -167,7 +167,7 @@ setup:
 
 run: setup
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)mkdir -p /var/lib/kshield
+	$(Q)install -d -m 0700 /var/lib/kshield
 	$(BUILD)/kshield agent --config packaging/kshield.conf --shields-dir $(BUILD)/shields
 
 test: setup

@@ -25,7 +25,11 @@ char LICENSE[] SEC("license") = "GPL";
 #define SIGCONT	18
 #define SIGURG	23
 #define SIGWINCH 28
+#define SIGIO	29
 #define AT_FDCWD -100
+#define FMODE_WRITE 0x2
+#define MAY_WRITE 0x2
+#define CGROUP2_SUPER_MAGIC 0x63677270
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -41,6 +45,16 @@ struct {
 	__type(key, struct ks_guard_id);
 	__type(value, __u32);
 } guard_ids SEC(".maps");
+
+/* The agent's task (its thread group leader), noted by the guard itself
+ * whenever the registered agent calls bpf(): the cgroup checks need the
+ * agent's current cgroup, which an attacker can change by moving it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} guard_agent SEC(".maps");
 
 /* Attempts per enum ks_tamper_op, for `kshield status`. */
 struct {
@@ -211,14 +225,175 @@ static __always_inline int attr_fd(int cmd, union bpf_attr *attr, bool user)
 
 /* ---- lsm variant: refuse ---- */
 
+static __always_inline bool guarded_id(__u32 type, __u32 id)
+{
+	struct ks_guard_id key = { .type = type, .id = id };
+
+	return id && bpf_map_lookup_elem(&guard_ids, &key);
+}
+
+static __always_inline void note_agent(const struct ks_guard_cfg *c)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	__u32 zero = 0;
+	__u64 *slot;
+
+	if (!c->agent_tgid || (bpf_get_current_pid_tgid() >> 32) != c->agent_tgid)
+		return;
+	slot = bpf_map_lookup_elem(&guard_agent, &zero);
+	if (slot)
+		*slot = (__u64)BPF_CORE_READ(t, group_leader);
+}
+
 SEC("lsm/bpf")
 int BPF_PROG(lsm__bpf, int cmd, union bpf_attr *attr, unsigned int size)
 {
 	struct ks_guard_cfg *c = gcfg();
+	__u32 id;
 
-	if (!c || trusted(c))
+	if (!c)
 		return 0;
+	note_agent(c);
+	if (trusted(c))
+		return 0;
+	/* An fd of a kshield link is all it takes to detach or replace it:
+	 * only the agent gets one (by pin: lsm__pin_open below). The id is
+	 * in the attr, copied once: no descriptor to swap under us. */
+	if (cmd == BPF_LINK_GET_FD_BY_ID) {
+		id = BPF_CORE_READ(attr, link_id);
+		return guarded_id(KS_GUARD_LINK, id) ? tamper(c, KS_TAMPER_OPEN, id, cmd, NULL, true) : 0;
+	}
+	/* Descriptor-based: only a second line now. The fd is looked up here
+	 * and again by the syscall, so a thread swapping it in between wins;
+	 * what makes that useless is that nobody but the agent can hold a
+	 * writable fd of a kshield map or any fd of its links (below). */
 	return check_bpf(c, cmd, attr_fd(cmd, attr, false), true);
+}
+
+/* Every way to a map fd (BPF_OBJ_GET of a pin, BPF_MAP_GET_FD_BY_ID, map
+ * creation) ends in bpf_map_new_fd(), which asks this hook with the mode the
+ * fd will have. Decided on the map object itself: read-only fds stay
+ * allowed (bpftool map dump, kshield status), writable ones are the agent's. */
+SEC("lsm/bpf_map")
+int BPF_PROG(lsm__bpf_map, struct bpf_map *map, unsigned int fmode)
+{
+	struct ks_guard_cfg *c = gcfg();
+	__u32 id;
+
+	if (!c || !(fmode & FMODE_WRITE))
+		return 0;
+	id = BPF_CORE_READ(map, id);
+	if (!guarded_id(KS_GUARD_MAP, id) || trusted(c))
+		return 0;
+	return tamper(c, KS_TAMPER_OPEN, id, BPF_MAP_GET_FD_BY_ID, NULL, true);
+}
+
+/* BPF_OBJ_GET of a link pin has no bpf_link hook: it is refused at the
+ * permission check on the pin's inode (links open read-write only). The
+ * agent records its pins' inode numbers next to the object ids. */
+SEC("lsm/inode_permission")
+int BPF_PROG(lsm__pin_open, struct inode *inode, int mask)
+{
+	struct ks_guard_cfg *c;
+	__u32 ino;
+
+	if (!(mask & MAY_WRITE))
+		return 0;
+	c = gcfg();
+	if (!c || BPF_CORE_READ(inode, i_sb, s_dev) != c->root_dev)
+		return 0;
+	ino = BPF_CORE_READ(inode, i_ino);
+	if (!guarded_id(KS_GUARD_PIN, ino) || trusted(c))
+		return 0;
+	return tamper(c, KS_TAMPER_OPEN, ino, mask, NULL, true);
+}
+
+/* Names of cgroup files whose write kills, freezes or starves every task
+ * below: refused in the agent's cgroup and each of its ancestors. */
+static __always_inline bool cgroup_weapon(const char *n)
+{
+	/* "cgroup.kill", "cgroup.freeze", "memory.max", "memory.high", "pids.max" */
+	if (n[0] == 'c' && n[1] == 'g' && n[2] == 'r' && n[3] == 'o' && n[4] == 'u' &&
+	    n[5] == 'p' && n[6] == '.')
+		return (n[7] == 'k' && n[8] == 'i' && n[9] == 'l' && n[10] == 'l' && !n[11]) ||
+		       (n[7] == 'f' && n[8] == 'r' && n[9] == 'e' && n[10] == 'e' &&
+			n[11] == 'z' && n[12] == 'e' && !n[13]);
+	if (n[0] == 'm' && n[1] == 'e' && n[2] == 'm' && n[3] == 'o' && n[4] == 'r' &&
+	    n[5] == 'y' && n[6] == '.')
+		return (n[7] == 'm' && n[8] == 'a' && n[9] == 'x' && !n[10]) ||
+		       (n[7] == 'h' && n[8] == 'i' && n[9] == 'g' && n[10] == 'h' && !n[11]);
+	return n[0] == 'p' && n[1] == 'i' && n[2] == 'd' && n[3] == 's' && n[4] == '.' &&
+	       n[5] == 'm' && n[6] == 'a' && n[7] == 'x' && !n[8];
+}
+
+/* Is the cgroup directory whose kernfs node is @kn the agent's cgroup or an
+ * ancestor of it? Judged at the write, against the cgroup the agent is in
+ * now (moving the agent first does not help). */
+static __always_inline bool agent_under(const struct ks_guard_cfg *c, void *kn)
+{
+	struct task_struct *a;
+	struct cgroup *cg;
+	__u32 zero = 0;
+	__u64 *slot = bpf_map_lookup_elem(&guard_agent, &zero);
+
+	if (!slot || !*slot)
+		return false;
+	a = (struct task_struct *)*slot;
+	if (BPF_CORE_READ(a, tgid) != c->agent_tgid)
+		return false;	/* not noted yet, or stale */
+	cg = BPF_CORE_READ(a, cgroups, dfl_cgrp);
+	for (int i = 0; i < 32 && cg; i++) {
+		struct cgroup_subsys_state *p;
+
+		if ((void *)BPF_CORE_READ(cg, kn) == kn)
+			return true;
+		p = BPF_CORE_READ(cg, self.parent);
+		/* self is the first member of struct cgroup */
+		cg = p ? (struct cgroup *)((void *)p - bpf_core_field_offset(struct cgroup, self)) : NULL;
+	}
+	return false;
+}
+
+/* Checked at each write (not at open: an fd opened before the agent was
+ * moved into that cgroup would pass an open-time check). */
+SEC("lsm/file_permission")
+int BPF_PROG(lsm__file_permission, struct file *file, int mask)
+{
+	struct ks_guard_cfg *c;
+	struct dentry *d;
+	char name[16] = {};
+
+	if (!(mask & MAY_WRITE))
+		return 0;
+	if (BPF_CORE_READ(file, f_inode, i_sb, s_magic) != CGROUP2_SUPER_MAGIC)
+		return 0;
+	c = gcfg();
+	if (!c || !c->agent_tgid)
+		return 0;
+	d = BPF_CORE_READ(file, f_path.dentry);
+	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(d, d_name.name));
+	if (!cgroup_weapon(name) ||
+	    !agent_under(c, BPF_CORE_READ(d, d_parent, d_inode, i_private)) || trusted(c))
+		return 0;
+	return tamper(c, KS_TAMPER_CGROUP, c->agent_tgid, mask, d, true);
+}
+
+/* F_SETOWN(agent) + F_SETSIG(SIGKILL) + O_ASYNC on any fd: the signal is
+ * sent from whatever context makes the fd ready, without lsm/task_kill.
+ * The agent uses no O_ASYNC, so no such signal to it is legitimate. */
+SEC("lsm/file_send_sigiotask")
+int BPF_PROG(lsm__sigio, struct task_struct *tsk, struct fown_struct *fown, int sig)
+{
+	struct ks_guard_cfg *c = gcfg();
+	int s = sig ? sig : SIGIO;
+	__u32 tgid;
+
+	if (!c || !c->agent_tgid || !harmful(s))
+		return 0;
+	tgid = BPF_CORE_READ(tsk, tgid);
+	if (tgid != c->agent_tgid)
+		return 0;
+	return tamper(c, KS_TAMPER_SIGNAL, tgid, s, NULL, true);
 }
 
 static __always_inline int check_dentry(struct dentry *d, __u32 op)

@@ -219,3 +219,34 @@ Test(hunt_pg, pid_and_tid_mean_the_same_for_old_and_new_agents)
 			     ka_str(json_object_array_get_idx(arr, i), "host"));
 	json_object_put(arr);
 }
+
+/* Issue 15 item 7: `hunt --pg` runs text from shields' metadata and --sql
+ * against the collector's database. It must leave that database as it was:
+ * its helper functions live in pg_temp, and a hunt that writes (here
+ * through a function a previous visitor left in the database) is refused
+ * by a READ ONLY transaction. */
+Test(hunt_pg, the_database_is_read_only_to_hunts)
+{
+	char cmd[2048], *out = NULL, *errs = NULL;
+	int rc;
+
+	cr_assert_eq(ks_runf(NULL, NULL, "psql '%s' -qc \"CREATE TABLE loot(n int); "
+			     "CREATE FUNCTION ks_test_write() RETURNS int LANGUAGE sql VOLATILE AS "
+			     "'INSERT INTO loot VALUES (1) RETURNING 1'\"", conninfo), 0);
+	cr_expect_geq(pg_hits("binary", "--binary /usr/bin/alpha --until 2020-01-02T00:00:00Z",
+			      NULL), 1, "an ordinary hunt still works");
+	snprintf(cmd, sizeof(cmd), "%s -j hunt --pg '%s' --sql \"SELECT host, ts FROM events "
+		 "WHERE ks_test_write() = 1\" --until 2020-01-02T00:00:00Z", ks_bin(), conninfo);
+	rc = ks_run(cmd, NULL, &errs);
+	cr_expect_neq(rc, 0, "a writing hunt succeeded");
+	cr_expect(errs && strstr(errs, "read-only"), "not refused as a write: %s", errs);
+	free(errs);
+	rc = ks_runf(&out, NULL, "psql '%s' -tAc \"SELECT (SELECT count(*) FROM loot) || ' ' || "
+		     "(SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+		     "WHERE n.nspname NOT LIKE 'pg_temp%%' AND p.proname IN ('json_extract', "
+		     "'ks_json_num', 'ks_inet'))\"", conninfo);
+	cr_assert_eq(rc, 0);
+	cr_expect_str_eq(strtok(out, "\n"), "0 0", "rows written by the hunt, helper functions "
+			 "left in the database: %s", out);
+	free(out);
+}

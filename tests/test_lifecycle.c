@@ -14,13 +14,17 @@
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
 #include <dirent.h>
+#include <pthread.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <kshield/event.h>
 #include "agent_harness.h"
 
 struct lc {
 	char root[128], dir[128], conf[256], shields[256], store[256], err[256];
 	pid_t agent;
+	bool signing;		/* keys made: objects are signed as they are added */
 };
 
 static struct lc L;
@@ -31,13 +35,20 @@ static void write_conf(const char *extra)
 
 	cr_assert(f, "can't write %s", L.conf);
 	fprintf(f, "# test_lifecycle\nstore = %s\nshields_dir = %s\nbpffs = %s\n"
-		"guard = on\ncheck_interval = 1s\n%s", L.store, L.shields, L.root,
-		extra ? extra : "");
+		"guard = on\ncheck_interval = 1s\nweaken_token = %s/weaken.token\n%s%s%s%s",
+		L.store, L.shields, L.root, L.dir, L.signing ? "keys_dir = " : "",
+		L.signing ? L.dir : "", L.signing ? "/keys\n" : "", extra ? extra : "");
 	fclose(f);
 }
 
+static void sign_shield(const char *as)
+{
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield sign %s/%s.bpf.o --key %s/k.key >/dev/null",
+			     ks_bin(), L.shields, as, L.dir), 0, "signing %s", as);
+}
+
 /* Copy shield @name (the fixture-sockopt fixture: it refuses on this host)
- * into the shields directory, as @as. */
+ * into the shields directory, as @as; signed once keys are in use. */
 static void add_shield(const char *name, const char *as)
 {
 	if (!strcmp(name, KS_SOCKOPT_SHIELD))
@@ -47,6 +58,40 @@ static void add_shield(const char *name, const char *as)
 	else
 		cr_assert_eq(ks_runf(NULL, NULL, "cp %s/%s.bpf.o %s/%s.bpf.o", ks_shields_dir(),
 				     name, L.shields, as ? as : name), 0, "copying shield %s", name);
+	if (L.signing)
+		sign_shield(as ? as : name);
+}
+
+/* Shield keys: the public half in <dir>/keys (keys_dir from now on), the
+ * secret at <dir>/k.key; objects already in the directory get signed. */
+static void use_keys(void)
+{
+	struct dirent *de;
+	DIR *d;
+
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield keygen %s/k >/dev/null && mkdir -p %s/keys && "
+			     "cp %s/k.pub %s/keys/", ks_bin(), L.dir, L.dir, L.dir, L.dir), 0, "keygen");
+	L.signing = true;
+	d = opendir(L.shields);
+	while (d && (de = readdir(d))) {
+		char n[256];
+		size_t len = strlen(de->d_name);
+
+		if (len > 6 && !strcmp(de->d_name + len - 6, ".bpf.o")) {
+			snprintf(n, sizeof(n), "%.*s", (int)(len - 6), de->d_name);
+			sign_shield(n);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+/* A weakening token for this host allowing @actions (space separated),
+ * written where the config's weaken_token points. */
+static void token(const char *actions, const char *more)
+{
+	cr_assert_eq(ks_runf(NULL, NULL, "%s guard token --key %s/k.key --out %s/weaken.token %s %s",
+			     ks_bin(), L.dir, L.dir, more ? more : "", actions), 0, "token %s", actions);
 }
 
 static void setup(void)
@@ -60,6 +105,7 @@ static void setup(void)
 	ks_runf(NULL, NULL, "rm -rf %s %s; mkdir -p %s", L.root, L.dir, L.shields);
 	setenv("KSHIELD_BPFFS", L.root, 1);
 	L.agent = 0;
+	L.signing = false;
 	write_conf(NULL);
 	add_shield("fixture-sockopt", NULL);
 }
@@ -382,6 +428,10 @@ Test(lifecycle, t04_sighup_adds_changes_and_removes)
 	char before[4096], after[4096], path[512], sha0[80], sha1[80];
 	json_object *s;
 
+	/* The guard is on: weakening needs a signed token (t11). */
+	use_keys();
+	write_conf(NULL);
+	token("audit:fixture-sockopt unload:cve-2026-43500", NULL);
 	start();
 	cr_assert(loaded("fixture-sockopt"));
 	cr_assert(!loaded("cve-2026-43500"));
@@ -413,6 +463,7 @@ Test(lifecycle, t04_sighup_adds_changes_and_removes)
 	json_object_put(s);
 	snprintf(path, sizeof(path), "%s/fixture-sockopt.bpf.o", L.shields);
 	cr_assert_eq(ks_runf(NULL, NULL, "printf 'kshield-test-change' >> %s", path), 0);
+	sign_shield("fixture-sockopt");
 	hup();
 	s = shield_state("fixture-sockopt");
 	snprintf(sha1, sizeof(sha1), "%s", ka_str(s, "sha256"));
@@ -599,4 +650,179 @@ Test(lifecycle, t08_status_reports_agent_shields_store_guard)
 	cr_expect_str_eq(ka_str(json_object_array_get_idx(ks_json_get(o, "shields"), 0), "mode"),
 			 "enforce");
 	json_object_put(o);
+}
+
+/* Keys in <dir>/keys (the public half only), the secret at <dir>/k.key. */
+static void make_keys(char *keys, size_t len)
+{
+	snprintf(keys, len, "%s/keys", L.dir);
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield keygen %s/k >/dev/null && mkdir -p %s && "
+			     "cp %s/k.pub %s/", ks_bin(), L.dir, keys, L.dir, keys), 0, "keygen");
+}
+
+/* Issue 15 item 2: with keys_dir set, a shields.d object loads only when
+ * FILE.sig verifies with one of its keys; an unsigned or changed object is
+ * refused, and what was enforcing keeps enforcing. */
+Test(lifecycle, t09_shields_d_objects_are_verified_when_keys_are_set)
+{
+	char keys[300], extra[400], path[512], *t;
+
+	make_keys(keys, sizeof(keys));
+	snprintf(extra, sizeof(extra), "keys_dir = %s\n", keys);
+	write_conf(extra);
+	snprintf(path, sizeof(path), "%s/fixture-sockopt.bpf.o", L.shields);
+	start();
+	t = ks_read_file(L.err);
+	cr_expect(!loaded("fixture-sockopt"), "an unsigned object was loaded; agent log:\n%s", t);
+	cr_expect(strstr(t, "unsigned") || strstr(t, "not signed") || strstr(t, "signature"),
+		  "refusal not reported; agent log:\n%s", t);
+	free(t);
+
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield sign %s --key %s/k.key >/dev/null", ks_bin(),
+			     path, L.dir), 0, "signing");
+	hup();
+	cr_expect(loaded("fixture-sockopt"), "the signed object was not loaded");
+	cr_expect_neq(trigger(), 0, "signed shield does not refuse");
+
+	/* Changed after signing: refused, the signed version stays. */
+	cr_assert_eq(ks_runf(NULL, NULL, "printf 'kshield-test-change' >> %s", path), 0);
+	hup();
+	t = ks_read_file(L.err);
+	cr_expect(strstr(t, "bad-signature") || strstr(t, "does not match") ||
+		  strstr(t, "signature"), "agent log:\n%s", t);
+	free(t);
+	cr_expect(loaded("fixture-sockopt"), "a changed object unloaded the signed one");
+	cr_expect_neq(trigger(), 0, "the signed version stopped enforcing");
+}
+
+struct swapper {
+	char path[512], with[512];
+	int swapped;
+};
+
+/* Once the loader has read @path and closed it, put another object in its
+ * place: what a local attacker does between the check and the load. */
+static void *swap_after_read(void *arg)
+{
+	struct swapper *s = arg;
+	char buf[4096];
+	int fd = inotify_init1(IN_CLOEXEC);
+
+	if (fd < 0 || inotify_add_watch(fd, s->path, IN_CLOSE_NOWRITE) < 0)
+		return NULL;
+	if (read(fd, buf, sizeof(buf)) > 0 && !rename(s->with, s->path))
+		s->swapped = 1;
+	close(fd);
+	return NULL;
+}
+
+/* Issue 15 item 3: the loader hashes (and verifies) the object, then used
+ * to open it again by path for each variant. Swapping the file right after
+ * the first read must not change what gets loaded. */
+Test(lifecycle, t10_the_loaded_bytes_are_the_hashed_bytes)
+{
+	const char *fx = getenv("KSHIELD_FIXTURES");
+	struct swapper s = { .swapped = 0 };
+	char *out = NULL, *err = NULL, sha[80];
+	pthread_t th;
+	json_object *st;
+	int rc;
+
+	cr_assert(fx && *fx, "KSHIELD_FIXTURES is not set (run through make test-host)");
+	snprintf(s.path, sizeof(s.path), "%s/fixture-sockopt.bpf.o", L.shields);
+	snprintf(s.with, sizeof(s.with), "%s/swap.o", L.dir);
+	cr_assert_eq(ks_runf(&out, NULL, "cp %s/lifecycle-reject.bpf.o %s && "
+			     "sha256sum %s | cut -c1-64", fx, s.with, s.path), 0);
+	snprintf(sha, sizeof(sha), "%.64s", out);
+	free(out);
+	cr_assert_eq(pthread_create(&th, NULL, swap_after_read, &s), 0);
+	usleep(100000);	/* the watch is in place */
+	rc = ks_runf(NULL, &err, "%s shield load %s", ks_bin(), s.path);
+	pthread_join(th, NULL);
+	cr_assert(s.swapped, "the object was not swapped (no read seen)");
+	cr_expect_eq(rc, 0, "the load used the swapped-in bytes: %s", err);
+	free(err);
+	st = shield_state("fixture-sockopt");
+	cr_expect(st && !strcmp(ka_str(st, "sha256"), sha), "loaded sha %s, hashed %s",
+		  st ? ka_str(st, "sha256") : "(none)", sha);
+	json_object_put(st);
+	cr_expect_neq(trigger(), 0, "the shield does not refuse");
+}
+
+static bool guard_enabled(void)
+{
+	char cmd[300];
+	json_object *o;
+	bool on;
+
+	snprintf(cmd, sizeof(cmd), "%s -j guard status", ks_bin());
+	o = ks_run_json(cmd, NULL, NULL);
+	on = o && json_object_get_boolean(ks_json_get(o, "enabled"));
+	json_object_put(o);
+	return on;
+}
+
+/* Issue 15 item 6: root edits the config (shield to audit, object removed,
+ * guard = off) and sends SIGHUP, or restarts the agent. While the guard is
+ * on, none of it takes effect without a token signed by a shield key; each
+ * refusal is logged and stored as a tamper event. A token allows exactly
+ * what it names, on its host, until it expires. */
+Test(lifecycle, t11_weakening_needs_a_signed_token_while_the_guard_is_on)
+{
+	char path[512], sql[300], *t;
+
+	use_keys();
+	write_conf(NULL);
+	start();
+	cr_assert(guard_enabled(), "the guard is not on");
+	cr_assert_str_eq(mode_of("fixture-sockopt"), "enforce");
+
+	/* edited config + SIGHUP, no token */
+	write_conf("shield.fixture-sockopt.mode = audit\nguard = off\n");
+	hup();
+	cr_expect_str_eq(mode_of("fixture-sockopt"), "enforce", "switched to audit without a token");
+	cr_expect_neq(trigger(), 0, "the shield stopped refusing");
+	cr_expect(guard_enabled(), "guard = off took effect without a token");
+	snprintf(path, sizeof(path), "%s/fixture-sockopt.bpf.o", L.shields);
+	cr_assert_eq(unlink(path), 0);
+	hup();
+	cr_expect(loaded("fixture-sockopt"), "unloaded without a token");
+	t = ks_read_file(L.err);
+	cr_expect(strstr(t, "weakening refused"), "agent log:\n%s", t);
+	cr_expect(strstr(t, "guard = off not applied"), "agent log:\n%s", t);
+	free(t);
+
+	/* a restart reads the same config: still refused */
+	stop(SIGTERM);
+	start();
+	cr_expect(loaded("fixture-sockopt"), "a restart unloaded it without a token");
+	cr_expect_str_eq(mode_of("fixture-sockopt"), "enforce");
+
+	/* tokens that do not fit: another host, expired, altered */
+	token("unload:fixture-sockopt", "--host some-other-host");
+	hup();
+	cr_expect(loaded("fixture-sockopt"), "a token for another host was accepted");
+	token("unload:fixture-sockopt", "--expires 0s");
+	hup();
+	cr_expect(loaded("fixture-sockopt"), "an expired token was accepted");
+	token("audit:fixture-sockopt", NULL);
+	snprintf(path, sizeof(path), "%s/weaken.token", L.dir);
+	cr_assert_eq(ks_runf(NULL, NULL, "sed -i 's/allow=audit:/allow=unload:/' %s", path), 0);
+	hup();
+	cr_expect(loaded("fixture-sockopt"), "an altered token was accepted");
+	t = ks_read_file(L.err);
+	cr_expect(strstr(t, "bad signature"), "agent log:\n%s", t);
+	free(t);
+
+	/* a real one: exactly what it names */
+	token("unload:fixture-sockopt guard-off", NULL);
+	hup();
+	cr_expect(!loaded("fixture-sockopt"), "a valid token did not allow the unload");
+	cr_expect(!guard_enabled(), "a valid token did not turn the guard off");
+
+	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM events WHERE kind = 'tamper' AND "
+		 "json_extract(detail, '$.op') = %d", KS_TAMPER_CONFIG);
+	for (double t0 = ka_now(); ka_now() - t0 < 5 && ka_sql_int(L.store, sql) < 3; usleep(200000))
+		;
+	cr_expect_geq(ka_sql_int(L.store, sql), 3, "refusals not stored as tamper events");
 }

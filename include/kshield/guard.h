@@ -21,11 +21,12 @@ struct ks_guard_cfg {
 enum ks_guard_obj {
 	KS_GUARD_LINK = 1,
 	KS_GUARD_MAP = 2,
+	KS_GUARD_PIN = 3,	/* id: inode number of a pin under the root */
 };
 
 struct ks_guard_id {
 	__u32 type;		/* enum ks_guard_obj */
-	__u32 id;		/* kernel link or map id */
+	__u32 id;		/* kernel link or map id, pin inode number */
 };
 
 #endif /* KSHIELD_GUARD_H */

@@ -63,6 +63,8 @@ struct agent {
 	struct ks_agent_stats st;
 	__s64 clock_noted;		/* boot_to_real last written to the store */
 	__u64 stored_before;		/* rows committed by stores since closed */
+	__u64 dropped_before;		/* rows lost by stores since closed */
+	__u64 unstored_direct;		/* records never handed to a store */
 	__u64 lost_noted[KS_EV_KIND_MAX], unstored_noted;
 	long long now_ms, retry_at, retain_at;
 };
@@ -98,9 +100,20 @@ static void clock_map(struct agent *a)
 
 /* ---- the store, and what happens when it fails ---- */
 
-static void store_failed(struct agent *a, int err, int dropped)
+/* received = stored + not stored, exactly: every record is either never
+ * handed to a store (no store open, a kind this agent can't decode) or
+ * handed in, and then committed, dropped, or still pending (committed or
+ * dropped at the next commit). */
+static void count(struct agent *a)
 {
-	a->st.unstored += dropped;
+	a->st.stored = a->stored_before + ks_store_committed(a->store);
+	a->st.unstored = a->unstored_direct + a->dropped_before + ks_store_dropped(a->store);
+}
+
+static void store_failed(struct agent *a, int err)
+{
+	if (a->store)
+		ks_store_abort(a->store);	/* the open batch: counted as dropped */
 	a->st.store_errors++;
 	if (!a->store_why[0]) {
 		snprintf(a->store_why, sizeof(a->store_why), "%s", ks_errmsg());
@@ -109,6 +122,7 @@ static void store_failed(struct agent *a, int err, int dropped)
 	if (err == -EBADMSG)
 		a->store_corrupt = true;
 	a->stored_before += ks_store_committed(a->store);
+	a->dropped_before += ks_store_dropped(a->store);
 	ks_store_close(a->store);	/* commits nothing: the batch was aborted */
 	a->store = NULL;
 	a->retry_at = a->now_ms + RETRY_MS;
@@ -129,12 +143,13 @@ static void store_open(struct agent *a)
 	err = ks_store_open(&a->store, a->cfg.store, KS_STORE_CREATE);
 	if (err) {
 		a->store = NULL;
-		store_failed(a, err, 0);
+		store_failed(a, err);
 		a->st.store_errors--;	/* a failed open is not a failed commit */
 		return;
 	}
 	if (ks_store_note_clock(a->store, a->boot_to_real) == 0)
 		a->clock_noted = a->boot_to_real;
+	count(a);
 	if (a->store_why[0]) {
 		ks_log("store: recovered (%llu events could not be stored meanwhile)",
 		    (unsigned long long)a->st.unstored);
@@ -150,7 +165,7 @@ static void store_commit(struct agent *a)
 		return;
 	n = ks_store_commit(a->store);
 	if (n < 0)
-		store_failed(a, n, ks_store_abort(a->store));
+		store_failed(a, n);
 }
 
 /* ---- records ---- */
@@ -171,19 +186,19 @@ static int on_record(void *ctx, void *data, size_t size)
 	int err;
 
 	a->st.received++;
-	if (ks_row_decode(data, size, a->boot_to_real, &r))
-		return 0;	/* a kind this agent does not know: skip it */
+	if (ks_row_decode(data, size, a->boot_to_real, &r)) {
+		a->unstored_direct++;	/* a kind this agent does not know */
+		return 0;
+	}
 	if (a->json)
 		mirror_json(a, &r);
 	if (!a->store) {
-		a->st.unstored++;
+		a->unstored_direct++;
 		return 0;
 	}
 	err = ks_store_add_row(a->store, &r);
-	if (err) {
-		/* this row and the batch it was part of */
-		store_failed(a, err, ks_store_abort(a->store) + 1);
-	}
+	if (err)
+		store_failed(a, err);	/* this row and its batch: dropped */
 	return 0;
 }
 
@@ -196,7 +211,7 @@ static void publish_stats(struct agent *a, bool running)
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	a->st.tgid = running ? (__u32)getpid() : 0;
-	a->st.stored = a->stored_before + ks_store_committed(a->store);
+	count(a);
 	a->st.updated_realtime_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
 	bpf_map_update_elem(a->mon.agent_fd, &zero, &a->st, BPF_ANY);
 }
@@ -209,9 +224,11 @@ static void note_losses(struct agent *a)
 
 	if (!a->store || ks_monitor_read_lost(lost))
 		return;
+	count(a);
 	if (!memcmp(lost, a->lost_noted, sizeof(lost)) && a->st.unstored == a->unstored_noted)
 		return;
 	store_commit(a);
+	count(a);
 	if (a->store && !ks_store_note_losses(a->store, lost, a->st.unstored)) {
 		memcpy(a->lost_noted, lost, sizeof(lost));
 		a->unstored_noted = a->st.unstored;
@@ -237,7 +254,7 @@ static void tick(struct agent *a)
 		a->retain_at = a->now_ms + RETAIN_MS;
 		n = ks_store_retain(a->store, a->cfg.retention_s * 1000000000ULL, a->cfg.max_size);
 		if (n < 0)
-			store_failed(a, n, 0);
+			store_failed(a, n);
 		note_losses(a);
 	}
 	publish_stats(a, true);
@@ -263,16 +280,20 @@ static void shields_sync(struct agent *a)
 	for (int i = 0; i < res.n; i++) {
 		const struct ks_sync_item *it = &res.items[i];
 
-		if (it->action == KS_SYNC_FAILED)
+		if (it->action == KS_SYNC_FAILED) {
 			ks_log("shield %s: %s", it->name[0] ? it->name : it->object, it->why);
-		else
+		} else if (it->action == KS_SYNC_REFUSED) {
+			ks_log("shield %s: weakening refused, left %s: %s", it->name,
+			    ks_mode_str(it->mode), it->why);
+			ks_lifecycle_refused(a->store, it->name, it->why);
+		} else
 			ks_log("shield %s: %s (%s, %s)", it->name, ks_sync_action_str(it->action),
 			    it->variant, ks_mode_str(it->mode));
 	}
 	if (err && err != -EAGAIN)
 		ks_log("shields: %s", ks_errmsg());
 	ks_sync_result_free(&res);
-	ks_lifecycle_synced(&a->cfg);	/* guard, protected ids */
+	ks_lifecycle_synced(&a->cfg, a->store);	/* guard, protected ids */
 }
 
 /* ---- start, loop, stop ---- */
@@ -311,7 +332,7 @@ static int agent_start(struct agent *a)
 		return ks_err(-errno, "can't read the ring buffer: %s", strerror(errno));
 	/* Shields loaded before an upgrade that changed the ring buffer still
 	 * write into the one set aside: read it too. */
-	ks_pins_old_maps("ks_events", add_old_ring, a);
+	ks_pins_old_maps("ks_events", false, add_old_ring, a);
 	if (a->mon.migrated[0])
 		ks_log("migrated from an older kshield: %s; programs loaded before keep the old "
 		    "map (shields keep enforcing, their events and losses still counted)",
@@ -343,7 +364,7 @@ static void agent_stop(struct agent *a)
 	note_losses(a);
 	if (a->mon.agent_fd >= 0)
 		publish_stats(a, false);
-	a->st.stored = a->stored_before + ks_store_committed(a->store);
+	count(a);
 	ks_log("stopped: %llu events received, %llu stored, %llu not stored",
 	    (unsigned long long)a->st.received, (unsigned long long)a->st.stored,
 	    (unsigned long long)a->st.unstored);

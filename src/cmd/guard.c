@@ -4,12 +4,14 @@
  * (BPF LSM) or at least records (tracepoint variant) every attempt, that the
  * agent's death frees its slot, and that the deliberate off switch works.
  */
+#define _GNU_SOURCE	/* F_SETSIG */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +20,15 @@
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "guard.h"
 #include "pins.h"
+#include "store.h"
+#include "sysinfo.h"
+#include "units.h"
+#include "weaken.h"
 #include <kshield/shield.h>
 
 static struct json_object *state_json(const struct ks_guard_state *st)
@@ -150,7 +157,7 @@ struct check {
 struct selftest {
 	bool lsm;
 	int n;
-	struct check c[24];
+	struct check c[48];
 	int seen[KS_TAMPER_OP_MAX];	/* tamper events from us, by op */
 	int seen_denied[KS_TAMPER_OP_MAX];
 	pid_t me;
@@ -310,10 +317,263 @@ static int rm_as_other_binary(const char *path)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool alive(pid_t pid)
+{
+	return waitpid(pid, NULL, WNOHANG) == 0;
+}
+
+/* A writable fd of a kshield map, by pin and by id, and any fd of one of
+ * its links: what every detach, update or map write needs. Read-only map
+ * fds stay for everyone. */
+static void open_attempts(struct selftest *t)
+{
+	char path[PATH_MAX];
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), link_id = 0;
+	struct ks_guard_id k, next;
+	void *kp = NULL;
+	int fd, ro, rc, e;
+
+	ks_pin_path(path, sizeof(path), "%s/cfg", KS_PIN_GUARD);
+	ro = ks_pin_open_ro(path);
+	check(t, "read-only open of a kshield map allowed", ro >= 0, "%s",
+	      ro >= 0 ? "opened" : strerror(errno));
+	fd = bpf_obj_get(path);
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	attempt(t, "writable open of a kshield map by pin", fd, e);
+	if (ro >= 0 && !bpf_obj_get_info_by_fd(ro, &info, &len)) {
+		fd = bpf_map_get_fd_by_id(info.id);
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		attempt(t, "writable open of a kshield map by id", fd, e);
+	}
+	if (ro >= 0)
+		close(ro);
+
+	/* A link id from the guard's own list (readable by anyone). */
+	ks_pin_path(path, sizeof(path), "%s/ids", KS_PIN_GUARD);
+	ro = ks_pin_open_ro(path);
+	while (ro >= 0 && !link_id && !bpf_map_get_next_key(ro, kp, &next)) {
+		k = next;
+		kp = &k;
+		if (k.type == KS_GUARD_LINK)
+			link_id = k.id;
+	}
+	if (ro >= 0)
+		close(ro);
+	check(t, "a link id is in the guard's list", link_id != 0, "id %u", link_id);
+	if (link_id) {
+		fd = bpf_link_get_fd_by_id(link_id);
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		attempt(t, "open a kshield link by id", fd, e);
+	}
+	ks_pin_path(path, sizeof(path), "%s/link_common__exit", KS_PIN_GUARD);
+	fd = bpf_obj_get(path);
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	attempt(t, "open a kshield link by pin", fd, e);
+	(void)rc;
+}
+
+/* The descriptor race: one thread flips fd N between a decoy map (the
+ * guard lets writes to it through) and the guard's cfg map, the other
+ * writes "enabled = 0" through fd N. Deciding on the fd in lsm/bpf loses
+ * when the flip lands between the hook and the syscall's own lookup. */
+struct race {
+	int n, decoy, target;
+	volatile int stop;
+};
+
+static void *flipper(void *arg)
+{
+	struct race *r = arg;
+
+	while (!r->stop) {
+		dup2(r->decoy, r->n);
+		dup2(r->target, r->n);
+	}
+	return NULL;
+}
+
+static void race_attempt(struct selftest *t)
+{
+	struct race r = { .n = -1 };
+	struct ks_guard_cfg cfg, now;
+	char path[PATH_MAX];
+	__u32 zero = 0;
+	pthread_t th;
+	long tries = 0;
+	int ro;
+
+	ks_pin_path(path, sizeof(path), "%s/cfg", KS_PIN_GUARD);
+	ro = ks_pin_open_ro(path);
+	r.target = bpf_obj_get(path);	/* writable where the guard allows it */
+	if (r.target < 0)
+		r.target = dup(ro);
+	if (ro < 0 || r.target < 0 || bpf_map_lookup_elem(ro, &zero, &cfg)) {
+		check(t, "fd race on the guard's map", false, "setup: %s", strerror(errno));
+		goto out;
+	}
+	r.decoy = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ks_race", 4, sizeof(cfg), 1, NULL);
+	r.n = dup(r.decoy);
+	if (r.decoy < 0 || r.n < 0 || pthread_create(&th, NULL, flipper, &r)) {
+		check(t, "fd race on the guard's map", false, "setup: %s", strerror(errno));
+		goto out;
+	}
+	cfg.enabled = 0;
+	for (double t0 = now_s(); now_s() - t0 < 1.5; tries++) {
+		bpf_map_update_elem(r.n, &zero, &cfg, 0);
+		if (!bpf_map_lookup_elem(ro, &zero, &now) && !now.enabled)
+			break;
+	}
+	r.stop = 1;
+	pthread_join(th, NULL);
+	bpf_map_lookup_elem(ro, &zero, &now);
+	if (t->lsm)
+		check(t, "fd race on the guard's map", now.enabled, "%ld writes, guard %s", tries,
+		      now.enabled ? "still on" : "turned OFF");
+	if (!now.enabled) {	/* put it back for the checks that follow */
+		now.enabled = 1;
+		bpf_map_update_elem(r.target, &zero, &now, 0);
+	}
+out:
+	if (ro >= 0)
+		close(ro);
+	if (r.target >= 0)
+		close(r.target);
+	if (r.n >= 0)
+		close(r.n);
+	if (r.decoy >= 0)
+		close(r.decoy);
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = write(fd, s, strlen(s)) < 0 ? -1 : 0;
+	if (rc) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Kill or freeze the agent through its cgroup, without any signal syscall:
+ * cgroup.freeze and cgroup.kill of its cgroup, and cgroup.kill of another
+ * cgroup opened first, the agent moved into it afterwards. */
+static void cgroup_attempts(struct selftest *t, pid_t agent, char cgs[2][PATH_MAX])
+{
+	const char *root = ks_cgroup2_path();
+	char path[PATH_MAX + 32], pid[32];
+	int fd, rc, e;
+
+	if (!root) {
+		printf("guard selftest: no cgroup2 mount: cgroup checks not run\n");
+		return;
+	}
+	snprintf(pid, sizeof(pid), "%d", agent);
+	for (int i = 0; i < 2; i++) {
+		snprintf(cgs[i], PATH_MAX, "%s/ks-guard-selftest-%d-%d", root, (int)getpid(), i);
+		if (mkdir(cgs[i], 0755) && errno != EEXIST) {
+			check(t, "cgroup setup", false, "mkdir %s: %s", cgs[i], strerror(errno));
+			cgs[i][0] = '\0';
+			return;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cgs[0]);
+	if (write_file(path, pid)) {
+		check(t, "cgroup setup", false, "move the agent: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", cgs[0]);
+	if (!access(path, F_OK)) {
+		rc = write_file(path, "1");
+		e = errno;
+		if (!rc)
+			write_file(path, "0");
+		attempt(t, "freeze the agent's cgroup", rc, e);
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.kill", cgs[0]);
+	if (access(path, F_OK)) {
+		printf("guard selftest: no cgroup.kill on this kernel (before 5.14): not tried\n");
+		return;
+	}
+	rc = write_file(path, "1");
+	e = errno;
+	usleep(100000);
+	attempt(t, "kill the agent's cgroup (cgroup.kill)", rc, e);
+	check(t, "agent alive after cgroup.kill", alive(agent), "%s",
+	      alive(agent) ? "alive" : "dead");
+	if (!alive(agent))
+		return;
+	/* Opened while the agent is elsewhere, written after it moved in. */
+	snprintf(path, sizeof(path), "%s/cgroup.kill", cgs[1]);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cgs[1]);
+	if (fd < 0 || write_file(path, pid)) {
+		check(t, "cgroup setup", false, "second cgroup: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rc = write(fd, "1", 1) < 0 ? -1 : 0;
+	e = errno;
+	close(fd);
+	usleep(100000);
+	attempt(t, "cgroup.kill opened before the agent moved in", rc, e);
+	check(t, "agent alive after the moved cgroup.kill", alive(agent), "%s",
+	      alive(agent) ? "alive" : "dead");
+}
+
+/* F_SETOWN(agent) + F_SETSIG(SIGKILL) + O_ASYNC: SIGKILL delivered by the
+ * pipe becoming readable (file_send_sigiotask), not by kill(). */
+static void sigio_attempt(struct selftest *t, pid_t agent)
+{
+	int p[2];
+
+	if (pipe(p)) {
+		check(t, "SIGKILL through O_ASYNC", false, "pipe: %s", strerror(errno));
+		return;
+	}
+	if (fcntl(p[0], F_SETOWN, agent) || fcntl(p[0], F_SETSIG, SIGKILL) ||
+	    fcntl(p[0], F_SETFL, O_ASYNC | O_NONBLOCK)) {
+		check(t, "SIGKILL through O_ASYNC", false, "fcntl: %s", strerror(errno));
+	} else {
+		if (write(p[1], "x", 1) != 1)
+			check(t, "SIGKILL through O_ASYNC", false, "write: %s", strerror(errno));
+		usleep(100000);
+		check(t, "SIGKILL through O_ASYNC (F_SETOWN+F_SETSIG)", alive(agent), "agent %s",
+		      alive(agent) ? "alive" : "killed");
+	}
+	close(p[0]);
+	close(p[1]);
+}
+
 static int do_selftest(int argc, char **argv)
 {
 	struct selftest t = { .me = getpid() };
-	char path[PATH_MAX], dir[PATH_MAX];
+	char path[PATH_MAX], dir[PATH_MAX], cgs[2][PATH_MAX] = { "", "" };
 	int rep[2], hold[2], msg[2] = { -EIO, 0 }, fd, rc, e, status, failed = 0;
 	bool made_root = access(ks_bpffs_root, F_OK) != 0;
 	struct ks_guard_state st;
@@ -399,17 +659,39 @@ static int do_selftest(int argc, char **argv)
 		attempt(&t, "rename the guard's pins", rc, e);
 		umount_attempt(&t);
 	}
+	open_attempts(&t);
+	race_attempt(&t);
+	if (t.lsm) {
+		sigio_attempt(&t, agent);
+		cgroup_attempts(&t, agent, cgs);
+	}
+	check(&t, "agent alive after every attempt", alive(agent), "%s",
+	      alive(agent) ? "alive" : "dead");
 
+	/* The agent stops (as the service manager would stop it): its slot
+	 * must be freed at its exit, and the kshield binary trusted again. */
+	close(hold[1]);
+	waitpid(agent, &status, 0);
+	for (int i = 0; i < 2; i++)
+		if (cgs[i][0])
+			rmdir(cgs[i]);
+
+	/* Read as the kshield binary with no agent running: the ring
+	 * buffer's fd is writable (its consumer position). */
 	drain_events(&t);
 	{
+		/* With BPF LSM a link is never opened, so never detached. */
 		static const struct { __u32 op; const char *what; bool lsm_only; } want[] = {
 			{ KS_TAMPER_UNLINK, "unlink recorded", false },
-			{ KS_TAMPER_DETACH, "detach recorded", false },
 			{ KS_TAMPER_MAP, "map write recorded", false },
 			{ KS_TAMPER_SIGNAL, "signal recorded", false },
 			{ KS_TAMPER_PTRACE, "ptrace recorded", true },
 			{ KS_TAMPER_UMOUNT, "umount recorded", true },
+			{ KS_TAMPER_OPEN, "writable opens recorded", true },
 		};
+		if (!t.lsm)
+			check(&t, "detach recorded", t.seen[KS_TAMPER_DETACH] > 0, "%d event(s)",
+			      t.seen[KS_TAMPER_DETACH]);
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 			__u32 op = want[i].op;
 
@@ -421,10 +703,10 @@ static int do_selftest(int argc, char **argv)
 		}
 	}
 
-	/* The agent stops (as the service manager would stop it): its slot
-	 * must be freed at its exit, and the kshield binary trusted again. */
-	close(hold[1]);
-	waitpid(agent, &status, 0);
+	if (t.lsm && cgs[0][0])
+		check(&t, "cgroup writes recorded", t.seen_denied[KS_TAMPER_CGROUP] > 0,
+		      "%d event(s), %d refused", t.seen[KS_TAMPER_CGROUP],
+		      t.seen_denied[KS_TAMPER_CGROUP]);
 	rc = ks_guard_get(&st);
 	check(&t, "agent exit frees its slot", !rc && st.agent_tgid == 0, "agent pid %u",
 	      st.agent_tgid);
@@ -479,12 +761,70 @@ static int do_selftest(int argc, char **argv)
 	return failed ? 1 : 0;
 }
 
+/* `kshield guard token --key KEY [--host H] [--expires DUR] [--out FILE]
+ * ACTION...`: made where the shield key lives, copied to the host's
+ * weaken_token path, then SIGHUP. */
+static int do_token(int argc, char **argv)
+{
+	const char *key = NULL, *out = NULL, *expires = "1h";
+	char host[256] = "", allow[2048] = "", *text = NULL;
+	__u64 ns = 0;
+	size_t used = 0;
+	int err;
+	FILE *f;
+
+	gethostname(host, sizeof(host) - 1);
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i];
+
+		if ((!strcmp(o, "--key") || !strcmp(o, "--host") || !strcmp(o, "--expires") ||
+		     !strcmp(o, "--out")) && i + 1 < argc) {
+			const char *v = argv[++i];
+
+			if (!strcmp(o, "--key"))
+				key = v;
+			else if (!strcmp(o, "--out"))
+				out = v;
+			else if (!strcmp(o, "--expires"))
+				expires = v;
+			else
+				snprintf(host, sizeof(host), "%s", v);
+		} else if (!strncmp(o, "audit:", 6) || !strncmp(o, "unload:", 7) ||
+			   !strcmp(o, "guard-off")) {
+			used += snprintf(allow + used, used < sizeof(allow) ? sizeof(allow) - used : 0,
+					 "%s%s", used ? "," : "", o);
+		} else {
+			return ks_report(ks_err(-EINVAL, "guard token: unknown argument '%s' (actions: "
+						"audit:NAME, unload:NAME, guard-off)", o));
+		}
+	}
+	if (!key || !used)
+		return ks_report(ks_err(-EINVAL, "usage: kshield guard token --key KEYFILE [--host "
+					"HOST|'*'] [--expires 1h] [--out FILE] ACTION..."));
+	if ((err = ks_duration_parse(expires, "--expires", &ns)))
+		return ks_report(err);
+	err = ks_weaken_token(key, host, (long long)time(NULL) + (long long)(ns / 1000000000ULL),
+			      allow, &text);
+	if (err)
+		return ks_report(err);
+	f = out ? fopen(out, "we") : stdout;
+	if (!f) {
+		free(text);
+		return ks_report(ks_err(-errno, "can't write %s: %s", out, strerror(errno)));
+	}
+	fputs(text, f);
+	if (out)
+		fclose(f);
+	free(text);
+	return 0;
+}
+
 static int do_help(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
 	fprintf(stderr,
-		"Usage: kshield guard { status | on | off | load [--off] | unload | selftest }\n"
+		"Usage: kshield guard { status | on | off | load [--off] | unload | selftest | token }\n"
 		"\n"
 		"  status     is the guard loaded, refusing (BPF LSM) or recording only, who is the agent\n"
 		"  on | off   turn refusing on or off; only the agent, or the kshield binary\n"
@@ -492,7 +832,10 @@ static int do_help(int argc, char **argv)
 		"  load       load the guard by hand (the agent does it when guard = on)\n"
 		"  unload     remove the guard's pins (turn it off first)\n"
 		"  selftest   play agent and attacker in a scratch --bpffs root; exit 0 if every\n"
-		"             check passed (the kernel matrix runs this in each guest)\n");
+		"             check passed (the kernel matrix runs this in each guest)\n"
+		"  token --key KEY [--host H] [--expires 1h] [--out FILE] ACTION...\n"
+		"             a signed permission for weakening changes while the guard is on:\n"
+		"             audit:NAME, unload:NAME, guard-off (the agent reads weaken_token)\n");
 	return 0;
 }
 
@@ -506,6 +849,7 @@ int do_guard(int argc, char **argv)
 		{ "load", do_load },
 		{ "unload", do_unload },
 		{ "selftest", do_selftest },
+		{ "token", do_token },
 		{ 0 }
 	};
 	return cmd_select(cmds, argc, argv, do_help);

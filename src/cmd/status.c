@@ -131,7 +131,7 @@ static void read_lost(struct status *s)
 	int fd;
 
 	ks_pin_path(path, sizeof(path), "%s/ks_lost", KS_PIN_MAPS);
-	fd = bpf_obj_get(path);
+	fd = ks_pin_open_ro(path);
 	if (fd < 0)
 		return;
 	s->maps_pinned = true;

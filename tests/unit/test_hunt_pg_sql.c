@@ -40,15 +40,15 @@ Test(hunt_pg_sql, binary_is_quoted_as_a_word_only)
 Test(hunt_pg_sql, json_extract_compared_with_a_number_becomes_numeric)
 {
 	rewrites("WHERE json_extract(detail, '$.family') = 38",
-		 "WHERE ks_json_num(detail, '$.family') = 38", 0);
+		 "WHERE pg_temp.ks_json_num(detail, '$.family') = 38", 0);
 	rewrites("WHERE json_extract(detail, '$.ret') <> -1 AND json_extract(detail, '$.x') >= 5",
-		 "WHERE ks_json_num(detail, '$.ret') <> -1 AND ks_json_num(detail, '$.x') >= 5", 0);
+		 "WHERE pg_temp.ks_json_num(detail, '$.ret') <> -1 AND pg_temp.ks_json_num(detail, '$.x') >= 5", 0);
 	/* compared with text, or inside another name: untouched */
 	rewrites("WHERE json_extract(detail, '$.proto') = 'tcp'",
-		 "WHERE json_extract(detail, '$.proto') = 'tcp'", 0);
+		 "WHERE pg_temp.json_extract(detail, '$.proto') = 'tcp'", 0);
 	rewrites("WHERE my_json_extract(d, '$.a') = 1", "WHERE my_json_extract(d, '$.a') = 1", 0);
 	rewrites("WHERE json_extract(detail, '$.bytes_out') >= :bytes",
-		 "WHERE json_extract(detail, '$.bytes_out') >= $4", 4);
+		 "WHERE pg_temp.json_extract(detail, '$.bytes_out') >= $4", 4);
 }
 
 /* The view has every event column, pid/tid read under the version 2
@@ -69,4 +69,10 @@ Test(hunt_pg_sql, the_view_has_every_event_column)
 	cr_expect(strstr(v, "(data->>'exec_id')::numeric AS \"exec_id\""), "%s", v);
 	cr_expect(strstr(v, "CREATE OR REPLACE TEMP VIEW binaries"));
 	free(v);
+}
+
+Test(hunt_pg_sql, instr_becomes_strpos)
+{
+	rewrites("WHERE instr(args, ' ') > 0 AND my_instr(x) = 1",
+		 "WHERE strpos(args, ' ') > 0 AND my_instr(x) = 1", 0);
 }

@@ -20,6 +20,7 @@
 #include "pins.h"
 #include "shieldset.h"
 #include "store.h"
+#include "weaken.h"
 
 /* Set once this agent manages a shields directory: only then is a missing
  * owned-shields record a removal to repair rather than a fresh start. */
@@ -27,19 +28,30 @@ static bool managed;
 /* Set once this agent holds a guard: its pins vanishing is tampering. */
 static bool guarded;
 
-void ks_lifecycle_synced(const struct ks_config *cfg)
+void ks_lifecycle_synced(const struct ks_config *cfg, struct ks_store *store)
 {
 	struct ks_guard_state st;
-	bool pinned = !ks_guard_get(&st);
+	bool pinned = !ks_guard_get(&st), enable;
 	int err;
 
 	managed = true;
-	/* guard = off never turns a loaded guard off: the config file is
-	 * something an attacker with root edits before sending SIGHUP.
-	 * Turning it off is `kshield guard off` with the agent stopped. */
+	/* guard = off turns a loaded guard off only with a signed token: the
+	 * config file is something an attacker with root edits before
+	 * sending SIGHUP. Otherwise off is `kshield guard off` with the
+	 * agent stopped (docs/guard.md). */
 	if (!cfg->guard && !pinned)
 		return;
-	err = ks_guard_load(pinned ? st.enabled : true, &st);
+	enable = pinned ? st.enabled : true;
+	if (!cfg->guard && enable) {
+		if (!ks_weaken_check(cfg, "guard-off")) {
+			enable = false;
+			ks_log("guard: turned off (guard = off, with a signed token)");
+		} else {
+			ks_log("guard: guard = off not applied: %s", ks_errmsg());
+			ks_lifecycle_refused(store, "", "guard-off");
+		}
+	}
+	err = ks_guard_load(enable, &st);
 	if (err) {
 		ks_log("guard: %s", ks_errmsg());
 		return;
@@ -53,7 +65,7 @@ void ks_lifecycle_synced(const struct ks_config *cfg)
 		    "no BPF LSM", (unsigned long long)cfg->check_interval_s);
 }
 
-static void record(struct ks_store *store, const char *shield, const char *what)
+static void record_op(struct ks_store *store, const char *shield, const char *what, __u32 op)
 {
 	struct timespec now;
 	struct ks_row r;
@@ -74,11 +86,21 @@ static void record(struct ks_store *store, const char *shield, const char *what)
 	ks_row_set_str(&r, KS_COL_COMM, "kshield");
 	ks_row_set_str(&r, KS_COL_SHIELD, shield);
 	ks_row_set_num(&r, KS_COL_RET, 0);
-	snprintf(detail, sizeof(detail), "{\"op\":%u,\"target\":\"%s\",\"repaired\":\"%s\"}",
-		 KS_TAMPER_REPAIRED, shield, what);
+	snprintf(detail, sizeof(detail), "{\"op\":%u,\"target\":\"%s\",\"%s\":\"%s\"}",
+		 op, shield, op == KS_TAMPER_REPAIRED ? "repaired" : "refused", what);
 	ks_row_set_str(&r, KS_COL_DETAIL, detail);
 	/* Part of the agent's open batch: committed with the next one. */
-	ks_store_add_row(store, &r);
+	ks_store_add_note(store, &r);
+}
+
+static void record(struct ks_store *store, const char *shield, const char *what)
+{
+	record_op(store, shield, what, KS_TAMPER_REPAIRED);
+}
+
+void ks_lifecycle_refused(struct ks_store *store, const char *shield, const char *what)
+{
+	record_op(store, shield, what, KS_TAMPER_CONFIG);
 }
 
 /* Put a shared map's pin back from the descriptor we hold. */

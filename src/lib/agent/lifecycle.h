@@ -18,7 +18,10 @@ struct ks_store;
 /* Load or adopt the guard when the config says guard = on or one is
  * already pinned (registering this process as the agent), and protect every
  * link and map pinned now. Messages go to stderr. */
-void ks_lifecycle_synced(const struct ks_config *cfg);
+void ks_lifecycle_synced(const struct ks_config *cfg, struct ks_store *store);
+/* A weakening config change refused (no signed token while the guard is
+ * on): one `tamper` row (op KS_TAMPER_CONFIG) in @store. */
+void ks_lifecycle_refused(struct ks_store *store, const char *shield, const char *what);
 /* Every cfg->check_interval_s: re-pin the shared maps and the monitor if
  * their pins are gone, reload shields whose pins or links are gone, and
  * add one `tamper` row per repair to @store (when not NULL). */

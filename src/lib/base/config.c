@@ -15,6 +15,7 @@ void ks_config_defaults(struct ks_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	snprintf(cfg->store, sizeof(cfg->store), "%s", KS_STORE_DEFAULT);
 	snprintf(cfg->shields_dir, sizeof(cfg->shields_dir), "%s", KS_SHIELDS_DIR_DEFAULT);
+	snprintf(cfg->weaken_token, sizeof(cfg->weaken_token), "%s", KS_WEAKEN_TOKEN_DEFAULT);
 	cfg->default_mode = KS_MODE_ENFORCE;
 	cfg->check_interval_s = 5;
 	cfg->flow_interval_s = 60;
@@ -168,6 +169,9 @@ static int set_key(struct ks_config *cfg, const char *k, const char *v, const ch
 		want = "an absolute path";
 	} else if (!strcmp(k, "sites_dir")) {
 		err = set_path(cfg->sites_dir, sizeof(cfg->sites_dir), v);
+		want = "an absolute path";
+	} else if (!strcmp(k, "weaken_token")) {
+		err = set_path(cfg->weaken_token, sizeof(cfg->weaken_token), v);
 		want = "an absolute path";
 	} else if (!strcmp(k, "keys_dir")) {
 		err = set_path(cfg->keys_dir, sizeof(cfg->keys_dir), v);

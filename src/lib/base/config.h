@@ -20,9 +20,14 @@
  *                                 keep moving data (default 60s)
  *   sites_dir = DIR              kernel sites manifests (<build-id>.json) for
  *                                 shields on kernel:FUNCTION (kernel_sites.h)
+ *   weaken_token = PATH          while the guard is on, a change that weakens
+ *                                 the shields (audit, unload, guard = off)
+ *                                 needs a token signed by a key of keys_dir
+ *                                 (default /etc/kshield/weaken.token; weaken.h)
  *   keys_dir = DIR               trusted public keys (*.pub): --fleet's --keys
- *                                 when not given, and sites manifests must be
- *                                 signed by one of them
+ *                                 when not given; sites manifests and every
+ *                                 shields_dir object (FILE.sig beside it) must
+ *                                 be signed by one of them
  */
 #ifndef KSHIELD_CONFIG_H
 #define KSHIELD_CONFIG_H
@@ -34,6 +39,7 @@
 #define KS_CONFIG_DEFAULT	"/etc/kshield/kshield.conf"
 #define KS_SHIELDS_DIR_DEFAULT	"/etc/kshield/shields.d"
 #define KS_STORE_DEFAULT	"/var/lib/kshield/events.db"
+#define KS_WEAKEN_TOKEN_DEFAULT	"/etc/kshield/weaken.token"
 #define KS_CONFIG_MAX_SHIELDS	64
 
 struct ks_shield_mode {
@@ -49,6 +55,7 @@ struct ks_config {
 	char bpffs[4096];		/* "" = keep the --bpffs / default root */
 	char sites_dir[4096];		/* "" = $KSHIELD_SITES_DIR or the default */
 	char keys_dir[4096];		/* "" = none: manifests need no signature */
+	char weaken_token[4096];	/* signed token for weakening changes (weaken.h) */
 	__u64 retention_s;		/* 0 = keep forever */
 	__u64 max_size;			/* bytes, 0 = no cap */
 	__u64 check_interval_s;		/* pin check period */

@@ -133,7 +133,7 @@ int ks_pins_migrate(struct bpf_object *obj, char *what, size_t len)
 
 		if (!path || strncmp(path, maps, strlen(maps)))
 			continue;
-		fd = bpf_obj_get(path);
+		fd = ks_pin_open_ro(path);
 		if (fd < 0)
 			continue;
 		if (bpf_obj_get_info_by_fd(fd, &info, &ilen)) {
@@ -162,7 +162,14 @@ int ks_pins_migrate(struct bpf_object *obj, char *what, size_t len)
 	return moved;
 }
 
-int ks_pins_old_maps(const char *name, void (*fn)(int fd, void *ctx), void *ctx)
+int ks_pin_open_ro(const char *path)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
+
+	return bpf_obj_get_opts(path, &opts);
+}
+
+int ks_pins_old_maps(const char *name, bool rdonly, void (*fn)(int fd, void *ctx), void *ctx)
 {
 	char dir[PATH_MAX], prefix[128], path[PATH_MAX + 256];
 	struct dirent *de;
@@ -176,7 +183,7 @@ int ks_pins_old_maps(const char *name, void (*fn)(int fd, void *ctx), void *ctx)
 		if (strncmp(de->d_name, prefix, strlen(prefix)))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		fd = bpf_obj_get(path);
+		fd = rdonly ? ks_pin_open_ro(path) : bpf_obj_get(path);
 		if (fd < 0)
 			continue;
 		fn(fd, ctx);

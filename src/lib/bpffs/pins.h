@@ -62,8 +62,12 @@ int ks_pins_remove_dir(const char *dir);
  * before keep the old map (their own reference) and keep running. @what
  * gets "name (was ..., now ...)" per map moved, or "". */
 int ks_pins_migrate(struct bpf_object *obj, char *what, size_t len);
-/* Call @fn with the fd of every map set aside as old_<name>_*; returns how
- * many. */
-int ks_pins_old_maps(const char *name, void (*fn)(int fd, void *ctx), void *ctx);
+/* Call @fn with the fd of every map set aside as old_<name>_* (read-only
+ * fds when @rdonly); returns how many. */
+int ks_pins_old_maps(const char *name, bool rdonly, void (*fn)(int fd, void *ctx), void *ctx);
+/* Open the map pinned at @path read-only: what every reader uses, since
+ * the guard gives writable fds of kshield's maps to the agent alone.
+ * Returns an fd, or -1 with errno set. */
+int ks_pin_open_ro(const char *path);
 
 #endif

@@ -12,6 +12,13 @@
  * :since, :until, :binary and :bytes are bound as parameters; --file's
  * addresses filter the rows by laddr/raddr as an inet[] parameter. A hunt
  * whose rows have no `host` column cannot be grouped and is refused.
+ *
+ * Read-only against the collector's database: the helpers are functions
+ * and views of this session's pg_temp schema (gone when it ends; PostgreSQL
+ * never looks functions up there implicitly, so calls name pg_temp), and the
+ * hunt text, which comes from a shield's metadata or --sql, runs alone in a
+ * READ ONLY transaction: no INSERT, UPDATE, DDL, nextval() or writing
+ * function gets through it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -24,14 +31,12 @@
 #include "hunt_pg.h"
 
 static const char funcs_sql[] =
-	"CREATE OR REPLACE FUNCTION json_extract(t text, path text) RETURNS text "
+	"CREATE OR REPLACE FUNCTION pg_temp.json_extract(t text, path text) RETURNS text "
 	" LANGUAGE sql IMMUTABLE AS $$ SELECT (t::jsonb) #>> string_to_array(substr(path, 3), '.') $$;"
-	"CREATE OR REPLACE FUNCTION ks_json_num(t text, path text) RETURNS numeric"
+	"CREATE OR REPLACE FUNCTION pg_temp.ks_json_num(t text, path text) RETURNS numeric"
 	" LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN jsonb_typeof(v) = 'number' THEN (v #>> '{}')::numeric END"
 	" FROM (SELECT (t::jsonb) #> string_to_array(substr(path, 3), '.') AS v) j $$;"
-	"CREATE OR REPLACE FUNCTION instr(t text, s text) RETURNS int LANGUAGE sql IMMUTABLE AS"
-	" $$ SELECT strpos(t, s) $$;"
-	"CREATE OR REPLACE FUNCTION ks_inet(t text) RETURNS inet LANGUAGE sql IMMUTABLE AS"
+	"CREATE OR REPLACE FUNCTION pg_temp.ks_inet(t text) RETURNS inet LANGUAGE sql IMMUTABLE AS"
 	" $$ SELECT CASE WHEN t ~ '^[0-9a-fA-F:.]+$' THEN t::inet END $$;";
 
 char *ks_hunt_pg_view_sql(void)
@@ -110,7 +115,7 @@ static const char *call_end(const char *p)
 }
 
 /* SQLite's :name parameters become $1..$4 (since, until, binary, bytes); the
- * column `binary`, a keyword in PostgreSQL, is quoted. String literals
+ * column `binary`, a keyword in PostgreSQL, is quoted; instr() is strpos(). String literals
  * are copied untouched. *nparams gets the highest parameter used. */
 char *ks_hunt_pg_translate(const char *sql, int *nparams)
 {
@@ -136,10 +141,15 @@ char *ks_hunt_pg_translate(const char *sql, int *nparams)
 			if (k + 1 > *nparams)
 				*nparams = k + 1;
 		} else if (!quoted && !strncmp(sql, "json_extract(", 13) &&
-			   (p == out || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
-			   numeric_compare(call_end(sql + 12))) {
-			p += sprintf(p, "ks_json_num");
+			   (p == out || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' ||
+					  p[-1] == '.'))) {
+			p += sprintf(p, "pg_temp.%s", numeric_compare(call_end(sql + 12)) ?
+				     "ks_json_num" : "json_extract");
 			sql += 12;
+		} else if (!quoted && !strncmp(sql, "instr(", 6) &&
+			   (p == out || !(isalnum((unsigned char)p[-1]) || p[-1] == '_'))) {
+			p += sprintf(p, "strpos(");	/* same arguments, same answer */
+			sql += 6;
 		} else if (!quoted && !strncmp(sql, "binary", 6) &&
 			   (p == out || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '"')) &&
 			   !(isalnum((unsigned char)sql[6]) || sql[6] == '_')) {
@@ -195,7 +205,7 @@ int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long lon
 	grouped = malloc(strlen(q) + 512);
 	sprintf(grouped, "SELECT host, count(*) AS hits, min(ts) AS first_ts, max(ts) AS last_ts "
 		"FROM (%s) AS hunt %s GROUP BY host ORDER BY hits DESC, host LIMIT %lld", q,
-		cidrs ? "WHERE ks_inet(raddr) <<= ANY($5::inet[]) OR ks_inet(laddr) <<= ANY($5::inet[])" : "",
+		cidrs ? "WHERE pg_temp.ks_inet(raddr) <<= ANY($5::inet[]) OR pg_temp.ks_inet(laddr) <<= ANY($5::inet[])" : "",
 		limit);
 	if (cidrs)
 		np = 5;
@@ -209,10 +219,19 @@ int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long lon
 	params[4] = cidrs;
 	/* Typed, so that one a hunt skips (:binary in exfil) is not an error:
 	 * int8, int8, text, int8, text. */
+	r = PQexec(c, "START TRANSACTION READ ONLY");
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		err = ks_err(-EIO, "postgresql: %s", strtok(PQerrorMessage(c), "\n") ?: "?");
+		goto out;
+	}
+	PQclear(r);
 	r = PQexecParams(c, grouped, np, (const Oid[]){ 20, 20, 25, 20, 25 }, params, NULL, NULL, 0);
+	PQclear(PQexec(c, "ROLLBACK"));
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		err = ks_err(-EINVAL, "hunt %s fleet-wide: %s", name,
-			     strtok(PQerrorMessage(c), "\n") ?: "?");
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(r));
+		err = ks_err(-EINVAL, "hunt %s fleet-wide: %s", name, strtok(msg, "\n") ?: "?");
 		goto out;
 	}
 	for (int i = 0; i < PQntuples(r); i++)

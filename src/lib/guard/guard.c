@@ -28,7 +28,8 @@ const char *ks_tamper_op_str(__u32 op)
 		[KS_TAMPER_DETACH] = "detach", [KS_TAMPER_MAP] = "map_write",
 		[KS_TAMPER_UNLINK] = "unlink", [KS_TAMPER_UMOUNT] = "umount",
 		[KS_TAMPER_SIGNAL] = "signal", [KS_TAMPER_PTRACE] = "ptrace",
-		[KS_TAMPER_REPAIRED] = "repaired",
+		[KS_TAMPER_REPAIRED] = "repaired", [KS_TAMPER_OPEN] = "open_write",
+		[KS_TAMPER_CGROUP] = "cgroup", [KS_TAMPER_CONFIG] = "config",
 	};
 	return op < KS_TAMPER_OP_MAX && s[op] ? s[op] : "unknown";
 }
@@ -44,13 +45,13 @@ static int guard_pin(char *buf, size_t len, const char *what)
 	return ks_pin_path(buf, len, "%s/%s", KS_PIN_GUARD, what);
 }
 
-static int open_cfg(void)
+static int open_cfg(bool rdonly)
 {
 	char path[PATH_MAX];
 	int fd;
 
 	guard_pin(path, sizeof(path), KS_PIN_CFG);
-	fd = bpf_obj_get(path);
+	fd = rdonly ? ks_pin_open_ro(path) : bpf_obj_get(path);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -192,7 +193,7 @@ int ks_guard_get(struct ks_guard_state *st)
 	char path[PATH_MAX];
 	struct ks_guard_cfg c;
 	__u32 zero = 0;
-	int fd = open_cfg();
+	int fd = open_cfg(true);
 
 	memset(st, 0, sizeof(*st));
 	if (fd < 0)
@@ -210,7 +211,7 @@ int ks_guard_get(struct ks_guard_state *st)
 	st->agent_tgid = c.agent_tgid;
 	snprintf(st->variant, sizeof(st->variant), "%s", c.lsm ? "lsm" : "tp");
 	guard_pin(path, sizeof(path), KS_PIN_STATS);
-	fd = bpf_obj_get(path);
+	fd = ks_pin_open_ro(path);
 	for (__u32 k = 0; fd >= 0 && k < KS_TAMPER_OP_MAX; k++) {
 		if (bpf_map_lookup_elem(fd, &k, vals))
 			continue;
@@ -231,7 +232,7 @@ int ks_guard_load(bool enable, struct ks_guard_state *st)
 	err = ks_pins_init();
 	if (err)
 		return err;
-	fd = open_cfg();
+	fd = open_cfg(false);
 	if (fd >= 0) {
 		/* Adopt: a previous agent loaded it. Register ourselves. */
 		err = bpf_map_lookup_elem(fd, &zero, &c) ? -errno : 0;
@@ -303,6 +304,7 @@ static int protect_dir(int idsfd, const char *dir, int depth)
 		return 0;
 	while ((de = readdir(d))) {
 		struct ks_guard_id key;
+		struct stat st;
 		__u32 one = 1;
 		int fd;
 
@@ -320,6 +322,13 @@ static int protect_dir(int idsfd, const char *dir, int depth)
 		if (!fd_id(fd, &key.type, &key.id) && !bpf_map_update_elem(idsfd, &key, &one, 0))
 			n++;
 		close(fd);
+		/* The pin itself: a link has no hook of its own when opened
+		 * by path, its pin's inode has (lsm__pin_open). */
+		if (!stat(path, &st)) {
+			key.type = KS_GUARD_PIN;
+			key.id = st.st_ino;
+			bpf_map_update_elem(idsfd, &key, &one, 0);
+		}
 	}
 	closedir(d);
 	return n;
@@ -343,7 +352,7 @@ int ks_guard_set(bool enabled)
 {
 	struct ks_guard_cfg c;
 	__u32 zero = 0;
-	int err, fd = open_cfg();
+	int err, fd = open_cfg(false);
 
 	if (fd < 0)
 		return ks_err(fd, "the guard is not loaded under %s", ks_bpffs_root);

@@ -100,15 +100,20 @@ static int count_link_pins(struct bpf_object *obj, bool *all)
 	return n;
 }
 
-static int open_pinned(const char *rel, int *fd)
+static int open_pinned_as(const char *rel, int *fd, bool rdonly)
 {
 	char path[PATH_MAX];
 
 	ks_pin_path(path, sizeof(path), "%s", rel);
-	*fd = bpf_obj_get(path);
+	*fd = rdonly ? ks_pin_open_ro(path) : bpf_obj_get(path);
 	if (*fd < 0)
 		return ks_err(-errno, "can't open pinned %s: %s", path, strerror(errno));
 	return 0;
+}
+
+static int open_pinned(const char *rel, int *fd)
+{
+	return open_pinned_as(rel, fd, false);
 }
 
 static int write_cfg(int fd, const struct ks_monitor_cfg *cfg)
@@ -473,11 +478,11 @@ int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX])
 	memset(lost, 0, sizeof(__u64) * KS_EV_KIND_MAX);
 	if (libbpf_num_possible_cpus() <= 0)
 		return ks_err(-EINVAL, "can't count CPUs");
-	if ((err = open_pinned(KS_PIN_MAPS "/ks_lost", &fd)))
+	if ((err = open_pinned_as(KS_PIN_MAPS "/ks_lost", &fd, true)))
 		return err;
 	add_lost(fd, lost);
 	close(fd);
-	ks_pins_old_maps("ks_lost", add_lost, lost);
+	ks_pins_old_maps("ks_lost", true, add_lost, lost);
 	return 0;
 }
 
@@ -487,7 +492,7 @@ int ks_monitor_read_agent(struct ks_agent_stats *st)
 	int fd, err;
 
 	memset(st, 0, sizeof(*st));
-	if ((err = open_pinned(KS_PIN_MONITOR "/mon_agent", &fd)))
+	if ((err = open_pinned_as(KS_PIN_MONITOR "/mon_agent", &fd, true)))
 		return err;
 	err = bpf_map_lookup_elem(fd, &zero, st) ? -errno : 0;
 	close(fd);

@@ -281,7 +281,8 @@ static int resolve_sites(struct bpf_object *obj, const struct ks_meta *meta,
 
 /* Load, configure, attach and pin variant @v of @path into @dir. Fills
  * @try with the reason on failure; leaves nothing attached on failure. */
-static int try_variant(const char *path, const struct ks_meta *meta, const char *v,
+static int try_variant(const char *path, const void *buf, size_t len,
+		       const struct ks_meta *meta, const char *v,
 		       int idx, enum ks_mode mode, const char *dir,
 		       struct ks_variant_try *try)
 {
@@ -302,7 +303,10 @@ static int try_variant(const char *path, const struct ks_meta *meta, const char 
 		return try->err = err;
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
-	obj = bpf_object__open_file(path, &opts);
+	opts.object_name = ks_meta_get(meta, "name");
+	/* The bytes hashed (and verified) by the caller, never the file
+	 * again: it may have changed since. */
+	obj = bpf_object__open_mem(buf, len, &opts);
 	if (!obj) {
 		err = -errno;
 		snprintf(try->why, sizeof(try->why), "malformed BPF object: %s", strerror(-err));
@@ -556,7 +560,63 @@ static int lock_shields(void)
 	return fd;
 }
 
+int ks_shield_read(const char *path, const char *keys_dir, char **buf, size_t *len,
+		   char keyid[KS_KEYID_LEN])
+{
+	char sigpath[PATH_MAX + 8], real[PATH_MAX], *sig = NULL;
+	size_t siglen;
+	int err;
+
+	keyid[0] = '\0';
+	err = ks_read_file(path, buf, len);
+	if (err || !keys_dir || !keys_dir[0])
+		return err;
+	/* FILE.sig beside the entry, else beside what a symlink points to */
+	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
+	if (access(sigpath, F_OK) && realpath(path, real))
+		snprintf(sigpath, sizeof(sigpath), "%s.sig", real);
+	if (!access(sigpath, F_OK) && (err = ks_read_file(sigpath, &sig, &siglen)))
+		goto out;
+	err = ks_sign_verify(*buf, *len, sig, keys_dir, keyid);
+	if (err) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", ks_errmsg());
+		err = ks_err(err, "%s (keys_dir %s is set: shields must be signed by one of its "
+			     "keys; `kshield shield sign`)", why, keys_dir);
+	}
+out:
+	free(sig);
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return err;
+}
+
 int ks_shield_load(const char *path, enum ks_mode mode, struct ks_load_result *res)
+{
+	return ks_shield_load_signed(path, NULL, mode, res);
+}
+
+int ks_shield_load_signed(const char *path, const char *keys_dir, enum ks_mode mode,
+			  struct ks_load_result *res)
+{
+	char keyid[KS_KEYID_LEN], *buf;
+	size_t len;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	err = ks_shield_read(path, keys_dir, &buf, &len, keyid);
+	if (err)
+		return err;
+	err = ks_shield_load_buf(path, buf, len, mode, res);
+	free(buf);
+	return err;
+}
+
+int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mode mode,
+		       struct ks_load_result *res)
 {
 	char final[PATH_MAX], staged[PATH_MAX], old[PATH_MAX], *list, *v, *save;
 	struct ks_meta meta;
@@ -565,7 +625,7 @@ int ks_shield_load(const char *path, enum ks_mode mode, struct ks_load_result *r
 	size_t off;
 
 	memset(res, 0, sizeof(*res));
-	err = ks_meta_read(path, &meta);
+	err = ks_meta_read_buf(path, buf, len, &meta);
 	if (err)
 		return err;
 	snprintf(res->name, sizeof(res->name), "%s", ks_meta_get(&meta, "name"));
@@ -586,7 +646,8 @@ int ks_shield_load(const char *path, enum ks_mode mode, struct ks_load_result *r
 	err = -ENOENT;
 	for (v = strtok_r(list, ", ", &save); v && res->ntried < KS_MAX_VARIANTS;
 	     v = strtok_r(NULL, ", ", &save), idx++) {
-		err = try_variant(path, &meta, v, idx, mode, staged, &res->tried[res->ntried++]);
+		err = try_variant(path, buf, len, &meta, v, idx, mode, staged,
+				  &res->tried[res->ntried++]);
 		if (!err) {
 			snprintf(res->variant, sizeof(res->variant), "%s", v);
 			break;
@@ -713,13 +774,13 @@ int ks_shield_unload(const char *name)
 	return 0;
 }
 
-static int open_pinned(const char *dir, const char *what)
+static int open_pinned(const char *dir, const char *what, bool rdonly)
 {
 	char path[PATH_MAX];
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, what);
-	fd = bpf_obj_get(path);
+	fd = rdonly ? ks_pin_open_ro(path) : bpf_obj_get(path);
 	if (fd < 0)
 		return ks_err(-errno, "can't open pinned %s: %s", path, strerror(errno));
 	return fd;
@@ -734,7 +795,7 @@ int ks_shield_set_mode(const char *name, enum ks_mode mode)
 
 	if (err)
 		return err;
-	fd = open_pinned(dir, KS_PIN_CFG);
+	fd = open_pinned(dir, KS_PIN_CFG, false);
 	if (fd < 0)
 		return fd;
 	err = bpf_map_lookup_elem(fd, &zero, &cfg);
@@ -762,14 +823,14 @@ int ks_shield_get(const char *name, struct ks_shield_state *st)
 	if (err)
 		return err;
 	snprintf(st->name, sizeof(st->name), "%s", name);
-	fd = open_pinned(dir, KS_PIN_CFG);
+	fd = open_pinned(dir, KS_PIN_CFG, true);
 	if (fd < 0)
 		return fd;
 	err = bpf_map_lookup_elem(fd, &zero, &st->cfg);
 	close(fd);
 	if (err)
 		return ks_err(-errno, "can't read %s/cfg: %s", dir, strerror(errno));
-	fd = open_pinned(dir, KS_PIN_STATS);
+	fd = open_pinned(dir, KS_PIN_STATS, true);
 	if (fd < 0)
 		return fd;
 	for (__u32 k = 0; k < KS_VERDICT_MAX; k++) {

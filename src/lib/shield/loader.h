@@ -9,7 +9,9 @@
 
 #include <stdbool.h>
 #include <linux/types.h>
+#include <stddef.h>
 #include <kshield/shield.h>
+#include "sign.h"
 
 #define KS_MAX_VARIANTS 8
 
@@ -40,6 +42,19 @@ struct ks_shield_state {
  * the shield is already loaded, the new one is attached before the old one
  * is detached. Returns 0 or a negative errno with a message recorded. */
 int ks_shield_load(const char *path, enum ks_mode mode, struct ks_load_result *res);
+/* The same for an object in memory: the bytes hashed, checked and loaded
+ * are @buf (every variant is opened from it, never from @path again);
+ * @path only names it (messages, the shield's recorded object path). */
+int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mode mode,
+		       struct ks_load_result *res);
+/* Read @path once; with @keys_dir set ("" or NULL: no check) verify those
+ * bytes against PATH.sig (or the .sig beside a symlink's target) and the
+ * keys in it. *buf is malloc'ed (free it). */
+int ks_shield_read(const char *path, const char *keys_dir, char **buf, size_t *len,
+		   char keyid[KS_KEYID_LEN]);
+/* ks_shield_read() then ks_shield_load_buf() of the bytes read. */
+int ks_shield_load_signed(const char *path, const char *keys_dir, enum ks_mode mode,
+			  struct ks_load_result *res);
 int ks_shield_unload(const char *name);
 int ks_shield_set_mode(const char *name, enum ks_mode mode);
 /* State of one loaded shield (-ENOENT with a message when not loaded). */

@@ -26,17 +26,29 @@
 int ks_meta_read(const char *path, struct ks_meta *meta)
 {
 	char *buf = NULL;
-	Elf_Scn *scn = NULL;
-	Elf *elf = NULL;
-	GElf_Ehdr ehdr;
-	size_t len = 0, shstrndx;
+	size_t len = 0;
 	int err;
 
 	memset(meta, 0, sizeof(*meta));
 	err = ks_read_file(path, &buf, &len);
 	if (err)
 		return err;
-	crypto_hash_sha256(meta->sha256, (unsigned char *)buf, len);
+	err = ks_meta_read_buf(path, buf, len, meta);
+	free(buf);
+	return err;
+}
+
+int ks_meta_read_buf(const char *path, const void *obj, size_t len, struct ks_meta *meta)
+{
+	const unsigned char *buf = obj;
+	Elf_Scn *scn = NULL;
+	Elf *elf = NULL;
+	GElf_Ehdr ehdr;
+	size_t shstrndx;
+	int err;
+
+	memset(meta, 0, sizeof(*meta));
+	crypto_hash_sha256(meta->sha256, buf, len);
 
 	elf_version(EV_CURRENT);
 	elf = elf_memory((char *)buf, len);
@@ -109,7 +121,6 @@ int ks_meta_read(const char *path, struct ks_meta *meta)
 out:
 	if (elf)
 		elf_end(elf);
-	free(buf);
 	if (err)
 		ks_meta_free(meta);
 	return err;

@@ -25,6 +25,7 @@
 #include "meta.h"
 #include "pins.h"
 #include "shieldset.h"
+#include "weaken.h"
 
 const char *ks_sync_action_str(enum ks_sync_action a)
 {
@@ -33,6 +34,7 @@ const char *ks_sync_action_str(enum ks_sync_action a)
 		[KS_SYNC_LOADED] = "loaded", [KS_SYNC_REPLACED] = "replaced",
 		[KS_SYNC_UNLOADED] = "unloaded", [KS_SYNC_REPAIRED] = "repaired",
 		[KS_SYNC_FAILED] = "failed", [KS_SYNC_OK] = "ok",
+		[KS_SYNC_REFUSED] = "refused",
 	};
 	return a < sizeof(s) / sizeof(s[0]) ? s[a] : "?";
 }
@@ -181,7 +183,8 @@ static void count_links(const char *name, int *total, int *dead)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		fd = bpf_obj_get(path);
 		if (fd < 0) {
-			(*dead)++;
+			/* EPERM: the guard keeps it from us, so it is there */
+			*dead += errno != EPERM;
 			continue;
 		}
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
@@ -193,6 +196,26 @@ static void count_links(const char *name, int *total, int *dead)
 		closedir(d);
 }
 
+/* May @kind ("audit", "unload") of shield @name happen? Refused (and the
+ * item marked so) while the guard is on and no signed token allows it. */
+static bool may_weaken(const struct ks_config *cfg, struct ks_sync_result *res,
+		       struct ks_sync_item *it, const char *kind, const char *name)
+{
+	char action[KS_NAME_LEN + 16];
+
+	snprintf(action, sizeof(action), "%s:%s", kind, name);
+	ks_err(0, "%s", "");
+	if (!ks_weaken_check(cfg, action))
+		return true;
+	if (it) {
+		it->action = KS_SYNC_REFUSED;
+		it->err = -EPERM;
+		snprintf(it->why, sizeof(it->why), "%s", ks_errmsg());
+		res->nrefused++;
+	}
+	return false;
+}
+
 static bool under_dir(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
@@ -202,14 +225,18 @@ static bool under_dir(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && path[n] == '/';
 }
 
+/* Load @path from @buf (bytes already read and verified), or, with @buf
+ * NULL, read and verify it now against @keys_dir. */
 static int load_one(struct ks_sync_result *res, struct ks_sync_item *it, const char *path,
-		    enum ks_mode mode, enum ks_sync_action ok)
+		    const void *buf, size_t len, const char *keys_dir, enum ks_mode mode,
+		    enum ks_sync_action ok)
 {
 	struct ks_load_result lr;
 	int err;
 
 	ks_err(0, "%s", "");
-	err = ks_shield_load(path, mode, &lr);
+	err = buf ? ks_shield_load_buf(path, buf, len, mode, &lr) :
+		    ks_shield_load_signed(path, keys_dir, mode, &lr);
 	if (err) {
 		fail_item(res, it, err);
 		return err;
@@ -251,9 +278,11 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 		struct ks_shield_state st;
 		struct ks_sync_item *it;
 		struct ks_meta meta;
+		char keyid[KS_KEYID_LEN], *buf = NULL;
 		const char *name;
 		enum ks_mode mode;
 		bool dup = false;
+		size_t len = 0;
 
 		ks_err(0, "%s", "");
 		it = add_item(res, NULL, e.path[i], KS_SYNC_FAILED);
@@ -261,8 +290,12 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 			err = ks_err(-ENOMEM, "out of memory");
 			goto out;
 		}
-		err = ks_meta_read(e.path[i], &meta);
+		/* Read once: the bytes verified are the bytes loaded. */
+		err = ks_shield_read(e.path[i], cfg->keys_dir, &buf, &len, keyid);
+		if (!err)
+			err = ks_meta_read_buf(e.path[i], buf, len, &meta);
 		if (err) {
+			free(buf);
 			/* A dangling link is a removed object; anything else
 			 * is a broken one whose previous version stays. */
 			if (err != -ENOENT)
@@ -279,6 +312,7 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 			       "in %s", e.path[i], name, cfg->shields_dir);
 			fail_item(res, it, -EEXIST);
 			ks_meta_free(&meta);
+			free(buf);
 			continue;
 		}
 		snprintf(names[nnames++], KS_NAME_LEN, "%s", name);
@@ -287,7 +321,10 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 
 		if (!ks_shield_get(name, &st)) {
 			snprintf(it->variant, sizeof(it->variant), "%s", st.cfg.variant);
-			if (!memcmp(st.cfg.sha256, meta.sha256, sizeof(meta.sha256))) {
+			if (st.cfg.mode == KS_MODE_ENFORCE && mode == KS_MODE_AUDIT &&
+			    !may_weaken(cfg, res, it, "audit", name)) {
+				it->mode = st.cfg.mode;	/* stays enforcing, as it was */
+			} else if (!memcmp(st.cfg.sha256, meta.sha256, sizeof(meta.sha256))) {
 				it->action = KS_SYNC_ADOPTED;
 				if (st.cfg.mode != mode) {
 					err = ks_shield_set_mode(name, mode);
@@ -297,11 +334,12 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 						it->action = KS_SYNC_MODE;
 				}
 			} else {
-				load_one(res, it, e.path[i], mode, KS_SYNC_REPLACED);
+				load_one(res, it, e.path[i], buf, len, NULL, mode, KS_SYNC_REPLACED);
 			}
 		} else {
-			load_one(res, it, e.path[i], mode, KS_SYNC_LOADED);
+			load_one(res, it, e.path[i], buf, len, NULL, mode, KS_SYNC_LOADED);
 		}
+		free(buf);
 		/* Owned from now on, even when a replacement failed: its old
 		 * version came from this directory too. */
 		if (it->action != KS_SYNC_FAILED || !ks_shield_get(name, &st))
@@ -331,6 +369,8 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 		struct ks_sync_item *it = add_item(res, key, o.entry, KS_SYNC_UNLOADED);
 		struct ks_shield_state st;
 
+		if (!ks_shield_get(key, &st) && !may_weaken(cfg, res, it, "unload", key))
+			continue;	/* still owned, still loaded */
 		if (!ks_shield_get(key, &st)) {
 			ks_err(0, "%s", "");
 			err = ks_shield_unload(key);
@@ -431,6 +471,17 @@ int ks_shieldset_check(const struct ks_config *cfg, struct ks_sync_result *res)
 		if (!it)
 			break;
 		ks_err(0, "%s", "");
+		if (cfg->keys_dir[0]) {
+			char keyid[KS_KEYID_LEN], *buf;
+			size_t len;
+
+			err = ks_shield_read(e.path[i], cfg->keys_dir, &buf, &len, keyid);
+			if (err) {
+				fail_item(res, it, err);
+				continue;
+			}
+			free(buf);
+		}
 		err = ks_meta_read(e.path[i], &meta);
 		if (err) {
 			fail_item(res, it, err);
@@ -514,7 +565,7 @@ int ks_shieldset_verify(const struct ks_config *cfg, struct ks_sync_result *res)
 		char why[sizeof(it->why)];
 
 		memcpy(why, it->why, sizeof(why));
-		if (!load_one(res, it, o.entry, it->mode, KS_SYNC_REPAIRED)) {
+		if (!load_one(res, it, o.entry, NULL, 0, cfg->keys_dir, it->mode, KS_SYNC_REPAIRED)) {
 			memcpy(it->why, why, sizeof(why));
 			owned_put(ofd, key, o.entry);
 			nrep++;

@@ -30,6 +30,7 @@ enum ks_sync_action {
 	KS_SYNC_REPAIRED,	/* pins found missing and reloaded (tamper) */
 	KS_SYNC_FAILED,		/* could not load: previous version (if any) stays */
 	KS_SYNC_OK,		/* --check: object is valid */
+	KS_SYNC_REFUSED,	/* weakening without a signed token (guard on): unchanged */
 };
 
 struct ks_sync_item {
@@ -43,7 +44,7 @@ struct ks_sync_item {
 };
 
 struct ks_sync_result {
-	int n, nfailed;
+	int n, nfailed, nrefused;
 	struct ks_sync_item *items;	/* malloc'ed */
 	int nwarn;
 	char warn[8][512];

@@ -17,7 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "err.h"
 #include "config.h"
 #include "store.h"
@@ -32,14 +36,17 @@ struct ks_store {
 		sqlite3_int64 id;
 		char *path;
 	} bins[1024];
-	int pending;			/* rows in the open transaction */
+	int pending;			/* event rows in the open transaction */
+	int pending_notes;		/* the agent's own rows in it (not events) */
 	struct timespec first;		/* when the first of them was queued */
 	bool in_tx;
 	__s64 last_ts;			/* newest ts stored (ts is the row key) */
 	long long exec_rows;		/* rows in the current exec chunk */
 	__s64 exec_day;			/* UTC day of its rows */
 	bool exec_full;			/* no more chunks: keep filling it */
-	__u64 committed;		/* rows committed since open */
+	__u64 committed;		/* event rows committed since open */
+	__u64 dropped;			/* event rows given to the store and lost:
+					 * refused, rolled back, failed commits */
 };
 
 /* Map an SQLite failure to a negative errno and a one-line message. */
@@ -184,6 +191,38 @@ static void ks_store_close_db(struct ks_store *s)
 	free(s);
 }
 
+/* The store holds command lines and connections: root's eyes only, as
+ * auditd keeps its logs. A missing directory is made (one level, 0700); a
+ * new store is created 0600 before SQLite opens it (SQLite would make it
+ * 0644, and gives its -wal and -shm files the database's mode); an
+ * existing one, and its -wal/-shm, lose any group and other bits. */
+static int store_private(const char *path, bool create)
+{
+	char dir[PATH_MAX], side[PATH_MAX + 8];
+	struct stat st;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (create && mkdir(dirname(dir), 0700) == 0)
+		chmod(dir, 0700);	/* whatever the umask */
+	fd = create ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
+	if (fd >= 0) {
+		fchmod(fd, 0600);
+		close(fd);
+		return 0;
+	}
+	if (create && errno != EEXIST)
+		return 0;	/* SQLite's open says what is wrong */
+	for (int i = 0; i < 3; i++) {
+		snprintf(side, sizeof(side), "%s%s", path, (const char *[]){ "", "-wal", "-shm" }[i]);
+		if (!lstat(side, &st) && S_ISREG(st.st_mode) && (st.st_mode & 077) &&
+		    chmod(side, st.st_mode & 0700))
+			return ks_err(-errno, "can't make %s private (mode %o): %s", side,
+				      st.st_mode & 0777, strerror(errno));
+	}
+	return 0;
+}
+
 int ks_store_open(struct ks_store **out, const char *path, int flags)
 {
 	bool rdonly = flags & KS_STORE_RDONLY;
@@ -196,8 +235,13 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	if (rdonly && access(path, F_OK))
 		return ks_err(-ENOENT, "no event store at %s (is the agent running? "
 			      "--store PATH)", path);
-	if (flags & KS_STORE_CREATE)
+	if (flags & KS_STORE_CREATE) {
 		oflags |= SQLITE_OPEN_CREATE;
+		if ((err = store_private(path, true)))
+			return err;
+	} else if (!rdonly && (err = store_private(path, false))) {
+		return err;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ks_err(-ENOMEM, "out of memory");
@@ -302,17 +346,32 @@ void ks_store_row_read(sqlite3_stmt *st, struct ks_row *r)
 	}
 }
 
+/* SQLite rolls a transaction back by itself on some errors (SQLITE_FULL,
+ * IOERR, NOMEM): its rows are gone, and what follows would autocommit row
+ * by row. Notice it, count the rows lost, and start over. */
+static bool rolled_back(struct ks_store *s)
+{
+	if (!s->in_tx || !sqlite3_get_autocommit(s->db))
+		return false;
+	s->dropped += s->pending;
+	s->in_tx = false;
+	s->pending = s->pending_notes = 0;
+	bins_forget(s);
+	return true;
+}
+
 static int begin(struct ks_store *s)
 {
 	int rc;
 
+	rolled_back(s);
 	if (s->in_tx)
 		return 0;
 	rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sql_err(s->db, rc, "can't begin a transaction");
 	s->in_tx = true;
-	s->pending = 0;
+	s->pending = s->pending_notes = 0;
 	clock_gettime(CLOCK_MONOTONIC, &s->first);
 	return 0;
 }
@@ -351,7 +410,7 @@ static sqlite3_int64 bin_id(struct ks_store *s, const char *path, sqlite3_int64 
 	return id;
 }
 
-int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
+static int add_row(struct ks_store *s, const struct ks_row *r, bool note, bool *queued)
 {
 	enum ks_tab tab = ks_schema_tab(ks_row_str(r, KS_COL_KIND));
 	sqlite3_stmt *st = s->ins[tab];
@@ -389,11 +448,45 @@ int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
 	if (rc != SQLITE_DONE)
 		return sql_err(s->db, rc, "can't store an event");
 	s->exec_rows += tab == KS_TAB_EXEC;
-	if (++s->pending >= KS_STORE_BATCH) {
+	*queued = true;
+	if (note)
+		s->pending_notes++;
+	else
+		s->pending++;
+	if (s->pending + s->pending_notes >= KS_STORE_BATCH) {
 		rc = ks_store_commit(s);
 		return rc < 0 ? rc : 0;
 	}
 	return 0;
+}
+
+int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
+{
+	bool queued = false;
+	int err = add_row(s, r, false, &queued);
+
+	/* Every event handed in is committed, dropped or pending: never lost
+	 * between the counts. */
+	if (err && !queued)
+		s->dropped++;
+	if (err)
+		rolled_back(s);
+	return err;
+}
+
+int ks_store_add_note(struct ks_store *s, const struct ks_row *r)
+{
+	bool queued = false;
+	int err = add_row(s, r, true, &queued);
+
+	if (err)
+		rolled_back(s);
+	return err;
+}
+
+__u64 ks_store_dropped(const struct ks_store *s)
+{
+	return s ? s->dropped : 0;
 }
 
 int ks_store_add(struct ks_store *s, const void *rec, size_t len, __s64 boot_to_real)
@@ -408,11 +501,14 @@ int ks_store_abort(struct ks_store *s)
 {
 	int n = s->pending;
 
+	if (rolled_back(s))
+		return n;
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	bins_forget(s);		/* ids added in the transaction are gone */
+	s->dropped += s->in_tx ? n : 0;
 	s->in_tx = false;
-	s->pending = 0;
+	s->pending = s->pending_notes = 0;
 	return n;
 }
 
@@ -420,15 +516,18 @@ int ks_store_commit(struct ks_store *s)
 {
 	int rc, n = s->pending;
 
+	if (rolled_back(s))
+		return sql_err(s->db, SQLITE_FULL, "a batch was rolled back by SQLite");
 	if (!s->in_tx)
 		return 0;
 	s->in_tx = false;
-	s->pending = 0;
+	s->pending = s->pending_notes = 0;
 	rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	if (rc == SQLITE_OK) {
 		s->committed += n;
 		return n;
 	}
+	s->dropped += n;
 	/* The batch is gone either way; leave no transaction open. */
 	char what[64];
 	snprintf(what, sizeof(what), "can't commit %d events", n);

@@ -62,6 +62,13 @@ sqlite3 *ks_store_db(struct ks_store *s);
 int ks_store_add(struct ks_store *s, const void *rec, size_t len, __s64 boot_to_real);
 /* Queue one decoded row (events.h) for the current transaction. */
 int ks_store_add_row(struct ks_store *s, const struct ks_row *r);
+/* A row the agent writes about itself (a repaired pin): stored like an
+ * event, counted in neither ks_store_committed() nor ks_store_dropped(). */
+int ks_store_add_note(struct ks_store *s, const struct ks_row *r);
+/* Event rows handed to ks_store_add_row() since open and lost: refused,
+ * rolled back (by ks_store_abort(), a failed commit or SQLite itself).
+ * Every row handed in is committed, dropped or still pending. */
+__u64 ks_store_dropped(const struct ks_store *s);
 /* Roll back the open transaction; returns the rows dropped with it. */
 int ks_store_abort(struct ks_store *s);
 /* Commit the open transaction; returns rows committed or a negative errno

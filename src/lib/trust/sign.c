@@ -23,12 +23,14 @@ static const char *const sign_tags[] = {
 	[KS_SIGN_SITES] = "kshield-sites-manifest-v1",
 	[KS_SIGN_DESIRED] = "kshield-desired-state-v1",
 	[KS_SIGN_KEYLIST] = "kshield-key-list-v1",
+	[KS_SIGN_TOKEN] = "kshield-weaken-token-v1",
 };
 static const char *const sign_what[] = {
 	[KS_SIGN_SHIELD] = "object",
 	[KS_SIGN_SITES] = "manifest",
 	[KS_SIGN_DESIRED] = "desired record",
 	[KS_SIGN_KEYLIST] = "key list",
+	[KS_SIGN_TOKEN] = "token",
 };
 #define SIGN_TAG_MAX 32
 
