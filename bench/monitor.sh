@@ -254,7 +254,7 @@ hook_costs() {
 	out=$("$B/bpf_runtime" "${links[@]}" -- "$@" 2>"$DIR/rt") || { echo "  bpf_runtime failed: $(cat "$DIR/rt")"; return; }
 	cpu=$(echo "$out" | awk '{print $2}')
 	paste <(printf '%s\n' "${links[@]}" | sed "s|$KSHIELD_BPFFS/||; s|/link_| |") "$DIR/rt" |
-		awk -v w="$wl" -v cpu="$cpu" '$4 > 0 {t += $5; printf "  %-7s %-16s %-22s %9d runs %6.0f ns/call %5.2f%%\n", w, $1, $3, $4, $5 / $4, 100 * $5 / 1e9 / cpu}
+		awk -v w="$wl" -v cpu="$cpu" '$4 > 0 {t += $5; printf "  %-7s %-24s %-18s %9d runs %6.0f ns/call %5.2f%%\n", w, $1, $2, $4, $5 / $4, 100 * $5 / 1e9 / cpu}
 		END {printf "  %-7s all programs: %.1f ms of %.3f s workload CPU = %.1f%%\n", w, t / 1e6, cpu, 100 * t / 1e9 / cpu}'
 }
 
