@@ -30,9 +30,9 @@ int main(int argc, char **argv)
 	struct rusage me, kids;
 	getrusage(RUSAGE_SELF, &me);
 	getrusage(RUSAGE_CHILDREN, &kids);
-	printf("%.4f %.4f\n", (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9,
+	printf("%.4f %.4f %d\n", (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9,
 	       me.ru_utime.tv_sec + me.ru_stime.tv_sec + kids.ru_utime.tv_sec + kids.ru_stime.tv_sec +
 	       (me.ru_utime.tv_usec + me.ru_stime.tv_usec + kids.ru_utime.tv_usec +
-		kids.ru_stime.tv_usec) / 1e6);
+		kids.ru_stime.tv_usec) / 1e6, (int)getpid());
 	return 0;
 }

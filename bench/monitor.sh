@@ -1,57 +1,91 @@
 #!/usr/bin/env bash
-# Monitor, agent and store benchmarks (issue 4). Every figure is a ratio
-# against a baseline measured in the same run, because these machines are
-# shared and noisy; absolute figures are printed beside for reference.
+# Monitor, agent and store benchmarks (issues 4 and 17). Every figure is a
+# ratio against a baseline measured in the same run, because these
+# machines are shared and noisy; absolute figures are printed beside.
 #
-#  1. exec storm (fork + exec /bin/true): with the agent vs without, and the
-#     peers where installed (auditd execve rule, bpftrace, execsnoop);
-#  2. loopback TCP connect/accept storm: with the agent vs without, and
-#     auditd connect/accept rules, bpftrace on inet_sock_set_state;
-#     for both: events stored and lost, so "none lost" is checked, not assumed;
+#  1. exec storm (fork + exec /bin/true) and
+#  2. loopback TCP connect/accept storm, each in modes alternating within
+#     every round:
+#       none         nothing loaded (the baseline of the round),
+#       default      the agent as `make run` starts it: packaging/kshield.conf
+#                    (monitor, flows, every bundled shield),
+#       no-shields   the same with --no-shields,
+#       no-flow      the same with --no-flow,
+#     and the peers (bench/install-peers): auditd, libbpf-tools
+#     (execsnoop / tcplife), bpftrace printing each event.
+#     Per mode: wall of the workload, machine CPU (busy time of every CPU
+#     from the start to 1 s after the end, /proc/stat: the agent's and the
+#     peers' work included, and the neighbours' too), and attributed CPU
+#     (the workload's own plus the agent's or peer's process); the ratio
+#     of each is taken against the none run of the same round, median
+#     over ROUNDS. For the agent modes, the events stored are counted (by
+#     the storm's pid) and the losses read from the pinned counters: "every
+#     event stored" is checked, not assumed; 2b repeats the storm with
+#     FLOW_BYTES per connection, whose flow records are counted too;
+#  2c. per-hook cost: every program the default configuration attached,
+#     its runs and run time during each storm (kernel BPF statistics,
+#     bench/bpf_runtime), ns per call and share of the workload's CPU;
 #  3. sustained ingest into the store (decode + INSERT, every index) against
-#     raw SQLite (one 12-integer-column INSERT, one index), per CPU second
-#     too, since wall time on a shared machine measures the neighbours;
+#     raw SQLite, per CPU second too;
 #  4. a selective hunt (one binary, one day) over HUNT_N (10M) stored events,
 #     against process start-up and the same query without indexes;
-#  5. the agent's resident memory during the connect storm.
+#  5. the agent's resident memory during the connect storm (2).
 #
-# Peers: bash bench/install-peers installs them (bench only). Knobs:
-# N_EXEC, N_CONN, ROUNDS, INGEST_N, HUNT_N.
+# Knobs: N_EXEC, N_CONN, FLOW_BYTES, ROUNDS, PEERS=0 (skip peers), MODES,
+# ONLY=exec|connect|flow|cost (one section), INGEST_N, HUNT_N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 KS=$(readlink -f "${KSHIELD:-build/kshield}")
 B=build/bench
+SHIELDS=${SHIELDS_DIR:-build/shields}
 export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-mon
-N_EXEC=${N_EXEC:-1500}
-N_CONN=${N_CONN:-15000}
-ROUNDS=${ROUNDS:-3}
+N_EXEC=${N_EXEC:-2000}
+N_CONN=${N_CONN:-20000}
+FLOW_BYTES=${FLOW_BYTES:-100}
+ROUNDS=${ROUNDS:-5}
+PEERS=${PEERS:-1}
+MODES=${MODES:-"default no-shields no-flow"}
+ONLY=${ONLY:-}
 INGEST_N=${INGEST_N:-1000000}
 HUNT_N=${HUNT_N:-10000000}
 DIR=$(mktemp -d /var/tmp/ks-bench-mon.XXXXXX)
 STORE=$DIR/events.db
 AGENT=
+PEER=
 AUDITD_PID=
+HZ=$(getconf CLK_TCK)
 
 cleanup() {
 	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	[ -n "$PEER" ] && kill "$PEER" 2>/dev/null && wait "$PEER" 2>/dev/null
 	stop_auditd
 	rm -rf "$KSHIELD_BPFFS" "$DIR"
 }
 trap cleanup EXIT
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b ? a / b : 0}'; }
 
+# agent_start [ARGS]: the agent as `make run` starts it (its config file,
+# the bundled shields), store and bpffs root of this bench's own.
 agent_start() {
 	rm -rf "$KSHIELD_BPFFS"
-	"$KS" agent --no-shields --store "$STORE" > "$DIR/agent.log" 2>&1 &
+	"$KS" agent --config packaging/kshield.conf --shields-dir "$SHIELDS" --store "$STORE" "$@" \
+		> "$DIR/agent.log" 2>&1 &
 	AGENT=$!
-	for _ in $(seq 100); do grep -q "storing events" "$DIR/agent.log" && return 0; sleep 0.1; done
+	# started once storing, and (unless --no-shields) every shield loaded
+	local want=0
+	[[ " $* " == *" --no-shields "* ]] || want=$(ls "$SHIELDS"/*.bpf.o | wc -l)
+	for _ in $(seq 600); do
+		grep -q "storing events" "$DIR/agent.log" &&
+			[ "$(grep -c '^kshield agent: shield ' "$DIR/agent.log")" -ge "$want" ] && { sleep 0.3; return 0; }
+		sleep 0.1
+	done
 	echo "agent did not start:"; cat "$DIR/agent.log"; exit 1
 }
 agent_stop() {
 	kill -TERM "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
-	rm -rf "$KSHIELD_BPFFS"		# unpinned: the monitor detaches
+	rm -rf "$KSHIELD_BPFFS"		# unpinned: monitor and shields detach
 }
 lost_total() { "$KS" -j stats --store "$STORE" | sed -E 's/.*"total":([0-9]+)\}.*/\1/; t; s/.*/0/'; }
 count() { sqlite3 "$STORE" "$1" 2>/dev/null || echo 0; }
@@ -70,70 +104,183 @@ stop_auditd() {
 	[ -n "$AUDITD_PID" ] && kill "$AUDITD_PID" 2>/dev/null
 	AUDITD_PID=
 }
-
-# storm NAME CMD: baseline vs agent, ROUNDS alternating rounds. The storm
-# programs print wall and CPU seconds; ratios use CPU seconds (the storm's
-# own user + system time, where the monitor's BPF programs run), which the
-# neighbours on a shared machine disturb far less than wall time. Also
-# prints events lost, read from the pinned counters.
-storm() {
-	local name=$1 cmd=$2 bw=() bc=() ow=() oc=() mc=() w c lost0 lost1
-	for r in $(seq "$ROUNDS"); do
-		read -r w c < <($cmd); bw+=("$w"); bc+=("$c")
-		agent_start
-		lost0=$(lost_total)
-		read -r w c < <($cmd); ow+=("$w"); oc+=("$c")
-		sleep 0.7	# one drain period
-		lost1=$(lost_total)
-		rss=$(awk '/VmRSS/ {print $2}' /proc/$AGENT/status)
-		ringrss=$(awk '/^[0-9a-f]/ {m=($6 ~ /bpf-map/)} m && /^Rss:/ {s+=$2} END {print s+0}' /proc/$AGENT/smaps)
-		# the kernel side alone: monitor pinned, no agent reading
-		kill -TERM "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
-		read -r w c < <($cmd); mc+=("$c")
-		rm -rf "$KSHIELD_BPFFS"
-	done
-	MON=$(printf '%s\n' "${mc[@]}" | median)
-	BASE=$(printf '%s\n' "${bc[@]}" | median); o=$(printf '%s\n' "${oc[@]}" | median)
-	BASE_WALL=$(printf '%s\n' "${bw[@]}" | median); OWALL=$(printf '%s\n' "${ow[@]}" | median)
-	printf '%-26s CPU %7.3f s, with agent %7.3f s: ratio %s   (wall %.2f s / %.2f s: %s)   lost: %d\n' \
-		"$name, no monitor:" "$BASE" "$o" "$(ratio "$o" "$BASE")" "$BASE_WALL" "$OWALL" \
-		"$(ratio "$OWALL" "$BASE_WALL")" "$((lost1 - lost0))"
-	printf '  %-24s CPU %7.3f s: ratio %s (the BPF side alone)\n' "monitor, agent stopped:" "$MON" "$(ratio "$MON" "$BASE")"
+bg_peer() {	# bg_peer CMD...: a peer tool in the background, given time to attach
+	"$@" > /dev/null 2>&1 &
+	PEER=$!
+	sleep "${PEER_SETTLE:-2}"
+	kill -0 "$PEER" 2>/dev/null
 }
-
-peer() {	# peer LABEL BASE CMD START STOP
-	local label=$1 base=$2 cmd=$3 w c
-	eval "$4" || { printf '  %-32s not installed\n' "$label"; return; }
-	sleep 1
-	read -r w c < <($cmd)
-	eval "$5"
-	printf '  %-32s CPU %7.3f s: ratio %s   (wall %.2f s)\n' "$label" "$c" "$(ratio "$c" "$base")" "$w"
-}
-
-echo "== 1. exec storm: $N_EXEC x fork+exec /bin/true, median of $ROUNDS"
-storm "exec storm" "$B/exec_storm $N_EXEC"
-echo "  stored: $(count "SELECT count(*) FROM events WHERE kind = 'exec' AND binary = '/bin/true'") exec rows of /bin/true over all rounds"
-EXEC_BASE=$BASE
-peer "auditd (execve rule)" "$EXEC_BASE" "$B/exec_storm $N_EXEC" \
-	'start_auditd && auditctl -a always,exit -F arch=b64 -S execve >/dev/null' 'stop_auditd'
-peer "bpftrace (printf per exec)" "$EXEC_BASE" "$B/exec_storm $N_EXEC" \
-	'command -v bpftrace >/dev/null && { bpftrace -e "tracepoint:sched:sched_process_exec { printf(\"%d %s\n\", pid, comm); }" > /dev/null 2>&1 & PEER=$!; }' \
-	'kill $PEER; wait $PEER 2>/dev/null'
+peer_stop() { [ -n "$PEER" ] && { kill "$PEER"; wait "$PEER" 2>/dev/null; }; PEER=; }
 EXECSNOOP=$(command -v execsnoop || ls /usr/sbin/execsnoop /usr/sbin/execsnoop-bpfcc 2>/dev/null | head -1)
-peer "libbpf-tools execsnoop" "$EXEC_BASE" "$B/exec_storm $N_EXEC" \
-	'[ -n "$EXECSNOOP" ] && { $EXECSNOOP > /dev/null 2>&1 & PEER=$!; }' 'kill $PEER; wait $PEER 2>/dev/null'
+TCPLIFE=$(command -v tcplife || ls /usr/sbin/tcplife /usr/sbin/tcplife-bpfcc 2>/dev/null | head -1)
 
-echo "== 2. loopback TCP connect/accept storm: $N_CONN connections, median of $ROUNDS"
-storm "connect storm" "$B/connect_storm $N_CONN"
-printf '  events/s into the agent (last round): %.0f\n' "$(awk -v n="$N_CONN" -v t="$OWALL" 'BEGIN {print 2*n/t}')"
-printf '  agent RSS during the storm: %d kB total, of which %d kB is the mapped 16 MiB ring buffer (kernel memory mapped twice); %d kB without it\n' \
-	"$rss" "$ringrss" "$((rss - ringrss))"
-CONN_BASE=$BASE
-peer "auditd (connect/accept rules)" "$CONN_BASE" "$B/connect_storm $N_CONN" \
-	'start_auditd && auditctl -a always,exit -F arch=b64 -S connect -S accept -S accept4 >/dev/null' 'stop_auditd'
-peer "bpftrace (printf per connection)" "$CONN_BASE" "$B/connect_storm $N_CONN" \
-	'command -v bpftrace >/dev/null && { bpftrace -e "tracepoint:sock:inet_sock_set_state /args->newstate == 1/ { printf(\"%d %d\n\", args->sport, args->dport); }" > /dev/null 2>&1 & PEER=$!; }' \
-	'kill $PEER; wait $PEER 2>/dev/null'
+busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }	# ticks, all CPUs
+ticks_of() { [ -n "$1" ] && [ -r "/proc/$1/stat" ] && sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}' || echo 0; }
+
+# mode_on MODE WORKLOAD / mode_off MODE: what each mode loads; sets WHO,
+# the process whose CPU counts with the workload's.
+mode_on() {
+	WHO=
+	case $1 in
+	none) ;;
+	default) agent_start; WHO=$AGENT ;;
+	no-shields) agent_start --no-shields; WHO=$AGENT ;;
+	no-flow) agent_start --no-flow; WHO=$AGENT ;;
+	auditd) start_auditd || return 1
+		if [ "$2" = exec ]; then auditctl -a always,exit -F arch=b64 -S execve >/dev/null
+		else auditctl -a always,exit -F arch=b64 -S connect -S accept -S accept4 >/dev/null; fi
+		WHO=$AUDITD_PID ;;
+	tool) if [ "$2" = exec ]; then [ -n "$EXECSNOOP" ] && bg_peer "$EXECSNOOP"
+		else [ -n "$TCPLIFE" ] && bg_peer "$TCPLIFE"; fi || return 1
+		WHO=$PEER ;;
+	bpftrace) command -v bpftrace >/dev/null || return 1
+		if [ "$2" = exec ]; then
+			bg_peer bpftrace -e 'tracepoint:sched:sched_process_exec { printf("%d %s\n", pid, comm); }'
+		else
+			bg_peer bpftrace -e 'tracepoint:sock:inet_sock_set_state /args->newstate == 1/ { printf("%d %d\n", args->sport, args->dport); }'
+		fi || return 1
+		WHO=$PEER ;;
+	esac
+}
+mode_off() {
+	case $1 in
+	default|no-shields|no-flow) agent_stop ;;
+	auditd) stop_auditd ;;
+	tool|bpftrace) peer_stop ;;
+	esac
+}
+label() {
+	case $1 in
+	none) echo "no monitor" ;;
+	default) echo "kshield (default config)" ;;
+	no-shields) echo "kshield --no-shields" ;;
+	no-flow) echo "kshield --no-flow" ;;
+	auditd) [ "$2" = exec ] && echo "auditd (execve rule)" || echo "auditd (connect/accept)" ;;
+	tool) [ "$2" = exec ] && echo "libbpf-tools execsnoop" || echo "libbpf-tools tcplife" ;;
+	bpftrace) echo "bpftrace (printf per event)" ;;
+	esac
+}
+
+# stored KIND PID WANT: rows of KIND by PID in the store, waiting (at most
+# 5 s) for the agent's last batch to commit.
+stored() {
+	local n=0
+	for _ in $(seq 50); do
+		n=$(count "SELECT count(*) FROM events WHERE kind = '$1' AND pid = $2")
+		[ "$n" -ge "$3" ] && break
+		sleep 0.1
+	done
+	echo "$n"
+}
+
+# storms WORKLOAD CMD...: ROUNDS rounds; in each, every mode once (none
+# first), ratios against that round's none. Prints a table.
+storms() {
+	local wl=$1; shift
+	local modes="none $MODES" m r w c pid b0 b1 a0 a1 lost0 rows
+	[ "$PEERS" = 1 ] && modes="$modes auditd tool bpftrace"
+	declare -A RW RC RA AW AC AM CHECK SKIP
+	for r in $(seq "$ROUNDS"); do
+		local bw bc bm ba
+		for m in $modes; do
+			[ -n "${SKIP[$m]:-}" ] && continue
+			mode_on "$m" "$wl" || { SKIP[$m]=1; mode_off "$m"; continue; }
+			case $m in default|no-shields|no-flow) lost0=$(lost_total) ;; esac
+			b0=$(busy); a0=$(ticks_of "$WHO")
+			read -r w c pid < <("$@")
+			sleep 1		# the agent's (or peer's) drain, within machine CPU
+			b1=$(busy); a1=$(ticks_of "$WHO")
+			local mc ac
+			mc=$(awk -v a="$b0" -v b="$b1" -v hz="$HZ" 'BEGIN {print (b - a) / hz}')
+			ac=$(awk -v c="$c" -v a="$a0" -v b="$a1" -v hz="$HZ" 'BEGIN {print c + (b - a) / hz}')
+			if [ "$m" = none ]; then
+				bw=$w; bc=$c; bm=$mc; ba=$ac
+			else
+				RW[$m]+="$(ratio "$w" "$bw") "; RC[$m]+="$(ratio "$mc" "$bm") "
+				RA[$m]+="$(ratio "$ac" "$ba") "
+			fi
+			AW[$m]+="$w "; AC[$m]+="$c "; AM[$m]+="$mc "
+			case $m in default|no-shields|no-flow)
+				[ "$m" = default ] && [ "$wl" = connect ] && agent_rss
+				rows=$(store_check "$wl" "$pid")
+				CHECK[$m]+="r$r: $rows, lost $(( $(lost_total) - lost0 ));  "
+			esac
+			mode_off "$m"
+		done
+	done
+	printf '  %-28s %8s %8s %8s   %s
+' "median of $ROUNDS rounds" "wall" "machine" "attrib." "(wall s, machine CPU s)"
+	for m in $modes; do
+		local mw mm
+		mw=$(echo "${AW[$m]:-}" | tr ' ' '\n' | grep . | median)
+		mm=$(echo "${AM[$m]:-}" | tr ' ' '\n' | grep . | median)
+		if [ -n "${SKIP[$m]:-}" ]; then
+			printf '  %-28s not installed\n' "$(label "$m" "$wl")"
+		elif [ "$m" = none ]; then
+			printf '  %-28s %8s %8s %8s   (%.3f s, %.3f s)\n' "$(label "$m" "$wl")" 1 1 1 "$mw" "$mm"
+		else
+			printf '  %-28s %7.2fx %7.2fx %7.2fx   (%.3f s, %.3f s)\n' "$(label "$m" "$wl")" \
+				"$(echo "${RW[$m]}" | tr ' ' '\n' | grep . | median)" \
+				"$(echo "${RC[$m]}" | tr ' ' '\n' | grep . | median)" \
+				"$(echo "${RA[$m]}" | tr ' ' '\n' | grep . | median)" "$mw" "$mm"
+		fi
+	done
+	printf '  per round, wall ratio of the default config: %s\n' "${RW[default]:-}"
+	for m in $MODES; do
+		printf '  stored, %s: %s\n' "$m" "${CHECK[$m]:-}"
+	done
+}
+
+# store_check WORKLOAD PID: what the agent stored of that run.
+store_check() {
+	case $1 in
+	exec) echo "exec $(count "SELECT count(*) FROM events WHERE kind = 'exec' AND binary = '/bin/true' AND ppid = $2")/$N_EXEC" ;;
+	connect) echo "connect $(stored connect "$2" "$N_CONN")/$N_CONN accept $(stored accept "$2" "$N_CONN")/$N_CONN" ;;
+	flow) echo "connect $(stored connect "$2" "$N_CONN")/$N_CONN accept $(stored accept "$2" "$N_CONN")/$N_CONN flow $(stored flow "$2" $((2 * N_CONN)))/$((2 * N_CONN))" ;;
+	esac
+}
+
+agent_rss() {
+	RSS=$(awk '/VmRSS/ {print $2}' "/proc/$AGENT/status")
+	RINGRSS=$(awk '/^[0-9a-f]/ {m=($6 ~ /bpf-map/)} m && /^Rss:/ {s+=$2} END {print s+0}' "/proc/$AGENT/smaps")
+}
+
+# hook_costs WORKLOAD CMD...: with the default configuration loaded, every
+# program's runs and run time during CMD.
+hook_costs() {
+	local wl=$1 out cpu
+	shift
+	mapfile -t links < <(find "$KSHIELD_BPFFS" -name 'link_*' | sort)
+	out=$("$B/bpf_runtime" "${links[@]}" -- "$@" 2>"$DIR/rt") || { echo "  bpf_runtime failed: $(cat "$DIR/rt")"; return; }
+	cpu=$(echo "$out" | awk '{print $2}')
+	paste <(printf '%s\n' "${links[@]}" | sed "s|$KSHIELD_BPFFS/||; s|/link_| |") "$DIR/rt" |
+		awk -v w="$wl" -v cpu="$cpu" '$4 > 0 {t += $5; printf "  %-7s %-24s %-18s %9d runs %6.0f ns/call %5.2f%%\n", w, $1, $2, $4, $5 / $4, 100 * $5 / 1e9 / cpu}
+		END {printf "  %-7s all programs: %.1f ms of %.3f s workload CPU = %.1f%%\n", w, t / 1e6, cpu, 100 * t / 1e9 / cpu}'
+}
+
+if [ -z "$ONLY" ] || [ "$ONLY" = exec ]; then
+	echo "== 1. exec storm: $N_EXEC x fork+exec /bin/true, $ROUNDS rounds ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+	storms exec "$B/exec_storm" "$N_EXEC"
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = connect ]; then
+	echo "== 2. loopback TCP connect/accept storm: $N_CONN connections, $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
+	storms connect "$B/connect_storm" "$N_CONN"
+	[ -n "${RSS:-}" ] && printf '  agent RSS during the storm (last round): %d kB, of which %d kB the mapped ring buffer; %d kB without it\n' \
+		"$RSS" "$RINGRSS" "$((RSS - RINGRSS))"
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = flow ]; then
+	echo "== 2b. the same storm, $FLOW_BYTES bytes per connection (a flow each end): agent modes, $ROUNDS rounds"
+	PEERS=0 MODES="default" storms flow "$B/connect_storm" "$N_CONN" "$FLOW_BYTES"
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = cost ]; then
+	echo "== 2c. per-hook cost, default configuration (kernel BPF statistics; other traffic on the host counts too)"
+	agent_start
+	hook_costs exec "$B/exec_storm" "$N_EXEC"
+	hook_costs connect "$B/connect_storm" "$N_CONN"
+	hook_costs flow "$B/connect_storm" "$N_CONN" "$FLOW_BYTES"
+	agent_stop
+fi
+[ -n "$ONLY" ] && exit 0
 
 echo "== 3. sustained ingest into the store: $INGEST_N events (30% exec, 30% exit, 40% connect/accept)"
 # in one process: the store, then raw SQLite, each timed by wall and CPU

@@ -38,14 +38,16 @@ csv=$(mktemp)
 # (re)load before each "with" run.
 NOOP=build/bench/noop_sockopt.bpf.o
 CG=$(awk '$3=="cgroup2"{print $2; exit}' /proc/mounts)
+# The no-op program is attached before each of its runs: detach it before
+# every run (and at the end), or each run leaves one more attached.
+NOOP_OFF="bpftool cgroup detach $CG setsockopt pinned /sys/fs/bpf/ks-bench-noop 2>/dev/null; rm -f /sys/fs/bpf/ks-bench-noop"
 hyperfine -N --warmup 2 --runs 10 --export-csv "$csv" \
-	--prepare "sh -c '$KS shield unload fixture-sockopt 2>/dev/null || true'" \
-	--prepare "$KS shield load $OBJ" \
-	--prepare "sh -c '$KS shield unload fixture-sockopt; rm -f /sys/fs/bpf/ks-bench-noop; bpftool prog load $NOOP /sys/fs/bpf/ks-bench-noop && bpftool cgroup attach $CG setsockopt pinned /sys/fs/bpf/ks-bench-noop multi'" \
+	--prepare "sh -c '$NOOP_OFF; $KS shield unload fixture-sockopt 2>/dev/null || true'" \
+	--prepare "sh -c '$NOOP_OFF; $KS shield load $OBJ'" \
+	--prepare "sh -c '$NOOP_OFF; $KS shield unload fixture-sockopt; bpftool prog load $NOOP /sys/fs/bpf/ks-bench-noop && bpftool cgroup attach $CG setsockopt pinned /sys/fs/bpf/ks-bench-noop multi'" \
 	--command-name without --command-name with --command-name noop \
 	"$LOOP $N" "$LOOP $N" "$LOOP $N" >/dev/null
-bpftool cgroup detach "$CG" setsockopt pinned /sys/fs/bpf/ks-bench-noop 2>/dev/null || true
-rm -f /sys/fs/bpf/ks-bench-noop
+sh -c "$NOOP_OFF" || true
 without=$(awk -F, '$1=="without"{print $2}' "$csv")
 with=$(awk -F, '$1=="with"{print $2}' "$csv")
 noop=$(awk -F, '$1=="noop"{print $2}' "$csv")

@@ -375,10 +375,18 @@ static __always_inline void flow_tcp_totals(const struct sock *sk, struct flow *
 	f->e.flags |= KS_FLOW_UNTRACKED;
 }
 
-/* TCP_CLOSE of a connection (called by mon_sock_state). */
+/* TCP_CLOSE of a connection (called by mon_sock_state). A connection
+ * whose own counters say no payload moved has no state (made at the first
+ * payload packet) and no record: no lookup (a connect storm is made of
+ * nothing else). */
 static __always_inline void flow_tcp_close(const struct sock *sk, __u64 cookie)
 {
-	struct flow *f = bpf_map_lookup_elem(&mon_flows, &cookie);
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	struct flow *f;
+
+	if (tp && !tp->bytes_sent && tp->bytes_received <= 1)
+		return;		/* 1: a FIN received */
+	f = bpf_map_lookup_elem(&mon_flows, &cookie);
 
 	if (f)
 		flow_tcp_totals(sk, f);

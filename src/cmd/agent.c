@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -294,6 +295,9 @@ static void shields_sync(struct agent *a)
 		ks_log("shields: %s", ks_errmsg());
 	ks_sync_result_free(&res);
 	ks_lifecycle_synced(&a->cfg, a->store);	/* guard, protected ids */
+	/* Loading objects parsed the kernel's BTF (megabytes each time), all
+	 * freed by now: give it back, or it stays resident for the agent's life. */
+	malloc_trim(0);
 }
 
 /* ---- start, loop, stop ---- */
