@@ -423,16 +423,18 @@ static void converge(struct fa *a, struct fa_shield *s)
 		return;
 	}
 	err = write_object(a, s->name, want_sha, obj, len, path, sizeof(path));
-	free(obj);
 	if (!err) {
 		struct ks_load_result res;
 
-		/* New before old: the loader attaches this one before it
+		/* The verified bytes are the loaded bytes: the file written is
+		 * only the record of them (a rewrite of it changes nothing).
+		 * New before old: the loader attaches this one before it
 		 * detaches what is loaded now. */
-		err = ks_shield_load(path, want, &res);
+		err = ks_shield_load_buf(path, obj, len, want, &res);
 		if (err)
 			unlink(path);
 	}
+	free(obj);
 	if (err) {
 		report(a, s, "failed", ks_errmsg(), want_sha, NULL, NULL, want);
 		return;
