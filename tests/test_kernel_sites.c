@@ -456,6 +456,9 @@ Test(kernel_sites, agent_config_sites_dir_and_keys)
 	ks_runf(NULL, NULL, "mkdir -p %s/shields %s/conf-sites && cp %s/kernel-sites.bpf.o %s/shields/",
 		dir, dir, fx, dir);
 	cr_assert_eq(sh_in_dir("shield keygen k >/dev/null && mkdir keys && cp k.pub keys/", NULL), 0);
+	/* keys_dir makes shields.d objects need signatures too (issue 15) */
+	cr_assert_eq(sh_in_dir("shield sign shields/kernel-sites.bpf.o --key k.key >/dev/null",
+			       NULL), 0);
 	manifest("conf-sites/" ID_A ".json", ID_A);
 	ks_runf(NULL, NULL, "sed -i 's/\"function\": \"f\"/\"function\": \"do_sys_open\"/' "
 		"%s/conf-sites/%s.json", dir, ID_A);
