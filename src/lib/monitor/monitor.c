@@ -339,6 +339,8 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 	c.flags = flow_on ? c.flags & ~KS_MON_NO_FLOW : c.flags | KS_MON_NO_FLOW;
 	if ((err = write_cfg(bpf_map__fd(m->skel->maps.mon_config), &c)))
 		return err;
+	if ((err = ks_tracefs_ensure()))
+		return err;
 	if ((err = monitor_bpf__attach(m->skel)))
 		return ks_err(err, "can't attach the monitor: %s", strerror(-err));
 	if ((err = attach_cgroup(m->skel)))
