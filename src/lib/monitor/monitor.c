@@ -483,6 +483,27 @@ int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX])
 	return 0;
 }
 
+int ks_monitor_flow_fill(__u32 *used, __u32 *max)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	__u64 key, next, *prev = NULL;
+	int fd, err;
+
+	*used = *max = 0;
+	if ((err = open_pinned(KS_PIN_MONITOR "/mon_flows", &fd)))
+		return err;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		*max = info.max_entries;
+	while (!bpf_map_get_next_key(fd, prev, &next) && *used < *max) {
+		key = next;
+		prev = &key;
+		(*used)++;
+	}
+	close(fd);
+	return 0;
+}
+
 int ks_monitor_read_agent(struct ks_agent_stats *st)
 {
 	__u32 zero = 0;
