@@ -332,7 +332,8 @@ bad:
 }
 
 /* Driven from the agent's loop (no thread of its own): a scrape reads the
- * agent's counters and store without locks, at most one tick late. */
+ * agent's counters and store without locks, at most one tick late. A port
+ * that is taken is reported and the agent goes on: metrics never stop it. */
 static int metrics_serve(struct agent *a)
 {
 	struct sockaddr_storage ss;
@@ -346,9 +347,11 @@ static int metrics_serve(struct agent *a)
 				   ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL,
 				   on_http, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				   MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
-	if (!a->http)
-		return ks_err(-EADDRINUSE, "--metrics: can't listen on %s: %s", a->cfg.metrics,
-			      strerror(errno ? errno : EADDRINUSE));
+	if (!a->http) {
+		ks_log("metrics: can't listen on %s: %s; no metrics served", a->cfg.metrics,
+		       strerror(errno ? errno : EADDRINUSE));
+		return 0;
+	}
 	ks_log("metrics: serving http://%s/metrics", a->cfg.metrics);
 	return 0;
 }
@@ -729,6 +732,14 @@ int do_agent(int argc, char **argv)
 		snprintf(a.cfg.metrics, sizeof(a.cfg.metrics), "%s", strcmp(metrics, "off") ? metrics : "");
 	if (textfile)
 		snprintf(a.cfg.metrics_textfile, sizeof(a.cfg.metrics_textfile), "%s", textfile);
+#ifndef KSHIELD_STATIC
+	{
+		struct sockaddr_storage ss;
+
+		if (a.cfg.metrics[0] && (err = metrics_addr(a.cfg.metrics, &ss)))
+			return ks_report(err);
+	}
+#endif
 	if (keep) {
 		__u64 ns;
 
