@@ -398,7 +398,8 @@ static int do_impact(int argc, char **argv)
 	rows = json_object_new_array();
 	if (pg) {
 #ifndef KSHIELD_STATIC
-		err = ks_hunt_pg(pg, name, sql, since, until, NULL, 0, NULL, 0, impact_host, rows);
+		err = ks_hunt_pg(pg, name, sql, since, until, NULL, 0, NULL, 1000000 /* hosts */,
+				 impact_host, rows);
 		free(sql);
 		if (err) {
 			json_object_put(rows);
