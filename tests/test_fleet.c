@@ -1012,11 +1012,35 @@ Test(fleet, events_exactly_once_when_the_collector_is_killed_mid_stream, .timeou
 	cr_log_info("collector killed with %lld of %lld rows written", rows, total);
 
 	wait_mark(db, host, total, 60);
+	long long before = rows;
+	int mport = 20000 + getpid() % 20000;
+	char mopt[64];
+
 	snprintf(log, sizeof(log), "%s/collect-2.log", dir);
-	pid = collect_start(NULL, log);
+	snprintf(mopt, sizeof(mopt), "--metrics 127.0.0.1:%d", mport);
+	pid = collect_start(mopt, log);
 	rows = wait_pg_rows(host, total, 90);
 	/* A little longer: a duplicate would show up now. */
 	sleep(1);
+	/* Its /metrics: what it inserted is exactly what was missing; what
+	 * the first one had committed came again and counts as duplicates. */
+	char mcmd[256], *mtext = NULL;
+	snprintf(mcmd, sizeof(mcmd), "curl -sf --max-time 5 http://127.0.0.1:%d/metrics", mport);
+	cr_expect_eq(ks_run(mcmd, &mtext, NULL), 0, "no /metrics from collect");
+	long long ins = -1, recv = -1, dup = -1;
+	const char *m;
+	if (mtext && (m = strstr(mtext, "\nkshield_collect_inserted_total ")))
+		ins = atoll(m + strlen("\nkshield_collect_inserted_total "));
+	if (mtext && (m = strstr(mtext, "\nkshield_collect_received_total ")))
+		recv = atoll(m + strlen("\nkshield_collect_received_total "));
+	if (mtext && (m = strstr(mtext, "\nkshield_collect_duplicates_total ")))
+		dup = atoll(m + strlen("\nkshield_collect_duplicates_total "));
+	cr_expect_eq(ins, total - before, "collect metrics: inserted %lld, missing were %lld\n%s",
+		     ins, total - before, mtext ? mtext : "");
+	cr_expect_geq(recv, ins, "received %lld < inserted %lld", recv, ins);
+	cr_expect_eq(dup, recv - ins, "duplicates %lld", dup);
+	cr_expect(mtext && strstr(mtext, "\nkshield_collect_pg_lag_seconds "), "no lag: %s", mtext);
+	free(mtext);
 	kill(pid, SIGTERM);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "collect failed after SIGTERM");

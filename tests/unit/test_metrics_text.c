@@ -50,3 +50,22 @@ Test(metrics_text, promtool_accepts_it_and_the_values_are_the_agents)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	system(cmd);
 }
+
+Test(metrics_text, collect_text_passes_promtool)
+{
+	struct ks_metrics_collect c = { .received = 10, .inserted = 7, .bad = 1, .frames = 3,
+					.batches = 2, .pg_lag_s = 0.25, .last_commit_s = 1700000000 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *p;
+
+	cr_assert_eq(ks_metrics_collect_render(&c, &text, &len), 0);
+	cr_expect(strstr(text, "kshield_collect_duplicates_total 2\n"), "%s", text);
+	cr_expect(strstr(text, "kshield_collect_frames_total 3\n"), "%s", text);
+	cr_expect(strstr(text, "kshield_collect_pg_lag_seconds 0.250\n"), "%s", text);
+	p = popen("promtool check metrics", "w");
+	cr_assert(p);
+	fwrite(text, 1, len, p);
+	cr_expect_eq(pclose(p), 0, "promtool check metrics refused:\n%s", text);
+	free(text);
+}

@@ -7,6 +7,7 @@
  * keys) and one indexed query on the store.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,4 +178,39 @@ unsigned ks_metrics_kind(const void *rec, size_t size)
 	const struct ks_hdr *h = rec;
 
 	return size >= sizeof(*h) && h->kind < KS_EV_KIND_MAX ? h->kind : 0;
+}
+
+int ks_metrics_collect_render(const struct ks_metrics_collect *c, char **out, size_t *len)
+{
+	static const struct { const char *name, *help; size_t off; } counters[] = {
+#define C(n, h) { "kshield_collect_" #n "_total", h, offsetof(struct ks_metrics_collect, n) }
+		C(received, "Events fetched from the stream (rate() of it: events per second)."),
+		C(inserted, "Events new to PostgreSQL (the rest were duplicates or bad)."),
+		C(bad, "Messages or events that were not kshield's, acked and dropped."),
+		C(frames, "Stream messages (frames of events) written and acked."),
+		C(batches, "Batches committed."),
+		C(pg_retries, "PostgreSQL writes retried (connection lost, server down)."),
+#undef C
+	};
+	FILE *f = open_memstream(out, len);
+
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		head(f, counters[i].name, "counter", counters[i].help);
+		fprintf(f, "%s %lld\n", counters[i].name,
+			(long long)*(const __s64 *)((const char *)c + counters[i].off));
+	}
+	head(f, "kshield_collect_duplicates_total", "counter",
+	     "Events PostgreSQL already had (redelivered), dropped by the (host, seq) key.");
+	fprintf(f, "kshield_collect_duplicates_total %lld\n",
+		(long long)(c->received - c->inserted - c->bad));
+	head(f, "kshield_collect_pg_lag_seconds", "gauge",
+	     "At the last commit: how long after the stream stored it the newest event reached PostgreSQL.");
+	fprintf(f, "kshield_collect_pg_lag_seconds %.3f\n", c->pg_lag_s);
+	head(f, "kshield_collect_last_commit_timestamp_seconds", "gauge",
+	     "Time of the last PostgreSQL commit (Unix seconds; 0 before the first).");
+	fprintf(f, "kshield_collect_last_commit_timestamp_seconds %.3f\n", c->last_commit_s);
+	process_part(f);
+	return fclose(f) ? -ENOMEM : 0;
 }

@@ -28,6 +28,16 @@ struct ks_metrics_agent {
 int ks_metrics_render(const struct ks_metrics_agent *agent, struct ks_store *store,
 		      const char *store_path, char **out, size_t *len);
 
+/* `kshield collect`'s counters (events per second: rate() of received). */
+struct ks_metrics_collect {
+	__s64 received, inserted, bad, frames, batches, pg_retries;
+	double pg_lag_s;	/* at the last commit: stream store -> PostgreSQL */
+	double last_commit_s;	/* Unix time of the last commit, 0 before any */
+};
+
+/* The collector's exposition text, as ks_metrics_render(). */
+int ks_metrics_collect_render(const struct ks_metrics_collect *c, char **out, size_t *len);
+
 /* The kind (enum ks_ev_kind) of a ring-buffer record,
  * or 0 when it is not one this build knows. */
 unsigned ks_metrics_kind(const void *rec, size_t size);
