@@ -323,6 +323,48 @@ Test(fleet, deploy_signed_enforces_then_rolls_back)
 	expect_trigger_passes("after rollback");
 }
 
+/* deploy --pg previews the shield's impact on the targeted hosts from the
+ * fleet's PostgreSQL, and refuses to go straight to enforce where it would
+ * have hit (the fixture's pattern: runs of xtables-legacy-multi), unless
+ * --audit-first, --audit or --force. */
+Test(fleet, deploy_previews_impact_and_refuses_enforce_where_it_would_have_hit)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	cluster_up();
+	sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);	/* the table */
+	sh_ok("psql '%s' -qc \"INSERT INTO ks_events(host, seq, ts, kind, data) VALUES ('imp-0', "
+	      "999000001, now(), 'exec', json_build_object('ts', (extract(epoch FROM now()) * 1e9)::bigint, "
+	      "'binary', '/usr/sbin/xtables-legacy-multi', 'uid', 0, 'exec_id', 1)::jsonb)\"", conninfo);
+
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --pg '%s' --nats %s", ks_bin(), obj,
+		     conninfo, urls);
+	cr_expect_neq(rc, 0, "deployed straight to enforce over a host it would have hit");
+	cr_expect(err && strstr(err, "impact: imp-0") && strstr(err, "not deploying fixture-sockopt "
+		  "straight to enforce: it would have hit imp-0 1"), "stderr: %s", err);
+	free(out);
+	free(err);
+	/* not targeted: nothing in its way */
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'other-*' --pg '%s' --nats %s", ks_bin(), obj,
+		     conninfo, urls);
+	cr_expect_eq(rc, 0, "stderr: %s", err);
+	cr_expect(err && strstr(err, "would have hit 0 events on 0 of the targeted hosts"), "stderr: %s", err);
+	free(out);
+	free(err);
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --audit-first 1h --pg '%s' --nats %s",
+		     ks_bin(), obj, conninfo, urls);
+	cr_expect_eq(rc, 0, "--audit-first refused: %s", err);
+	free(out);
+	free(err);
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --force --pg '%s' --nats %s",
+		     ks_bin(), obj, conninfo, urls);
+	cr_expect_eq(rc, 0, "--force refused: %s", err);
+	free(out);
+	free(err);
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+}
+
 /* The one status entry of host @host, from fleet status. */
 static json_object *host_status(const char *host)
 {

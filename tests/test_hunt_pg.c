@@ -277,8 +277,8 @@ Test(hunt_pg, shield_impact_names_binaries_and_users_here_and_per_host)
 
 	/* a shield object with no pattern: one line saying so */
 	char *err = NULL;
-	int rc = ks_runf(NULL, &err, "%s shield impact %s/%s --store %s", ks_bin(), ks_fixtures_dir(),
-			 KS_SOCKOPT_OBJ, env.store);
+	int rc = ks_runf(NULL, &err, "%s shield impact %s/lsm-only.bpf.o --store %s", ks_bin(),
+			 ks_fixtures_dir(), env.store);
 	cr_expect_neq(rc, 0);
 	cr_expect(err && strstr(err, "declares no pattern"), "stderr: %s", err);
 	free(err);
