@@ -334,11 +334,15 @@ Test(fleet, deploy_previews_impact_and_refuses_enforce_where_it_would_have_hit)
 
 	cluster_up();
 	sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);	/* the table */
+	/* a run on 2020-01-01 (its own day partition, as the collector makes them) */
+	sh_ok("psql '%s' -qc \"CREATE TABLE IF NOT EXISTS ks_events_20200101 PARTITION OF ks_events "
+	      "FOR VALUES FROM ('2020-01-01 00:00:00+00') TO ('2020-01-02 00:00:00+00')\"", conninfo);
 	sh_ok("psql '%s' -qc \"INSERT INTO ks_events(host, seq, ts, kind, data) VALUES ('imp-0', "
-	      "999000001, now(), 'exec', json_build_object('ts', (extract(epoch FROM now()) * 1e9)::bigint, "
-	      "'binary', '/usr/sbin/xtables-legacy-multi', 'uid', 0, 'exec_id', 1)::jsonb)\"", conninfo);
+	      "999000001, '2020-01-01 12:00:00+00', 'exec', '{\\\"ts\\\": 1577880000000000000, "
+	      "\\\"binary\\\": \\\"/usr/sbin/xtables-legacy-multi\\\", \\\"uid\\\": 0, "
+	      "\\\"exec_id\\\": 1}')\"", conninfo);
 
-	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --pg '%s' --nats %s", ks_bin(), obj,
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --pg '%s' --since 2020-01-01T00:00:00Z --nats %s", ks_bin(), obj,
 		     conninfo, urls);
 	cr_expect_neq(rc, 0, "deployed straight to enforce over a host it would have hit");
 	cr_expect(err && strstr(err, "impact: imp-0") && strstr(err, "not deploying fixture-sockopt "
@@ -346,18 +350,18 @@ Test(fleet, deploy_previews_impact_and_refuses_enforce_where_it_would_have_hit)
 	free(out);
 	free(err);
 	/* not targeted: nothing in its way */
-	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'other-*' --pg '%s' --nats %s", ks_bin(), obj,
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'other-*' --pg '%s' --since 2020-01-01T00:00:00Z --nats %s", ks_bin(), obj,
 		     conninfo, urls);
 	cr_expect_eq(rc, 0, "stderr: %s", err);
 	cr_expect(err && strstr(err, "would have hit 0 events on 0 of the targeted hosts"), "stderr: %s", err);
 	free(out);
 	free(err);
-	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --audit-first 1h --pg '%s' --nats %s",
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --audit-first 1h --pg '%s' --since 2020-01-01T00:00:00Z --nats %s",
 		     ks_bin(), obj, conninfo, urls);
 	cr_expect_eq(rc, 0, "--audit-first refused: %s", err);
 	free(out);
 	free(err);
-	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --force --pg '%s' --nats %s",
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --force --pg '%s' --since 2020-01-01T00:00:00Z --nats %s",
 		     ks_bin(), obj, conninfo, urls);
 	cr_expect_eq(rc, 0, "--force refused: %s", err);
 	free(out);
