@@ -17,7 +17,7 @@ LIB_DIRS  := $(sort $(dir $(wildcard src/lib/*/*.c)))
 CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Isrc/cmd \
              $(patsubst %/,-I%,$(LIB_DIRS)) -I$(BUILD) \
              -DKSHIELD_VERSION='"$(VERSION)"'
-LDLIBS    := -lbpf -lelf -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -lnats -lpq -ldw -ldebuginfod
+LDLIBS    := -lbpf -lelf -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -lnats -lpq -ldw -ldebuginfod -lmicrohttpd
 STATIC_LDLIBS := -Wl,--start-group -lbpf -ldw -lelf -llzma -lbz2 -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -ldl -Wl,--end-group
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
               -Iinclude -Ibpf -I$(BUILD)

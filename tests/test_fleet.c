@@ -323,6 +323,52 @@ Test(fleet, deploy_signed_enforces_then_rolls_back)
 	expect_trigger_passes("after rollback");
 }
 
+/* deploy --pg previews the shield's impact on the targeted hosts from the
+ * fleet's PostgreSQL, and refuses to go straight to enforce where it would
+ * have hit (the fixture's pattern: runs of xtables-legacy-multi), unless
+ * --audit-first, --audit or --force. */
+Test(fleet, deploy_previews_impact_and_refuses_enforce_where_it_would_have_hit)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	cluster_up();
+	sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);	/* the table */
+	/* a run on 2020-01-01 (its own day partition, as the collector makes them) */
+	sh_ok("psql '%s' -qc \"CREATE TABLE IF NOT EXISTS ks_events_20200101 PARTITION OF ks_events "
+	      "FOR VALUES FROM ('2020-01-01 00:00:00+00') TO ('2020-01-02 00:00:00+00')\"", conninfo);
+	sh_ok("psql '%s' -qc \"INSERT INTO ks_events(host, seq, ts, kind, data) VALUES ('imp-0', "
+	      "999000001, '2020-01-01 12:00:00+00', 'exec', '{\\\"ts\\\": 1577880000000000000, "
+	      "\\\"binary\\\": \\\"/usr/sbin/xtables-legacy-multi\\\", \\\"uid\\\": 0, "
+	      "\\\"exec_id\\\": 1}')\"", conninfo);
+
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --pg '%s' --since 2020-01-01T00:00:00Z --nats %s", ks_bin(), obj,
+		     conninfo, urls);
+	cr_expect_neq(rc, 0, "deployed straight to enforce over a host it would have hit");
+	cr_expect(err && strstr(err, "impact: imp-0") && strstr(err, "not deploying fixture-sockopt "
+		  "straight to enforce: it would have hit imp-0 1"), "stderr: %s", err);
+	free(out);
+	free(err);
+	/* not targeted: nothing in its way */
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'other-*' --pg '%s' --since 2020-01-01T00:00:00Z --nats %s", ks_bin(), obj,
+		     conninfo, urls);
+	cr_expect_eq(rc, 0, "stderr: %s", err);
+	cr_expect(err && strstr(err, "would have hit 0 events on 0 of the targeted hosts"), "stderr: %s", err);
+	free(out);
+	free(err);
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --audit-first 1h --pg '%s' --since 2020-01-01T00:00:00Z --nats %s",
+		     ks_bin(), obj, conninfo, urls);
+	cr_expect_eq(rc, 0, "--audit-first refused: %s", err);
+	free(out);
+	free(err);
+	rc = ks_runf(&out, &err, "%s fleet deploy %s --hosts 'imp-*' --force --pg '%s' --since 2020-01-01T00:00:00Z --nats %s",
+		     ks_bin(), obj, conninfo, urls);
+	cr_expect_eq(rc, 0, "--force refused: %s", err);
+	free(out);
+	free(err);
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+}
+
 /* The one status entry of host @host, from fleet status. */
 static json_object *host_status(const char *host)
 {
@@ -1012,11 +1058,35 @@ Test(fleet, events_exactly_once_when_the_collector_is_killed_mid_stream, .timeou
 	cr_log_info("collector killed with %lld of %lld rows written", rows, total);
 
 	wait_mark(db, host, total, 60);
+	long long before = rows;
+	int mport = 20000 + getpid() % 20000;
+	char mopt[64];
+
 	snprintf(log, sizeof(log), "%s/collect-2.log", dir);
-	pid = collect_start(NULL, log);
+	snprintf(mopt, sizeof(mopt), "--metrics 127.0.0.1:%d", mport);
+	pid = collect_start(mopt, log);
 	rows = wait_pg_rows(host, total, 90);
 	/* A little longer: a duplicate would show up now. */
 	sleep(1);
+	/* Its /metrics: what it inserted is exactly what was missing; what
+	 * the first one had committed came again and counts as duplicates. */
+	char mcmd[256], *mtext = NULL;
+	snprintf(mcmd, sizeof(mcmd), "curl -sf --max-time 5 http://127.0.0.1:%d/metrics", mport);
+	cr_expect_eq(ks_run(mcmd, &mtext, NULL), 0, "no /metrics from collect");
+	long long ins = -1, recv = -1, dup = -1;
+	const char *m;
+	if (mtext && (m = strstr(mtext, "\nkshield_collect_inserted_total ")))
+		ins = atoll(m + strlen("\nkshield_collect_inserted_total "));
+	if (mtext && (m = strstr(mtext, "\nkshield_collect_received_total ")))
+		recv = atoll(m + strlen("\nkshield_collect_received_total "));
+	if (mtext && (m = strstr(mtext, "\nkshield_collect_duplicates_total ")))
+		dup = atoll(m + strlen("\nkshield_collect_duplicates_total "));
+	cr_expect_eq(ins, total - before, "collect metrics: inserted %lld, missing were %lld\n%s",
+		     ins, total - before, mtext ? mtext : "");
+	cr_expect_geq(recv, ins, "received %lld < inserted %lld", recv, ins);
+	cr_expect_eq(dup, recv - ins, "duplicates %lld", dup);
+	cr_expect(mtext && strstr(mtext, "\nkshield_collect_pg_lag_seconds "), "no lag: %s", mtext);
+	free(mtext);
 	kill(pid, SIGTERM);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "collect failed after SIGTERM");

@@ -71,12 +71,17 @@ static void seed_store(void)
 		 "(%lld, 'privilege', 30, 0, 'alpha', NULL, '{\"old_uid\":1000,\"new_uid\":0}');"
 		 "INSERT INTO events(ts, kind, pid, uid, comm, alg_type, alg_name, ret) VALUES"
 		 "(%lld, 'alg_bind', 30, 1000, 'alpha', 'aead', 'authencesn(hmac(sha256),cbc(aes))', 0);"
+		 /* shield impact: one more Copy Fail bind by an exec seen (its binary
+		  * named), and a benign AF_ALG user the pattern must leave out */
+		 "INSERT INTO events(ts, kind, pid, uid, comm, exec_id, alg_type, alg_name, ret) VALUES"
+		 "(%lld + 1000, 'alg_bind', 31, 1000, 'alpha', 3, 'aead', 'authencesn(hmac(sha256),cbc(aes))', 0),"
+		 "(%lld + 2000, 'alg_bind', 31, 1000, 'alpha', 3, 'skcipher', 'cbc(aes)', 0);"
 		 "INSERT INTO events(ts, kind, pid, uid, comm, shield, verdict, detail) VALUES"
 		 "(%lld, 'shield', 30, 1000, 'alpha', 'cve-2026-31431', 'refused', '{\"hook\":\"x\"}'),"
 		 "(%lld, 'shield', 30, 1000, 'alpha', 'userns-policy', 'refused', '{\"hook\":\"y\"}');",
 		 T0, T0 + 1 * MIN, T0 + 2 * MIN, T0 + 3 * MIN, T0 + 4 * MIN, T0 + 5 * MIN,
 		 T0 + 6 * MIN, T0 + 7 * MIN, T0 + 8 * MIN, T0 + 9 * MIN, T0 + 10 * MIN,
-		 T0 + 11 * MIN, T0 + 12 * MIN, T0 + 13 * MIN);
+		 T0 + 11 * MIN, T0 + 11 * MIN, T0 + 11 * MIN, T0 + 12 * MIN, T0 + 13 * MIN);
 	cr_assert_eq(sqlite3_exec(db, q, NULL, NULL, &err), SQLITE_OK, "%s", err);
 	sqlite3_close(db);
 }
@@ -249,4 +254,63 @@ Test(hunt_pg, the_database_is_read_only_to_hunts)
 	cr_expect_str_eq(strtok(out, "\n"), "0 0", "rows written by the hunt, helper functions "
 			 "left in the database: %s", out);
 	free(out);
+}
+
+/* `shield impact`: the Copy Fail shield's pattern over the store groups its
+ * would-be hits by binary and user (the benign AF_ALG bind left out), and
+ * with --pg per host. */
+Test(hunt_pg, shield_impact_names_binaries_and_users_here_and_per_host)
+{
+	char cmd[1024], obj[512];
+	json_object *o, *rows;
+	long long alpha = -1, comm = -1;
+
+	snprintf(obj, sizeof(obj), "%s/cve-2026-31431.bpf.o", ks_shields_dir());
+	snprintf(cmd, sizeof(cmd), "%s -j shield impact %s --store %s --since 2020-01-01T00:00:00Z "
+		 "--until 2020-01-02T00:00:00Z", ks_bin(), obj, env.store);
+	o = ks_run_json(cmd, NULL, NULL);
+	cr_assert(o, "shield impact gave no JSON");
+	/* the shield's refused hit, the bind with no exec, the bind by alpha -x */
+	cr_expect_eq(ka_int(o, "hits"), 3, "impact hits %lld", ka_int(o, "hits"));
+	cr_expect_str_eq(ka_str(o, "shield"), "cve-2026-31431");
+	rows = ks_json_get(o, "by_binary_user");
+	for (size_t i = 0; rows && i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i);
+
+		cr_expect_eq(ka_int(r, "uid"), 1000);
+		if (!strcmp(ka_str(r, "binary"), "/usr/bin/alpha"))
+			alpha = ka_int(r, "hits");
+		else if (!strcmp(ka_str(r, "binary"), "[alpha]"))
+			comm = ka_int(r, "hits");
+	}
+	cr_expect_eq(alpha, 1, "binary /usr/bin/alpha: %lld hits", alpha);
+	cr_expect_eq(comm, 2, "[alpha] (no exec seen): %lld hits", comm);
+	json_object_put(o);
+
+	/* a window with nothing in it */
+	snprintf(cmd, sizeof(cmd), "%s -j shield impact %s --store %s --since 2020-01-01T01:00:00Z "
+		 "--until 2020-01-02T00:00:00Z", ks_bin(), obj, env.store);
+	o = ks_run_json(cmd, NULL, NULL);
+	cr_assert(o);
+	cr_expect_eq(ka_int(o, "hits"), 0);
+	json_object_put(o);
+
+	/* fleet-wide: h1 as the store; h2 shipped the same binds and hit */
+	snprintf(cmd, sizeof(cmd), "%s -j shield impact %s --pg '%s' --since 2020-01-01T00:00:00Z "
+		 "--until 2020-01-02T00:00:00Z", ks_bin(), obj, conninfo);
+	o = ks_run_json(cmd, NULL, NULL);
+	cr_assert(o && json_object_is_type(o, json_type_array), "impact --pg gave no array");
+	cr_expect_eq(json_object_array_length(o), 2);
+	for (size_t i = 0; i < json_object_array_length(o); i++)
+		cr_expect_eq(ka_int(json_object_array_get_idx(o, i), "hits"), 3, "host %s",
+			     ka_str(json_object_array_get_idx(o, i), "host"));
+	json_object_put(o);
+
+	/* a shield object with no pattern: one line saying so */
+	char *err = NULL;
+	int rc = ks_runf(NULL, &err, "%s shield impact %s/lsm-only.bpf.o --store %s", ks_bin(),
+			 ks_fixtures_dir(), env.store);
+	cr_expect_neq(rc, 0);
+	cr_expect(err && strstr(err, "declares no pattern"), "stderr: %s", err);
+	free(err);
 }

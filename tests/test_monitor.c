@@ -670,14 +670,14 @@ static pid_t sender(const char *addr, int port, long n)
 	return pid;
 }
 
-static int exfil_hits(const char *bytes, pid_t pid, long long *out)
+static int exfil_hits_opt(const char *bytes, const char *opt, pid_t pid, long long *out)
 {
 	char cmd[512];
 	json_object *h, *hits;
 	int n = 0;
 
-	snprintf(cmd, sizeof(cmd), "%s -j hunt exfil --store %s --since 2m --bytes %s", ks_bin(),
-		 env.store, bytes);
+	snprintf(cmd, sizeof(cmd), "%s -j hunt exfil --store %s --since 2m --bytes %s %s", ks_bin(),
+		 env.store, bytes, opt);
 	h = ks_run_json(cmd, NULL, NULL);
 	cr_assert(h, "hunt exfil gave no JSON");
 	hits = ks_json_get(h, "hits");
@@ -693,6 +693,11 @@ static int exfil_hits(const char *bytes, pid_t pid, long long *out)
 	}
 	json_object_put(h);
 	return n;
+}
+
+static int exfil_hits(const char *bytes, pid_t pid, long long *out)
+{
+	return exfil_hits_opt(bytes, "", pid, out);
 }
 
 Test(flow, t04_exfil_hunt_finds_the_big_sender_not_the_small_one)
@@ -726,6 +731,33 @@ Test(flow, t04_exfil_hunt_finds_the_big_sender_not_the_small_one)
 	/* the threshold is the parameter's */
 	cr_expect_eq(exfil_hits("500K", small, &bytes), 1, "hunt exfil --bytes 500K misses the small sender");
 	cr_expect(tcp_bytes_ok(bytes, SMALL), "small sender: bytes_out %lld, sent %ld", bytes, SMALL);
+}
+
+Test(flow, t04b_exfil_hunt_leaves_out_loopback_unless_asked)
+{
+	const long BIG = 3000000;
+	long long bytes = 0;
+	int port, l = flow_listen("127.0.0.1", SOCK_STREAM, &port);
+	pid_t big = sender("127.0.0.1", port, BIG);
+
+	cr_assert_eq(drain_one(l), BIG);
+	cr_assert_eq(WEXITSTATUS(wait_child(big)), 0);
+	close(l);
+	json_object *f = final_flow(big, port);
+	cr_assert(f, "no final flow record of the loopback sender");
+	json_object_put(f);
+
+	cr_expect_eq(exfil_hits("1M", big, &bytes), 0, "hunt exfil lists a loopback sender");
+	cr_expect_eq(exfil_hits_opt("1M", "--include-loopback", big, &bytes), 1,
+		     "hunt exfil --include-loopback misses the loopback sender");
+	cr_expect(tcp_bytes_ok(bytes, BIG), "loopback sender: bytes_out %lld, sent %ld", bytes, BIG);
+
+	char *out = NULL, *err = NULL;
+	int rc = ks_runf(&out, &err, "%s hunt af-alg --store %s --include-loopback", ks_bin(), env.store);
+	cr_expect_eq(rc, 2, "--include-loopback on another hunt: rc %d", rc);
+	cr_expect(err && strstr(err, "exfil"), "stderr: %s", err);
+	free(out);
+	free(err);
 }
 
 Test(flow, t05_counted_while_no_agent_runs)

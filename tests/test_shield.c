@@ -449,3 +449,47 @@ Test(shield, t13_test_holds_each_path_to_the_variants_claim)
 	cr_expect(json_object_get_boolean(ks_json_get(o, "paths.0.hit")));
 	json_object_put(o);
 }
+
+/* A tracepoint variant needs tracefs. Where it is not mounted (minimal
+ * systems), kshield mounts it; where it cannot, the error names what is
+ * missing and the command that fixes it. Both in a private mount namespace
+ * of this test, so the host's mounts are untouched. */
+#define TP_SHIELD "cve-2022-0185"	/* lsm, fmod_ret, tp: tp on this host */
+
+Test(shield, t14_tracepoint_variant_mounts_tracefs_or_says_what_is_missing)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	rc = ks_runf(&out, &err,
+		     "unshare -m --propagation private sh -c '"
+		     "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; "
+		     "grep -c \" tracefs \" /proc/mounts; "
+		     "%s -j shield load %s/%s.bpf.o || exit 9; "
+		     "grep -c \" tracefs \" /proc/mounts; %s shield unload %s'",
+		     ks_bin(), ks_shields_dir(), TP_SHIELD, ks_bin(), TP_SHIELD);
+	cr_assert_eq(rc, 0, "load without tracefs: rc %d, stderr: %s", rc, err);
+	cr_expect(!strncmp(out, "0\n", 2), "tracefs still mounted in the namespace: %s", out);
+	cr_expect(strstr(out, "\"variant\":\"tp\"") || strstr(out, "\"variant\": \"tp\""),
+		  "not the tp variant: %s", out);
+	cr_expect(strstr(out, "}\n1\n") || strstr(out, "\n1\n"), "kshield did not mount tracefs: %s", out);
+	free(out);
+	free(err);
+
+	/* /sys/kernel hidden (BTF kept): tracefs has nowhere to go */
+	rc = ks_runf(&out, &err,
+		     "unshare -m --propagation private sh -c '"
+		     "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; "
+		     "mkdir -p /tmp/ks-btf-$$ && mount --bind /sys/kernel/btf /tmp/ks-btf-$$ && "
+		     "mount -t tmpfs none /sys/kernel && mkdir /sys/kernel/btf && "
+		     "mount --bind /tmp/ks-btf-$$ /sys/kernel/btf && "
+		     "%s shield load %s/%s.bpf.o; rc=$?; umount /sys/kernel/btf /sys/kernel /tmp/ks-btf-$$; "
+		     "rmdir /tmp/ks-btf-$$; exit $rc'",
+		     ks_bin(), ks_shields_dir(), TP_SHIELD);
+	cr_expect_neq(rc, 0, "loaded with nowhere to mount tracefs: %s", out);
+	cr_expect(err && strstr(err, "tracepoint programs need tracefs") &&
+		  strstr(err, "mount -t tracefs tracefs /sys/kernel/tracing"), "stderr: %s", err);
+	free(out);
+	free(err);
+	ks_runf(NULL, NULL, "%s shield unload %s", ks_bin(), TP_SHIELD);
+}

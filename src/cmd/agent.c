@@ -36,9 +36,12 @@
 #include "config.h"
 #ifndef KSHIELD_STATIC
 #include "fleet_agent.h"	/* --fleet: desired shields from NATS, events out */
+#include <arpa/inet.h>
+#include <microhttpd.h>		/* --metrics: /metrics over HTTP */
 #endif
 #include "kernel_sites.h"
 #include "lifecycle.h"
+#include "metrics.h"
 #include "monitor.h"
 #include "pins.h"
 #include "shieldset.h"
@@ -48,6 +51,7 @@
 #define TICK_MS		100	/* ring-buffer drain and batch-age period */
 #define RETRY_MS	2000	/* store reopen period while it is failing */
 #define RETAIN_MS	10000	/* retention and loss bookkeeping period */
+#define TEXTFILE_MS	5000	/* --metrics-textfile rewrite period */
 
 struct agent {
 	struct ks_config cfg;
@@ -67,7 +71,14 @@ struct agent {
 	__u64 dropped_before;		/* rows lost by stores since closed */
 	__u64 unstored_direct;		/* records never handed to a store */
 	__u64 lost_noted[KS_EV_KIND_MAX], unstored_noted;
-	long long now_ms, retry_at, retain_at;
+	long long now_ms, retry_at, retain_at, textfile_at;
+	struct ks_metrics_agent m;	/* per-kind counters for metrics */
+	__u64 pending[KS_EV_KIND_MAX];	/* rows in the open batch, per kind */
+	__u64 committed_seen;		/* ks_store_committed() when last settled */
+	bool textfile_failed;
+#ifndef KSHIELD_STATIC
+	struct MHD_Daemon *http;	/* --metrics */
+#endif
 };
 
 static volatile sig_atomic_t stop_requested, reload_requested;
@@ -111,10 +122,25 @@ static void count(struct agent *a)
 	a->st.unstored = a->unstored_direct + a->dropped_before + ks_store_dropped(a->store);
 }
 
+/* The open batch settled, committed (by us or by the store rolling a
+ * table) or dropped: its rows move to the metrics' per-kind counts. */
+static void batch_settled(struct agent *a, bool stored)
+{
+	for (int k = 0; k < KS_EV_KIND_MAX; k++) {
+		if (stored)
+			a->m.stored[k] += a->pending[k];
+		else
+			a->m.unstored[k] += a->pending[k];
+		a->pending[k] = 0;
+	}
+	a->committed_seen = ks_store_committed(a->store);
+}
+
 static void store_failed(struct agent *a, int err)
 {
 	if (a->store)
 		ks_store_abort(a->store);	/* the open batch: counted as dropped */
+	batch_settled(a, false);
 	a->st.store_errors++;
 	if (!a->store_why[0]) {
 		snprintf(a->store_why, sizeof(a->store_why), "%s", ks_errmsg());
@@ -142,6 +168,7 @@ static void store_open(struct agent *a)
 		a->store_corrupt = false;
 	}
 	err = ks_store_open(&a->store, a->cfg.store, KS_STORE_CREATE);
+	a->committed_seen = 0;
 	if (err) {
 		a->store = NULL;
 		store_failed(a, err);
@@ -167,6 +194,8 @@ static void store_commit(struct agent *a)
 	n = ks_store_commit(a->store);
 	if (n < 0)
 		store_failed(a, n);
+	else
+		batch_settled(a, true);
 }
 
 /* ---- records ---- */
@@ -183,25 +212,168 @@ static void mirror_json(struct agent *a, const struct ks_row *r)
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct agent *a = ctx;
+	unsigned kind = ks_metrics_kind(data, size);
 	struct ks_row r;
 	int err;
 
 	a->st.received++;
+	a->m.received[kind]++;
 	if (ks_row_decode(data, size, a->boot_to_real, &r)) {
 		a->unstored_direct++;	/* a kind this agent does not know */
+		a->m.unstored[kind]++;
 		return 0;
 	}
 	if (a->json)
 		mirror_json(a, &r);
 	if (!a->store) {
 		a->unstored_direct++;
+		a->m.unstored[kind]++;
 		return 0;
 	}
 	err = ks_store_add_row(a->store, &r);
-	if (err)
-		store_failed(a, err);	/* this row and its batch: dropped */
+	if (ks_store_committed(a->store) != a->committed_seen)
+		batch_settled(a, true);	/* the store committed before this row */
+	if (err) {
+		a->m.unstored[kind]++;	/* this row; store_failed() its batch */
+		store_failed(a, err);
+	} else {
+		a->pending[kind]++;
+	}
 	return 0;
 }
+
+/* ---- metrics: Prometheus text over HTTP (--metrics) or a textfile ---- */
+
+static int metrics_text(struct agent *a, char **text, size_t *len)
+{
+	a->m.store_errors = a->st.store_errors;
+	return ks_metrics_render(&a->m, a->store, a->cfg.store, text, len);
+}
+
+/* node_exporter's textfile collector reads *.prom files whole: write a
+ * temporary file and rename it over the old one. */
+static void metrics_textfile(struct agent *a)
+{
+	char tmp[sizeof(a->cfg.metrics_textfile) + 8], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!a->cfg.metrics_textfile[0] || a->now_ms < a->textfile_at)
+		return;
+	a->textfile_at = a->now_ms + TEXTFILE_MS;
+	if (metrics_text(a, &text, &len))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", a->cfg.metrics_textfile);
+	f = fopen(tmp, "we");
+	if (!f || fwrite(text, 1, len, f) != len || fclose(f) || rename(tmp, a->cfg.metrics_textfile)) {
+		if (!a->textfile_failed)	/* once per failing streak */
+			ks_log("metrics: can't write %s: %s", a->cfg.metrics_textfile, strerror(errno));
+		a->textfile_failed = true;
+		unlink(tmp);
+	} else {
+		a->textfile_failed = false;
+	}
+	free(text);
+}
+
+#ifndef KSHIELD_STATIC
+static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *url,
+			       const char *method, const char *version, const char *upload,
+			       size_t *upload_size, void **con_cls)
+{
+	struct agent *a = cls;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	unsigned code = MHD_HTTP_OK;
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)version; (void)upload; (void)upload_size; (void)con_cls;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		code = MHD_HTTP_METHOD_NOT_ALLOWED;
+	} else if (strcmp(url, "/metrics")) {
+		code = MHD_HTTP_NOT_FOUND;
+	} else if (metrics_text(a, &text, &len)) {
+		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+	}
+	if (code != MHD_HTTP_OK) {
+		static const char msg[] = "kshield: GET /metrics\n";
+
+		free(text);
+		r = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+	} else {
+		r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+		MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	}
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* "127.0.0.1:9477", "[::1]:9477", ":9477" (every address). */
+static int metrics_addr(const char *spec, struct sockaddr_storage *ss)
+{
+	char host[128];
+	const char *colon = strrchr(spec, ':');
+	char *end;
+	long port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (!colon || (size_t)(colon - spec) >= sizeof(host))
+		goto bad;
+	port = strtol(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || port < 1 || port > 65535)
+		goto bad;
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		host[strlen(host) - 1] = '\0';
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1)
+			goto bad;
+		return 0;
+	}
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons(port);
+	if (!host[0])
+		return 0;	/* INADDR_ANY */
+	if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+		goto bad;
+	return 0;
+bad:
+	return ks_err(-EINVAL, "--metrics: '%s' is not ADDR:PORT (like 127.0.0.1:9477, "
+		      "[::1]:9477, or :9477 for every address)", spec);
+}
+
+/* Driven from the agent's loop (no thread of its own): a scrape reads the
+ * agent's counters and store without locks, at most one tick late. A port
+ * that is taken is reported and the agent goes on: metrics never stop it. */
+static int metrics_serve(struct agent *a)
+{
+	struct sockaddr_storage ss;
+	int err;
+
+	if (!a->cfg.metrics[0])
+		return 0;
+	if ((err = metrics_addr(a->cfg.metrics, &ss)))
+		return err;
+	a->http = MHD_start_daemon(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0,
+				   ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL,
+				   on_http, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				   MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+	if (!a->http) {
+		ks_log("metrics: can't listen on %s: %s; no metrics served", a->cfg.metrics,
+		       strerror(errno ? errno : EADDRINUSE));
+		return 0;
+	}
+	ks_log("metrics: serving http://%s/metrics", a->cfg.metrics);
+	return 0;
+}
+#endif
 
 /* ---- periodic work ---- */
 
@@ -260,6 +432,11 @@ static void tick(struct agent *a)
 	}
 	publish_stats(a, true);
 	ks_lifecycle_tick(&a->cfg, &a->mon, a->store);	/* repair + record tampering */
+	metrics_textfile(a);
+#ifndef KSHIELD_STATIC
+	if (a->http)
+		MHD_run(a->http);
+#endif
 }
 
 /* Shield management: bring the pins in line with the shields directory
@@ -355,6 +532,13 @@ static int agent_start(struct agent *a)
 	store_open(a);
 	if (a->store)
 		ks_log("storing events in %s", a->cfg.store);
+#ifndef KSHIELD_STATIC
+	if ((err = metrics_serve(a)))
+		return err;
+#else
+	if (a->cfg.metrics[0])
+		ks_log("metrics: this static build serves no HTTP; use --metrics-textfile");
+#endif
 	return 0;
 }
 
@@ -372,6 +556,10 @@ static void agent_stop(struct agent *a)
 	ks_log("stopped: %llu events received, %llu stored, %llu not stored",
 	    (unsigned long long)a->st.received, (unsigned long long)a->st.stored,
 	    (unsigned long long)a->st.unstored);
+#ifndef KSHIELD_STATIC
+	if (a->http)
+		MHD_stop_daemon(a->http);
+#endif
 	ks_store_close(a->store);
 	ring_buffer__free(a->rb);
 	if (a->json && a->json != stdout)
@@ -481,6 +669,9 @@ static int agent_help(void)
 		"                   netlink:N, 'default' (alg, packet, vsock, rxrpc, ...)\n"
 		"  --flow-interval 60s   interim flow records of connections still moving data\n"
 		"  --no-flow        no flow records (exec/connect only: no per-packet programs)\n"
+		"  --metrics ADDR:PORT   serve Prometheus metrics on http://ADDR:PORT/metrics\n"
+		"                   (config key metrics; 127.0.0.1:9477 keeps them local; off)\n"
+		"  --metrics-textfile PATH   write them to PATH every 5s (node_exporter textfile)\n"
 		"SIGINT/SIGTERM flush and exit; SIGHUP reloads the shields directory.\n",
 		KS_STORE_DEFAULT);
 	return 0;
@@ -511,7 +702,7 @@ int do_agent(int argc, char **argv)
 {
 	static struct agent a;	/* big (config); lives as long as the process */
 	const char *config = NULL, *store = NULL, *keep = NULL, *maxsz = NULL, *dir = NULL,
-		   *families = NULL, *flow_iv = NULL;
+		   *families = NULL, *flow_iv = NULL, *metrics = NULL, *textfile = NULL;
 	bool check = false, no_flow = false;
 	int err;
 #ifndef KSHIELD_STATIC
@@ -529,7 +720,9 @@ int do_agent(int argc, char **argv)
 				   !strcmp(o, "--json") ? &a.json_path :
 				   !strcmp(o, "--shields-dir") ? &dir :
 				   !strcmp(o, "--socket-families") ? &families :
-				   !strcmp(o, "--flow-interval") ? &flow_iv : NULL;
+				   !strcmp(o, "--flow-interval") ? &flow_iv :
+				   !strcmp(o, "--metrics") ? &metrics :
+				   !strcmp(o, "--metrics-textfile") ? &textfile : NULL;
 
 		if (!strcmp(o, "help") || !strcmp(o, "--help") || !strcmp(o, "-h"))
 			return agent_help();
@@ -560,6 +753,20 @@ int do_agent(int argc, char **argv)
 		snprintf(a.cfg.store, sizeof(a.cfg.store), "%s", store);
 	if (dir)
 		snprintf(a.cfg.shields_dir, sizeof(a.cfg.shields_dir), "%s", dir);
+	if (metrics && strlen(metrics) >= sizeof(a.cfg.metrics))
+		return ks_usage("--metrics: ADDR:PORT like 127.0.0.1:9477");
+	if (metrics)
+		snprintf(a.cfg.metrics, sizeof(a.cfg.metrics), "%s", strcmp(metrics, "off") ? metrics : "");
+	if (textfile)
+		snprintf(a.cfg.metrics_textfile, sizeof(a.cfg.metrics_textfile), "%s", textfile);
+#ifndef KSHIELD_STATIC
+	{
+		struct sockaddr_storage ss;
+
+		if (a.cfg.metrics[0] && (err = metrics_addr(a.cfg.metrics, &ss)))
+			return ks_report(err);
+	}
+#endif
 	if (keep) {
 		__u64 ns;
 

@@ -24,6 +24,9 @@
 #include "fleet_kv.h"
 #include "fleet_nats.h"
 #include "fleet_pg.h"
+#include "metrics.h"
+#include <arpa/inet.h>
+#include <microhttpd.h>		/* --metrics */
 
 #define COLLECT_DURABLE "kshield-collect"
 #define FETCH_MAX_BYTES (8 << 20)	/* per fetch: a few frames of events */
@@ -317,6 +320,7 @@ struct pipe {
 	int err;
 	struct collect_stats st;
 	int64_t copies, fallbacks;
+	double pg_lag_s, last_commit_s;	/* for --metrics */
 };
 
 /* The durable, with explicit acks. Created by us so that the library
@@ -489,6 +493,12 @@ static void *write_loop(void *arg)
 		pp->st.bad += j->bad;
 		pp->st.frames += j->list.Count;
 		pp->st.batches++;
+		if (j->list.Count > 0) {
+			int64_t now = ks_now_ms();
+
+			pp->pg_lag_s = (now - msg_ms(j->list.Msgs[j->list.Count - 1])) / 1000.0;
+			pp->last_commit_s = now / 1000.0;
+		}
 		free_written(pp);
 		pthread_cond_broadcast(&pp->cv);
 		pthread_mutex_unlock(&pp->mu);
@@ -506,10 +516,83 @@ out:
 	return NULL;
 }
 
+/* --metrics: MHD's own thread; the counters are read under the pipe's lock. */
+static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *url,
+			       const char *method, const char *version, const char *upload,
+			       size_t *upload_size, void **con_cls)
+{
+	struct pipe *pp = cls;
+	struct ks_metrics_collect m;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)version; (void)upload; (void)upload_size; (void)con_cls;
+	if (strcmp(method, "GET") || strcmp(url, "/metrics")) {
+		static const char msg[] = "kshield collect: GET /metrics\n";
+
+		r = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+		ret = MHD_queue_response(c, MHD_HTTP_NOT_FOUND, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	pthread_mutex_lock(&pp->mu);
+	m = (struct ks_metrics_collect){
+		.received = pp->st.received, .inserted = pp->st.inserted, .bad = pp->st.bad,
+		.frames = pp->st.frames, .batches = pp->st.batches, .pg_retries = pp->st.pg_retries,
+		.pg_lag_s = pp->pg_lag_s, .last_commit_s = pp->last_commit_s,
+	};
+	pthread_mutex_unlock(&pp->mu);
+	if (ks_metrics_collect_render(&m, &text, &len))
+		return MHD_NO;
+	r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* "127.0.0.1:9478" or "[::1]:9478" into @ss. */
+static int metrics_addr(const char *spec, struct sockaddr_storage *ss)
+{
+	char host[128];
+	const char *colon = strrchr(spec, ':');
+	char *end;
+	long port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (colon && (size_t)(colon - spec) < sizeof(host)) {
+		port = strtol(colon + 1, &end, 10);
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
+		if (!*end && end != colon + 1 && port > 0 && port < 65536) {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+			size_t hl = strlen(host);
+
+			if (hl > 2 && host[0] == '[' && host[hl - 1] == ']') {
+				host[hl - 1] = '\0';
+				s6->sin6_family = AF_INET6;
+				s6->sin6_port = htons(port);
+				if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) == 1)
+					return 0;
+			} else {
+				s4->sin_family = AF_INET;
+				s4->sin_port = htons(port);
+				if (!host[0] || inet_pton(AF_INET, host, &s4->sin_addr) == 1)
+					return 0;
+			}
+		}
+	}
+	return ks_err(-EINVAL, "--metrics: '%s' is not ADDR:PORT (like 127.0.0.1:9478 or [::1]:9478)",
+		      spec);
+}
+
 static int do_help(void)
 {
 	fprintf(stderr,
-		"Usage: kshield collect --pg CONNINFO [--batch N] [--workers N] [--retain-days D] [--drain] NATS\n"
+		"Usage: kshield collect --pg CONNINFO [--batch N] [--workers N] [--retain-days D] [--drain]\n"
+		"                       [--metrics ADDR:PORT] NATS\n"
 		KS_NATS_OPTS_HELP
 		"\n"
 		"Consumes the fleet's events stream (durable consumer " COLLECT_DURABLE ") in\n"
@@ -517,14 +600,17 @@ static int do_help(void)
 		"ks_events in PostgreSQL, day-partitioned, through --workers connections\n"
 		"(default 2), acking in order and only after COMMIT, de-duplicating on\n"
 		"(host, seq). --drain exits once the stream has nothing more to deliver;\n"
-		"--retain-days drops older partitions.\n");
+		"--retain-days drops older partitions. --metrics serves Prometheus metrics\n"
+		"(events, duplicates, bad frames, PostgreSQL lag) on http://ADDR:PORT/metrics.\n");
 	return 0;
 }
 
 int do_collect(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
-	const char *conninfo = NULL;
+	const char *conninfo = NULL, *metrics = NULL;
+	struct MHD_Daemon *http = NULL;
+	struct sockaddr_storage ss;
 	int batch = 16384, retain = 0;
 	bool drain = false;
 	struct collect_stats st = { 0 };
@@ -556,12 +642,16 @@ int do_collect(int argc, char **argv)
 			retain = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--drain"))
 			drain = true;
+		else if (!strcmp(argv[i], "--metrics") && i + 1 < argc)
+			metrics = argv[++i];
 		else
 			return ks_usage("unknown argument '%s' for collect (see 'kshield collect help')", argv[i]);
 	}
 	if (!conninfo || batch <= 0 || workers < 1 || workers > MAX_WORKERS)
 		return ks_usage("usage: kshield collect --pg CONNINFO [--batch N] [--workers 1-%d] "
 				"[--retain-days D] [--drain] NATS", MAX_WORKERS);
+	if (metrics && (err = metrics_addr(metrics, &ss)))
+		return ks_report(err);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	err = ks_pg_open(&pg, conninfo);
@@ -593,6 +683,17 @@ int do_collect(int argc, char **argv)
 	pp.workers = workers;
 	pp.drain = drain;
 	t0 = ks_now_ms();
+	if (metrics) {
+		http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+					(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+					ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL, on_http,
+					&pp, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_END);
+		if (!http) {
+			err = ks_err(-EADDRINUSE, "--metrics: can't listen on %s: %s", metrics,
+				     strerror(errno ? errno : EADDRINUSE));
+			goto out;
+		}
+	}
 	if (pthread_create(&fetcher, NULL, fetch_loop, &pp)) {
 		err = ks_err(-EAGAIN, "can't start the fetch thread");
 		goto out;
@@ -643,6 +744,8 @@ int do_collect(int argc, char **argv)
 		       (long long)st.batches);
 	}
 out:
+	if (http)
+		MHD_stop_daemon(http);
 	if (sub) {
 		natsSubscription_Destroy(sub);	/* bound, not created: the durable stays */
 	}

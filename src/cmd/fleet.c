@@ -17,6 +17,10 @@
 #include "fleet_agent.h"
 #include "fleet_kv.h"
 #include "fleet_ship.h"
+#include "hunt_pg.h"
+#include "impact.h"
+#include <kshield/shield.h>
+#include "units.h"
 #include "kernel_sites.h"
 #include "meta.h"
 #include "sign.h"
@@ -51,7 +55,8 @@ static int open_fleet(struct ks_nats *n, struct ks_nats_opts *o)
 #define DEFAULT_EXPIRES_MS ((int64_t)30 * 86400000)	/* a desired record: 30 days */
 #define DEFAULT_KEY_EXPIRES_MS ((int64_t)365 * 86400000)	/* a listed signing key */
 #define DEPLOY_USAGE "usage: kshield fleet deploy FILE --key KEYFILE [--keys DIR] [--hosts GLOB|--group NAME] " \
-	"[--audit|--audit-first DURATION] [--expires DURATION] [--sig FILE] [--sites MANIFEST]... NATS"
+	"[--audit|--audit-first DURATION] [--expires DURATION] [--sig FILE] [--sites MANIFEST]... " \
+	"[--pg CONNINFO [--since 30d] [--force]] NATS"
 
 /* What a desired record says, as agents read it: its signed body (a new
  * reference), or for a record from before signed records, the record
@@ -178,6 +183,58 @@ static int deploy_sites(struct ks_nats *n, const char *const *files, int nfiles,
 	return 0;
 }
 
+struct preview {
+	const char *hosts;	/* --hosts glob */
+	long nhosts;
+	long long hits;
+	char list[512];		/* "h1 3, h2 1, ..." */
+};
+
+static void preview_host(const char *host, long long hits, long long first_ts, long long last_ts,
+			 void *ctx)
+{
+	struct preview *p = ctx;
+	size_t l = strlen(p->list);
+
+	(void)first_ts; (void)last_ts;
+	if (fnmatch(p->hosts, host, 0))
+		return;
+	p->nhosts++;
+	p->hits += hits;
+	fprintf(stderr, "impact: %-32s %lld\n", host, hits);
+	if (l < sizeof(p->list) - 64)
+		snprintf(p->list + l, sizeof(p->list) - l, "%s%s %lld", l ? ", " : "", host, hits);
+}
+
+/* Before a rollout: what the shield would have hit on the targeted hosts
+ * (shield impact --pg). Going straight to enforce where it would have hit
+ * is refused unless --force. */
+static int deploy_preview(const char *path, const char *pg, const char *since_s, const char *hosts,
+			  bool enforce, bool force)
+{
+	struct preview p = { .hosts = hosts };
+	char name[KS_NAME_LEN + 64], *sql = NULL;
+	__s64 since;
+	int err;
+
+	if ((err = ks_time_parse(since_s, "--since", &since)))
+		return err;
+	if (ks_impact_pattern(path, name, sizeof(name), &sql)) {
+		fprintf(stderr, "impact: %s\n", ks_errmsg());
+		return 0;
+	}
+	err = ks_hunt_pg(pg, name, sql, since, INT64_MAX, NULL, 0, NULL, 1000000, preview_host, &p);
+	free(sql);
+	if (err)
+		return err;
+	fprintf(stderr, "impact: %s would have hit %lld events on %ld of the targeted hosts since %s\n",
+		name, p.hits, p.nhosts, since_s);
+	if (p.hits && enforce && !force)
+		return ks_err(-EPERM, "not deploying %s straight to enforce: it would have hit %s; "
+			      "deploy with --audit-first DURATION (or --audit), or --force", name, p.list);
+	return 0;
+}
+
 static int do_deploy(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
@@ -188,7 +245,8 @@ static int do_deploy(int argc, char **argv)
 	json_object *sites_arr = NULL;
 	int nsites = 0;
 	int64_t audit_first = 0;
-	bool audit = false;
+	bool audit = false, force = false;
+	const char *pg = NULL, *since = "30d";
 	char sigdef[4096], shahex[65], *obj = NULL, *sig = NULL;
 	size_t len, slen;
 	struct ks_meta meta = { 0 };
@@ -211,6 +269,12 @@ static int do_deploy(int argc, char **argv)
 			key = argv[++i];
 		else if (!strcmp(argv[i], "--keys") && i + 1 < argc)
 			keys = argv[++i];
+		else if (!strcmp(argv[i], "--pg") && i + 1 < argc)
+			pg = argv[++i];
+		else if (!strcmp(argv[i], "--since") && i + 1 < argc)
+			since = argv[++i];
+		else if (!strcmp(argv[i], "--force"))
+			force = true;
 		else if (!strcmp(argv[i], "--expires") && i + 1 < argc) {
 			if ((expires = parse_duration_ms(argv[++i])) <= 0)
 				return ks_usage("bad --expires duration '%s' (e.g. 30d, 12h)", argv[i]);
@@ -240,6 +304,10 @@ static int do_deploy(int argc, char **argv)
 	if (ks_meta_get(&meta, "name")[0] == '_') {
 		ks_meta_free(&meta);
 		return ks_usage("%s: shield names starting with '_' are reserved", path);
+	}
+	if (pg && (err = deploy_preview(path, pg, since, hosts, !audit && !audit_first, force))) {
+		ks_meta_free(&meta);
+		return ks_report(err);
 	}
 	err = ks_read_file(path, &obj, &len);
 	if (err)
@@ -1072,7 +1140,7 @@ static int do_help(int argc, char **argv)
 	fprintf(stderr,
 		"Usage: kshield fleet deploy FILE --key KEYFILE [--keys DIR] [--hosts GLOB|--group NAME]\n"
 		"                             [--audit|--audit-first DURATION] [--expires DURATION]\n"
-		"                             [--sites MANIFEST]... NATS\n"
+		"                             [--sites MANIFEST]... [--pg CONNINFO [--since 30d] [--force]] NATS\n"
 		"       kshield fleet status [SHIELD] NATS\n"
 		"       kshield fleet wait SHIELD [--status enforcing|auditing|refused|unloaded] [--count N] [--timeout S] NATS\n"
 		"       kshield fleet promote|rollback|renew SHIELD --key KEYFILE [--keys DIR] [--expires DURATION] NATS\n"
@@ -1092,6 +1160,8 @@ static int do_help(int argc, char **argv)
 		"version below one they accepted and a new one already expired, load it\n"
 		"new-before-old and report status. --audit-first loads it in audit mode; agents\n"
 		"enforce after DURATION unless a host reported audit hits (kshield_audit).\n"
+		"--pg first previews the shield's impact per targeted host (shield impact --pg)\n"
+		"and refuses to go straight to enforce where it would have hit, unless --force.\n"
 		"rollback signs the previous version again, or 'absent' for a first version;\n"
 		"renew re-signs the current one with a new expiry (before it runs out).\n"
 		"Nothing read from the bucket is signed again unless it verifies against --key's\n"

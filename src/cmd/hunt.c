@@ -43,6 +43,19 @@ struct hunt {
 	bool needs_file;	/* matched in C against --file's IPs/CIDRs */
 };
 
+/* exfil: loopback traffic is the machine talking to itself (databases,
+ * proxies, backups to a local agent) and would drown the hunt, so it is left
+ * out; --include-loopback puts it back (tests, labs on one machine). */
+#define EXFIL_NOT_LOOPBACK \
+	"AND raddr NOT LIKE '127.%' AND raddr <> '::1' AND raddr NOT LIKE '::ffff:127.%'"
+#define EXFIL_SQL(FILTER) \
+	"WITH big AS (SELECT * FROM events WHERE kind = 'flow' AND ts BETWEEN :since AND :until " \
+	"AND CAST(json_extract(detail, '$.bytes_out') AS BIGINT) >= :bytes " FILTER "), " \
+	"newest AS (SELECT json_extract(detail, '$.flow') AS flow, max(ts) AS ts FROM big GROUP BY 1) " \
+	"SELECT b.* FROM big b JOIN newest n ON b.ts = n.ts AND json_extract(b.detail, '$.flow') = n.flow " \
+	"ORDER BY CAST(json_extract(b.detail, '$.bytes_out') AS BIGINT) DESC"
+static const char exfil_any_sql[] = EXFIL_SQL("");
+
 static const struct hunt builtins[] = {
 	{ "new-binaries", "binaries run for the first time in the window",
 	  /* binaries(path, first) keeps each binary's first exec */
@@ -68,13 +81,8 @@ static const struct hunt builtins[] = {
 	 * cumulative): the big ones first, then the newest of each (a
 	 * correlated NOT EXISTS took minutes over 200k flows); bytes are
 	 * payload. */
-	{ "exfil", "connections that sent more than --bytes (50M) to a non-loopback address, biggest first",
-	  "WITH big AS (SELECT * FROM events WHERE kind = 'flow' AND ts BETWEEN :since AND :until "
-	  "AND CAST(json_extract(detail, '$.bytes_out') AS BIGINT) >= :bytes "
-	  "AND raddr NOT LIKE '127.%' AND raddr <> '::1' AND raddr NOT LIKE '::ffff:127.%'), "
-	  "newest AS (SELECT json_extract(detail, '$.flow') AS flow, max(ts) AS ts FROM big GROUP BY 1) "
-	  "SELECT b.* FROM big b JOIN newest n ON b.ts = n.ts AND json_extract(b.detail, '$.flow') = n.flow "
-	  "ORDER BY CAST(json_extract(b.detail, '$.bytes_out') AS BIGINT) DESC", false },
+	{ "exfil", "connections that sent more than --bytes (50M) to a non-loopback address "
+	  "(--include-loopback: any), biggest first", EXFIL_SQL(EXFIL_NOT_LOOPBACK), false },
 	{ "shield-hits", "every shield hit",
 	  "SELECT * FROM events WHERE kind = 'shield' AND ts BETWEEN :since AND :until ORDER BY ts", false },
 	{ 0, 0, 0, false }
@@ -268,12 +276,13 @@ static int hunt_help(void)
 	fprintf(stderr,
 		"Usage: kshield hunt list [--shields-dir DIR]\n"
 		"       kshield hunt NAME [--since T] [--until T] [--binary PATH] [--file FILE]\n"
-		"                         [--bytes SIZE] [--limit N] [--store PATH] [-j]\n"
+		"                         [--bytes SIZE] [--include-loopback] [--limit N] [--store PATH] [-j]\n"
 		"       kshield hunt --sql 'SELECT ...' [--since T] [--until T] [-j]\n"
 		"       kshield hunt --pg CONNINFO NAME|--sql SQL   fleet-wide, grouped by host\n"
 		"Queries run read-only over table events (see kshield(8)); :since, :until,\n"
 		":binary and :bytes (default 50M) are bound from the options. Hits that name an exec show\n"
-		"their process ancestry.\n");
+		"their process ancestry. exfil leaves out loopback peers (127/8, ::1) unless\n"
+		"--include-loopback is given.\n");
 	return 0;
 }
 
@@ -317,6 +326,7 @@ int do_hunt(int argc, char **argv)
 {
 	const char *name = NULL, *sql = NULL, *store = NULL, *since = NULL, *until = NULL,
 		   *file = NULL, *dir = NULL, *limit = NULL, *pg = NULL, *bytes = NULL;
+	bool loopback = false;
 	struct shield_hunt sh[64];
 	struct hunt_args h = { .since = 0, .until = INT64_MAX, .limit = 1000, .bytes = 50 << 20 };
 	struct ks_config cfg;
@@ -327,7 +337,7 @@ int do_hunt(int argc, char **argv)
 		OPT_VAL("--sql", &sql), OPT_VAL("--store", &store), OPT_VAL("--since", &since),
 		OPT_VAL("--until", &until), OPT_VAL("--file", &file), OPT_VAL("--binary", &h.binary),
 		OPT_VAL("--shields-dir", &dir), OPT_VAL("--limit", &limit), OPT_VAL("--pg", &pg),
-		OPT_VAL("--bytes", &bytes), OPT_END,
+		OPT_VAL("--bytes", &bytes), OPT_FLAG("--include-loopback", &loopback), OPT_END,
 	};
 
 	if (!ks_opts_parse("hunt", opts, argc, argv, 1, &npos, hunt_help, &err))
@@ -335,6 +345,8 @@ int do_hunt(int argc, char **argv)
 	name = npos ? argv[0] : NULL;
 	if (!name && !sql)
 		return hunt_help(), 2;
+	if (loopback && (!name || strcmp(name, "exfil")))
+		return ks_usage("--include-loopback is an option of 'hunt exfil' only");
 	if (since && (err = ks_time_parse(since, "--since", &h.since)))
 		return ks_report(err);
 	if (until && (err = ks_time_parse(until, "--until", &h.until)))
@@ -401,6 +413,8 @@ int do_hunt(int argc, char **argv)
 			;
 		if (b->name) {
 			sql = b->sql;
+			if (loopback && !strcmp(b->name, "exfil"))
+				sql = exfil_any_sql;
 			if (b->needs_file && !file)
 				return ks_usage("hunt %s needs --file FILE (IPs and CIDRs, one a line)", name);
 		} else {

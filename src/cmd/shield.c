@@ -7,7 +7,13 @@
 #include <stdlib.h>
 #include <time.h>
 #include "cli.h"
+#include "impact.h"
 #include "loader.h"
+#include "store.h"
+#include "units.h"
+#ifndef KSHIELD_STATIC
+#include "hunt_pg.h"	/* impact --pg: per host over the collector's PostgreSQL */
+#endif
 #include "meta.h"
 #include "sign.h"
 
@@ -319,6 +325,138 @@ static int do_unload(int argc, char **argv)
 	return err ? ks_report(err) : 0;
 }
 
+/* ---- impact: what the shield would have hit here in the past ---- */
+
+static void impact_row(const struct ks_impact_row *r, void *ctx)
+{
+	char first[40], last[40];
+
+	if (ctx) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "binary", json_object_new_string(r->binary));
+		json_object_object_add(o, "uid", json_object_new_int64(r->uid));
+		json_object_object_add(o, "hits", json_object_new_int64(r->hits));
+		json_object_object_add(o, "first_ts", json_object_new_int64(r->first_ts));
+		json_object_object_add(o, "last_ts", json_object_new_int64(r->last_ts));
+		json_object_array_add(ctx, o);
+		return;
+	}
+	ks_time_fmt(r->first_ts, first, sizeof(first));
+	ks_time_fmt(r->last_ts, last, sizeof(last));
+	printf("  %-40s %6lld %8lld  %.19s .. %.19s\n", r->binary, r->uid, r->hits, first, last);
+}
+
+#ifndef KSHIELD_STATIC
+static void impact_host(const char *host, long long hits, long long first_ts, long long last_ts,
+			void *ctx)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "host", json_object_new_string(host));
+	json_object_object_add(o, "hits", json_object_new_int64(hits));
+	json_object_object_add(o, "first_ts", json_object_new_int64(first_ts));
+	json_object_object_add(o, "last_ts", json_object_new_int64(last_ts));
+	json_object_array_add(ctx, o);
+}
+#endif
+
+static int impact_help(void)
+{
+	fprintf(stderr,
+		"Usage: kshield shield impact FILE [--since 30d] [--until T] [--store PATH] [--pg CONNINFO] [-j]\n"
+		"What FILE's shield would have hit on this machine (or, with --pg, on each host of\n"
+		"the fleet) in the past: its declared pattern (metadata impact, else hunt) over the\n"
+		"event store, by binary and user. Run it before enforcing a shield.\n");
+	return 0;
+}
+
+static int do_impact(int argc, char **argv)
+{
+	const char *since_s = "30d", *until_s = NULL, *store = NULL, *pg = NULL;
+	char name[KS_NAME_LEN + 64], *sql = NULL;
+	struct json_object *rows = NULL;
+	__s64 since, until = INT64_MAX;
+	struct ks_store *s = NULL;
+	long long total;
+	int err, npos;
+	const struct ks_opt opts[] = {
+		OPT_VAL("--since", &since_s), OPT_VAL("--until", &until_s), OPT_VAL("--store", &store),
+		OPT_VAL("--pg", &pg), OPT_END,
+	};
+
+	if (!ks_opts_parse("shield impact", opts, argc, argv, 1, &npos, impact_help, &err))
+		return err;
+	if (npos != 1)
+		return ks_usage("usage: kshield shield impact FILE [--since 30d] [--store PATH] [--pg CONNINFO]");
+	if ((err = ks_time_parse(since_s, "--since", &since)))
+		return ks_report(err);
+	if (until_s && (err = ks_time_parse(until_s, "--until", &until)))
+		return ks_report(err);
+	if ((err = ks_impact_pattern(argv[0], name, sizeof(name), &sql)))
+		return ks_report(err);
+	rows = json_object_new_array();
+	if (pg) {
+#ifndef KSHIELD_STATIC
+		err = ks_hunt_pg(pg, name, sql, since, until, NULL, 0, NULL, 1000000 /* hosts */,
+				 impact_host, rows);
+		free(sql);
+		if (err) {
+			json_object_put(rows);
+			return ks_report(err);
+		}
+		if (json_output) {
+			ks_json_print(rows);
+			return 0;
+		}
+		printf("%s would have hit, per host, since %s:\n%-32s %10s\n", name, since_s, "HOST", "HITS");
+		for (size_t i = 0; i < json_object_array_length(rows); i++) {
+			struct json_object *o = json_object_array_get_idx(rows, i);
+
+			printf("%-32s %10lld\n",
+			       json_object_get_string(json_object_object_get(o, "host")),
+			       (long long)json_object_get_int64(json_object_object_get(o, "hits")));
+		}
+		json_object_put(rows);
+		return 0;
+#else
+		free(sql);
+		json_object_put(rows);
+		return ks_usage("--pg: this static build has no PostgreSQL client");
+#endif
+	}
+	if ((err = ks_store_open(&s, ks_store_path(store), KS_STORE_RDONLY))) {
+		free(sql);
+		json_object_put(rows);
+		return ks_report(err);
+	}
+	if (!json_output)
+		printf("%s: events of its pattern since %s, by binary and user:\n  %-40s %6s %8s  %s\n",
+		       name, since_s, "BINARY ([comm]: no exec seen)", "UID", "HITS", "FIRST .. LAST");
+	total = ks_impact_store(s, sql, since, until, impact_row, json_output ? rows : NULL);
+	ks_store_close(s);
+	free(sql);
+	if (total < 0) {
+		json_object_put(rows);
+		return ks_report((int)total);
+	}
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "shield", json_object_new_string(name));
+		json_object_object_add(o, "since", json_object_new_int64(since));
+		json_object_object_add(o, "hits", json_object_new_int64(total));
+		json_object_object_add(o, "by_binary_user", rows);
+		ks_json_print(o);
+	} else {
+		json_object_put(rows);
+		printf("%lld event%s: %s\n", total, total == 1 ? "" : "s",
+		       total ? "enforcing would refuse (or kill, where only a tp variant loads) these"
+			     : "nothing here would have been refused");
+	}
+	return 0;
+}
+
 static int do_help(int argc, char **argv)
 {
 	(void)argc;
@@ -330,6 +468,7 @@ static int do_help(int argc, char **argv)
 		"       kshield shield mode NAME enforce|audit\n"
 		"       kshield shield unload NAME\n"
 		"       kshield shield stats\n"
+		"       kshield shield impact FILE [--since 30d] [--store PATH] [--pg CONNINFO]\n"
 		"       kshield shield keygen PREFIX | sign FILE --key KEY | verify FILE --keys DIR\n"
 		"\n"
 		"load tries the shield's variants strongest first and keeps the first that\n"
@@ -349,6 +488,7 @@ int do_shield(int argc, char **argv)
 		{ "mode", do_mode },
 		{ "unload", do_unload },
 		{ "stats", do_shield_stats },
+		{ "impact", do_impact },
 		{ "sign", do_shield_sign },
 		{ "verify", do_shield_verify },
 		{ "keygen", do_shield_keygen },

@@ -176,6 +176,14 @@ static int set_key(struct ks_config *cfg, const char *k, const char *v, const ch
 	} else if (!strcmp(k, "keys_dir")) {
 		err = set_path(cfg->keys_dir, sizeof(cfg->keys_dir), v);
 		want = "an absolute path";
+	} else if (!strcmp(k, "metrics")) {
+		err = !strcmp(v, "off") ? (cfg->metrics[0] = '\0', 0) :
+		      !strrchr(v, ':') || strlen(v) >= sizeof(cfg->metrics) ? -EINVAL :
+		      (snprintf(cfg->metrics, sizeof(cfg->metrics), "%s", v), 0);
+		want = "ADDR:PORT like 127.0.0.1:9477 or [::1]:9477, or off";
+	} else if (!strcmp(k, "metrics_textfile")) {
+		err = set_path(cfg->metrics_textfile, sizeof(cfg->metrics_textfile), v);
+		want = "an absolute path";
 	} else if (!strcmp(k, "bpffs")) {
 		err = set_path(cfg->bpffs, sizeof(cfg->bpffs), v);
 		want = "an absolute path";

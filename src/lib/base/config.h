@@ -28,6 +28,10 @@
  *                                 when not given; sites manifests and every
  *                                 shields_dir object (FILE.sig beside it) must
  *                                 be signed by one of them
+ *   metrics = ADDR:PORT|off      serve Prometheus metrics on /metrics there
+ *                                 (default off; 127.0.0.1:9477 keeps it local)
+ *   metrics_textfile = PATH      write them for node_exporter's textfile
+ *                                 collector instead (or as well)
  */
 #ifndef KSHIELD_CONFIG_H
 #define KSHIELD_CONFIG_H
@@ -56,6 +60,8 @@ struct ks_config {
 	char sites_dir[4096];		/* "" = $KSHIELD_SITES_DIR or the default */
 	char keys_dir[4096];		/* "" = none: manifests need no signature */
 	char weaken_token[4096];	/* signed token for weakening changes (weaken.h) */
+	char metrics[128];		/* "" = no HTTP metrics; else ADDR:PORT */
+	char metrics_textfile[4096];	/* "" = none */
 	__u64 retention_s;		/* 0 = keep forever */
 	__u64 max_size;			/* bytes, 0 = no cap */
 	__u64 check_interval_s;		/* pin check period */

@@ -375,7 +375,7 @@ static void decode_alg_bind(const void *rec, struct ks_row *r)
 	DETAIL(r, "{\"feat\":%u,\"mask\":%u}", e->feat, e->mask);
 }
 
-static const char *verdict_str(__u32 v)
+const char *ks_verdict_name(__u32 v)
 {
 	static const char *const names[] = { "refused", "audited", "killed" };
 
@@ -388,7 +388,7 @@ static void decode_shield(const void *rec, struct ks_row *r)
 	char hook[KS_HOOK_LEN + 1], var[KS_VARIANT_LEN + 1];
 
 	set_kstr(r, KS_COL_SHIELD, e->shield, sizeof(e->shield));
-	ks_row_set_static(r, KS_COL_VERDICT, verdict_str(e->verdict));
+	ks_row_set_static(r, KS_COL_VERDICT, ks_verdict_name(e->verdict));
 	clean_str(hook, sizeof(hook), e->hook, sizeof(e->hook));
 	clean_str(var, sizeof(var), e->variant, sizeof(e->variant));
 	DETAIL(r, "{\"hook\":\"%s\",\"variant\":\"%s\",\"mode\":\"%s\",\"args\":[%" PRIu64 ",%" PRIu64

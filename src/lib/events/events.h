@@ -113,6 +113,8 @@ extern const struct ks_kind_def ks_kinds[KS_EV_KIND_MAX];
 
 /* "exec", "connect", ... for KS_EV_*; NULL for unknown kinds. */
 const char *ks_kind_name(unsigned kind);
+/* "refused", "audited", "killed" (enum ks_verdict), else "unknown". */
+const char *ks_verdict_name(__u32 verdict);
 /* KS_EV_* for a name, or -EINVAL with a message recorded. */
 int ks_kind_parse(const char *name);
 /* The kind table entry of @name, or NULL. */

@@ -145,6 +145,11 @@ static int load_variant(const char *v, bool enable, char *why, size_t whylen)
 	bpf_object__for_each_program(prog, skel->obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_TRACEPOINT &&
+		    (err = ks_tracefs_ensure())) {
+			snprintf(why, whylen, "%s: %s", bpf_program__name(prog), ks_errmsg());
+			goto out;
+		}
 		links[n] = bpf_program__attach(prog);
 		if (!links[n]) {
 			err = -errno;

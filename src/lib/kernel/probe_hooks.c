@@ -175,17 +175,6 @@ static int self_offset(const void *addr, size_t *off)
 	return err;
 }
 
-/* libbpf resolves tracepoint ids through tracefs; minimal systems (our
- * QEMU guests) may not have it mounted. Mount it where the kernel expects
- * it and leave it there: it is the normal state of a Linux system. */
-static void ensure_tracefs(void)
-{
-	if (!access("/sys/kernel/tracing/events", F_OK) ||
-	    !access("/sys/kernel/debug/tracing/events", F_OK))
-		return;
-	mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
-}
-
 static int probe_ringbuf(char *why, size_t len)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -256,8 +245,10 @@ static int attach_and_fire(struct probe_bpf *skel, int idx, char *why, size_t le
 
 	switch (hooks[idx].how) {
 	case BY_SECTION:
-		if (!strcmp(name, "tracepoint"))
-			ensure_tracefs();
+		if (!strcmp(name, "tracepoint") && ks_tracefs_ensure()) {
+			snprintf(why, len, "%s", ks_errmsg());
+			goto out;
+		}
 		link = bpf_program__attach(prog);
 		break;
 	case BY_UPROBE: {

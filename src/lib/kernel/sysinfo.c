@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "err.h"
 #include "kernel_sites.h"	/* ks_kernel_build_id() */
 #include "sysinfo.h"
 
@@ -209,4 +210,19 @@ const char *ks_cgroup2_path(void)
 	}
 	fclose(f);
 	return path[0] ? path : NULL;
+}
+
+#define KS_TRACEFS	"/sys/kernel/tracing"
+
+int ks_tracefs_ensure(void)
+{
+	if (!access(KS_TRACEFS "/events", F_OK) ||
+	    !access("/sys/kernel/debug/tracing/events", F_OK))
+		return 0;
+	if (!mount("tracefs", KS_TRACEFS, "tracefs", 0, NULL) &&
+	    !access(KS_TRACEFS "/events", F_OK))
+		return 0;
+	return ks_err(-ENOENT, "tracepoint programs need tracefs, which is not mounted and "
+		      "could not be mounted at " KS_TRACEFS " (%s): mount it with "
+		      "'mount -t tracefs tracefs " KS_TRACEFS "'", strerror(errno));
 }

@@ -37,6 +37,13 @@ int ks_mounts_of_type(const char *type, char out[][256], int max);
  * gets the active list. False when the list cannot be read. */
 bool ks_bpf_lsm_inactive(char *lsms, size_t len);
 
+/* Tracepoint programs attach through tracefs (libbpf reads each event's id
+ * there). When neither /sys/kernel/tracing nor /sys/kernel/debug/tracing
+ * has it, mount tracefs at /sys/kernel/tracing, as a normal system has it.
+ * Returns 0, or a negative errno with a message naming what is missing and
+ * the command that fixes it. */
+int ks_tracefs_ensure(void);
+
 /* The cgroup2 mount point from /proc/mounts, or NULL. */
 const char *ks_cgroup2_path(void);
 

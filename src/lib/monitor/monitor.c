@@ -344,6 +344,8 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 	c.flags = flow_on ? c.flags & ~KS_MON_NO_FLOW : c.flags | KS_MON_NO_FLOW;
 	if ((err = write_cfg(bpf_map__fd(m->skel->maps.mon_config), &c)))
 		return err;
+	if ((err = ks_tracefs_ensure()))
+		return err;
 	if ((err = monitor_bpf__attach(m->skel)))
 		return ks_err(err, "can't attach the monitor: %s", strerror(-err));
 	if ((err = attach_cgroup(m->skel)))
@@ -483,6 +485,27 @@ int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX])
 	add_lost(fd, lost);
 	close(fd);
 	ks_pins_old_maps("ks_lost", true, add_lost, lost);
+	return 0;
+}
+
+int ks_monitor_flow_fill(__u32 *used, __u32 *max)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	__u64 key, next, *prev = NULL;
+	int fd, err;
+
+	*used = *max = 0;
+	if ((err = open_pinned(KS_PIN_MONITOR "/mon_flows", &fd)))
+		return err;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		*max = info.max_entries;
+	while (!bpf_map_get_next_key(fd, prev, &next) && *used < *max) {
+		key = next;
+		prev = &key;
+		(*used)++;
+	}
+	close(fd);
 	return 0;
 }
 

@@ -48,6 +48,9 @@ int ks_monitor_remove(void);
 int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX]);
 /* The agent's published counters from the pinned mon_agent map. */
 int ks_monitor_read_agent(struct ks_agent_stats *st);
+/* Flow table fill: connections tracked in the pinned mon_flows map and its
+ * capacity (an LRU map: when full, the oldest flows are evicted). */
+int ks_monitor_flow_fill(__u32 *used, __u32 *max);
 /* Whether the monitor is pinned (and how many links). */
 int ks_monitor_links(void);
 

@@ -471,6 +471,12 @@ static int try_variant(const char *path, const void *buf, size_t len,
 			}
 			l = bpf_program__attach_cgroup(prog, cgfd);
 		} else {
+			if (bpf_program__type(prog) == BPF_PROG_TYPE_TRACEPOINT &&
+			    (err = ks_tracefs_ensure())) {
+				snprintf(try->why, sizeof(try->why), "%s: %s",
+					 bpf_program__name(prog), ks_errmsg());
+				goto out;
+			}
 			l = bpf_program__attach(prog);
 		}
 		if (!l) {
