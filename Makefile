@@ -10,7 +10,12 @@ ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
 CFLAGS    ?= -O2 -g
-CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Isrc -I$(BUILD) \
+# User space: commands (src/cmd/) over a library (src/lib/<subsystem>/,
+# built as libkshield.a). Each subsystem's header is its interface; header
+# names are unique across subsystems, so every folder is on the include path.
+LIB_DIRS  := $(sort $(dir $(wildcard src/lib/*/*.c)))
+CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Isrc/cmd \
+             $(patsubst %/,-I%,$(LIB_DIRS)) -I$(BUILD) \
              -DKSHIELD_VERSION='"$(VERSION)"'
 LDLIBS    := -lbpf -lelf -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -lnats -lpq -ldw -ldebuginfod
 STATIC_LDLIBS := -Wl,--start-group -lbpf -ldw -lelf -llzma -lbz2 -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -ldl -Wl,--end-group
@@ -33,20 +38,41 @@ SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 SHIELD_DIRS := $(patsubst %/shield.bpf.c,%,$(wildcard shields/*/shield.bpf.c))
 SHIELDS   := $(notdir $(SHIELD_DIRS))
 SHIELD_OBJS := $(patsubst %,$(BUILD)/shields/%.bpf.o,$(SHIELDS))
-SRCS      := $(wildcard src/*.c) $(wildcard shields/*/test.c)
-OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS))
-STATIC_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(SRCS))
+LIB_SRCS  := $(wildcard src/lib/*/*.c)
+CMD_SRCS  := $(wildcard src/cmd/*.c) $(wildcard shields/*/test.c)
+SRC_HDRS  := $(wildcard src/cmd/*.h src/lib/*/*.h) $(wildcard include/kshield/*.h)
+LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRCS))
+STATIC_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(LIB_SRCS))
+STATIC_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(CMD_SRCS))
 TEST_SRCS := $(wildcard tests/*.c)
+# 32-bit builds of test programs (shields/<name>/compat/<prog>.c) that
+# kshield test runs on 64-bit kernels to reach their compat paths: static
+# i386 on x86 (Debian's gcc-i686-linux-gnu), AArch32 on arm64
+# (gcc-arm-linux-gnueabihf); build/shields/<name>/compat/<prog>.<abi>.
+ifeq ($(ARCH),arm64)
+COMPAT_CC  ?= arm-linux-gnueabihf-gcc
+COMPAT_ABI := arm
+else
+COMPAT_CC  ?= i686-linux-gnu-gcc
+COMPAT_ABI := i386
+endif
+COMPAT_BINS := $(patsubst shields/%.c,$(BUILD)/shields/%.$(COMPAT_ABI),$(wildcard shields/*/compat/*.c))
 
 .PHONY: static-arm64
-.PHONY: all setup run static test test-host matrix matrix-quick matrix-dbg bench clean install uninstall
+.PHONY: all setup run static test test-host test-unit matrix matrix-quick matrix-dbg bench clean install uninstall
 .DELETE_ON_ERROR:
 # Keep skeletons and their BPF objects: as pattern-rule intermediates make
 # would delete them after each build, and the next build would regenerate
 # every skeleton and recompile everything that includes one.
 .SECONDARY: $(SKELS) $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 
-all: $(BUILD)/kshield $(SHIELD_OBJS)
+all: $(BUILD)/kshield $(SHIELD_OBJS) $(COMPAT_BINS)
+
+$(BUILD)/shields/%.$(COMPAT_ABI): shields/%.c
+	$(call msg,CC32,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(COMPAT_CC) -static -O2 -Wall -Wextra -Werror -o $@ $<
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)
@@ -69,29 +95,38 @@ $(BUILD)/shields/%.bpf.o: shields/%/shield.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(SKELS) $(wildcard src/*.h) $(wildcard include/kshield/*.h)
+$(BUILD)/obj/%.o: %.c $(SKELS) $(SRC_HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/kshield: $(OBJS)
+$(BUILD)/libkshield.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/kshield: $(OBJS) $(BUILD)/libkshield.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # Statically linked kshield for the kernel matrix guests.
-$(BUILD)/obj-static/%.o: %.c $(SKELS) $(wildcard src/*.h) $(wildcard include/kshield/*.h)
+$(BUILD)/obj-static/%.o: %.c $(SKELS) $(SRC_HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -DKSHIELD_STATIC -c $< -o $@
 
-$(BUILD)/static/kshield: $(STATIC_OBJS)
+$(BUILD)/static/libkshield.a: $(STATIC_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/static/kshield: $(STATIC_OBJS) $(BUILD)/static/libkshield.a
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LDLIBS) -o $@ 2>&1 | \
 	    { grep -v 'statically linked applications requires at runtime' | grep -v 'in function' || true; }
 	$(Q)test -x $@
 
-static: $(BUILD)/static/kshield $(SHIELD_OBJS)
+static: $(BUILD)/static/kshield $(SHIELD_OBJS) $(COMPAT_BINS)
 
 # BPF objects the tests load on purpose (bad shields and the like).
 FIXTURES := $(patsubst tests/fixtures/%.bpf.c,$(BUILD)/tests/fixtures/%.bpf.o,$(wildcard tests/fixtures/*.bpf.c))
@@ -107,7 +142,21 @@ $(BUILD)/tests/kshield-tests: $(TEST_SRCS) $(wildcard tests/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests $(TEST_SRCS) -lcriterion -ljson-c -lsqlite3 -lbpf -o $@
 
-test-host: all $(BUILD)/tests/kshield-tests $(FIXTURES) $(BUILD)/bench/store_ingest
+# Unit tests of the library's pure functions (tests/unit/*.c): linked
+# against libkshield.a, not the binary; no kernel, no root needed.
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+
+$(BUILD)/tests/unit-tests: $(UNIT_SRCS) $(BUILD)/libkshield.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(UNIT_SRCS) $(BUILD)/libkshield.a -lcriterion $(LDLIBS) -o $@
+
+test-unit: $(BUILD)/tests/unit-tests
+	$(Q)$(BUILD)/tests/unit-tests --jobs 1
+
+test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES) $(BUILD)/bench/store_ingest
+	$(Q)scripts/check-layers.sh
+	$(Q)$(BUILD)/tests/unit-tests --jobs 1
 	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \
 	    KSHIELD_FIXTURES=$(abspath $(BUILD)/tests/fixtures) \
 	    $(BUILD)/tests/kshield-tests --jobs 1 $(TESTFLAGS)
@@ -178,13 +227,13 @@ $(BUILD)/bench/%: bench/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
-# store_ingest drives src/store.c directly, without the kernel.
-$(BUILD)/bench/store_ingest: bench/store_ingest.c $(BUILD)/obj/src/store.o $(BUILD)/obj/src/store_schema.o $(BUILD)/obj/src/cli.o
+# store_ingest drives the store library directly, without the kernel.
+$(BUILD)/bench/store_ingest: bench/store_ingest.c $(BUILD)/libkshield.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lsqlite3 -ljson-c -o $@
 
-bench: all $(BENCH_BINS)
+bench: all $(BENCH_BINS) $(FIXTURES)
 	$(Q)for b in bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done
 
 # `make install` (PREFIX, DESTDIR): binary, shields, systemd unit, default

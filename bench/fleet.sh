@@ -33,7 +33,7 @@ REAL=${FLEET_REAL:-10}
 M=${FLEET_EVENTS:-200000}
 OLD=${FLEET_OLD:-}
 PARTS=${FLEET_PARTS:-deploy events}
-SHIELD=cve-2021-22555
+SHIELD=fixture-sockopt   # tests/fixtures: refuses with EPERM on any kernel with cgroup BPF
 D=$(mktemp -d /tmp/ks-bench-fleet.XXXXXX)
 chmod 755 "$D"
 pids=()
@@ -61,8 +61,9 @@ tests/fleet/cluster.sh start "$D/c" >/dev/null
 . "$D/c/env"
 mkdir -p "$D/trust"
 "$K" shield keygen "$D/signer" >/dev/null
+export KSHIELD_FLEET_KEY="$D/signer.key"	# signs the desired records
 cp "$D/signer.pub" "$D/trust/"
-cp "$SH/$SHIELD.bpf.o" "$D/s.bpf.o"
+cp "${KSHIELD_FIXTURES:-$PWD/build/tests/fixtures}/sockopt-shield.bpf.o" "$D/s.bpf.o"
 "$K" shield sign "$D/s.bpf.o" --key "$D/signer.key" >/dev/null
 "$K" fleet status --nats "$NATS_URLS" >/dev/null	# creates the buckets
 
@@ -73,7 +74,7 @@ base=$("$K" --bpffs /sys/fs/bpf/ks-bfleet-base -j shield load "$D/s.bpf.o" | jge
 printf 'baseline: one local shield load                      %8.1f ms\n' "$base"
 
 for i in $(seq 0 $((REAL - 1))); do
-  setsid "$K" --bpffs "/sys/fs/bpf/ks-bfleet-$i" fleet agent --nats "$NATS_URLS" --keys "$D/trust" \
+  setsid "$K" --bpffs "/sys/fs/bpf/ks-bfleet-$i" fleet agent --nats "$HOST_URLS" --keys "$D/trust" \
     --host "real-$i" --state "$D/state-$i" >"$D/agent-$i.log" 2>&1 &
   pids+=($!)
 done
@@ -90,7 +91,7 @@ printf 'fleet: %4d real agents enforcing (kernel load)      %8d ms after deploy 
 for p in "${pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
 pids=()
 
-setsid "$K" fleet agent --control-plane --instances "$CP" --nats "$NATS_URLS" --keys "$D/trust" \
+setsid "$K" fleet agent --control-plane --instances "$CP" --nats "$HOST_URLS" --keys "$D/trust" \
   --host cp >"$D/cp.log" 2>&1 &
 pids+=($!)
 # Wait until every control-plane agent registered (its watcher is up).

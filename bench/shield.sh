@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Shield benchmarks (issue 2), figures as ratios against baselines measured in
 # the same run, because these machines are noisy:
-#  1. load-to-enforcing latency of cve-2021-22555 (median of 20 loads, as
+#  1. load-to-enforcing latency of fixture-sockopt (tests/fixtures: the
+#     cgroup/setsockopt shield cve-2021-22555 had until it dropped it) (median of 20 loads, as
 #     reported by the loader: open -> attached and pinned), against
 #     `bpftool prog loadall` of the same object (load + pin, no attach);
 #  2. cost on the hooked call: a tight setsockopt loop with the shield
@@ -10,18 +11,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KS=${KSHIELD:-build/kshield}
-OBJ=build/shields/cve-2021-22555.bpf.o
+OBJ=build/tests/fixtures/sockopt-shield.bpf.o
 export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench
 LOOP=build/bench/setsockopt_loop
 N=${N:-1000000}
-trap '$KS shield unload cve-2021-22555 >/dev/null 2>&1 || true; rm -rf $KSHIELD_BPFFS /sys/fs/bpf/ks-bench-bpftool' EXIT
+trap '$KS shield unload fixture-sockopt >/dev/null 2>&1 || true; rm -rf $KSHIELD_BPFFS /sys/fs/bpf/ks-bench-bpftool' EXIT
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 echo "== load-to-enforcing latency (20 loads each)"
 ks=$(for i in $(seq 20); do
 	$KS -j shield load $OBJ | sed -E 's/.*"load_ms":([0-9.]+).*/\1/'
-	$KS shield unload cve-2021-22555
+	$KS shield unload fixture-sockopt
 done | median)
 bt=$(for i in $(seq 20); do
 	s=$(date +%s%N); bpftool prog loadall $OBJ /sys/fs/bpf/ks-bench-bpftool 2>/dev/null || true
@@ -38,9 +39,9 @@ csv=$(mktemp)
 NOOP=build/bench/noop_sockopt.bpf.o
 CG=$(awk '$3=="cgroup2"{print $2; exit}' /proc/mounts)
 hyperfine -N --warmup 2 --runs 10 --export-csv "$csv" \
-	--prepare "sh -c '$KS shield unload cve-2021-22555 2>/dev/null || true'" \
+	--prepare "sh -c '$KS shield unload fixture-sockopt 2>/dev/null || true'" \
 	--prepare "$KS shield load $OBJ" \
-	--prepare "sh -c '$KS shield unload cve-2021-22555; rm -f /sys/fs/bpf/ks-bench-noop; bpftool prog load $NOOP /sys/fs/bpf/ks-bench-noop && bpftool cgroup attach $CG setsockopt pinned /sys/fs/bpf/ks-bench-noop multi'" \
+	--prepare "sh -c '$KS shield unload fixture-sockopt; rm -f /sys/fs/bpf/ks-bench-noop; bpftool prog load $NOOP /sys/fs/bpf/ks-bench-noop && bpftool cgroup attach $CG setsockopt pinned /sys/fs/bpf/ks-bench-noop multi'" \
 	--command-name without --command-name with --command-name noop \
 	"$LOOP $N" "$LOOP $N" "$LOOP $N" >/dev/null
 bpftool cgroup detach "$CG" setsockopt pinned /sys/fs/bpf/ks-bench-noop 2>/dev/null || true

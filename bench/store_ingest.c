@@ -1,4 +1,4 @@
-/* store_ingest.c - sustained ingest into the event store (src/store.c), the
+/* store_ingest.c - sustained ingest into the event store (src/lib/store/store.c), the
  * agent's write path without the kernel: decode + INSERT in batched WAL
  * transactions. The baseline, measured in the same run, is raw SQLite at
  * its best: one prepared 12-column INSERT of integers, 10k rows per
@@ -236,7 +236,7 @@ static int copy_v1(const char *src, const char *dst)
 		 " comm TEXT, cgroup_id INTEGER, exec_id INTEGER, parent_exec_id INTEGER,"
 		 " binary TEXT, args TEXT, laddr TEXT, lport INTEGER, raddr TEXT, rport INTEGER,"
 		 " shield TEXT, verdict TEXT, alg_type TEXT, alg_name TEXT, ret INTEGER, detail TEXT);"
-		 "INSERT INTO events SELECT ts, kind, pid, tgid, ppid, uid, euid, comm, cgroup_id,"
+		 "INSERT INTO events SELECT ts, kind, tid, pid, ppid, uid, euid, comm, cgroup_id,"
 		 " exec_id, parent_exec_id, binary, args, laddr, lport, raddr, rport, shield, verdict,"
 		 " alg_type, alg_name, ret, detail FROM src.events ORDER BY ts;"
 		 "CREATE INDEX events_kind_ts ON events(kind, ts);"

@@ -2,7 +2,7 @@
  * detaching kshield's links, writing its maps, removing its pins, unmounting
  * the bpffs that holds them, and killing, stopping or tracing the agent.
  *
- * Two variants, chosen by src/guard.c:
+ * Two variants, chosen by src/lib/guard/guard.c:
  *   lsm__*  BPF LSM hooks: the attempt is refused with EPERM (while the guard
  *           is enabled) and recorded as a KS_EV_TAMPER event.
  *   tp__*   syscall tracepoints, for kernels without BPF LSM: the attempt is

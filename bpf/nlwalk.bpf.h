@@ -334,12 +334,14 @@ static __always_inline int nlw_walk_iov(struct nlw *w, const struct iovec *iov, 
 
 /* Tracepoint fallbacks: what the sender asked to send, from its own memory. */
 enum { NLW_CLEAN = 0, NLW_HIT = 1, NLW_UNPARSED = 2 };
-enum { NLW_SEND_BUF, NLW_SEND_IOV, NLW_SEND_MSG, NLW_SEND_MMSG };
+enum { NLW_SEND_BUF, NLW_SEND_IOV, NLW_SEND_MSG, NLW_SEND_MMSG, NLW_SEND_PIPE };
 
 /* Walk one send of @kind: BUF (a = buffer, b = length), IOV (a = iovec
- * array, b = count), MSG (a = user_msghdr). sendmmsg (MMSG) is not
- * parsed. Returns NLW_HIT, NLW_CLEAN, or NLW_UNPARSED when the request could
- * not be read whole (callers fail closed). */
+ * array, b = count), MSG (a = user_msghdr). sendmmsg (MMSG) and the sends
+ * whose bytes come from another file (PIPE: splice, sendfile; the bytes
+ * are in a pipe or a file, not in the sender's memory) are not parsed.
+ * Returns NLW_HIT, NLW_CLEAN, or NLW_UNPARSED when the request could not be
+ * read whole (callers fail closed). */
 static __always_inline int nlw_tp_walk(struct nlw *w, int kind, __u64 a, __u64 b)
 {
 	int truncated;
@@ -413,10 +415,150 @@ static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int p
 	return 0;
 }
 
-/* The "lsm" variant of a netlink shield for sockets of @protocol. */
+/* io_uring for the tp variant: requests that reach a socket without a
+ * send syscall. At io_uring_enter() the SQEs about to be submitted are in
+ * the ring (kernel memory, mapped to the submitter): each send or write
+ * opcode whose target is a guarded netlink socket of @protocol kills the
+ * submitter, unparsed (blunt: nothing sends netlink requests through
+ * io_uring). Not seen: rings polled by a kernel thread (IORING_SETUP_SQPOLL
+ * submits without io_uring_enter), and targets given as registered files
+ * (IOSQE_FIXED_FILE), which are killed only when the submitter itself lives
+ * in a child user namespace. */
+#define NLW_IOSQE_FIXED_FILE		1
+#define NLW_IORING_SETUP_SQE128		(1u << 10)
+#define NLW_IORING_ENTER_REGISTERED	(1u << 4)
+#define NLW_IO_RINGFD_REG_MAX		16
+#define NLW_SQ_SCAN			4096	/* SQEs looked at per enter */
+
+static __always_inline bool nlw_uring_op_sends(__u8 op)
+{
+	switch (op) {
+	case 2:		/* WRITEV */
+	case 5:		/* WRITE_FIXED */
+	case 9:		/* SENDMSG */
+	case 23:	/* WRITE */
+	case 26:	/* SEND */
+	case 30:	/* SPLICE (fd is fd_out) */
+	case 47:	/* SEND_ZC */
+	case 48:	/* SENDMSG_ZC */
+		return true;
+	}
+	return false;
+}
+
+struct nlw_uring_scan {
+	__u64 sqes;
+	__u32 *sq_array;
+	__u32 head, n, mask, stride;
+	int protocol;
+	int hit;		/* fd of the first guarded target, or -1 */
+};
+
+static long nlw_uring_step(__u32 i, void *arg)
+{
+	struct nlw_uring_scan *c = arg;
+	struct { __u8 opcode; __u8 flags; __u16 ioprio; __s32 fd; } sqe;
+	__u32 pos, idx = 0;
+	struct sock *sk;
+
+	if (i >= c->n)
+		return 1;
+	pos = (c->head + i) & c->mask;
+	if (c->sq_array) {
+		if (bpf_probe_read_kernel(&idx, sizeof(idx), &c->sq_array[pos]))
+			return 1;
+	} else {
+		idx = pos;
+	}
+	if (bpf_probe_read_kernel(&sqe, sizeof(sqe),
+				  (void *)(long)(c->sqes + (__u64)(idx & c->mask) * c->stride)))
+		return 1;
+	if (!nlw_uring_op_sends(sqe.opcode))
+		return 0;
+	if (sqe.flags & NLW_IOSQE_FIXED_FILE) {
+		if (ks_in_child_userns()) {
+			c->hit = sqe.fd;
+			return 1;
+		}
+		return 0;
+	}
+	sk = nlw_fd_netlink_sock(sqe.fd);
+	if (sk && nlw_guarded(sk, c->protocol)) {
+		c->hit = sqe.fd;
+		return 1;
+	}
+	return 0;
+}
+
+/* The io_uring file behind @fd of io_uring_enter(@flags), or NULL. */
+static __always_inline struct file *nlw_uring_file(int fd, __u32 flags)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct file *file = NULL;
+	char name[11] = {};
+
+	if (flags & NLW_IORING_ENTER_REGISTERED) {
+		struct io_uring_task *tctx = BPF_CORE_READ(task, io_uring);
+
+		if (!tctx || fd < 0 || fd >= NLW_IO_RINGFD_REG_MAX ||
+		    !bpf_core_field_exists(tctx->registered_rings))
+			return NULL;
+		bpf_probe_read_kernel(&file, sizeof(file), &tctx->registered_rings[fd & 15]);
+	} else {
+		struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+		struct file **fds;
+
+		if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+			return NULL;
+		fds = BPF_CORE_READ(fdt, fd);
+		bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	}
+	if (!file || bpf_probe_read_kernel_str(name, sizeof(name),
+					       BPF_CORE_READ(file, f_path.dentry, d_name.name)) != 11 ||
+	    __builtin_memcmp(name, "[io_uring]", 11))
+		return NULL;
+	return file;
+}
+
+static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 flags, int protocol)
+{
+	struct nlw_uring_scan c = { .protocol = protocol, .hit = -1 };
+	struct io_ring_ctx *ctx;
+	struct file *file;
+	__u32 tail, entries;
+
+	if (!to_submit)
+		return 0;
+	file = nlw_uring_file(fd, flags);
+	if (!file)
+		return 0;
+	ctx = BPF_CORE_READ(file, private_data);
+	if (!ctx)
+		return 0;
+	entries = BPF_CORE_READ(ctx, sq_entries);
+	if (!entries || entries & (entries - 1))
+		return 0;
+	c.mask = entries - 1;
+	c.head = BPF_CORE_READ(ctx, cached_sq_head);
+	tail = BPF_CORE_READ(ctx, rings, sq.tail);
+	c.n = tail - c.head;
+	if (c.n > to_submit)
+		c.n = to_submit;
+	if (c.n > entries)
+		c.n = entries;
+	c.sqes = (__u64)(long)BPF_CORE_READ(ctx, sq_sqes);
+	c.sq_array = BPF_CORE_READ(ctx, sq_array);
+	c.stride = (BPF_CORE_READ(ctx, flags) & NLW_IORING_SETUP_SQE128) ? 128 : 64;
+	bpf_loop(NLW_SQ_SCAN, nlw_uring_step, &c, 0);
+	if (c.hit >= 0)
+		ks_kill("sys_enter_io_uring_enter", 0, c.hit, 0, NLW_UNPARSED);
+	return 0;
+}
+
+/* The "lsm" and "fmod_ret" (security_netlink_send) variants of a netlink
+ * shield for sockets of @protocol. */
 #define NLW_LSM_PROGRAM(protocol)					\
-SEC("lsm/netlink_send")							\
-int BPF_PROG(lsm__netlink_send, struct sock *sk, struct sk_buff *skb)	\
+KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *skb) \
 {									\
 	return nlw_lsm_send(sk, skb, protocol, false);			\
 }									\
@@ -426,14 +568,34 @@ int BPF_PROG(lsm__netlink_send__noloop, struct sock *sk, struct sk_buff *skb) \
 	return nlw_lsm_send(sk, skb, protocol, true);			\
 }
 
-/* The "tp" variant: the five syscalls that reach netlink_sendmsg() with
- * user buffers, each walked by nlw_tp_send() for sockets of @protocol.
- * Per-syscall events, not raw_tp/sys_enter: measured on the 6.18 host (CPU
- * time of 1M calls), an empty classic sys_enter_write program adds ~220 ns
- * to write() and nothing to other syscalls, an empty raw_tp/sys_enter
- * ~150 ns to every syscall. io_uring sends and 32-bit compat syscalls do
- * not pass these tracepoints: the fallback's documented gap, which only the
- * LSM variant closes. */
+/* Coverage of the trigger paths every netlink shield's test registers
+ * (src/nltrigger.h), for KSHIELD_META(prevents_<v>, ...) / detects_<v>.
+ * lsm and fmod_ret judge the kernel copy in security_netlink_send(), which
+ * every way in passes. tp kills the sender after its send completed: the
+ * request is committed, and what stops the exploit is that its only holder
+ * of the socket and namespace dies before the next step; a process that
+ * shares the socket (clone-files: a sibling sends and is killed, the other
+ * keeps the committed state) is only seen. io_uring sends are judged at
+ * io_uring_enter (nlw_tp_uring_enter: not with SQPOLL rings); 32-bit
+ * compat sends pass none of the syscall tracepoints: not covered by tp. */
+#define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,clone-files"
+#define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights"
+#define NLW_PATHS_TP_SEEN "clone-files"
+
+/* The "tp" variant: the syscalls that reach netlink_sendmsg(), each
+ * walked by nlw_tp_send() for sockets of @protocol: sendmsg, sendto,
+ * write, writev and pwritev2 (offset -1 is a plain writev, the only form a
+ * socket accepts) with user buffers; sendmmsg, splice and sendfile into the
+ * socket, unparsed (killed when guarded: nothing sends netlink requests that
+ * way). Per-syscall events, not raw_tp/sys_enter: measured on the 6.18 host
+ * (CPU time of 1M calls), an empty classic sys_enter_write program adds
+ * ~220 ns to write() and nothing to other syscalls, an empty
+ * raw_tp/sys_enter ~150 ns to every syscall. io_uring sends are judged at
+ * io_uring_enter from the submission ring (nlw_tp_uring_enter); rings
+ * polled by a kernel thread (SQPOLL) and 32-bit compat syscalls do not pass
+ * these tracepoints: the fallback's documented gap, which only the LSM and
+ * fmod_ret variants close. vmsplice and tee only fill pipes: the splice out of the pipe is
+ * what is seen. */
 #define NLW_TP_PROGRAMS(protocol)					\
 SEC("tracepoint/syscalls/sys_enter_sendmsg")				\
 int tp__sendmsg(struct trace_event_raw_sys_enter *ctx)			\
@@ -459,6 +621,27 @@ SEC("tracepoint/syscalls/sys_enter_sendmmsg")				\
 int tp__sendmmsg(struct trace_event_raw_sys_enter *ctx)			\
 {									\
 	return nlw_tp_send((int)ctx->args[0], NLW_SEND_MMSG, ctx->args[1], ctx->args[2], protocol); \
+}									\
+SEC("tracepoint/syscalls/sys_enter_pwritev2")				\
+int tp__pwritev2(struct trace_event_raw_sys_enter *ctx)			\
+{									\
+	return nlw_tp_send((int)ctx->args[0], NLW_SEND_IOV, ctx->args[1], ctx->args[2], protocol); \
+}									\
+SEC("tracepoint/syscalls/sys_enter_splice")				\
+int tp__splice(struct trace_event_raw_sys_enter *ctx)			\
+{									\
+	return nlw_tp_send((int)ctx->args[2], NLW_SEND_PIPE, 0, 0, protocol); \
+}									\
+SEC("tracepoint/syscalls/sys_enter_sendfile64")				\
+int tp__sendfile(struct trace_event_raw_sys_enter *ctx)			\
+{									\
+	return nlw_tp_send((int)ctx->args[0], NLW_SEND_PIPE, 0, 0, protocol); \
+}								\
+SEC("tracepoint/syscalls/sys_enter_io_uring_enter")			\
+int tp__io_uring_enter(struct trace_event_raw_sys_enter *ctx)		\
+{									\
+	return nlw_tp_uring_enter((int)ctx->args[0], (__u32)ctx->args[1], \
+				  (__u32)ctx->args[3], protocol);	\
 }
 
 #endif /* KSHIELD_NLWALK_BPF_H */

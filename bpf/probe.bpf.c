@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* probe.bpf.c - one minimal program per attach type that `kshield probe`
- * tests. The loader (src/probe_hooks.c) enables one program at a time
+ * tests. The loader (src/lib/kernel/probe_hooks.c) enables one program at a time
  * (autoload), loads it, attaches it and, where cheap, checks that it fired,
  * then destroys everything: the kernel answer is what counts, not a config
  * file.
  *
  * Every program only counts hits from the probing process (probe_tgid), so
  * the moment it spends attached to a global hook changes nothing for anyone
- * else. Names are "probe_<hook>" as in src/probe_hooks.c's table.
+ * else. Names are "probe_<hook>" as in src/lib/kernel/probe_hooks.c's table.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -16,7 +16,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* Hit counters indexed by the hook's position in ks_probe_hook_names[]
- * (src/probe_hooks.c): several programs may share one loaded object. */
+ * (src/lib/kernel/probe_hooks.c): several programs may share one loaded object. */
 enum {
 	H_LSM, H_FENTRY, H_FEXIT, H_FMOD_RET, H_KPROBE, H_KPROBE_OVERRIDE,
 	H_UPROBE, H_TRACEPOINT, H_RAW_TRACEPOINT, H_TP_BTF, H_MAX = 13,

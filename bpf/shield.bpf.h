@@ -19,6 +19,20 @@
  * tries the variants in KSHIELD_VARIANTS order and keeps the first whose
  * programs all load and attach on this kernel.
  *
+ * A hook written once gives two variants (KS_SECURITY_HOOK below): "lsm"
+ * (BPF LSM, needs bpf in lsm=) and "fmod_ret" (the same body as fmod_ret on
+ * the kernel's security_<hook> function: any kernel with BPF trampolines,
+ * whatever lsm= says), both refusing with -EPERM:
+ *
+ *	KSHIELD_VARIANTS("lsm,fmod_ret,tp");
+ *	KS_SECURITY_HOOK(setsockopt, socket_setsockopt,
+ *			 struct socket *sock, int level, int optname)
+ *	{
+ *		if (!is_trigger(level, optname))
+ *			return 0;
+ *		return ks_refuse("socket_setsockopt", level, optname, 0, 0) ? -EPERM : 0;
+ *	}
+ *
  * Metadata keys (all strings, read from the object without loading it):
  *   name, cve, summary, refs, hunt (SQL over the event store), variants,
  *   variant_<v> (one line on what variant <v> does, e.g. that it is blunt),
@@ -29,7 +43,14 @@
  *   sites.bpf.h and docs/inline-sites.md; text without ':' ("sudo") only
  *   names what the shield watches, its programs attach by their SEC),
  *   modules (kernel modules the test needs, loaded in the order given; one
- *   neither loaded nor built in makes a test whose trigger fails n/a).
+ *   neither loaded nor built in makes a test whose trigger fails n/a),
+ *   prevents_<v> and detects_<v> (comma lists of the test's trigger path
+ *   names, src/selftest.h: the paths variant <v> refuses before the
+ *   exploit's effect, and those it only sees, e.g. kills after the call;
+ *   a path in neither is "not covered" by <v> and its test row partial),
+ *   requires_<v> (kernel features variant <v> is pointless without; the
+ *   loader skips it, saying why, where one is missing: "compat" = 32-bit
+ *   compat syscalls, for variants that watch only those).
  */
 #ifndef KSHIELD_SHIELD_BPF_H
 #define KSHIELD_SHIELD_BPF_H
@@ -132,6 +153,44 @@ static __always_inline __u32 __ks_hit(const char *hook, __u32 verdict_enforce,
 		__killed;						\
 	})
 
+/* One body, two programs: "lsm__<name>" on LSM hook @hook and
+ * "fmod_ret__<name>" on @fn, the kernel function that calls it (the
+ * verifier allows fmod_ret on every security_* function). Both get the
+ * hook's arguments, then the return value of the programs before them
+ * (the last argument): a refusal already made is kept and the body not
+ * run. The body returns 0 to allow or -errno to refuse. For int hooks
+ * whose security_ function takes the same arguments; write two programs
+ * around a shared helper where they differ (mmap_file: the hook has
+ * reqprot, security_mmap_file not), and use fentry for void hooks. */
+#define KS_SECURITY_HOOK_FN(name, hook, fn, args...)			\
+static __always_inline int ____ks_##name(unsigned long long *ctx, ##args); \
+static __always_inline int ____ks_entry_##name(unsigned long long *ctx)	\
+{									\
+	int __prev = (int)ctx[___bpf_narg(args)];			\
+									\
+	if (__prev)							\
+		return __prev;						\
+	_Pragma("GCC diagnostic push")					\
+	_Pragma("GCC diagnostic ignored \"-Wint-conversion\"")		\
+	return ____ks_##name(___bpf_ctx_cast(args));			\
+	_Pragma("GCC diagnostic pop")					\
+}									\
+SEC("lsm/" #hook)							\
+int lsm__##name(unsigned long long *ctx)				\
+{									\
+	return ____ks_entry_##name(ctx);				\
+}									\
+SEC("fmod_ret/" #fn)							\
+int fmod_ret__##name(unsigned long long *ctx)				\
+{									\
+	return ____ks_entry_##name(ctx);				\
+}									\
+static __always_inline int ____ks_##name(unsigned long long *ctx, ##args)
+
+/* The common case: the function is security_<hook>. */
+#define KS_SECURITY_HOOK(name, hook, args...)				\
+	KS_SECURITY_HOOK_FN(name, hook, security_##hook, ##args)
+
 /* cgroup/setsockopt: let the call through unchanged. optlen 0 tells the
  * kernel to use the caller's own buffer: it saves a kmalloc+copy on every
  * setsockopt and avoids -EFAULT for options longer than a page on older
@@ -175,6 +234,26 @@ static __always_inline struct sock *ks_sockopt_sk(struct bpf_sockopt *ctx)
 	struct bpf_sockopt_kern *k = (void *)ctx;
 
 	return BPF_CORE_READ(k, sk);
+}
+
+/* The sock behind descriptor @fd of the current task, or NULL when @fd is
+ * no socket: for tracepoint fallbacks, which get descriptors, not objects. */
+static __always_inline struct sock *ks_fd_sock(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *file = NULL;
+	struct socket *sock;
+
+	if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return NULL;
+	if ((BPF_CORE_READ(file, f_inode, i_mode) & 00170000) != 0140000)	/* S_IFSOCK */
+		return NULL;
+	sock = BPF_CORE_READ(file, private_data);
+	return sock ? BPF_CORE_READ(sock, sk) : NULL;
 }
 
 #endif /* KSHIELD_SHIELD_BPF_H */

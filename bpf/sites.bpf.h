@@ -1,6 +1,6 @@
 /* sites.bpf.h - for uprobe and kprobe programs attached at every
- * DWARF-resolved copy of a function (src/uprobe_sites.c for a shield whose
- * target is PATH:FUNCTION or BUILDID:FUNCTION, src/kernel_sites.c for
+ * DWARF-resolved copy of a function (src/lib/sites/uprobe_sites.c for a shield whose
+ * target is PATH:FUNCTION or BUILDID:FUNCTION, src/lib/sites/kernel_sites.c for
  * kernel:FUNCTION): which site fired, and the value of a parameter there.
  *
  * The BPF cookie of each link is the site's index, also the <N> of its pin

@@ -43,6 +43,14 @@ cp "$here/init" "$stage/init"
 chmod 0755 "$stage/init" "$stage/bin/busybox" "$stage/bin/kshield"
 mknod -m 0600 "$stage/dev/console" c 5 1
 cp "$SHIELDS"/*.bpf.o "$stage/shields/"
+# The shields' 32-bit test programs (<name>/compat/<prog>.i386 or .arm, see
+# the Makefile): kshield test runs them for the compat trigger paths.
+for c in "$SHIELDS"/*/compat/*; do
+	[ -f "$c" ] || continue
+	rel=${c#"$SHIELDS"/}
+	mkdir -p "$stage/shields/$(dirname "$rel")"
+	cp "$c" "$stage/shields/$rel"
+done
 echo "$checks" >"$stage/etc/kshield/checks"
 
 # The "modules" metadata of an object (comma list), one name per line.

@@ -8,7 +8,12 @@
 # failed, "" when it finished), $wall (host seconds from QEMU start to exit).
 #
 # Each row's status:
-#   pass           the shield loaded, refused the trigger, left benign use alone
+#   pass           the shield loaded, did what its variant claims on every
+#                  trigger path that runs here (refused the ones it prevents,
+#                  counted the ones it detects), left benign use alone
+#   partial        as pass, but a path that runs here is not covered by the
+#                  variant that loaded ("cgroup: compat-i386 not covered"):
+#                  shown apart, never counted as a pass
 #   fail           anything else the shield claimed and did not do
 #                  (also a test that did not run because the shield was
 #                  already enforcing there: its error says "not run: ...")
@@ -22,6 +27,15 @@
 def tagged($t): select(startswith($t + " ")) | .[($t | length) + 1:];
 def checks: if $checks == "-" then [] else ($checks | split(",")) end;
 def lsm_variant: (. // "") | startswith("lsm");
+
+# Paths the loaded variant claims to prevent that went through anyway.
+def prevented_passed:
+  [.paths[]? | select(.coverage == "prevents" and
+                      (.enforce == "passed" or .enforce == "effect" or .enforce == "no-effect"))
+   | .name];
+
+# Paths that ran while enforcing and the loaded variant does not cover.
+def uncovered: [.paths[]? | select(.coverage == "none" and .enforce != null) | .name];
 
 def status:
   if .check_error != null then "check-failed"
@@ -38,7 +52,13 @@ def status:
     (if .error != null then "expected-fail" else "check-failed" end)
   elif .unsupported == true then "unprotected"
   elif .not_applicable == true then "n/a"
-  elif .error == null and .trigger_refused == true and .benign_ok == true then "pass"
+  # a path the variant claims to prevent went through: fail, whatever the
+  # runner said (the matrix holds the claim itself)
+  elif (prevented_passed | length) > 0 then "fail"
+  elif .error == null and .benign_ok == true
+       and (.partial == true or (uncovered | length) > 0) then "partial"
+  elif .error == null and (.trigger_refused == true or .detect_only == true)
+       and .benign_ok == true then "pass"
   else "fail" end;
 
 # The nobpf check: with bpf left out of lsm=, an LSM variant must not load,
@@ -155,7 +175,10 @@ def ksites_row($s):
 | {kernel: $k,
    rows: (($results + $checked + $kernel_rows)
           | map(. + {boot_s: $k.boot_s, done_s: $k.done_s, wall_s: $k.wall_s}
-                | .error = (.check_error // .error)
+                | .error = (.check_error // .error
+                            // (prevented_passed | if length > 0 then
+                                 "\(join(", ")) went through on a variant that claims to prevent it"
+                               else null end))
                 | .status = status
                 | if .check == "guard" and .status != "pass" and .error == null then
                     .error = ([.checks[]? | select(.ok != true) | "\(.name): \(.got)"]

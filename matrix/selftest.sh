@@ -16,6 +16,10 @@
 #     check-failed row when the LSM variant loaded anyway (it cannot enforce
 #     there, so the matrix must not count it as a pass).
 #  4. every selected kernel produced a rows.json, and results.json agrees.
+#  5. path coverage, on a guest's real result line altered two ways: a path
+#     the variant claims to prevent that went through (runner error removed)
+#     must give a failed row and a failing verdict; a path the variant does
+#     not cover must give a "partial" row, never "pass".
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -98,5 +102,42 @@ if [ "$nk" -gt 0 ] && [ "$nk" = "$nr" ] &&
 else
 	bad "4 kernels.json ($nk), rows/ ($nr) and results.json disagree"
 fi
+
+# 5.
+checked=0
+for rows in "$dir"/rows/*/rows.json; do
+	[ -f "$rows" ] || continue
+	d=$(dirname "$rows")
+	line=$(grep -a '^KSHIELD-RESULT ' "$d/console.log" 2>/dev/null |
+		sed 's/^KSHIELD-RESULT //' | jq -c 'select(.error == null and .trigger_refused == true
+			and ([.paths[]? | select(.coverage == "prevents")] | length) > 0)' 2>/dev/null | head -1)
+	[ -n "$line" ] || continue
+	checked=1
+	k=$(jq -r .kernel.kernel "$rows")
+	rowsof() {
+		sed 's/^/KSHIELD-RESULT /' | jq -R -n -f "$here/rows.jq" --arg arch x --arg package x \
+			--arg flavour x --arg checks - --arg kernel "$k" --arg lsm x --arg error "" \
+			--arg wall 0 | jq '.rows'
+	}
+	through=$(jq -c '(.paths | map(select(.coverage == "prevents")) | first | .name) as $n
+		| .paths |= map(if .name == $n then .enforce = "passed" | .hit = false else . end)' <<<"$line" | rowsof)
+	uncovered=$(jq -c '(.paths | map(select(.coverage == "prevents")) | first | .name) as $n
+		| .paths |= map(if .name == $n then .coverage = "none" | .status = "not-covered" else . end)
+		| .partial = true | .coverage_note = "\(.variant): \($n) not covered"' <<<"$line" | rowsof)
+	s=$(jq -r '.[0].shield' <<<"$through")
+	if [ "$(jq -r '.[0].status' <<<"$through")" = fail ] &&
+		! jq -e -f "$here/verdict.jq" <<<"$through" >/dev/null; then
+		ok "5 $s on $k, a prevented path altered to go through: status fail, verdict fails ($(jq -r '.[0].error' <<<"$through"))"
+	else
+		bad "5 $s on $k, a prevented path that went through was not failed: $(jq -c '.[0] | {status, error}' <<<"$through")"
+	fi
+	if [ "$(jq -r '.[0].status' <<<"$uncovered")" = partial ]; then
+		ok "5 $s on $k, a path altered to not covered: status partial"
+	else
+		bad "5 $s on $k, an uncovered path did not make the row partial: $(jq -c '.[0] | {status, error}' <<<"$uncovered")"
+	fi
+	break
+done
+[ $checked = 1 ] || bad "5 no guest result with a prevented path to alter"
 
 [ $fails = 0 ]

@@ -4,8 +4,20 @@
 def pad($n): tostring | if length >= $n then .[:$n] else . + (" " * ($n - length)) end;
 def yn: if . == true then "yes" elif . == false then "no" else "-" end;
 def ms: if . == null or . == 0 then "-" else (. * 10 | round / 10 | tostring) end;
+# Per-path outcome when a shield has several paths or one not prevented:
+# "native prevented, compat-i386 n/a".
+def paths_note:
+  [.paths[]?] as $p
+  | if ($p | length) > 1 or ($p | map(select(.status != "prevented")) | length) > 0 then
+      ($p | map("\(.name) \(.status)") | join(", "))
+    else "" end;
+def vuln: if .vulnerable == null then "-" else .vulnerable end;
 def reason:
-  if .status == "pass" then
+  if .status == "partial" then
+    "\(.coverage_note // "not covered"); \(paths_note)"
+  elif .status == "pass" and paths_note != "" then
+    (if .fallback then "fallback \(.fallback); " else "" end) + paths_note
+  elif .status == "pass" then
     (if .fallback then "lsm unavailable; fallback \(.fallback) took over"
      elif .no_lsm_variant then "no lsm variant" else "" end)
   elif .status == "expected-fail" then "check \(.check): marked failed as it must be: \(.error)"
@@ -13,16 +25,19 @@ def reason:
     "lsm unavailable (\(.lsm_unavailable | .[:60])); fallback: \(.fallback); \(.error // "")"
   else (.error // "") end | gsub("\n"; " ") | .[:150];
 def mark: {"pass": "ok", "fail": "FAIL", "unprotected": "UNPROTECTED", "n/a": "n/a",
-           "expected-fail": "ok(check)", "check-failed": "CHECK-FAILED"}[.status] // .status;
+           "expected-fail": "ok(check)", "check-failed": "CHECK-FAILED", "partial": "PARTIAL"}[.status] // .status;
 
-(["KERNEL", "ARCH", "SHIELD", "VARIANT", "TRIGGER", "BENIGN", "LOAD ms", "RESULT", "REASON"]
- | [.[0] | pad(34)] + [.[1] | pad(8)] + [.[2] | pad(24)] + [.[3] | pad(8)]
-   + [.[4] | pad(8)] + [.[5] | pad(7)] + [.[6] | pad(8)] + [.[7] | pad(13)] + [.[8]] | join("")),
+(["KERNEL", "ARCH", "SHIELD", "VARIANT", "TRIGGER", "BENIGN", "VULN", "LOAD ms", "RESULT", "REASON"]
+ | [.[0] | pad(34)] + [.[1] | pad(8)] + [.[2] | pad(24)] + [.[3] | pad(9)]
+   + [.[4] | pad(8)] + [.[5] | pad(7)] + [.[6] | pad(8)] + [.[7] | pad(8)] + [.[8] | pad(13)]
+   + [.[9]] | join("")),
 (.[] | [(.kernel | pad(34)), (.arch | pad(8)),
         ((.shield // "(kernel)") + (if .check then " [\(.check)]" else "" end) | pad(23) + " "),
-        ((.variant // "-") | pad(8)),
-        (if .shield == null then "-" else (.trigger_refused | yn) end | pad(8)),
+        ((.variant // "-") | pad(9)),
+        (if .shield == null then "-" elif .detect_only == true then "detect"
+         else (.trigger_refused | yn) end | pad(8)),
         (if .shield == null then "-" else (.benign_ok | yn) end | pad(7)),
+        (vuln | pad(8)),
         (.load_ms | ms | pad(8)), (mark | pad(13)), reason] | join("")),
 "",
 "boot-to-result per kernel (guest uptime at init / at last result; wall = host time incl. QEMU):",

@@ -11,6 +11,7 @@ set -euo pipefail
 
 pkgs=(
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+  gcc-arm-linux-gnueabihf libc6-dev-armhf-cross   # AArch32 compat test programs
   libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64
   libsqlite3-dev:arm64 libjson-c-dev:arm64 libsodium-dev:arm64
   libdw-dev:arm64 liblzma-dev:arm64 libbz2-dev:arm64

@@ -15,6 +15,9 @@ pkgs=(
   dwz debuginfod libdebuginfod-dev elfutils liblzma-dev libbz2-dev
   nats-server libnats-dev postgresql-15 libpq-dev
   jq   # matrix/: reads the guests' JSON result lines
+  # static i386 test programs for the compat paths (shields/*/compat/*.c);
+  # not gcc-multilib: it would remove the aarch64 cross compiler
+  gcc-i686-linux-gnu libc6-dev-i386-cross
   debhelper dpkg-dev man-db systemd   # tests/test_install.c: .deb build, unit and man page checks
 )
 

@@ -45,6 +45,21 @@ static inline const char *ks_shields_dir(void)
 	return d && *d ? d : "build/shields";
 }
 
+/* Directory of test fixture objects ($KSHIELD_FIXTURES, else
+ * build/tests/fixtures). */
+static inline const char *ks_fixtures_dir(void)
+{
+	const char *d = getenv("KSHIELD_FIXTURES");
+
+	return d && *d ? d : "build/tests/fixtures";
+}
+
+/* A shield that refuses with EPERM on this host (cgroup/setsockopt): the
+ * 64-bit IPT_SO_SET_REPLACE of KS_SOCKOPT_TRIGGER from a user namespace. */
+#define KS_SOCKOPT_SHIELD	"fixture-sockopt"
+#define KS_SOCKOPT_OBJ		"sockopt-shield.bpf.o"
+#define KS_SOCKOPT_TRIGGER	"unshare -Urn iptables-legacy -w -A INPUT -j ACCEPT"
+
 /* Append what is readable on @fd to the growing buffer *@buf (size *@len).
  * Returns bytes read, 0 at EOF, -1 on error. */
 static inline ssize_t ks__drain(int fd, char **buf, size_t *len)
@@ -193,8 +208,9 @@ static inline json_object *ks_run_json(const char *cmdline, int *status, char **
 	return o;
 }
 
-/* Member at dotted @path ("hooks.lsm"); NULL when any step is missing.
- * The result is borrowed from @o. */
+/* Member at dotted @path ("hooks.lsm"; a number steps into an array:
+ * "paths.0.name"); NULL when any step is missing. The result is borrowed
+ * from @o. */
 static inline json_object *ks_json_get(json_object *o, const char *path)
 {
 	char key[256];
@@ -203,12 +219,16 @@ static inline json_object *ks_json_get(json_object *o, const char *path)
 	while (o && *p) {
 		size_t n = strcspn(p, ".");
 
-		if (n >= sizeof(key) || !json_object_is_type(o, json_type_object))
+		if (n >= sizeof(key))
 			return NULL;
 		memcpy(key, p, n);
 		key[n] = '\0';
-		if (!json_object_object_get_ex(o, key, &o))
+		if (json_object_is_type(o, json_type_array) && n && strspn(key, "0123456789") == n) {
+			o = json_object_array_get_idx(o, atoi(key));
+		} else if (!json_object_is_type(o, json_type_object) ||
+			   !json_object_object_get_ex(o, key, &o)) {
 			return NULL;
+		}
 		p += n + (p[n] == '.');
 	}
 	return o;

@@ -2,7 +2,8 @@
  * JetStream cluster and a real PostgreSQL on loopback (tests/fleet/cluster.sh
  * starts them once per test run, the POST_ALL hook stops them), real agents
  * (`kshield fleet agent`, each with its own state dir and bpffs root), the
- * real cve-2021-22555 shield enforcing through its cgroup variant.
+ * real shield enforcing through a cgroup program (the fixture-sockopt
+ * fixture: it refuses with EPERM on this host).
  *
  * Each test names its hosts with its own prefix and deploys with
  * --hosts 'PREFIX-*', so hosts left registered by earlier tests are never
@@ -14,13 +15,14 @@
 #include <sys/stat.h>
 #include "harness.h"
 
-#define SHIELD "cve-2021-22555"
-#define TRIGGER "unshare -Urn iptables-legacy -w -A INPUT -j ACCEPT"
+#define SHIELD KS_SOCKOPT_SHIELD
+#define TRIGGER KS_SOCKOPT_TRIGGER
 #define MAX_AGENTS 4
 
 static char dir[256];		/* this test's scratch dir */
 static char cdir[256];		/* the cluster's dir (shared by the run) */
-static char urls[512], conninfo[256];
+static char urls[512], host_urls[512], conninfo[256];	/* admin and host credentials */
+static char trust_opt[400];	/* how agents trust keys: --keys DIR or --root-keys DIR */
 static char obj[512];
 static pid_t agents[MAX_AGENTS];
 
@@ -48,10 +50,20 @@ static void read_env(void)
 	p = strstr(env, "NATS_URLS=");
 	cr_assert(p);
 	sscanf(p, "NATS_URLS=%511s", urls);
+	p = strstr(env, "HOST_URLS=");
+	cr_assert(p);
+	sscanf(p, "HOST_URLS=%511s", host_urls);
 	p = strstr(env, "PG_CONNINFO=\"");
 	cr_assert(p);
 	sscanf(p, "PG_CONNINFO=\"%255[^\"]", conninfo);
 	free(env);
+}
+
+static void rc_ok_buckets(void)
+{
+	int rc = ks_runf(NULL, NULL, "%s fleet status --nats %s >/dev/null", ks_bin(), urls);
+
+	cr_assert_eq(rc, 0, "fleet status (creating the buckets) failed");
 }
 
 static void cluster_up(void)
@@ -68,6 +80,8 @@ static void cluster_up(void)
 		free(err);
 	}
 	read_env();
+	/* The operator creates the buckets: agents' credentials can't. */
+	rc_ok_buckets();
 }
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
@@ -96,15 +110,22 @@ static void sh_ok(const char *fmt, ...)
 	free(err);
 }
 
+static char key_env[300];
+
 static void setup(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/ks-fleet-test-%d", getpid());
 	snprintf(obj, sizeof(obj), "%s/%s.bpf.o", dir, SHIELD);
-	sh_ok("rm -rf %s && mkdir -p %s/trust && cp %s/%s.bpf.o %s", dir, dir, ks_shields_dir(),
-	      SHIELD, obj);
+	sh_ok("rm -rf %s && mkdir -p %s/trust && cp %s/" KS_SOCKOPT_OBJ " %s", dir, dir,
+	      ks_fixtures_dir(), obj);
 	sh_ok("%s shield keygen %s/signer >/dev/null && cp %s/signer.pub %s/trust/", ks_bin(), dir,
 	      dir, dir);
 	sh_ok("%s shield sign %s --key %s/signer.key >/dev/null", ks_bin(), obj, dir);
+	/* Desired records are signed with the same key (fleet deploy,
+	 * promote, rollback read it from here unless --key says otherwise). */
+	snprintf(key_env, sizeof(key_env), "%s/signer.key", dir);
+	setenv("KSHIELD_FLEET_KEY", key_env, 1);
+	snprintf(trust_opt, sizeof(trust_opt), "--keys %s/trust", dir);
 	memset(agents, 0, sizeof(agents));
 }
 
@@ -123,25 +144,33 @@ static void teardown(void)
 
 TestSuite(fleet, .init = setup, .fini = teardown, .timeout = 120);
 
+/* The agents' binary: $KSHIELD_FLEET_AGENT, else the one under test (an
+ * older agent there shows which of these tests the old code fails). */
+static const char *agent_bin(void)
+{
+	const char *b = getenv("KSHIELD_FLEET_AGENT");
+
+	return b && *b ? b : ks_bin();
+}
+
 /* Start agent @i as host "@prefix-@i" (own state dir and bpffs root). */
 static void agent_start(int i, const char *prefix, const char *extra)
 {
-	char host[64], bpffs[128], state[300], log[300], keys[300];
+	char host[64], bpffs[128], state[300], log[300];
 	pid_t pid;
 
 	snprintf(host, sizeof(host), "%s-%d", prefix, i);
 	snprintf(bpffs, sizeof(bpffs), "/sys/fs/bpf/ks-fleet-%d-%d", getpid(), i);
 	snprintf(state, sizeof(state), "%s/state-%d", dir, i);
 	snprintf(log, sizeof(log), "%s/agent-%d.log", dir, i);
-	snprintf(keys, sizeof(keys), "%s/trust", dir);
 	pid = fork();
 	cr_assert(pid >= 0);
 	if (pid == 0) {
 		char cmd[2048];
 
-		snprintf(cmd, sizeof(cmd), "exec %s --bpffs %s fleet agent --nats %s --keys %s "
-			 "--host %s --state %s --resync 5 %s >%s 2>&1", ks_bin(), bpffs, urls, keys,
-			 host, state, extra ? extra : "", log);
+		snprintf(cmd, sizeof(cmd), "exec %s --bpffs %s fleet agent --nats %s %s "
+			 "--host %s --state %s --resync 5 %s >>%s 2>&1", agent_bin(), bpffs, host_urls,
+			 trust_opt, host, state, extra ? extra : "", log);
 		setsid();
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
@@ -436,6 +465,272 @@ Test(fleet, audit_first_holds_on_hits_and_promotes_when_quiet)
 	cr_expect(trigger_errno_eperm(), "not enforcing after promote by hand");
 	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 	json_object_put(fleet_wait("unloaded", 2, 30));
+}
+
+/* ---- trust: what one compromised host (or a forged write) can't do ---- */
+
+/* The shield's desired record as stored, into dir/@name. */
+static void record_save(const char *name)
+{
+	sh_ok("%s fleet record %s --nats %s > %s/%s", ks_bin(), SHIELD, urls, dir, name);
+}
+
+/* dir/@out = jq @filter applied to dir/@in. */
+static void record_edit(const char *in, const char *filter, const char *out)
+{
+	sh_ok("jq -c '%s' %s/%s > %s/%s", filter, dir, in, dir, out);
+}
+
+/* Store dir/@name as the shield's desired record with credentials @nats;
+ * the exit status. */
+static int publish(const char *name, const char *nats)
+{
+	return ks_runf(NULL, NULL, "%s fleet publish %s %s/%s --nats %s >/dev/null 2>&1", ks_bin(),
+		       SHIELD, dir, name, nats);
+}
+
+/* Wait until host @host reports @status with @errpart in its error. */
+static void wait_host(const char *host, const char *status, const char *errpart, int timeout_s)
+{
+	char cmd[1024], last[1024] = "no status";
+
+	snprintf(cmd, sizeof(cmd), "%s -j fleet status %s --nats %s", ks_bin(), SHIELD, urls);
+	for (int i = 0; i < timeout_s * 5; i++) {
+		json_object *arr = ks_run_json(cmd, NULL, NULL), *ph;
+		bool ok = false;
+
+		if (arr && json_object_object_get_ex(json_object_array_get_idx(arr, 0), "per_host", &ph))
+			for (size_t k = 0; k < json_object_array_length(ph); k++) {
+				json_object *h = json_object_array_get_idx(ph, k);
+				const char *st = json_object_get_string(ks_json_get(h, "status"));
+				const char *er = json_object_get_string(ks_json_get(h, "error"));
+
+				if (strcmp(json_object_get_string(ks_json_get(h, "host")), host))
+					continue;
+				snprintf(last, sizeof(last), "%s: %s", st, er);
+				ok = !strcmp(st, status) && strstr(er, errpart);
+			}
+		json_object_put(arr);
+		if (ok)
+			return;
+		usleep(200 * 1000);
+	}
+	cr_assert_fail("%s never reported %s with '%s' (last: %s)", host, status, errpart, last);
+}
+
+static void expect_mode(int n, const char *mode, const char *why)
+{
+	char m[32];
+
+	for (int i = 0; i < n; i++)
+		cr_expect_str_eq(loaded_mode(i, m, sizeof(m)), mode, "%s: agent %d", why, i);
+}
+
+/* A record altered after signing, an unsigned one and one signed by a key
+ * the agents don't trust: each tries to unload the shield everywhere or
+ * switch it to audit. None changes anything. */
+Test(fleet, forged_desired_records_are_refused)
+{
+	cluster_up();
+	for (int i = 0; i < 2; i++)
+		agent_start(i, "frg", NULL);
+	deploy(obj, "frg", NULL);
+	json_object_put(fleet_wait("enforcing", 2, 30));
+	record_save("good.json");
+
+	record_edit("good.json", ".mode=\"absent\" | .signed=(.signed|fromjson|.mode=\"absent\"|tojson)",
+		    "absent.json");
+	cr_assert_eq(publish("absent.json", urls), 0);
+	wait_host("frg-0", "refused", "bad signature", 15);
+	wait_host("frg-1", "refused", "bad signature", 15);
+	expect_mode(2, "enforce", "mode absent, signature kept");
+	/* The operator's tools never sign a planted record again. */
+	{
+		char *err = NULL;
+		int rc = ks_runf(NULL, &err, "%s fleet renew %s --nats %s", ks_bin(), SHIELD, urls);
+
+		cr_expect_neq(rc, 0, "renew signed a forged record");
+		cr_expect(err && strstr(err, "bad signature"), "renew said: %s", err);
+		free(err);
+	}
+
+	record_edit("good.json", ".mode=\"audit\" | .signed=(.signed|fromjson|.mode=\"audit\"|tojson)",
+		    "audit.json");
+	cr_assert_eq(publish("audit.json", urls), 0);
+	wait_host("frg-0", "refused", "bad signature", 15);
+	sleep(1);
+	expect_mode(2, "enforce", "mode audit, signature kept");
+
+	record_edit("good.json", "del(.signed, .record_sig) | .mode=\"absent\"", "unsigned.json");
+	cr_assert_eq(publish("unsigned.json", urls), 0);
+	wait_host("frg-0", "refused", "unsigned", 15);
+	expect_mode(2, "enforce", "unsigned record");
+
+	/* A record of the attacker's own, signed by a key of their own. */
+	sh_ok("%s shield keygen %s/rogue >/dev/null", ks_bin(), dir);
+	deploy(obj, "frg", ({ static char k[400]; snprintf(k, sizeof(k), "--audit --key %s/rogue.key", dir); k; }));
+	wait_host("frg-1", "refused", "unknown key", 15);
+	expect_mode(2, "enforce", "record signed by an untrusted key");
+	cr_expect(trigger_errno_eperm(), "the shield stopped enforcing");
+
+	/* The real key still works. */
+	deploy(obj, "frg", "--audit");
+	json_object_put(fleet_wait("auditing", 2, 30));
+	expect_mode(2, "audit", "a signed audit deploy");
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+}
+
+/* A record signed before, stored again (a rollback to an older version,
+ * say the pre-fix object): refused, and still refused by an agent that
+ * restarted since (it keeps the highest version it accepted). */
+Test(fleet, replayed_older_record_is_refused_across_restart)
+{
+	cluster_up();
+	for (int i = 0; i < 2; i++)
+		agent_start(i, "rpl", NULL);
+	deploy(obj, "rpl", "--audit");
+	json_object_put(fleet_wait("auditing", 2, 30));
+	record_save("v1.json");
+	deploy(obj, "rpl", NULL);
+	json_object_put(fleet_wait("enforcing", 2, 30));
+
+	cr_assert_eq(publish("v1.json", urls), 0);
+	wait_host("rpl-0", "refused", "older than version", 15);
+	wait_host("rpl-1", "refused", "older than version", 15);
+	expect_mode(2, "enforce", "older version replayed");
+
+	/* Restarted, agent 0 reads the replayed record first thing. */
+	kill(agents[0], SIGTERM);
+	waitpid(agents[0], NULL, 0);
+	agents[0] = 0;
+	agent_start(0, "rpl", NULL);
+	sleep(3);
+	wait_host("rpl-0", "refused", "older than version", 15);
+	expect_mode(1, "enforce", "older version replayed to a restarted agent");
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+}
+
+/* A record past its expiry reaches a host that never saw it: refused;
+ * renewed (signed again), it is taken. */
+Test(fleet, expired_record_is_refused_until_renewed)
+{
+	cluster_up();
+	deploy(obj, "exp", "--expires 1s");
+	sleep(2);
+	agent_start(0, "exp", NULL);
+	wait_host("exp-0", "refused", "expired", 20);
+	expect_mode(1, "none", "expired record");
+	sh_ok("%s fleet renew %s --nats %s", ks_bin(), SHIELD, urls);
+	json_object_put(fleet_wait("enforcing", 1, 30));
+	expect_mode(1, "enforce", "renewed record");
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	json_object_put(fleet_wait("unloaded", 1, 30));
+}
+
+/* A host's own credentials: the server refuses any write of desired state
+ * or objects, even with a signing key in hand. */
+Test(fleet, host_credentials_cannot_write_desired_state)
+{
+	char *before = NULL, *after = NULL, path[400];
+
+	cluster_up();
+	agent_start(0, "hcw", NULL);
+	deploy(obj, "hcw", NULL);
+	json_object_put(fleet_wait("enforcing", 1, 30));
+	record_save("good.json");
+	record_edit("good.json", ".mode=\"absent\" | .signed=(.signed|fromjson|.mode=\"absent\"|tojson)",
+		    "absent.json");
+	{
+		char *err = NULL;
+		int rc = ks_runf(NULL, &err, "%s fleet publish %s %s/absent.json --nats %s", ks_bin(),
+				 SHIELD, dir, host_urls);
+
+		cr_expect_neq(rc, 0, "a host credential wrote desired state");
+		cr_expect(err && strstr(err, "refused this user"), "publish said: %s", err);
+		free(err);
+	}
+	cr_expect_neq(ks_runf(NULL, NULL, "%s fleet rollback %s --nats %s >/dev/null 2>&1", ks_bin(),
+			      SHIELD, host_urls), 0, "a host credential rolled the shield back");
+	cr_expect_neq(ks_runf(NULL, NULL, "%s fleet deploy %s --hosts 'hcw-*' --audit --nats %s "
+			      ">/dev/null 2>&1", ks_bin(), obj, host_urls), 0,
+		      "a host credential deployed");
+	record_save("after.json");
+	snprintf(path, sizeof(path), "%s/good.json", dir);
+	before = ks_read_file(path);
+	snprintf(path, sizeof(path), "%s/after.json", dir);
+	after = ks_read_file(path);
+	cr_expect_str_eq(after, before, "the desired record changed");
+	free(before);
+	free(after);
+	sleep(1);
+	expect_mode(1, "enforce", "host credential writes");
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	json_object_put(fleet_wait("unloaded", 1, 30));
+}
+
+/* Agents that trust a root key take their signing keys from the list it
+ * signs: a key revoked there, or past its expiry, signs nothing they take. */
+Test(fleet, revoked_and_expired_keys_are_refused)
+{
+	char old_id[32] = "", *out = NULL;
+
+	cluster_up();
+	sh_ok("mkdir -p %s/root && %s shield keygen %s/rootkey >/dev/null && cp %s/rootkey.pub %s/root/",
+	      dir, ks_bin(), dir, dir, dir);
+	cr_assert_eq(ks_runf(&out, NULL, "%s -j shield keygen %s/old | jq -r .keyid", ks_bin(), dir), 0);
+	cr_assert(out && strlen(out) >= 16, "no key id for old.key");
+	snprintf(old_id, sizeof(old_id), "%.16s", out);
+	free(out);
+	snprintf(trust_opt, sizeof(trust_opt), "--root-keys %s/root", dir);
+	sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub --add %s/old.pub --nats %s "
+	      ">/dev/null", ks_bin(), dir, dir, dir, urls);
+	for (int i = 0; i < 2; i++)
+		agent_start(i, "key", NULL);
+	{
+		static char k[400];
+
+		snprintf(k, sizeof(k), "--key %s/old.key", dir);
+		deploy(obj, "key", k);
+		json_object_put(fleet_wait("enforcing", 2, 30));
+
+		/* Rotated: old revoked. */
+		sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub --revoke %s --nats %s "
+		      ">/dev/null", ks_bin(), dir, dir, old_id, urls);
+		sleep(1);
+		snprintf(k, sizeof(k), "--audit --key %s/old.key", dir);
+		deploy(obj, "key", k);
+		wait_host("key-0", "refused", "unknown key", 15);
+		wait_host("key-1", "refused", "unknown key", 15);
+		expect_mode(2, "enforce", "record signed by a revoked key");
+	}
+	/* A key list signed by anyone but a root key is not taken. */
+	sh_ok("%s fleet keys set --root %s/old.key --add %s/old.pub --nats %s >/dev/null", ks_bin(), dir,
+	      dir, urls);
+	sleep(1);
+	{
+		static char k[400];
+
+		snprintf(k, sizeof(k), "--audit --key %s/old.key", dir);
+		deploy(obj, "key", k);
+		wait_host("key-0", "refused", "unknown key", 15);
+		expect_mode(2, "enforce", "key list signed by a non-root key");
+	}
+	/* The current key, listed for 4 s: taken while valid, then not. */
+	sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub:4s --nats %s >/dev/null",
+	      ks_bin(), dir, dir, urls);
+	sleep(1);
+	deploy(obj, "key", NULL);
+	json_object_put(fleet_wait("enforcing", 2, 30));
+	sleep(5);
+	deploy(obj, "key", "--audit");
+	wait_host("key-0", "refused", "unknown key", 15);
+	expect_mode(2, "enforce", "record signed by an expired key");
+	/* Listed again: the operator's key works. */
+	sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub --nats %s >/dev/null",
+	      ks_bin(), dir, dir, urls);
+	sleep(1);
+	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	/* Leave no key list behind for later tests' --keys agents (they ignore it anyway). */
 }
 
 /* ---- events in ---- */

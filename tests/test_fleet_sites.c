@@ -18,7 +18,7 @@
 #define ID_A "00112233445566778899aabbccddeeff00112233"
 #define ID_B "ffeeddccbbaa99887766554433221100ffeeddcc"
 
-static char dir[256], cdir[256], urls[512];
+static char dir[256], cdir[256], urls[512], host_urls[512], key_env[300];
 static pid_t agent = -1;
 
 static void sh_ok(const char *fmt, ...)
@@ -57,7 +57,12 @@ static void cluster_up(void)
 	p = strstr(env, "NATS_URLS=");
 	cr_assert(p);
 	sscanf(p, "NATS_URLS=%511s", urls);
+	p = strstr(env, "HOST_URLS=");
+	cr_assert(p);
+	sscanf(p, "HOST_URLS=%511s", host_urls);
 	free(env);
+	/* The operator creates the buckets: agents' credentials can't. */
+	sh_ok("%s fleet status --nats %s >/dev/null", ks_bin(), urls);
 }
 
 /* dir/NAME: a manifest of build @id listing do_sys_open (one site). */
@@ -106,6 +111,9 @@ static void setup(void)
 	      dir, dir);
 	sh_ok("%s shield sign %s/kernel-sites.bpf.o --key %s/signer.key >/dev/null", ks_bin(), dir,
 	      dir);
+	/* The desired records' signing key (fleet deploy, rollback). */
+	snprintf(key_env, sizeof(key_env), "%s/signer.key", dir);
+	setenv("KSHIELD_FLEET_KEY", key_env, 1);
 	fake_notes();
 }
 
@@ -176,7 +184,7 @@ Test(fleet_sites, agent_installs_its_kernels_verified_manifest)
 		snprintf(cmd, sizeof(cmd), "KSHIELD_KERNEL_NOTES=%s/notes KSHIELD_SITES_DIR=%s/sites "
 			 "exec %s --bpffs /sys/fs/bpf/ks-fleet-sites-%d fleet agent --nats %s --keys "
 			 "%s/trust --host %s --state %s/state --resync 5 >%s/agent.log 2>&1", dir, dir,
-			 ks_bin(), me, urls, dir, host, dir, dir);
+			 ks_bin(), me, host_urls, dir, host, dir, dir);
 		setsid();
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);

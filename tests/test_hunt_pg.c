@@ -53,25 +53,25 @@ static void seed_store(void)
 	cr_assert_eq(sqlite3_open(env.store, &db), SQLITE_OK);
 	sqlite3_busy_timeout(db, 5000);
 	snprintf(q, sizeof(q),
-		 "INSERT INTO events(ts, kind, pid, tgid, ppid, uid, euid, comm, exec_id, parent_exec_id,"
+		 "INSERT INTO events(ts, kind, pid, tid, ppid, uid, euid, comm, exec_id, parent_exec_id,"
 		 " binary, args, detail) VALUES"
 		 "(%lld, 'exec', 10, 10, 1, 0, 0, 'sshd', 1, 0, '/usr/sbin/sshd', 'sshd -D', '{\"setuid\":0}'),"
 		 "(%lld, 'exec', 30, 30, 10, 1000, 1000, 'alpha', 2, 1, '/usr/bin/alpha', 'alpha', '{\"setuid\":0}'),"
 		 "(%lld, 'exec', 31, 31, 10, 1000, 1000, 'alpha', 3, 1, '/usr/bin/alpha', 'alpha -x', '{\"setuid\":0}');"
-		 "INSERT INTO events(ts, kind, tgid, uid, comm, laddr, lport, raddr, rport, detail) VALUES"
-		 "(%lld, 'connect', 30, 1000, 'alpha', '10.0.0.5', 40001, '203.0.113.7', 4444, '{\"family\":2}'),"
-		 "(%lld, 'accept', 10, 0, 'sshd', '10.0.0.5', 22, '198.51.100.2', 51000, '{\"family\":2}'),"
-		 "(%lld, 'flow', 30, 1000, 'alpha', '10.0.0.5', 40001, '203.0.113.7', 4444,"
+		 "INSERT INTO events(ts, kind, pid, tid, uid, comm, laddr, lport, raddr, rport, detail) VALUES"
+		 "(%lld, 'connect', 30, 33, 1000, 'alpha', '10.0.0.5', 40001, '203.0.113.7', 4444, '{\"family\":2}'),"
+		 "(%lld, 'accept', 10, 10, 0, 'sshd', '10.0.0.5', 22, '198.51.100.2', 51000, '{\"family\":2}'),"
+		 "(%lld, 'flow', 30, 30, 1000, 'alpha', '10.0.0.5', 40001, '203.0.113.7', 4444,"
 		 " '{\"bytes_out\":100000000,\"bytes_in\":10,\"flow\":\"7\",\"final\":1}');"
-		 "INSERT INTO events(ts, kind, tgid, uid, comm, ret, detail) VALUES"
+		 "INSERT INTO events(ts, kind, pid, uid, comm, ret, detail) VALUES"
 		 "(%lld, 'socket', 30, 1000, 'alpha', 3, '{\"family\":38,\"type\":5,\"protocol\":0}'),"
 		 "(%lld, 'socket', 30, 1000, 'alpha', 4, '{\"family\":16,\"type\":3,\"protocol\":12}'),"
 		 "(%lld, 'userns', 30, 1000, 'alpha', 0, '{\"flags\":268435456,\"syscall\":\"unshare\"}'),"
 		 "(%lld, 'bpf', 30, 1000, 'alpha', 5, '{\"cmd\":5,\"prog_type\":2}'),"
 		 "(%lld, 'privilege', 30, 0, 'alpha', NULL, '{\"old_uid\":1000,\"new_uid\":0}');"
-		 "INSERT INTO events(ts, kind, tgid, uid, comm, alg_type, alg_name, ret) VALUES"
+		 "INSERT INTO events(ts, kind, pid, uid, comm, alg_type, alg_name, ret) VALUES"
 		 "(%lld, 'alg_bind', 30, 1000, 'alpha', 'aead', 'authencesn(hmac(sha256),cbc(aes))', 0);"
-		 "INSERT INTO events(ts, kind, tgid, uid, comm, shield, verdict, detail) VALUES"
+		 "INSERT INTO events(ts, kind, pid, uid, comm, shield, verdict, detail) VALUES"
 		 "(%lld, 'shield', 30, 1000, 'alpha', 'cve-2026-31431', 'refused', '{\"hook\":\"x\"}'),"
 		 "(%lld, 'shield', 30, 1000, 'alpha', 'userns-policy', 'refused', '{\"hook\":\"y\"}');",
 		 T0, T0 + 1 * MIN, T0 + 2 * MIN, T0 + 3 * MIN, T0 + 4 * MIN, T0 + 5 * MIN,
@@ -90,14 +90,17 @@ static void load_pg(void)
 	for (int h = 1; h <= 2; h++) {
 		cr_assert_eq(ks_runf(NULL, NULL, "sqlite3 -csv %s \"SELECT 'h%d', rowid, "
 				     "'2020-01-01T00:00:00Z', kind, json_object('ts', ts, 'kind', kind, "
-				     "'pid', pid, 'tgid', tgid, 'ppid', ppid, 'uid', uid, 'euid', euid, 'comm', "
+				     "%s, 'ppid', ppid, 'uid', uid, 'euid', euid, 'comm', "
 				     "comm, 'exec_id', exec_id, 'parent_exec_id', parent_exec_id, 'binary', "
 				     "binary, 'args', args, 'laddr', laddr, 'lport', lport, 'raddr', raddr, "
 				     "'rport', rport, 'shield', shield, 'verdict', verdict, 'alg_type', "
 				     "alg_type, 'alg_name', alg_name, 'ret', ret, 'detail', detail) FROM events "
 				     "WHERE ts < 1577923200000000000 %s\" > %s/h%d.csv && psql '%s' -qc "
 				     "\"\\copy ks_events(host, seq, ts, kind, data) FROM '%s/h%d.csv' CSV\"",
-				     env.store, h, h == 2 ? "AND kind <> 'exec'" : "", env.dir, h, conninfo,
+				     env.store, h,
+				     /* h2 ships as agents of store schema 2 did: pid the thread, tgid the process */
+				     h == 2 ? "'pid', tid, 'tgid', pid" : "'pid', pid, 'tid', tid",
+				     h == 2 ? "AND kind <> 'exec'" : "", env.dir, h, conninfo,
 				     env.dir, h), 0, "loading h%d", h);
 	}
 }
@@ -196,5 +199,23 @@ Test(hunt_pg, every_bundled_hunt_runs_fleet_wide_and_agrees_with_the_store)
 	cr_expect_eq(json_object_array_length(arr), 1);
 	cr_expect_str_eq(ka_str(json_object_array_get_idx(arr, 0), "host"), "h1");
 	cr_expect_eq(ka_int(json_object_array_get_idx(arr, 0), "hits"), 2);
+	json_object_put(arr);
+}
+
+/* pid is the process and tid the thread for rows shipped by any agent:
+ * h1's as today's agents ship them, h2's as agents of store schema 2 did
+ * (pid the thread, tgid the process). */
+Test(hunt_pg, pid_and_tid_mean_the_same_for_old_and_new_agents)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s -j hunt --pg '%s' --sql \"SELECT * FROM events WHERE "
+		 "kind = 'connect' AND pid = 30 AND tid = 33\"", ks_bin(), conninfo);
+	json_object *arr = ks_run_json(cmd, NULL, NULL);
+	cr_assert(arr, "%s", cmd);
+	cr_expect_eq(json_object_array_length(arr), 2);
+	for (size_t i = 0; i < json_object_array_length(arr); i++)
+		cr_expect_eq(ka_int(json_object_array_get_idx(arr, i), "hits"), 1, "host %s",
+			     ka_str(json_object_array_get_idx(arr, i), "host"));
 	json_object_put(arr);
 }

@@ -36,10 +36,17 @@ static void write_conf(const char *extra)
 	fclose(f);
 }
 
+/* Copy shield @name (the fixture-sockopt fixture: it refuses on this host)
+ * into the shields directory, as @as. */
 static void add_shield(const char *name, const char *as)
 {
-	cr_assert_eq(ks_runf(NULL, NULL, "cp %s/%s.bpf.o %s/%s.bpf.o", ks_shields_dir(), name,
-			     L.shields, as ? as : name), 0, "copying shield %s", name);
+	if (!strcmp(name, KS_SOCKOPT_SHIELD))
+		cr_assert_eq(ks_runf(NULL, NULL, "cp %s/" KS_SOCKOPT_OBJ " %s/%s.bpf.o",
+				     ks_fixtures_dir(), L.shields, as ? as : name), 0,
+			     "copying shield %s", name);
+	else
+		cr_assert_eq(ks_runf(NULL, NULL, "cp %s/%s.bpf.o %s/%s.bpf.o", ks_shields_dir(),
+				     name, L.shields, as ? as : name), 0, "copying shield %s", name);
 }
 
 static void setup(void)
@@ -54,7 +61,7 @@ static void setup(void)
 	setenv("KSHIELD_BPFFS", L.root, 1);
 	L.agent = 0;
 	write_conf(NULL);
-	add_shield("cve-2021-22555", NULL);
+	add_shield("fixture-sockopt", NULL);
 }
 
 static void stop(int sig)
@@ -188,7 +195,7 @@ static int kernel_links(void)
 }
 
 /* One table-replace attempt from a new user+network namespace: the
- * CVE-2021-22555 trigger. Returns 0 when it got through. */
+ * fixture-sockopt trigger (a 64-bit table replace). Returns 0 when it got through. */
 static int trigger(void)
 {
 	return ks_runf(NULL, NULL, "unshare -Urn iptables-legacy -A INPUT -j ACCEPT");
@@ -256,7 +263,7 @@ Test(lifecycle, t01_restart_adopts_without_new_links)
 			 before, after);
 	char *t = ks_read_file(L.err);
 
-	cr_expect(strstr(t, "shield cve-2021-22555: adopted"), "agent log:\n%s", t);
+	cr_expect(strstr(t, "shield fixture-sockopt: adopted"), "agent log:\n%s", t);
 	free(t);
 }
 
@@ -300,7 +307,7 @@ Test(lifecycle, t03_kill9_during_trigger_loop_nothing_passes_outage_events_store
 
 	cr_assert_neq(a, MAP_FAILED);
 	start();
-	hits0 = refused("cve-2021-22555");
+	hits0 = refused("fixture-sockopt");
 	loop = fork();
 	if (loop == 0) {
 		for (int i = 0; i < LOOP_N; i++) {
@@ -319,7 +326,7 @@ Test(lifecycle, t03_kill9_during_trigger_loop_nothing_passes_outage_events_store
 	restart_ts = now_real_ns();
 	start();
 	waitpid(loop, NULL, 0);
-	hits1 = refused("cve-2021-22555");
+	hits1 = refused("fixture-sockopt");
 	stop(SIGTERM);			/* flushes its batch into the store */
 
 	for (int i = 0; i < LOOP_N; i++) {
@@ -335,7 +342,7 @@ Test(lifecycle, t03_kill9_during_trigger_loop_nothing_passes_outage_events_store
 		     hits1 - hits0, LOOP_N);
 	cr_assert_geq(within, 3, "only %lld triggers ran while the agent was down", within);
 	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM events WHERE kind = 'shield' AND "
-		 "shield = 'cve-2021-22555' AND verdict = 'refused' AND ts > %lld AND ts < %lld",
+		 "shield = 'fixture-sockopt' AND verdict = 'refused' AND ts > %lld AND ts < %lld",
 		 kill_ts, restart_ts);
 	stored = ka_sql_int(L.store, sql);
 	cr_log_info("t03: %lld shield events from the outage in the store", stored);
@@ -376,7 +383,7 @@ Test(lifecycle, t04_sighup_adds_changes_and_removes)
 	json_object *s;
 
 	start();
-	cr_assert(loaded("cve-2021-22555"));
+	cr_assert(loaded("fixture-sockopt"));
 	cr_assert(!loaded("cve-2026-43500"));
 
 	/* add */
@@ -386,36 +393,36 @@ Test(lifecycle, t04_sighup_adds_changes_and_removes)
 
 	/* mode change through the config, object unchanged: no new links */
 	link_ids(L.root, before, sizeof(before));
-	write_conf("shield.cve-2021-22555.mode = audit\n");
+	write_conf("shield.fixture-sockopt.mode = audit\n");
 	hup();
-	cr_expect_str_eq(mode_of("cve-2021-22555"), "audit");
+	cr_expect_str_eq(mode_of("fixture-sockopt"), "audit");
 	link_ids(L.root, after, sizeof(after));
 	cr_expect_str_eq(before, after, "a mode change reloaded links: %s -> %s", before, after);
 	/* Audit: counted as audited, not refused (whether the call then gets
 	 * through also depends on other engineers' shields on this kernel). */
-	long long r0 = refused("cve-2021-22555"), a0 = audited("cve-2021-22555");
+	long long r0 = refused("fixture-sockopt"), a0 = audited("fixture-sockopt");
 
 	trigger();
-	cr_expect_eq(audited("cve-2021-22555") - a0, 1, "audit mode did not count an audit");
-	cr_expect_eq(refused("cve-2021-22555") - r0, 0, "audit mode refused");
+	cr_expect_eq(audited("fixture-sockopt") - a0, 1, "audit mode did not count an audit");
+	cr_expect_eq(refused("fixture-sockopt") - r0, 0, "audit mode refused");
 
 	/* changed object (same shield, other bytes): replaced new-before-old */
 	write_conf(NULL);
-	s = shield_state("cve-2021-22555");
+	s = shield_state("fixture-sockopt");
 	snprintf(sha0, sizeof(sha0), "%s", ka_str(s, "sha256"));
 	json_object_put(s);
-	snprintf(path, sizeof(path), "%s/cve-2021-22555.bpf.o", L.shields);
+	snprintf(path, sizeof(path), "%s/fixture-sockopt.bpf.o", L.shields);
 	cr_assert_eq(ks_runf(NULL, NULL, "printf 'kshield-test-change' >> %s", path), 0);
 	hup();
-	s = shield_state("cve-2021-22555");
+	s = shield_state("fixture-sockopt");
 	snprintf(sha1, sizeof(sha1), "%s", ka_str(s, "sha256"));
 	json_object_put(s);
 	cr_expect_str_neq(sha0, sha1, "the changed object was not loaded");
-	cr_expect_str_eq(mode_of("cve-2021-22555"), "enforce");
+	cr_expect_str_eq(mode_of("fixture-sockopt"), "enforce");
 	cr_expect_neq(trigger(), 0, "replaced shield does not refuse");
 	char *t = ks_read_file(L.err);
 
-	cr_expect(strstr(t, "cve-2021-22555: replaced"), "agent log:\n%s", t);
+	cr_expect(strstr(t, "fixture-sockopt: replaced"), "agent log:\n%s", t);
 	free(t);
 
 	/* removed object: unloaded; a shield loaded by hand is left alone */
@@ -426,7 +433,7 @@ Test(lifecycle, t04_sighup_adds_changes_and_removes)
 	hup();
 	cr_expect(!loaded("cve-2026-43500"), "removed shield still loaded");
 	cr_expect(loaded("cve-2024-1086"), "a hand-loaded shield was unloaded by SIGHUP");
-	cr_expect(loaded("cve-2021-22555"));
+	cr_expect(loaded("fixture-sockopt"));
 }
 
 Test(lifecycle, t05_broken_object_on_sighup_keeps_previous_enforcing)
@@ -441,11 +448,11 @@ Test(lifecycle, t05_broken_object_on_sighup_keeps_previous_enforcing)
 	link_ids(L.root, before, sizeof(before));
 
 	/* Same shield name, a program the verifier rejects. */
-	snprintf(path, sizeof(path), "%s/cve-2021-22555.bpf.o", L.shields);
+	snprintf(path, sizeof(path), "%s/fixture-sockopt.bpf.o", L.shields);
 	cr_assert_eq(ks_runf(NULL, NULL, "cp %s/lifecycle-reject.bpf.o %s", fx, path), 0);
 	hup();
 	t = ks_read_file(L.err);
-	cr_expect(strstr(t, "shield cve-2021-22555: no variant of cve-2021-22555 loads"),
+	cr_expect(strstr(t, "shield fixture-sockopt: no variant of fixture-sockopt loads"),
 		  "failure not reported; agent log:\n%s", t);
 	free(t);
 	link_ids(L.root, after, sizeof(after));
@@ -457,7 +464,7 @@ Test(lifecycle, t05_broken_object_on_sighup_keeps_previous_enforcing)
 	hup();
 	link_ids(L.root, after, sizeof(after));
 	cr_expect_str_eq(before, after);
-	cr_expect(loaded("cve-2021-22555"), "a broken object unloaded its shield");
+	cr_expect(loaded("fixture-sockopt"), "a broken object unloaded its shield");
 	cr_expect_neq(trigger(), 0);
 }
 
@@ -467,19 +474,19 @@ Test(lifecycle, t06_removed_pins_are_repaired_and_recorded)
 	long long n;
 
 	start();
-	snprintf(path, sizeof(path), "%s/shields/cve-2021-22555", L.root);
+	snprintf(path, sizeof(path), "%s/shields/fixture-sockopt", L.root);
 	cr_assert_eq(ks_runf(NULL, NULL, "rm -rf %s", path), 0);
-	for (double t0 = ka_now(); !loaded("cve-2021-22555") && ka_now() - t0 < 10; usleep(100000))
+	for (double t0 = ka_now(); !loaded("fixture-sockopt") && ka_now() - t0 < 10; usleep(100000))
 		;
-	cr_expect(loaded("cve-2021-22555"), "removed shield not reloaded within 10 s");
+	cr_expect(loaded("fixture-sockopt"), "removed shield not reloaded within 10 s");
 	cr_expect_neq(trigger(), 0, "repaired shield does not refuse");
 
 	/* The whole tree: the agent re-pins the ring buffer it reads and
 	 * reloads the monitor, the guard and the shield. */
 	cr_assert_eq(ks_runf(NULL, NULL, "rm -rf %s", L.root), 0);
-	for (double t0 = ka_now(); !loaded("cve-2021-22555") && ka_now() - t0 < 10; usleep(100000))
+	for (double t0 = ka_now(); !loaded("fixture-sockopt") && ka_now() - t0 < 10; usleep(100000))
 		;
-	cr_expect(loaded("cve-2021-22555"), "shield not reloaded after rm -rf of the root");
+	cr_expect(loaded("fixture-sockopt"), "shield not reloaded after rm -rf of the root");
 	snprintf(path, sizeof(path), "%s/maps/ks_events", L.root);
 	for (double t0 = ka_now(); access(path, F_OK) && ka_now() - t0 < 5; usleep(100000))
 		;
@@ -530,7 +537,7 @@ Test(lifecycle, t07_check_validates_without_loading)
 		{ "store = /tmp/x\nno equals sign here\n", ":2: expected 'key = value'" },
 		{ "colour = blue\n", ":1: unknown key 'colour'" },
 		{ "\n\ndefault_mode = loud\n", ":3: default_mode: invalid value 'loud'" },
-		{ "shield.cve-2021-22555.mode = off\n", ":1: shield.cve-2021-22555.mode: unknown mode" },
+		{ "shield.fixture-sockopt.mode = off\n", ":1: shield.fixture-sockopt.mode: unknown mode" },
 		{ "shield.x.colour = red\n", ":1: unknown key 'shield.x.colour'" },
 		{ "store = relative/path\n", ":1: store: invalid value 'relative/path'" },
 		{ "retention = 3 weeks\n", ":1: retention: invalid value" },
@@ -575,7 +582,7 @@ Test(lifecycle, t08_status_reports_agent_shields_store_guard)
 	cr_expect_eq(json_object_get_boolean(ks_json_get(o, "agent.running")), true);
 	cr_expect_eq(ka_int(o, "agent.pid"), L.agent);
 	cr_expect_str_eq(ka_str(json_object_array_get_idx(ks_json_get(o, "shields"), 0), "name"),
-			 "cve-2021-22555");
+			 "fixture-sockopt");
 	cr_expect_gt(ka_int(o, "monitor.links"), 0);
 	cr_expect_eq(json_object_get_boolean(ks_json_get(o, "ringbuf.pinned")), true);
 	cr_expect_str_eq(ka_str(o, "store.path"), L.store);

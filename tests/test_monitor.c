@@ -8,10 +8,14 @@
 #include <linux/bpf.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
+#include <linux/types.h>
+#include <kshield/event.h>
 #include "agent_harness.h"
 
 static struct ka_env env;
@@ -334,7 +338,7 @@ Test(monitor, t07_privilege_rise_without_setuid_exec)
 	for (size_t i = 0; h && i < json_object_array_length(ks_json_get(h, "hits")); i++) {
 		json_object *hit = json_object_array_get_idx(ks_json_get(h, "hits"), i);
 
-		if (ka_int(hit, "tgid") == pid) {
+		if (ka_int(hit, "pid") == pid) {
 			found = true;
 			json_object *anc = ks_json_get(hit, "ancestry");
 			cr_expect(anc && json_object_array_length(anc) >= 1, "hit without ancestry");
@@ -929,4 +933,97 @@ Test(flow, t08_flow_off_detaches_and_records_none_on_again_reattaches)
 	cr_expect(strstr(err, "flow off, its links detached"), "%s", err);
 	free(err);
 	cr_expect_eq(flow_link_pins(), 0);
+}
+
+/* A thread of a process: pid is the process and tid the thread in
+ * `events -j` and `hunt -j` alike. */
+static void *thread_socket(void *arg)
+{
+	*(pid_t *)arg = syscall(SYS_gettid);
+	int fd = socket(38, SOCK_SEQPACKET, 0);	/* AF_ALG: watched */
+
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+Test(monitor, t09_pid_is_the_process_tid_the_thread_in_every_output)
+{
+	char args[128], cmd[512];
+	pthread_t th;
+	pid_t tid = 0;
+	json_object *arr, *h;
+
+	cr_assert_eq(pthread_create(&th, NULL, thread_socket, &tid), 0);
+	pthread_join(th, NULL);
+	cr_assert(tid > 0 && tid != getpid());
+
+	snprintf(args, sizeof(args), "--pid %d --kind socket", getpid());
+	arr = ka_events(&env, args, 1, 10);
+	cr_assert(arr && json_object_array_length(arr) == 1, "want the thread's AF_ALG socket");
+	cr_expect_eq(ka_int(json_object_array_get_idx(arr, 0), "pid"), getpid());
+	cr_expect_eq(ka_int(json_object_array_get_idx(arr, 0), "tid"), tid);
+	json_object_put(arr);
+
+	snprintf(cmd, sizeof(cmd), "%s -j hunt --store %s --sql \"SELECT * FROM events WHERE "
+		 "kind = 'socket' AND pid = %d\"", ks_bin(), env.store, getpid());
+	h = ks_run_json(cmd, NULL, NULL);
+	cr_assert(h, "%s", cmd);
+	cr_expect_eq(ka_int(h, "count"), 1);
+	cr_expect_eq(ka_int(json_object_array_get_idx(ks_json_get(h, "hits"), 0), "tid"), tid);
+	json_object_put(h);
+}
+
+/* An exec through a path longer than the record holds: the monitor's
+ * truncated-path flag reaches the row. */
+Test(monitor, t10_a_truncated_exec_path_is_flagged)
+{
+	char dir[512], path[600], args[128];
+	json_object *arr;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "/tmp/ks-longpath-%d", getpid());
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	for (int i = 0; i < 3; i++) {
+		size_t n = strlen(dir);
+
+		dir[n++] = '/';
+		memset(dir + n, 'a' + i, 100);
+		dir[n + 100] = '\0';
+		cr_assert_eq(mkdir(dir, 0755), 0, "%s", dir);
+	}
+	snprintf(path, sizeof(path), "%s/true", dir);
+	cr_assert_eq(symlink("/bin/true", path), 0);
+	cr_assert_gt(strlen(path), KS_PATH_LEN);
+	pid = fork();
+	if (pid == 0) {
+		execl(path, "true", (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(WEXITSTATUS(wait_child(pid)), 0);
+	snprintf(args, sizeof(args), "--pid %d --kind exec", pid);
+	arr = ka_events(&env, args, 1, 10);
+	cr_assert(arr && json_object_array_length(arr) == 1, "no exec of pid %d", pid);
+	json_object *ex = json_object_array_get_idx(arr, 0);
+	cr_expect_eq(ka_int(ex, "detail.path_truncated"), 1, "detail: %s",
+		     json_object_to_json_string(ks_json_get(ex, "detail")));
+	cr_expect_eq(strlen(ka_str(ex, "binary")), KS_PATH_LEN - 1);
+	cr_expect(!strncmp(ka_str(ex, "binary"), path, KS_PATH_LEN - 1));
+	json_object_put(arr);
+
+	/* an ordinary exec says 0 */
+	pid = fork();
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	wait_child(pid);
+	snprintf(args, sizeof(args), "--pid %d --kind exec", pid);
+	arr = ka_events(&env, args, 1, 10);
+	cr_assert(arr && json_object_array_length(arr) == 1);
+	cr_expect_eq(ka_int(json_object_array_get_idx(arr, 0), "detail.path_truncated"), 0);
+	json_object_put(arr);
+	char rm[600];
+	snprintf(rm, sizeof(rm), "rm -rf /tmp/ks-longpath-%d", getpid());
+	cr_expect_eq(system(rm), 0);
 }

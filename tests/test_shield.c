@@ -1,27 +1,32 @@
 /* test_shield.c - the shield loader on this host's real kernel, driven
  * through the kshield binary: enforcement, audit, survival of the loader's
  * death, unload, new-before-old replacement, and every bad input's one-line
- * error with nothing left pinned. cve-2021-22555 enforces here through its
- * cgroup/setsockopt variant (the host refuses BPF LSM). */
+ * error with nothing left pinned. The fixture-sockopt fixture enforces
+ * here through cgroup/setsockopt (the host refuses BPF LSM and
+ * trampolines); `kshield test` is shown on cve-2021-3156 (its tp variant
+ * runs here) and on coverage fixtures built from it. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include "harness.h"
 
-#define SHIELD "cve-2021-22555"
+#define SHIELD KS_SOCKOPT_SHIELD
+/* A real shield whose `kshield test` runs here (tp variant). */
+#define TESTED "cve-2021-3156"
 /* The exploit's trigger shape: table replace from a new user+net ns. */
 #define TRIGGER "unshare -Urn iptables-legacy -w -A INPUT -j ACCEPT"
 /* The same call by real root (initial user ns), in a scratch net ns. */
 #define BENIGN "unshare -n iptables-legacy -w -A INPUT -j ACCEPT"
 
 static char root[128];
-static char obj[512];
+static char obj[512], tested_obj[512];
 
 static void setup(void)
 {
 	snprintf(root, sizeof(root), "/sys/fs/bpf/ks-test-%d", getpid());
-	snprintf(obj, sizeof(obj), "%s/%s.bpf.o", ks_shields_dir(), SHIELD);
+	snprintf(obj, sizeof(obj), "%s/" KS_SOCKOPT_OBJ, ks_fixtures_dir());
+	snprintf(tested_obj, sizeof(tested_obj), "%s/" TESTED ".bpf.o", ks_shields_dir());
 	setenv("KSHIELD_BPFFS", root, 1);
 }
 
@@ -30,7 +35,7 @@ static void teardown(void)
 	ks_runf(NULL, NULL, "%s shield unload %s; rm -rf %s", ks_bin(), SHIELD, root);
 	/* t12's second root, loaded there whatever the test's outcome. */
 	ks_runf(NULL, NULL, "%s --bpffs %s-other shield unload %s; rm -rf %s-other",
-		ks_bin(), root, SHIELD, root);
+		ks_bin(), root, TESTED, root);
 }
 
 TestSuite(shield, .init = setup, .fini = teardown);
@@ -255,12 +260,20 @@ Test(shield, t08_info_reads_metadata_without_loading)
 	json_object *o;
 	int rc;
 
-	snprintf(cmd, sizeof(cmd), "%s -j shield info %s", ks_bin(), obj);
+	snprintf(cmd, sizeof(cmd), "%s -j shield info %s/cve-2021-22555.bpf.o", ks_bin(),
+		 ks_shields_dir());
 	o = ks_run_json(cmd, &rc, NULL);
 	cr_assert(o && rc == 0);
-	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "name")), SHIELD);
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "name")), "cve-2021-22555");
 	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "cve")), "CVE-2021-22555");
-	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "variants")), "lsm,cgroup");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "variants")), "lsm,fmod_ret,tp");
+	/* Coverage per variant, from prevents_<v> / detects_<v>. */
+	cr_expect_str_eq(json_object_to_json_string_ext(ks_json_get(o, "coverage.fmod_ret.prevents"),
+							JSON_C_TO_STRING_PLAIN),
+			 "[\"compat-ipt\",\"compat-ip6t\",\"compat-arpt\",\"socketcall-ipt\"]");
+	cr_expect_eq(json_object_array_length(ks_json_get(o, "coverage.tp.prevents")), 0);
+	cr_expect_eq(json_object_array_length(ks_json_get(o, "coverage.tp.detects")), 4);
+	cr_expect(json_object_get_boolean(ks_json_get(o, "coverage.tp.declared")));
 	cr_expect(ks_json_get(o, "hunt"));
 	cr_expect_eq(strlen(json_object_get_string(ks_json_get(o, "sha256"))), 64);
 	json_object_put(o);
@@ -274,11 +287,16 @@ Test(shield, t09_selftest_proves_the_shield_here)
 	json_object *o;
 	int rc;
 
-	snprintf(cmd, sizeof(cmd), "%s -j test %s --object %s", ks_bin(), SHIELD, obj);
+	snprintf(cmd, sizeof(cmd), "%s -j test " TESTED " --object %s", ks_bin(), tested_obj);
 	o = ks_run_json(cmd, &rc, NULL);
 	cr_assert(o, "kshield test printed no JSON");
 	cr_expect_eq(rc, 0, "error: %s", json_object_get_string(ks_json_get(o, "error")));
-	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "variant")), "cgroup");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "variant")), "tp");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "paths.0.name")), "native");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "paths.0.status")), "prevented");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "paths.0.coverage")), "prevents");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "vulnerable")), "unknown");
+	cr_expect(!json_object_get_boolean(ks_json_get(o, "partial")));
 	cr_expect(json_object_get_boolean(ks_json_get(o, "trigger_refused")));
 	cr_expect(json_object_get_boolean(ks_json_get(o, "benign_ok")));
 	cr_expect(json_object_get_boolean(ks_json_get(o, "audit_ok")));
@@ -316,9 +334,9 @@ Test(shield, t11_test_plain_text_never_says_ok_for_what_did_not_run)
 
 	cr_assert(fx, "KSHIELD_FIXTURES not set (run through make test-host)");
 	/* The trigger runs here, then no variant of the fixture loads. */
-	rc = ks_runf(&out, &err, "%s test %s --object %s/lsm-only.bpf.o", ks_bin(), SHIELD, fx);
+	rc = ks_runf(&out, &err, "%s test " TESTED " --object %s/lsm-only.bpf.o", ks_bin(), fx);
 	cr_expect_eq(rc, 1, "stderr: %s", err);
-	snprintf(prefix, sizeof(prefix), "%-22s unprotected: no variant of ", SHIELD);
+	snprintf(prefix, sizeof(prefix), "%-22s unprotected: no variant of ", TESTED);
 	cr_expect(!strncmp(out, prefix, strlen(prefix)), "got: %s", out);
 	cr_expect(!strstr(out, " ok"), "a step that did not run says ok: %s", out);
 	free(out);
@@ -347,6 +365,9 @@ Test(shield, t11_test_plain_text_never_says_ok_for_what_did_not_run)
  * and fails (not a pass, not n/a); once unloaded there, the test passes. */
 Test(shield, t12_test_names_the_shield_loaded_under_another_root)
 {
+#undef SHIELD
+#define SHIELD TESTED
+#define obj tested_obj
 	char other[160], cmd[700], want[64];
 	json_object *o;
 	char *out, *err;
@@ -364,7 +385,7 @@ Test(shield, t12_test_names_the_shield_loaded_under_another_root)
 	cr_expect(!json_object_get_boolean(ks_json_get(o, "trigger_refused")));
 	cr_expect(!json_object_get_boolean(ks_json_get(o, "not_applicable")));
 	cr_expect(strstr(json_object_get_string(ks_json_get(o, "refused_by")) ?: "",
-			 "cgroup__setsockopt (id "), "refused_by: %s",
+			 "tp__exec (id "), "refused_by: %s",
 		  json_object_get_string(ks_json_get(o, "refused_by")));
 	json_object_put(o);
 
@@ -372,7 +393,7 @@ Test(shield, t12_test_names_the_shield_loaded_under_another_root)
 	cr_expect_eq(rc, 1, "stderr: %s", err);
 	snprintf(want, sizeof(want), "%-22s not run: ", SHIELD);
 	cr_expect(!strncmp(out, want, strlen(want)), "got: %s", out);
-	cr_expect(strstr(out, "already refused here by cgroup__setsockopt (id "), "got: %s", out);
+	cr_expect(strstr(out, "already refused here by tp__exec (id "), "got: %s", out);
 	cr_expect(strstr(out, "unload it"), "got: %s", out);
 	cr_expect(!strstr(out, " ok"), "got: %s", out);
 	free(out);
@@ -387,4 +408,44 @@ Test(shield, t12_test_names_the_shield_loaded_under_another_root)
 	cr_expect_eq(rc, 0, "out: %s err: %s", out, err);
 	free(out);
 	free(err);
+}
+#undef obj
+
+/* Coverage held path by path: the same cve-2021-3156 programs built with
+ * coverage metadata that does not list its "native" path (partial: exit 1,
+ * "tp: native not covered", never a pass), or lists it as detected only
+ * (a hit must be recorded; pass, detect only). */
+Test(shield, t13_test_holds_each_path_to_the_variants_claim)
+{
+	const char *fx = getenv("KSHIELD_FIXTURES");
+	char *out = NULL, *err = NULL, cmd[600];
+	json_object *o;
+	int rc;
+
+	cr_assert(fx, "KSHIELD_FIXTURES not set (run through make test-host)");
+	snprintf(cmd, sizeof(cmd), "%s -j test " TESTED " --object %s/coverage-uncovered.bpf.o",
+		 ks_bin(), fx);
+	o = ks_run_json(cmd, &rc, NULL);
+	cr_assert(o, "kshield test printed no JSON");
+	cr_expect_eq(rc, 1, "a partial test passed");
+	cr_expect(json_object_get_boolean(ks_json_get(o, "partial")));
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "coverage_note")), "tp: native not covered");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "paths.0.status")), "not-covered");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "not_covered.0")), "native");
+	json_object_put(o);
+	rc = ks_runf(&out, &err, "%s test " TESTED " --object %s/coverage-uncovered.bpf.o", ks_bin(), fx);
+	cr_expect_eq(rc, 1);
+	cr_expect(strstr(out, "partial: tp: native not covered"), "got: %s", out);
+	free(out);
+	free(err);
+
+	snprintf(cmd, sizeof(cmd), "%s -j test " TESTED " --object %s/coverage-detects.bpf.o",
+		 ks_bin(), fx);
+	o = ks_run_json(cmd, &rc, NULL);
+	cr_assert(o, "kshield test printed no JSON");
+	cr_expect_eq(rc, 0, "error: %s", json_object_get_string(ks_json_get(o, "error")));
+	cr_expect(json_object_get_boolean(ks_json_get(o, "detect_only")));
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "paths.0.status")), "detected");
+	cr_expect(json_object_get_boolean(ks_json_get(o, "paths.0.hit")));
+	json_object_put(o);
 }

@@ -37,16 +37,16 @@ static void setup(void)
 #define BOOT (T0 - 1000000000LL)
 #define ID(m) ((long long)((unsigned long long)(T0 + (m) * MIN - BOOT) << 8))
 	snprintf(q, sizeof(q),
-		 "INSERT INTO events(ts, kind, pid, tgid, ppid, uid, euid, comm, exec_id, parent_exec_id, binary, args) VALUES"
+		 "INSERT INTO events(ts, kind, pid, tid, ppid, uid, euid, comm, exec_id, parent_exec_id, binary, args) VALUES"
 		 "(%lld, 'exec', 10, 10, 1, 0, 0, 'sshd', %lld, 0, '/usr/sbin/sshd', 'sshd -D'),"
 		 "(%lld, 'exec', 20, 20, 10, 1000, 1000, 'bash', %lld, %lld, '/bin/bash', 'bash'),"
 		 "(%lld, 'exec', 30, 30, 20, 1000, 1000, 'alpha', %lld, %lld, '/usr/bin/alpha', 'alpha --x'),"
 		 "(%lld, 'exec', 40, 40, 20, 0, 0, 'beta', %lld, %lld, '/opt/beta', 'beta');"
-		 "INSERT INTO events(ts, kind, pid, tgid, ppid, uid, euid, comm, exec_id, laddr, lport, raddr, rport) VALUES"
+		 "INSERT INTO events(ts, kind, pid, tid, ppid, uid, euid, comm, exec_id, laddr, lport, raddr, rport) VALUES"
 		 "(%lld, 'connect', 30, 30, 20, 1000, 1000, 'alpha', %lld, '10.0.0.5', 40001, '203.0.113.7', 4444),"
 		 "(%lld, 'accept', 10, 10, 1, 0, 0, 'sshd', %lld, '10.0.0.5', 22, '198.51.100.2', 51000),"
 		 "(%lld, 'connect', 40, 40, 20, 0, 0, 'beta', %lld, '2001:db8::1', 40002, '2001:db8::99', 443);"
-		 "INSERT INTO events(ts, kind, pid, tgid, uid, euid, comm, exec_id, alg_type, alg_name, ret) VALUES"
+		 "INSERT INTO events(ts, kind, pid, tid, uid, euid, comm, exec_id, alg_type, alg_name, ret) VALUES"
 		 "(%lld, 'alg_bind', 30, 30, 1000, 1000, 'alpha', %lld, 'aead', 'authencesn(hmac(sha256),cbc(aes))', 0);"
 		 "INSERT INTO clock(since, boot_to_real) VALUES(0, %lld);",
 		 T0, ID(0),
@@ -356,7 +356,7 @@ Test(store_migrate, m01_a_version_1_store_keeps_its_rows_and_hunts)
 	/* the agent migrates it: the old table becomes one arm of the view */
 	ka_start(&menv, NULL);
 	ka_stop(&menv, SIGTERM);
-	cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), 2);
+	cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), 3);
 	cr_expect_eq(ka_sql_int(menv.store, "SELECT count(*) FROM sqlite_master WHERE "
 				"name = 'events' AND type = 'view'"), 1);
 	cr_expect_eq(count_2020(), 4);
@@ -401,19 +401,80 @@ Test(store_migrate, m02_a_newer_store_is_refused_in_one_line)
 {
 	char *out = NULL, *err = NULL;
 
-	make_v1_store(menv.store, 3);
+	make_v1_store(menv.store, 4);
 	int rc = ks_runf(&out, &err, "%s events --store %s", ks_bin(), menv.store);
 	cr_expect_eq(rc, 1);
-	cr_expect(strstr(err, "store schema 3") && strstr(err, "newer kshield") &&
+	cr_expect(strstr(err, "store schema 4") && strstr(err, "newer kshield") &&
 		  strchr(err, '\n') == err + strlen(err) - 1, "want one line: %s", err);
 	/* and the agent leaves it alone */
 	ka_start(&menv, NULL);
 	ka_stop(&menv, SIGTERM);
-	cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), 3);
+	cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), 4);
 	cr_expect_eq(ka_sql_int(menv.store, "SELECT count(*) FROM sqlite_master WHERE "
 				"name = 'events' AND type = 'table'"), 1);
 	free(out);
 	free(err);
+}
+
+/* A version 2 store (tests/fixtures/store-v2.sql, as that version wrote
+ * it: pid the thread, tgid the process): read with pid the process and tid
+ * the thread before the agent migrates it and after, rows and hunts kept. */
+Test(store_migrate, m04_a_version_2_store_keeps_its_rows_with_pid_the_process)
+{
+	char cmd[1024], *sqltext = NULL, *err = NULL;
+	size_t len = 0;
+	FILE *f = fopen("tests/fixtures/store-v2.sql", "r");
+	sqlite3 *db;
+	json_object *h;
+
+	cr_assert(f, "tests/fixtures/store-v2.sql not found");
+	cr_assert_eq(getdelim(&sqltext, &len, '\0', f) > 0, true);
+	fclose(f);
+	cr_assert_eq(sqlite3_open(menv.store, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, sqltext, NULL, NULL, &err), SQLITE_OK, "%s", err);
+	cr_assert_eq(sqlite3_exec(db, "PRAGMA application_id=1802725476; PRAGMA user_version=2;",
+				  NULL, NULL, &err), SQLITE_OK, "%s", err);
+	sqlite3_close(db);
+	free(sqltext);
+
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 0: read as it is (read-only); pass 1: after the agent */
+		if (pass) {
+			ka_start(&menv, NULL);
+			ka_stop(&menv, SIGTERM);
+			cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), 3);
+			cr_expect_eq(ka_sql_int(menv.store, "SELECT count(*) FROM pragma_table_info('ev_connect') "
+						"WHERE name IN ('pid', 'tid')"), 2);
+		}
+		snprintf(cmd, sizeof(cmd), "%s -j events --store %s --until 2020-01-02T00:00:00Z --pid 30",
+			 ks_bin(), menv.store);
+		h = ks_run_json(cmd, NULL, NULL);
+		cr_assert(h, "pass %d: %s", pass, cmd);
+		cr_expect_eq(json_object_array_length(h), 3, "pass %d", pass);
+		json_object *ex = json_object_array_get_idx(h, 0), *co = json_object_array_get_idx(h, 1);
+		cr_expect_eq(ka_int(ex, "pid"), 30);
+		cr_expect_eq(ka_int(ex, "tid"), 31);
+		cr_expect_str_eq(ka_str(ex, "binary"), "/usr/bin/alpha");
+		cr_expect_eq(ka_int(ex, "detail.setuid"), 0);
+		cr_expect_eq(ka_int(co, "tid"), 32);
+		cr_expect_str_eq(ka_str(co, "raddr"), "203.0.113.7");
+		cr_expect_str_eq(ka_str(json_object_array_get_idx(h, 2), "shield"), "cve-x");
+		json_object_put(h);
+		snprintf(cmd, sizeof(cmd), "%s -j hunt --store %s --sql \"SELECT * FROM events WHERE "
+			 "pid = 40 AND tid = 40 AND kind = 'exec'\"", ks_bin(), menv.store);
+		h = ks_run_json(cmd, NULL, NULL);
+		cr_assert(h, "pass %d: %s", pass, cmd);
+		cr_expect_eq(ka_int(h, "count"), 1, "pass %d", pass);
+		cr_expect_eq(ka_int(json_object_array_get_idx(ks_json_get(h, "hits"), 0),
+				    "detail.setuid"), 1);
+		json_object_put(h);
+		snprintf(cmd, sizeof(cmd), "%s -j hunt --store %s new-binaries --since "
+			 "2019-12-31T00:00:00Z --until 2020-01-02T00:00:00Z", ks_bin(), menv.store);
+		h = ks_run_json(cmd, NULL, NULL);
+		cr_assert(h, "pass %d: %s", pass, cmd);
+		cr_expect_eq(ka_int(h, "count"), 2, "pass %d", pass);
+		json_object_put(h);
+	}
 }
 
 /* The agent's write path over ten days (bench/store_ingest fill): one

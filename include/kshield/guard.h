@@ -1,11 +1,9 @@
 /* guard.h - the contract between the tamper guard (bpf/guard.bpf.c) and the
- * agent (src/guard.c): its configuration entry and the set of protected BPF
+ * agent (src/lib/guard/guard.c): its configuration entry and the set of protected BPF
  * object ids. Pinned as <bpffs>/guard/cfg and <bpffs>/guard/ids.
  */
 #ifndef KSHIELD_GUARD_H
 #define KSHIELD_GUARD_H
-
-#define KS_PIN_GUARD		"guard"
 
 /* Single entry of the guard's "guard_cfg" array map. */
 struct ks_guard_cfg {

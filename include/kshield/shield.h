@@ -23,13 +23,8 @@ struct ks_shield_cfg {
 	char object[KS_PATH_LEN];	/* path it was loaded from */
 };
 
-/* Pin layout under the bpffs root (default /sys/fs/bpf/kshield):
- *   maps/                 maps shared by all shields and the monitor
- *   shields/<name>/       cfg, stats and one link pin per attached program
- */
-#define KS_PIN_ROOT_DEFAULT	"/sys/fs/bpf/kshield"
-#define KS_PIN_MAPS		"maps"
-#define KS_PIN_SHIELDS		"shields"
+/* The pin layout under the bpffs root is written down once, in
+ * src/lib/bpffs/pins.h. */
 
 /* ELF section that holds a shield's metadata as NUL-terminated "key=value"
  * strings, readable without loading the object. */

@@ -1,6 +1,6 @@
 /* sites.h - the contract between user space and a uprobe or kprobe program
  * attached at many DWARF-resolved sites of one function (out-of-line copies and inlined
- * copies alike; see src/dwsites.h).
+ * copies alike; see src/lib/sites/dwsites.h).
  *
  * Each attached site carries its index as the BPF cookie. An inlined copy
  * does not receive its arguments in the calling-convention registers, so

@@ -18,9 +18,13 @@ KSHIELD_NAME("userns-policy");
 KSHIELD_META(summary, "unprivileged user namespace creation only for allow-listed binaries (by executable inode and name)");
 KSHIELD_META(refs, "https://lwn.net/Articles/903580/");
 KSHIELD_META(hunt, "SELECT * FROM events WHERE ts BETWEEN :since AND :until AND (kind = 'userns' OR (kind = 'shield' AND shield = 'userns-policy')) ORDER BY ts");
-KSHIELD_VARIANTS("lsm,tp");
+KSHIELD_VARIANTS("lsm,fmod_ret,tp");
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
-KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at task:task_newtask for clone/clone3 with CLONE_NEWUSER (the caller, and the new child at its return from clone, before it runs its own code); post-hoc: the syscall itself completes");
+KSHIELD_META(variant_fmod_ret, "fmod_ret on security_create_user_ns (6.1+): the lsm body without bpf in lsm= (needs BPF trampolines); EPERM");
+KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at task:task_newtask for clone/clone3 with CLONE_NEWUSER (the caller, and the new child at its return from clone, before it runs its own code), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit compat unshare is not seen (syscall tracepoints skip compat calls)");
+KSHIELD_META(prevents_lsm, "native,clone,clone3,setns-zombie");
+KSHIELD_META(prevents_fmod_ret, "native,clone,clone3,setns-zombie");
+KSHIELD_META(prevents_tp, "native,clone,clone3,setns-zombie");
 
 #define CLONE_NEWUSER	0x10000000
 
@@ -80,8 +84,7 @@ static __always_inline bool allowed(struct ks_userns_allow_key *key)
 	return true;
 }
 
-SEC("lsm/userns_create")
-int BPF_PROG(lsm__userns_create, const struct cred *cred)
+KS_SECURITY_HOOK_FN(userns_create, userns_create, security_create_user_ns, const struct cred *cred)
 {
 	struct ks_userns_allow_key key = {};
 
@@ -100,7 +103,9 @@ int BPF_PROG(lsm__userns_create, const struct cred *cred)
  * which kills the caller and dooms the child, and the child is killed at
  * its first step, its return from clone, before it runs any code of its own. */
 
-/* Children of refused clones, by pid, until they reach sys_exit_clone. */
+/* Tasks whose refusal lands at their syscall's return: children of refused
+ * clones, until they reach sys_exit_clone, and refused unshare callers,
+ * until sys_exit_unshare. By thread id. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
@@ -108,13 +113,96 @@ struct {
 	__type(value, __u8);
 } doomed SEC(".maps");
 
+/* User namespaces that a killed task created. The namespace outlives its
+ * creator while anything holds it: the creator's zombie (its parent can
+ * open /proc/PID/ns/user until it reaps it), an nsfs fd opened in the
+ * moment before the kill landed, a pidfd. Its owner (same uid outside) may
+ * setns into it and hold every capability there; whoever enters one is
+ * killed at the return from setns. Keyed by address and inode number, so a
+ * freed namespace whose address is reused by another is not mistaken for
+ * it unless both match. */
+struct ns_key {
+	__u64 addr;
+	__u32 inum;
+	__u32 _pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct ns_key);
+	__type(value, __u8);
+} doomed_ns SEC(".maps");
+
+/* The current task's user namespace. */
+static __always_inline struct ns_key current_ns(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct user_namespace *ns = BPF_CORE_READ(task, cred, user_ns);
+	struct ns_key k = {
+		.addr = (__u64)(long)ns,
+		.inum = BPF_CORE_READ(ns, ns.inum),
+	};
+
+	return k;
+}
+
+/* At the return of a refused call: remember the namespace the task now
+ * lives in when the call made one, and kill the task (again: a SIGKILL
+ * sent at entry is still pending, this one covers a task that was only
+ * doomed). */
+static __always_inline void doomed_exit(long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct ns_key k;
+	__u8 one = 1;
+
+	if (!bpf_map_lookup_elem(&doomed, &tid))
+		return;
+	bpf_map_delete_elem(&doomed, &tid);
+	if (ret != 0)
+		return;
+	k = current_ns();
+	if (k.addr)
+		bpf_map_update_elem(&doomed_ns, &k, &one, BPF_ANY);
+	bpf_send_signal(SIGKILL);
+}
+
 SEC("tracepoint/syscalls/sys_enter_unshare")
 int tp__unshare(struct trace_event_raw_sys_enter *ctx)
 {
 	struct ks_userns_allow_key key = {};
 
-	if ((ctx->args[0] & CLONE_NEWUSER) && !allowed(&key))
-		ks_kill("sys_enter_unshare", key.dev, key.ino, ctx->args[0], 0);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u8 one = 1;
+
+	if ((ctx->args[0] & CLONE_NEWUSER) && !allowed(&key) &&
+	    ks_kill("sys_enter_unshare", key.dev, key.ino, ctx->args[0], 0))
+		bpf_map_update_elem(&doomed, &tid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_unshare")
+int tp__unshare_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	doomed_exit(ctx->ret);
+	return 0;
+}
+
+/* setns() into a namespace a killed task made (through /proc/PID/ns/user
+ * of its zombie, an nsfs fd or a pidfd): judged at the return, where the
+ * caller's credentials already name the namespace it entered, whichever
+ * kind of descriptor it used. */
+SEC("tracepoint/syscalls/sys_exit_setns")
+int tp__setns_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	struct ns_key k;
+
+	if (ctx->ret != 0)
+		return 0;
+	k = current_ns();
+	if (bpf_map_lookup_elem(&doomed_ns, &k))
+		ks_kill("sys_exit_setns", k.addr, k.inum, 0, 0);
 	return 0;
 }
 
@@ -133,26 +221,16 @@ int tp__newtask(struct trace_event_raw_task_newtask *ctx)
 	return 0;
 }
 
-static __always_inline void child_exit(long ret)
-{
-	__u32 pid = (__u32)bpf_get_current_pid_tgid();
-
-	if (ret != 0 || !bpf_map_lookup_elem(&doomed, &pid))
-		return;
-	bpf_map_delete_elem(&doomed, &pid);
-	bpf_send_signal(SIGKILL);
-}
-
 SEC("tracepoint/syscalls/sys_exit_clone")
 int tp__clone_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	child_exit(ctx->ret);
+	doomed_exit(ctx->ret);
 	return 0;
 }
 
 SEC("tracepoint/syscalls/sys_exit_clone3")
 int tp__clone3_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	child_exit(ctx->ret);
+	doomed_exit(ctx->ret);
 	return 0;
 }

@@ -1,8 +1,14 @@
 /* Trigger and benign cases for userns-policy.
  *
- * trigger: an unprivileged user (uid 65534) creates a user namespace with
- * unshare(CLONE_NEWUSER), the first step of most unprivileged kernel
- * exploits. The guarded call is unshare.
+ * Trigger paths, each by an unprivileged user (uid 65534) gaining a user
+ * namespace, the first step of most unprivileged kernel exploits:
+ *   native       unshare(CLONE_NEWUSER)
+ *   clone        clone(CLONE_NEWUSER): the child is born in the namespace
+ *   clone3       the same through clone3
+ *   setns-zombie a child unshares and is gone (killed, for the tp variant);
+ *                the parent opens /proc/CHILD/ns/user of the zombie before
+ *                reaping it and setns()es into the namespace: passed when
+ *                it got in and lived on.
  * benign: root of the initial namespace creates one; then this binary is
  * put on the allow-list (by inode and name, as allow.sh does) and the same
  * unprivileged unshare goes through; the entry is removed again.
@@ -15,7 +21,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <linux/sched.h>
 #include <unistd.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
@@ -38,9 +49,98 @@ static int unshare_as_nobody(char *why, size_t len)
 	return ks_case_from(rc, errno, "unshare(CLONE_NEWUSER) as nobody", why, len);
 }
 
-static int trigger(char *why, size_t len)
+static int trigger_native(char *why, size_t len)
 {
 	return unshare_as_nobody(why, len);
+}
+
+/* The child of a successful clone: it lived long enough to return. */
+#define CHILD_RAN 42
+
+/* clone or clone3 with CLONE_NEWUSER as nobody: refused when the call
+ * failed with EPERM or the child was killed before it ran. */
+static int clone_as_nobody(int three, char *why, size_t len)
+{
+	int err = ks_test_drop_to(NOBODY, NOBODY), status;
+	pid_t pid;
+
+	if (err) {
+		snprintf(why, len, "drop to uid %d: %s", NOBODY, strerror(-err));
+		return err;
+	}
+	if (three) {
+		struct clone_args a = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+
+		pid = syscall(SYS_clone3, &a, sizeof(a));
+	} else {
+		pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+	}
+	if (pid == 0)
+		_exit(CHILD_RAN);
+	if (pid < 0)
+		return ks_case_from(-1, errno, three ? "clone3(CLONE_NEWUSER) as nobody" :
+				    "clone(CLONE_NEWUSER) as nobody", why, len);
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == CHILD_RAN)
+		return KS_CASE_PASSED;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		return KS_CASE_REFUSED;
+	snprintf(why, len, "clone child ended with status 0x%x", status);
+	return -EINVAL;
+}
+
+static int trigger_clone(char *why, size_t len)
+{
+	return clone_as_nobody(0, why, len);
+}
+
+static int trigger_clone3(char *why, size_t len)
+{
+	return clone_as_nobody(1, why, len);
+}
+
+/* The namespace of a child that unshared and is gone, entered by its
+ * parent through the zombie's /proc/PID/ns/user. */
+static int trigger_setns_zombie(char *why, size_t len)
+{
+	int err = ks_test_drop_to(NOBODY, NOBODY), fd, rc;
+	char path[64];
+	siginfo_t si;
+	pid_t pid;
+
+	if (err) {
+		snprintf(why, len, "drop to uid %d: %s", NOBODY, strerror(-err));
+		return err;
+	}
+	/* A user's own processes are dumpable; one that dropped from root
+	 * is not, and /proc/PID/ns would be closed to it. */
+	prctl(PR_SET_DUMPABLE, 1);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) ? 1 : CHILD_RAN);
+	/* Wait for it to end, without reaping it. */
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, pid, &si, WEXITED | WNOWAIT) < 0)
+		return -errno;
+	if (si.si_code == CLD_EXITED && si.si_status == 1) {
+		waitpid(pid, NULL, 0);
+		return KS_CASE_REFUSED;		/* the unshare itself was refused */
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, len, "open %s of the zombie: %s", path, strerror(errno));
+		waitpid(pid, NULL, 0);
+		return -errno;
+	}
+	rc = setns(fd, CLONE_NEWUSER);
+	err = errno;
+	close(fd);
+	waitpid(pid, NULL, 0);
+	return ks_case_from(rc, err, "setns into the zombie's user namespace", why, len);
 }
 
 /* Allow-list key and value of /proc/self/exe. */
@@ -127,4 +227,8 @@ out:
 	return rc;
 }
 
-KSHIELD_TEST("userns-policy", trigger, benign);
+KSHIELD_TEST_PATHS("userns-policy", benign,
+	{ "native", trigger_native },
+	{ "clone", trigger_clone },
+	{ "clone3", trigger_clone3 },
+	{ "setns-zombie", trigger_setns_zombie });

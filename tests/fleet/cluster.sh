@@ -9,7 +9,15 @@
 #   cluster.sh nats-stop DIR N...     kill nodes (1..3) / nats-start DIR N...
 #   cluster.sh pg-stop DIR            stop PostgreSQL   / pg-start DIR
 #
-# DIR/env holds NATS_URLS (all three nodes) and PG_CONNINFO.
+# NATS runs with one account and two users (roles), as a fleet should:
+#   admin  the operator's commands (deploy, promote, rollback, keys, collect):
+#          everything;
+#   host   the agents: read the desired-state and objects buckets, write
+#          their status and audit hits, publish events. Writing desired
+#          state, objects, or any stream's configuration is refused by the
+#          server ("Permissions Violation").
+# DIR/env holds NATS_URLS (all three nodes, admin credentials), HOST_URLS
+# (the same nodes, host credentials) and PG_CONNINFO.
 set -euo pipefail
 
 cmd=${1:?usage: cluster.sh start|stop|nats-stop|nats-start|pg-stop|pg-start DIR}
@@ -63,12 +71,49 @@ start)
   chmod 755 "$dir"
   routes=""
   for i in 1 2 3; do routes="$routes nats-route://127.0.0.1:$((base + 3 + i))"; done
+  admin_pw=$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
+  host_pw=$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
+  # What an agent may do, subject by subject (nats-server 2.9, libnats 3.4):
+  # bind buckets (STREAM.INFO), read desired/objects (DIRECT.GET or
+  # MSG.GET), watch desired and audit (ordered consumers: CONSUMER.CREATE,
+  # flow control replies on \$JS.FC), put status/audit values, publish
+  # events (and create the events stream when missing).
+  cat > "$dir/accounts.conf" <<CONF
+accounts {
+  KSHIELD {
+    jetstream: enabled
+    users: [
+      { user: admin, password: "$admin_pw" }
+      { user: host, password: "$host_pw", permissions: {
+          publish: { allow: [
+            "\$JS.API.INFO", "\$JS.API.STREAM.NAMES",
+            "\$JS.API.STREAM.INFO.KV_kshield_desired", "\$JS.API.STREAM.INFO.KV_kshield_objects",
+            "\$JS.API.STREAM.INFO.KV_kshield_status", "\$JS.API.STREAM.INFO.KV_kshield_audit",
+            "\$JS.API.STREAM.INFO.KSHIELD_EVENTS", "\$JS.API.STREAM.CREATE.KSHIELD_EVENTS",
+            "\$JS.API.DIRECT.GET.KV_kshield_desired.>", "\$JS.API.DIRECT.GET.KV_kshield_objects.>",
+            "\$JS.API.DIRECT.GET.KV_kshield_desired", "\$JS.API.DIRECT.GET.KV_kshield_objects",
+            "\$JS.API.STREAM.MSG.GET.KV_kshield_desired", "\$JS.API.STREAM.MSG.GET.KV_kshield_objects",
+            "\$JS.API.CONSUMER.CREATE.KV_kshield_desired", "\$JS.API.CONSUMER.CREATE.KV_kshield_desired.>",
+            "\$JS.API.CONSUMER.CREATE.KV_kshield_audit", "\$JS.API.CONSUMER.CREATE.KV_kshield_audit.>",
+            "\$JS.API.CONSUMER.DELETE.KV_kshield_desired.>", "\$JS.API.CONSUMER.DELETE.KV_kshield_audit.>",
+            "\$JS.API.CONSUMER.INFO.KV_kshield_desired.>", "\$JS.API.CONSUMER.INFO.KV_kshield_audit.>",
+            "\$JS.FC.KV_kshield_desired.>", "\$JS.FC.KV_kshield_audit.>",
+            "\$KV.kshield_status.>", "\$KV.kshield_audit.>",
+            "kshield.events.>"
+          ] }
+          subscribe: { allow: [ "_INBOX.>" ] }
+      } }
+    ]
+  }
+}
+CONF
   for i in 1 2 3; do
     mkdir -p "$dir/js$i"
     cat > "$dir/n$i.conf" <<CONF
 server_name: ks-n$i
 listen: 127.0.0.1:$((base + i))
 http: 127.0.0.1:$((base + 7 + i))
+include ./accounts.conf
 jetstream { store_dir: "$dir/js$i", max_memory_store: 256MB, max_file_store: 4GB }
 cluster {
   name: kshield-test
@@ -77,10 +122,11 @@ cluster {
 }
 CONF
   done
-  urls="nats://127.0.0.1:$((base + 1)),nats://127.0.0.1:$((base + 2)),nats://127.0.0.1:$((base + 3))"
+  nodes() { local u=$1 p=$2; echo "nats://$u:$p@127.0.0.1:$((base + 1)),nats://$u:$p@127.0.0.1:$((base + 2)),nats://$u:$p@127.0.0.1:$((base + 3))"; }
   pgport=$((base + 7))
-  printf 'NATS_URLS=%s\nPG_PORT=%s\nPG_CONNINFO="host=127.0.0.1 port=%s user=postgres dbname=postgres"\nBASE=%s\n' \
-    "$urls" "$pgport" "$pgport" "$base" > "$dir/env"
+  printf 'NATS_URLS=%s\nHOST_URLS=%s\nPG_PORT=%s\nPG_CONNINFO="host=127.0.0.1 port=%s user=postgres dbname=postgres"\nBASE=%s\n' \
+    "$(nodes admin "$admin_pw")" "$(nodes host "$host_pw")" "$pgport" "$pgport" "$base" > "$dir/env"
+  chmod 600 "$dir/env"
   for i in 1 2 3; do nats_start $i; done
   for i in 1 2 3; do wait_port $((base + i)); done
   for i in 1 2 3; do wait_healthy $((base + 7 + i)); done

@@ -1,0 +1,590 @@
+/* agent.c - `kshield agent`: the long-running service. It starts (or
+ * adopts) the pinned monitor, keeps the shields directory loaded, and
+ * moves every record from the pinned ring buffer into the event store.
+ *
+ *	kshield agent [--config FILE] [--check] [--store PATH] [--keep 30d]
+ *		      [--max-size 1G] [--json FILE|-] [--shields-dir DIR]
+ *		      [--no-shields]
+ *
+ * The agent is not what enforces: shields and the monitor are pinned and
+ * keep working while it is down, and their records wait in the ring buffer.
+ * So nothing on the store side may stop it: a locked, corrupt, unwritable
+ * or full store is reported in one line, the records that could not be
+ * stored are counted (mon_agent.unstored, `kshield stats`), and the store is
+ * retried every few seconds until it works again.
+ *
+ * Records are committed in batches of at most KS_STORE_BATCH rows or
+ * KS_STORE_BATCH_MS. SIGINT/SIGTERM drain the ring buffer and commit; after
+ * SIGKILL what is lost is the open batch (at most KS_STORE_BATCH rows, half
+ * a second of records); records not yet read stay in the ring buffer for
+ * the next agent.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cli.h"
+#include "config.h"
+#ifndef KSHIELD_STATIC
+#include "fleet_agent.h"	/* --fleet: desired shields from NATS, events out */
+#endif
+#include "kernel_sites.h"
+#include "lifecycle.h"
+#include "monitor.h"
+#include "pins.h"
+#include "shieldset.h"
+#include "store.h"
+#include "units.h"
+
+#define TICK_MS		100	/* ring-buffer drain and batch-age period */
+#define RETRY_MS	2000	/* store reopen period while it is failing */
+#define RETAIN_MS	10000	/* retention and loss bookkeeping period */
+
+struct agent {
+	struct ks_config cfg;
+	struct ks_monitor_cfg mcfg;	/* socket families to report, wakeups */
+	bool no_shields;
+	const char *json_path;
+	FILE *json;
+	struct ks_monitor mon;
+	struct ring_buffer *rb;
+	struct ks_store *store;		/* NULL while the store is failing */
+	bool store_corrupt;		/* move the file aside on reopen */
+	char store_why[256];		/* last failure, printed once */
+	__s64 boot_to_real;
+	struct ks_agent_stats st;
+	__s64 clock_noted;		/* boot_to_real last written to the store */
+	__u64 stored_before;		/* rows committed by stores since closed */
+	__u64 lost_noted[KS_EV_KIND_MAX], unstored_noted;
+	long long now_ms, retry_at, retain_at;
+};
+
+static volatile sig_atomic_t stop_requested, reload_requested;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		reload_requested = 1;
+	else
+		stop_requested = 1;
+}
+
+static long long mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* CLOCK_BOOTTIME (BPF timestamps) -> CLOCK_REALTIME offset, refreshed every
+ * tick so that a clock step shows up within TICK_MS. */
+static void clock_map(struct agent *a)
+{
+	struct timespec r, b;
+
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	a->boot_to_real = (r.tv_sec - b.tv_sec) * 1000000000LL + (r.tv_nsec - b.tv_nsec);
+}
+
+/* ---- the store, and what happens when it fails ---- */
+
+static void store_failed(struct agent *a, int err, int dropped)
+{
+	a->st.unstored += dropped;
+	a->st.store_errors++;
+	if (!a->store_why[0]) {
+		snprintf(a->store_why, sizeof(a->store_why), "%s", ks_errmsg());
+		ks_log("store: %s; events are counted, not stored, until it recovers", a->store_why);
+	}
+	if (err == -EBADMSG)
+		a->store_corrupt = true;
+	a->stored_before += ks_store_committed(a->store);
+	ks_store_close(a->store);	/* commits nothing: the batch was aborted */
+	a->store = NULL;
+	a->retry_at = a->now_ms + RETRY_MS;
+}
+
+static void store_open(struct agent *a)
+{
+	char aside[PATH_MAX + 32];
+	int err;
+
+	if (a->store_corrupt) {
+		snprintf(aside, sizeof(aside), "%s.corrupt-%ld", a->cfg.store, (long)time(NULL));
+		if (!rename(a->cfg.store, aside))
+			ks_log("store: moved the corrupt %s aside to %s; starting a new one",
+			    a->cfg.store, aside);
+		a->store_corrupt = false;
+	}
+	err = ks_store_open(&a->store, a->cfg.store, KS_STORE_CREATE);
+	if (err) {
+		a->store = NULL;
+		store_failed(a, err, 0);
+		a->st.store_errors--;	/* a failed open is not a failed commit */
+		return;
+	}
+	if (ks_store_note_clock(a->store, a->boot_to_real) == 0)
+		a->clock_noted = a->boot_to_real;
+	if (a->store_why[0]) {
+		ks_log("store: recovered (%llu events could not be stored meanwhile)",
+		    (unsigned long long)a->st.unstored);
+		a->store_why[0] = '\0';
+	}
+}
+
+static void store_commit(struct agent *a)
+{
+	int n;
+
+	if (!a->store)
+		return;
+	n = ks_store_commit(a->store);
+	if (n < 0)
+		store_failed(a, n, ks_store_abort(a->store));
+}
+
+/* ---- records ---- */
+
+static void mirror_json(struct agent *a, const struct ks_row *r)
+{
+	struct json_object *o = ks_row_json_obj(r);
+
+	fprintf(a->json, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct agent *a = ctx;
+	struct ks_row r;
+	int err;
+
+	a->st.received++;
+	if (ks_row_decode(data, size, a->boot_to_real, &r))
+		return 0;	/* a kind this agent does not know: skip it */
+	if (a->json)
+		mirror_json(a, &r);
+	if (!a->store) {
+		a->st.unstored++;
+		return 0;
+	}
+	err = ks_store_add_row(a->store, &r);
+	if (err) {
+		/* this row and the batch it was part of */
+		store_failed(a, err, ks_store_abort(a->store) + 1);
+	}
+	return 0;
+}
+
+/* ---- periodic work ---- */
+
+static void publish_stats(struct agent *a, bool running)
+{
+	struct timespec now;
+	__u32 zero = 0;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	a->st.tgid = running ? (__u32)getpid() : 0;
+	a->st.stored = a->stored_before + ks_store_committed(a->store);
+	a->st.updated_realtime_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
+	bpf_map_update_elem(a->mon.agent_fd, &zero, &a->st, BPF_ANY);
+}
+
+/* Record ring-buffer losses and unstored counts in the store when they
+ * changed, so that a hunt can tell "nothing happened" from "not seen". */
+static void note_losses(struct agent *a)
+{
+	__u64 lost[KS_EV_KIND_MAX];
+
+	if (!a->store || ks_monitor_read_lost(lost))
+		return;
+	if (!memcmp(lost, a->lost_noted, sizeof(lost)) && a->st.unstored == a->unstored_noted)
+		return;
+	store_commit(a);
+	if (a->store && !ks_store_note_losses(a->store, lost, a->st.unstored)) {
+		memcpy(a->lost_noted, lost, sizeof(lost));
+		a->unstored_noted = a->st.unstored;
+	}
+}
+
+static void tick(struct agent *a)
+{
+	long age;
+	long n;
+
+	a->now_ms = mono_ms();
+	clock_map(a);
+	if (a->store && ks_store_pending(a->store, &age) && age >= KS_STORE_BATCH_MS)
+		store_commit(a);
+	if (!a->store && a->now_ms >= a->retry_at)
+		store_open(a);
+	/* NTP slews the offset by microseconds; a step moves it for real */
+	if (a->store && llabs(a->boot_to_real - a->clock_noted) > 50000000LL &&
+	    ks_store_note_clock(a->store, a->boot_to_real) == 0)
+		a->clock_noted = a->boot_to_real;
+	if (a->store && a->now_ms >= a->retain_at) {
+		a->retain_at = a->now_ms + RETAIN_MS;
+		n = ks_store_retain(a->store, a->cfg.retention_s * 1000000000ULL, a->cfg.max_size);
+		if (n < 0)
+			store_failed(a, n, 0);
+		note_losses(a);
+	}
+	publish_stats(a, true);
+	ks_lifecycle_tick(&a->cfg, &a->mon, a->store);	/* repair + record tampering */
+}
+
+/* Shield management: bring the pins in line with the shields directory
+ * (at start and on SIGHUP). Failures are reported; what was enforcing
+ * keeps enforcing. */
+static void shields_sync(struct agent *a)
+{
+	struct ks_sync_result res = {};
+	struct stat sb;
+	int err;
+
+	if (a->no_shields)
+		return;
+	if (stat(a->cfg.shields_dir, &sb)) {
+		ks_log("shields: no directory %s; no shields loaded", a->cfg.shields_dir);
+		return;
+	}
+	err = ks_shieldset_sync(&a->cfg, &res);
+	for (int i = 0; i < res.n; i++) {
+		const struct ks_sync_item *it = &res.items[i];
+
+		if (it->action == KS_SYNC_FAILED)
+			ks_log("shield %s: %s", it->name[0] ? it->name : it->object, it->why);
+		else
+			ks_log("shield %s: %s (%s, %s)", it->name, ks_sync_action_str(it->action),
+			    it->variant, ks_mode_str(it->mode));
+	}
+	if (err && err != -EAGAIN)
+		ks_log("shields: %s", ks_errmsg());
+	ks_sync_result_free(&res);
+	ks_lifecycle_synced(&a->cfg);	/* guard, protected ids */
+}
+
+/* ---- start, loop, stop ---- */
+
+static void add_old_ring(int fd, void *ctx)
+{
+	struct agent *a = ctx;
+	int own = dup(fd);	/* libbpf keeps using the fd */
+
+	if (own < 0 || ring_buffer__add(a->rb, own, on_record, a))
+		ks_log("can't read the older ring buffer set aside: %s", strerror(errno));
+}
+
+static int agent_start(struct agent *a)
+{
+	struct ks_monitor_cfg mcfg;
+	struct sigaction sa = { .sa_handler = on_signal };
+	int err;
+
+	mcfg = a->mcfg;
+	if ((err = ks_monitor_start(&a->mon, &mcfg)))
+		return err;
+	ks_log("monitor %s (%d links pinned under %s/monitor; flow %s%s)",
+	    a->mon.adopted ? "adopted" : a->mon.replaced ? "replaced" : "loaded",
+	    a->mon.nlinks, ks_bpffs_root, a->cfg.flow ? "on" : "off",
+	    a->mon.flow_detached ? ", its links detached" : "");
+	if (a->mon.unpinned)
+		ks_log("monitor: %d tracepoint links held by the agent only: this kernel cannot "
+		    "pin them (BPF perf links, 5.15+), so they stop when the agent stops",
+		    a->mon.unpinned);
+	/* Name ourselves before loading shields: our own BPF loads are not
+	 * `bpf` events. */
+	publish_stats(a, true);
+	a->rb = ring_buffer__new(a->mon.events_fd, on_record, a, NULL);
+	if (!a->rb)
+		return ks_err(-errno, "can't read the ring buffer: %s", strerror(errno));
+	/* Shields loaded before an upgrade that changed the ring buffer still
+	 * write into the one set aside: read it too. */
+	ks_pins_old_maps("ks_events", add_old_ring, a);
+	if (a->mon.migrated[0])
+		ks_log("migrated from an older kshield: %s; programs loaded before keep the old "
+		    "map (shields keep enforcing, their events and losses still counted)",
+		    a->mon.migrated);
+	if (a->json_path) {
+		a->json = strcmp(a->json_path, "-") ? fopen(a->json_path, "ae") : stdout;
+		if (!a->json)
+			return ks_err(-errno, "can't open %s: %s", a->json_path, strerror(errno));
+		setvbuf(a->json, NULL, _IOLBF, 0);
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	a->now_ms = mono_ms();
+	clock_map(a);
+	store_open(a);
+	if (a->store)
+		ks_log("storing events in %s", a->cfg.store);
+	return 0;
+}
+
+static void agent_stop(struct agent *a)
+{
+	if (a->rb) {
+		clock_map(a);
+		ring_buffer__consume(a->rb);
+	}
+	store_commit(a);
+	note_losses(a);
+	if (a->mon.agent_fd >= 0)
+		publish_stats(a, false);
+	a->st.stored = a->stored_before + ks_store_committed(a->store);
+	ks_log("stopped: %llu events received, %llu stored, %llu not stored",
+	    (unsigned long long)a->st.received, (unsigned long long)a->st.stored,
+	    (unsigned long long)a->st.unstored);
+	ks_store_close(a->store);
+	ring_buffer__free(a->rb);
+	if (a->json && a->json != stdout)
+		fclose(a->json);
+	ks_monitor_close(&a->mon);
+}
+
+static int agent_run(struct agent *a)
+{
+	int err = agent_start(a);
+
+	if (err) {
+		agent_stop(a);
+		return ks_report(err);
+	}
+	shields_sync(a);
+	while (!stop_requested) {
+		/* Woken every mon_config.wakeup_every records; the consume
+		 * call drains the low-rate tail that never reaches a wakeup. */
+		err = ring_buffer__poll(a->rb, TICK_MS);
+		if (err < 0 && err != -EINTR) {
+			ks_err(err, "reading the ring buffer: %s", strerror(-err));
+			break;
+		}
+		ring_buffer__consume(a->rb);
+		tick(a);
+		if (reload_requested) {
+			reload_requested = 0;
+			if (ks_config_reload(&a->cfg))
+				ks_log("config: %s; keeping the previous one", ks_errmsg());
+			shields_sync(a);
+		}
+	}
+	agent_stop(a);
+	return err < 0 && err != -EINTR ? ks_report(err) : 0;
+}
+
+/* ---- command line ---- */
+
+/* --socket-families: names or numbers, "netlink:N" for one netlink
+ * protocol, "netlink" for all of them, "default" for the built-in list.
+ * The result replaces the monitor's pinned mon_config at start. */
+static int parse_families(const char *list, struct ks_monitor_cfg *c)
+{
+	static const struct { const char *name; int af; } names[] = {
+		{ "unix", 1 }, { "inet", 2 }, { "ax25", 3 }, { "appletalk", 5 }, { "x25", 9 },
+		{ "inet6", 10 }, { "key", 15 }, { "netlink", 16 }, { "packet", 17 }, { "rds", 21 },
+		{ "pppox", 24 }, { "llc", 26 }, { "can", 29 }, { "tipc", 30 }, { "bluetooth", 31 },
+		{ "rxrpc", 33 }, { "isdn", 34 }, { "phonet", 35 }, { "ieee802154", 36 },
+		{ "caif", 37 }, { "alg", 38 }, { "nfc", 39 }, { "vsock", 40 }, { "kcm", 41 },
+		{ "qipcrtr", 42 }, { "smc", 43 }, { "xdp", 44 }, { "mctp", 45 },
+	};
+	struct ks_monitor_cfg def;
+	char buf[512], *end, *save = NULL;
+
+	ks_monitor_default_cfg(&def);
+	c->families = 0;
+	c->netlink_protos = 0;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		long v = -1;
+
+		if (!strcmp(t, "default")) {
+			c->families |= def.families;
+			c->netlink_protos |= def.netlink_protos;
+			continue;
+		}
+		if (!strncmp(t, "netlink:", 8)) {
+			v = strtol(t + 8, &end, 10);
+			if (*end || end == t + 8 || v < 0 || v > 31)
+				return ks_err(-EINVAL, "--socket-families: '%s': netlink protocols are 0..31", t);
+			c->families |= 1ULL << 16;
+			c->netlink_protos |= 1u << v;
+			continue;
+		}
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(t, names[i].name))
+				v = names[i].af;
+		if (v < 0) {
+			v = strtol(t, &end, 10);
+			if (*end || end == t || v < 0 || v > 63)
+				return ks_err(-EINVAL, "--socket-families: '%s' is not an address family "
+					      "(a name like alg, packet, vsock, a number below 64, or netlink:N)", t);
+		}
+		c->families |= 1ULL << v;
+		if (v == 16)
+			c->netlink_protos = ~0u;
+	}
+	return 0;
+}
+
+
+static int agent_help(void)
+{
+	fprintf(stderr,
+		"Usage: kshield agent [--config FILE] [--store PATH] [--keep DURATION]\n"
+		"                     [--max-size SIZE] [--json FILE|-] [--shields-dir DIR]\n"
+		"                     [--no-shields] [--fleet URLS --keys DIR|--root-keys DIR [fleet agent options]]\n"
+		"       kshield agent --check [--config FILE]\n"
+		"\n"
+		"Runs the monitor (adopting the pinned one), loads the shields directory,\n"
+		"and stores every event in an SQLite database (default %s).\n"
+		"  --keep 30d       delete events older than this (s, m, h, d, w)\n"
+		"  --max-size 1G    delete the oldest events beyond this size (K, M, G)\n"
+		"  --json FILE|-    also write each event as one JSON line\n"
+		"  --socket-families LIST   families reported at socket(): names, numbers,\n"
+		"                   netlink:N, 'default' (alg, packet, vsock, rxrpc, ...)\n"
+		"  --flow-interval 60s   interim flow records of connections still moving data\n"
+		"  --no-flow        no flow records (exec/connect only: no per-packet programs)\n"
+		"SIGINT/SIGTERM flush and exit; SIGHUP reloads the shields directory.\n",
+		KS_STORE_DEFAULT);
+	return 0;
+}
+
+static int agent_check(struct agent *a)
+{
+	struct ks_sync_result res = {};
+	int err = ks_shieldset_check(&a->cfg, &res);
+
+	if (json_output) {
+		ks_json_print(ks_sync_json(&res));
+	} else {
+		for (int i = 0; i < res.n; i++)
+			printf("%-24s %s%s%s\n", res.items[i].name[0] ? res.items[i].name :
+			       res.items[i].object, ks_sync_action_str(res.items[i].action),
+			       res.items[i].why[0] ? ": " : "", res.items[i].why);
+		for (int i = 0; i < res.nwarn; i++)
+			printf("warning: %s\n", res.warn[i]);
+		if (!err)
+			printf("config %s: ok\n", a->cfg.path[0] ? a->cfg.path : "(defaults)");
+	}
+	ks_sync_result_free(&res);
+	return err ? ks_report(err) : 0;
+}
+
+int do_agent(int argc, char **argv)
+{
+	static struct agent a;	/* big (config); lives as long as the process */
+	const char *config = NULL, *store = NULL, *keep = NULL, *maxsz = NULL, *dir = NULL,
+		   *families = NULL, *flow_iv = NULL;
+	bool check = false, no_flow = false;
+	int err;
+#ifndef KSHIELD_STATIC
+	struct ks_fleet_agent_cfg fleet = { 0 };
+	bool fleet_on = false;
+#endif
+
+	ks_log_set_prefix("kshield agent");
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i];
+		const char **val = !strcmp(o, "--config") ? &config :
+				   !strcmp(o, "--store") ? &store :
+				   !strcmp(o, "--keep") ? &keep :
+				   !strcmp(o, "--max-size") ? &maxsz :
+				   !strcmp(o, "--json") ? &a.json_path :
+				   !strcmp(o, "--shields-dir") ? &dir :
+				   !strcmp(o, "--socket-families") ? &families :
+				   !strcmp(o, "--flow-interval") ? &flow_iv : NULL;
+
+		if (!strcmp(o, "help") || !strcmp(o, "--help") || !strcmp(o, "-h"))
+			return agent_help();
+		if (!strcmp(o, "--check")) {
+			check = true;
+		} else if (!strcmp(o, "--no-shields")) {
+			a.no_shields = true;
+		} else if (!strcmp(o, "--no-flow")) {
+			no_flow = true;
+		} else if (val) {
+			if (i + 1 >= argc)
+				return ks_usage("%s needs a value", o);
+			*val = argv[++i];
+#ifndef KSHIELD_STATIC
+		} else if (ks_fleet_agent_parse_opt(&fleet, argc, argv, &i)) {
+			fleet_on |= !strcmp(o, "--fleet") || !strcmp(o, "--nats");
+#endif
+		} else {
+			return ks_usage("agent: unknown argument '%s' (see 'kshield agent help')", o);
+		}
+	}
+	ks_config_defaults(&a.cfg);
+	if ((err = ks_config_load(&a.cfg, config ? config : KS_CONFIG_DEFAULT, config != NULL)))
+		return ks_report(err);
+	if (a.cfg.bpffs[0] && !strcmp(ks_bpffs_root, KS_PIN_ROOT_DEFAULT))
+		ks_bpffs_root = a.cfg.bpffs;
+	if (store)
+		snprintf(a.cfg.store, sizeof(a.cfg.store), "%s", store);
+	if (dir)
+		snprintf(a.cfg.shields_dir, sizeof(a.cfg.shields_dir), "%s", dir);
+	if (keep) {
+		__u64 ns;
+
+		if ((err = ks_duration_parse(keep, "--keep", &ns)))
+			return ks_report(err);
+		a.cfg.retention_s = ns / 1000000000ULL;
+	}
+	if (maxsz && (err = ks_size_parse(maxsz, "--max-size", &a.cfg.max_size)))
+		return ks_report(err);
+	if (a.cfg.max_size && a.cfg.max_size < (1u << 20))
+		return ks_usage("--max-size: at least 1M");
+	ks_monitor_default_cfg(&a.mcfg);
+	if (families && (err = parse_families(families, &a.mcfg)))
+		return ks_report(err);
+	a.mcfg.flow_interval_ns = a.cfg.flow_interval_s * 1000000000ULL;
+	if (flow_iv && (err = ks_duration_parse(flow_iv, "--flow-interval", &a.mcfg.flow_interval_ns)))
+		return ks_report(err);
+	if (!a.mcfg.flow_interval_ns)
+		return ks_usage("--flow-interval: more than 0, like 60s");
+	if (no_flow)
+		a.cfg.flow = false;
+	ks_monitor_set_flow(a.cfg.flow);
+#ifndef KSHIELD_STATIC
+	if (fleet_on && !fleet.keys_dir && !fleet.root_dir && a.cfg.keys_dir[0])
+		fleet.keys_dir = a.cfg.keys_dir;
+	/* Shields on kernel:FUNCTION read their sites manifest from the
+	 * config's directory; with trusted keys (the ones that sign fleet
+	 * shields), only a manifest one of them signed. */
+	{
+		char fleet_keys[4096];
+
+		ks_fleet_agent_keys_dir(&fleet, fleet_keys, sizeof(fleet_keys));
+		ks_kernel_sites_policy(a.cfg.sites_dir, fleet_on ? fleet_keys : a.cfg.keys_dir);
+	}
+#else
+	ks_kernel_sites_policy(a.cfg.sites_dir, a.cfg.keys_dir);
+#endif
+	if (check)
+		return agent_check(&a);
+#ifndef KSHIELD_STATIC
+	if (fleet_on) {
+		/* The fleet loop runs in its own threads (fleet_agent.c) and
+		 * ships this agent's store. */
+		fleet.store = a.cfg.store;
+		if ((err = ks_fleet_agent_start(&fleet)))
+			return ks_report(err);
+		err = agent_run(&a);
+		ks_fleet_agent_stop();
+		return err;
+	}
+#endif
+	return agent_run(&a);
+}

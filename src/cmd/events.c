@@ -1,0 +1,236 @@
+/* events.c - `kshield events`: list recorded events with filters, or the
+ * process ancestry of one process.
+ *
+ *	kshield events [--store PATH] [--since T] [--until T] [--kind K[,K..]]
+ *		       [--pid N] [--comm NAME] [--binary PATH|NAME] [--uid N]
+ *		       [--addr IP] [--port N] [--limit N] [-j]
+ *	kshield events --tree PID|EXEC_ID [--store PATH] [-j]
+ *
+ * T is a duration ago (10m, 2h, 3d) or an RFC 3339 time. Filters become one
+ * parameterised SELECT that the (ts) / (kind, ts) / (binary, ts) indexes
+ * serve; the newest --limit rows (default 1000) are shown oldest first.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "eventfmt.h"
+#include "store.h"
+#include "units.h"
+
+#define MAX_BINDS 32
+
+struct query {
+	char sql[4096];
+	size_t len;
+	int nbind;
+	struct { bool is_text; long long i; const char *s; } bind[MAX_BINDS];
+};
+
+static void q_add(struct query *q, const char *frag)
+{
+	q->len += snprintf(q->sql + q->len, sizeof(q->sql) - q->len, "%s", frag);
+}
+
+static int q_int(struct query *q, long long v)
+{
+	q->bind[q->nbind].is_text = false;
+	q->bind[q->nbind].i = v;
+	return ++q->nbind;
+}
+
+static int q_text(struct query *q, const char *s)
+{
+	q->bind[q->nbind].is_text = true;
+	q->bind[q->nbind].s = s;
+	return ++q->nbind;
+}
+
+static int events_help(void)
+{
+	fprintf(stderr,
+		"Usage: kshield events [--store PATH] [--since T] [--until T] [--kind K[,K...]]\n"
+		"                      [--pid N] [--comm NAME] [--binary PATH|NAME] [--uid N]\n"
+		"                      [--addr IP] [--port N] [--limit N] [-j]\n"
+		"       kshield events --tree PID|EXEC_ID [--store PATH] [-j]\n"
+		"T: a duration ago (90s, 10m, 2h, 3d) or RFC 3339 (2026-12-03T10:00:00Z).\n"
+		"Kinds: exec exit connect accept listen socket userns privilege bpf shield\n"
+		"       alg_bind tamper flow. The newest --limit (default 1000) events are shown.\n"
+		"pid is the process (--pid N matches it), tid the thread.\n");
+	return 0;
+}
+
+static int show_tree(sqlite3 *db, const char *arg)
+{
+	unsigned long long v;
+	struct json_object *chain;
+	__u64 id;
+	int err;
+
+	if ((err = ks_parse_u64(arg, "--tree", &v)))
+		return ks_report(err);
+	/* pids are below 2^22; exec ids are uptime ns << 8 */
+	id = v < (1ULL << 32) ? ks_exec_of_pid(db, v) : v;
+	chain = id ? ks_ancestry(db, id) : NULL;
+	if (!chain)
+		return ks_report(ks_err(-ENOENT, "no exec of %s %s in the store",
+					v < (1ULL << 32) ? "pid" : "exec id", arg));
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "exec_id", json_object_new_uint64(id));
+		json_object_object_add(o, "ancestry", chain);
+		ks_json_print(o);
+	} else {
+		ks_ancestry_print(chain, "");
+		json_object_put(chain);
+	}
+	return 0;
+}
+
+int do_events(int argc, char **argv)
+{
+	const char *store = NULL, *since = NULL, *until = NULL, *kinds = NULL, *pid = NULL,
+		   *comm = NULL, *binary = NULL, *uid = NULL, *addr = NULL, *port = NULL,
+		   *limit = NULL, *tree = NULL;
+	struct query q = {};
+	struct ks_store *s;
+	sqlite3_stmt *st;
+	unsigned long long v, lim = 1000;
+	char kbuf[256];
+	__s64 t;
+	int err, rc, rows = 0;
+	const struct ks_opt opts[] = {
+		OPT_VAL("--store", &store), OPT_VAL("--since", &since), OPT_VAL("--until", &until),
+		OPT_VAL("--kind", &kinds), OPT_VAL("--pid", &pid), OPT_VAL("--comm", &comm),
+		OPT_VAL("--binary", &binary), OPT_VAL("--uid", &uid), OPT_VAL("--addr", &addr),
+		OPT_VAL("--port", &port), OPT_VAL("--limit", &limit), OPT_VAL("--tree", &tree), OPT_END,
+	};
+	if (!ks_opts_parse("events", opts, argc, argv, 0, NULL, events_help, &rc))
+		return rc;
+
+	char cols[512];
+
+	ks_col_list(cols, sizeof(cols));
+	q_add(&q, "SELECT * FROM (SELECT ");
+	q_add(&q, cols);
+	q_add(&q, " FROM events WHERE 1");
+	if (since) {
+		if ((err = ks_time_parse(since, "--since", &t)))
+			return ks_report(err);
+		q_add(&q, " AND ts >= ?");
+		q_int(&q, t);
+	}
+	if (until) {
+		if ((err = ks_time_parse(until, "--until", &t)))
+			return ks_report(err);
+		q_add(&q, " AND ts <= ?");
+		q_int(&q, t);
+	}
+	if (kinds) {
+		snprintf(kbuf, sizeof(kbuf), "%s", kinds);
+		q_add(&q, " AND kind IN (");
+		int n = 0;
+		for (char *k = strtok(kbuf, ","); k; k = strtok(NULL, ",")) {
+			if ((err = ks_kind_parse(k)) < 0)
+				return ks_report(err);
+			q_add(&q, n++ ? ",?" : "?");
+			q_text(&q, ks_kind_name(err));
+			if (q.nbind > MAX_BINDS - 10)
+				return ks_usage("--kind: too many kinds");
+		}
+		q_add(&q, ")");
+	}
+	if (pid) {
+		if ((err = ks_parse_u64(pid, "--pid", &v)))
+			return ks_report(err);
+		q_add(&q, " AND pid = ?");
+		q_int(&q, v);
+	}
+	if (uid) {
+		if ((err = ks_parse_u64(uid, "--uid", &v)))
+			return ks_report(err);
+		q_add(&q, " AND (uid = ?");
+		q_int(&q, v);
+		q_add(&q, " OR euid = ?)");
+		q_int(&q, v);
+	}
+	if (comm) {
+		q_add(&q, " AND comm = ?");
+		q_text(&q, comm);
+	}
+	if (binary) {
+		/* A path is matched exactly (index); a bare name as a basename. */
+		if (strchr(binary, '/')) {
+			q_add(&q, " AND binary = ?");
+			q_text(&q, binary);
+		} else {
+			q_add(&q, " AND kind = 'exec' AND (binary = ?");
+			q_text(&q, binary);
+			q_add(&q, " OR binary LIKE '%/' || ?)");
+			q_text(&q, binary);
+		}
+	}
+	if (addr) {
+		q_add(&q, " AND (laddr = ?");
+		q_text(&q, addr);
+		q_add(&q, " OR raddr = ?)");
+		q_text(&q, addr);
+	}
+	if (port) {
+		if ((err = ks_parse_u64(port, "--port", &v)))
+			return ks_report(err);
+		if (v > 65535)
+			return ks_usage("--port: %llu is not a port", v);
+		q_add(&q, " AND (lport = ?");
+		q_int(&q, v);
+		q_add(&q, " OR rport = ?)");
+		q_int(&q, v);
+	}
+	if (limit && (err = ks_parse_u64(limit, "--limit", &lim)))
+		return ks_report(err);
+	q_add(&q, " ORDER BY ts DESC LIMIT ?) ORDER BY ts");
+	q_int(&q, lim ? (long long)lim : -1);
+
+	if ((err = ks_store_open(&s, ks_store_path(store), KS_STORE_RDONLY)))
+		return ks_report(err);
+	if (tree) {
+		err = show_tree(ks_store_db(s), tree);
+		ks_store_close(s);
+		return err;
+	}
+	rc = sqlite3_prepare_v2(ks_store_db(s), q.sql, -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		err = ks_err(-EIO, "query: %s", sqlite3_errmsg(ks_store_db(s)));
+		ks_store_close(s);
+		return ks_report(err);
+	}
+	for (int i = 0; i < q.nbind; i++) {
+		if (q.bind[i].is_text)
+			sqlite3_bind_text(st, i + 1, q.bind[i].s, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_int64(st, i + 1, q.bind[i].i);
+	}
+	struct json_object *arr = json_output ? json_object_new_array() : NULL;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (arr)
+			json_object_array_add(arr, ks_row_json(st));
+		else
+			ks_row_print(st, rows == 0);
+		rows++;
+	}
+	if (rc != SQLITE_DONE)
+		err = ks_err(-EIO, "query: %s", sqlite3_errmsg(ks_store_db(s)));
+	sqlite3_finalize(st);
+	ks_store_close(s);
+	if (err) {
+		json_object_put(arr);
+		return ks_report(err);
+	}
+	if (arr)
+		ks_json_print(arr);
+	else if (!rows)
+		fprintf(stderr, "no events match\n");
+	return 0;
+}

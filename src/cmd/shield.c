@@ -1,0 +1,359 @@
+/* shield.c - the `kshield shield` commands: load, list, info, mode, unload,
+ * stats. They are thin: the work is in loader.c and meta.c. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <time.h>
+#include "cli.h"
+#include "loader.h"
+#include "meta.h"
+#include "sign.h"
+
+static const char *mode_name(__u32 mode)
+{
+	return mode == KS_MODE_AUDIT ? "audit" : "enforce";
+}
+
+static int parse_mode(const char *s, enum ks_mode *mode)
+{
+	if (!strcmp(s, "enforce"))
+		*mode = KS_MODE_ENFORCE;
+	else if (!strcmp(s, "audit"))
+		*mode = KS_MODE_AUDIT;
+	else
+		return ks_err(-EINVAL, "unknown mode '%s': use enforce or audit", s);
+	return 0;
+}
+
+static void hex(const unsigned char *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+static struct json_object *tries_json(const struct ks_load_result *r)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (int i = 0; i < r->ntried; i++) {
+		struct json_object *t = json_object_new_object();
+
+		json_object_object_add(t, "variant", json_object_new_string(r->tried[i].name));
+		json_object_object_add(t, "ok", json_object_new_boolean(!r->tried[i].err));
+		if (r->tried[i].err)
+			json_object_object_add(t, "why", json_object_new_string(r->tried[i].why));
+		json_object_array_add(arr, t);
+	}
+	return arr;
+}
+
+static int do_load(int argc, char **argv)
+{
+	enum ks_mode mode = KS_MODE_ENFORCE;
+	struct ks_load_result res;
+	const char *path = NULL;
+	int err;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--audit"))
+			mode = KS_MODE_AUDIT;
+		else if (argv[i][0] == '-')
+			return ks_usage("unknown option '%s' for 'shield load'", argv[i]);
+		else if (!path)
+			path = argv[i];
+		else
+			return ks_usage("'shield load' takes one FILE");
+	}
+	if (!path)
+		return ks_usage("usage: kshield shield load FILE [--audit]");
+	err = ks_shield_load(path, mode, &res);
+	if (err)
+		return ks_report(err);
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(res.name));
+		json_object_object_add(o, "variant", json_object_new_string(res.variant));
+		json_object_object_add(o, "mode", json_object_new_string(mode_name(mode)));
+		json_object_object_add(o, "load_ms", json_object_new_double(res.load_ms));
+		json_object_object_add(o, "replaced", json_object_new_boolean(res.replaced));
+		json_object_object_add(o, "tried", tries_json(&res));
+		ks_json_print(o);
+	} else {
+		printf("%s %s: variant %s, %s, %.1f ms\n", res.name,
+		       res.replaced ? "replaced" : "loaded", res.variant, mode_name(mode),
+		       res.load_ms);
+		for (int i = 0; i < res.ntried; i++)
+			if (res.tried[i].err)
+				printf("  variant %s refused: %s\n", res.tried[i].name,
+				       res.tried[i].why);
+	}
+	return 0;
+}
+
+/* Coverage of @variant: {"prevents": [..], "detects": [..], "declared": b}. */
+static struct json_object *coverage_json(const struct ks_meta *meta, const char *variant)
+{
+	struct json_object *o = json_object_new_object();
+	const char *what[] = { "prevents", "detects" };
+	char key[96];
+
+	for (int i = 0; i < 2; i++) {
+		struct json_object *a = json_object_new_array();
+		char *copy, *save = NULL;
+		const char *v;
+
+		snprintf(key, sizeof(key), "%s_%s", what[i], variant);
+		v = ks_meta_get(meta, key);
+		copy = v ? strdup(v) : NULL;
+		for (char *t = copy ? strtok_r(copy, ", ", &save) : NULL; t;
+		     t = strtok_r(NULL, ", ", &save))
+			json_object_array_add(a, json_object_new_string(t));
+		free(copy);
+		json_object_object_add(o, what[i], a);
+	}
+	snprintf(key, sizeof(key), "prevents_%s", variant);
+	bool declared = ks_meta_get(meta, key);
+	snprintf(key, sizeof(key), "detects_%s", variant);
+	declared |= ks_meta_get(meta, key) != NULL;
+	json_object_object_add(o, "declared", json_object_new_boolean(declared));
+	return o;
+}
+
+/* The loaded variant's coverage, from the object it was loaded from: "-"
+ * when that file is gone or changed. */
+static void loaded_coverage(const struct ks_shield_state *s, char *buf, size_t len,
+			    struct json_object **json)
+{
+	struct ks_meta meta;
+
+	snprintf(buf, len, "-");
+	if (json)
+		*json = NULL;
+	if (ks_meta_read(s->cfg.object, &meta))
+		return;
+	if (!memcmp(meta.sha256, s->cfg.sha256, 32)) {
+		ks_meta_coverage_str(&meta, s->cfg.variant, buf, len);
+		if (json)
+			*json = coverage_json(&meta, s->cfg.variant);
+	}
+	ks_meta_free(&meta);
+}
+
+static struct json_object *state_json(const struct ks_shield_state *s)
+{
+	struct json_object *o = json_object_new_object(), *h = json_object_new_object();
+	char sha[65];
+
+	hex(s->cfg.sha256, 32, sha);
+	json_object_object_add(o, "name", json_object_new_string(s->name));
+	json_object_object_add(o, "mode", json_object_new_string(mode_name(s->cfg.mode)));
+	json_object_object_add(o, "variant", json_object_new_string(s->cfg.variant));
+	json_object_object_add(o, "hits", json_object_new_int64(
+		s->hits[KS_VERDICT_REFUSED] + s->hits[KS_VERDICT_AUDITED] + s->hits[KS_VERDICT_KILLED]));
+	json_object_object_add(h, "refused", json_object_new_int64(s->hits[KS_VERDICT_REFUSED]));
+	json_object_object_add(h, "audited", json_object_new_int64(s->hits[KS_VERDICT_AUDITED]));
+	json_object_object_add(h, "killed", json_object_new_int64(s->hits[KS_VERDICT_KILLED]));
+	json_object_object_add(o, "verdicts", h);
+	json_object_object_add(o, "links", json_object_new_int(s->nlinks));
+	json_object_object_add(o, "object", json_object_new_string(s->cfg.object));
+	json_object_object_add(o, "sha256", json_object_new_string(sha));
+	json_object_object_add(o, "loaded_at_ns", json_object_new_int64(s->cfg.loaded_realtime_ns));
+	{
+		struct json_object *cov;
+		char buf[256];
+
+		loaded_coverage(s, buf, sizeof(buf), &cov);
+		json_object_object_add(o, "coverage", cov);
+	}
+	return o;
+}
+
+static int do_list(int argc, char **argv)
+{
+	struct ks_shield_state *st;
+	int n, err;
+
+	(void)argv;
+	if (argc)
+		return ks_usage("'shield list' takes no arguments");
+	err = ks_shield_list(&st, &n);
+	if (err)
+		return ks_report(err);
+	if (json_output) {
+		struct json_object *arr = json_object_new_array();
+
+		for (int i = 0; i < n; i++)
+			json_object_array_add(arr, state_json(&st[i]));
+		ks_json_print(arr);
+	} else {
+		printf("%-24s %-8s %-10s %10s %10s %6s  %s\n", "NAME", "MODE", "VARIANT",
+		       "REFUSED", "AUDITED", "LINKS", "COVERAGE");
+		for (int i = 0; i < n; i++) {
+			char cov[256];
+
+			loaded_coverage(&st[i], cov, sizeof(cov), NULL);
+			printf("%-24s %-8s %-10s %10llu %10llu %6d  %s\n", st[i].name,
+			       mode_name(st[i].cfg.mode), st[i].cfg.variant,
+			       (unsigned long long)(st[i].hits[KS_VERDICT_REFUSED] +
+						    st[i].hits[KS_VERDICT_KILLED]),
+			       (unsigned long long)st[i].hits[KS_VERDICT_AUDITED], st[i].nlinks, cov);
+		}
+	}
+	free(st);
+	return 0;
+}
+
+static int do_shield_stats(int argc, char **argv)
+{
+	struct ks_shield_state *st;
+	int n, err;
+
+	(void)argv;
+	if (argc)
+		return ks_usage("'shield stats' takes no arguments");
+	err = ks_shield_list(&st, &n);
+	if (err)
+		return ks_report(err);
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		for (int i = 0; i < n; i++) {
+			struct json_object *s = state_json(&st[i]);
+			struct json_object *v;
+
+			json_object_object_get_ex(s, "verdicts", &v);
+			json_object_object_add(o, st[i].name, json_object_get(v));
+			json_object_put(s);
+		}
+		ks_json_print(o);
+	} else {
+		printf("%-24s %10s %10s %10s\n", "SHIELD", "REFUSED", "AUDITED", "KILLED");
+		for (int i = 0; i < n; i++)
+			printf("%-24s %10llu %10llu %10llu\n", st[i].name,
+			       (unsigned long long)st[i].hits[KS_VERDICT_REFUSED],
+			       (unsigned long long)st[i].hits[KS_VERDICT_AUDITED],
+			       (unsigned long long)st[i].hits[KS_VERDICT_KILLED]);
+	}
+	free(st);
+	return 0;
+}
+
+static int do_info(int argc, char **argv)
+{
+	struct ks_meta meta;
+	char sha[65];
+	int err;
+
+	if (argc != 1)
+		return ks_usage("usage: kshield shield info FILE");
+	err = ks_meta_read(argv[0], &meta);
+	if (err)
+		return ks_report(err);
+	hex(meta.sha256, 32, sha);
+	char *variants = (char *)ks_meta_get(&meta, "variants");
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		struct json_object *cov = json_object_new_object();
+
+		for (int i = 0; i < meta.n; i++)
+			json_object_object_add(o, meta.key[i], json_object_new_string(meta.val[i]));
+		json_object_object_add(o, "sha256", json_object_new_string(sha));
+		for (char *v = variants; *v; v += strcspn(v, ","), v += *v == ',') {
+			char name[KS_VARIANT_LEN];
+
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(v, ","), v);
+			json_object_object_add(cov, name, coverage_json(&meta, name));
+		}
+		json_object_object_add(o, "coverage", cov);
+		ks_json_print(o);
+	} else {
+		for (int i = 0; i < meta.n; i++)
+			printf("%-16s %s\n", meta.key[i], meta.val[i]);
+		printf("%-16s %s\n", "sha256", sha);
+		/* What each variant covers, in the loader's order. */
+		for (char *v = variants; *v; v += strcspn(v, ","), v += *v == ',') {
+			char name[KS_VARIANT_LEN], cov[256];
+
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(v, ","), v);
+			ks_meta_coverage_str(&meta, name, cov, sizeof(cov));
+			printf("coverage %-7s %s\n", name, cov);
+		}
+	}
+	ks_meta_free(&meta);
+	return 0;
+}
+
+static int do_mode(int argc, char **argv)
+{
+	enum ks_mode mode = KS_MODE_ENFORCE;
+	int err;
+
+	if (argc != 2)
+		return ks_usage("usage: kshield shield mode NAME enforce|audit");
+	err = parse_mode(argv[1], &mode);
+	if (!err)
+		err = ks_shield_set_mode(argv[0], mode);
+	if (err)
+		return ks_report(err);
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(argv[0]));
+		json_object_object_add(o, "mode", json_object_new_string(mode_name(mode)));
+		ks_json_print(o);
+	}
+	return 0;
+}
+
+static int do_unload(int argc, char **argv)
+{
+	int err;
+
+	if (argc != 1)
+		return ks_usage("usage: kshield shield unload NAME");
+	err = ks_shield_unload(argv[0]);
+	return err ? ks_report(err) : 0;
+}
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr,
+		"Usage: kshield shield load FILE [--audit]\n"
+		"       kshield shield list\n"
+		"       kshield shield info FILE\n"
+		"       kshield shield mode NAME enforce|audit\n"
+		"       kshield shield unload NAME\n"
+		"       kshield shield stats\n"
+		"       kshield shield keygen PREFIX | sign FILE --key KEY | verify FILE --keys DIR\n"
+		"\n"
+		"load tries the shield's variants strongest first and keeps the first that\n"
+		"loads and attaches here; links are pinned under <bpffs>/shields/NAME so the\n"
+		"shield keeps enforcing after kshield exits. Loading a loaded shield again\n"
+		"replaces it, new before old.\n");
+	return 0;
+}
+
+int do_shield(int argc, char **argv)
+{
+	static const struct cmd cmds[] = {
+		{ "help", do_help },
+		{ "load", do_load },
+		{ "list", do_list },
+		{ "info", do_info },
+		{ "mode", do_mode },
+		{ "unload", do_unload },
+		{ "stats", do_shield_stats },
+		{ "sign", do_shield_sign },
+		{ "verify", do_shield_verify },
+		{ "keygen", do_shield_keygen },
+		{ 0 }
+	};
+
+	return cmd_select(cmds, argc, argv, do_help);
+}

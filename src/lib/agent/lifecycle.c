@@ -1,0 +1,160 @@
+/* lifecycle.c - the agent's self-defence (see lifecycle.h). On kernels with
+ * BPF LSM the guard refuses tampering outright; everywhere, the periodic
+ * check below notices what was undone anyway (pins removed, links detached),
+ * puts it back and records it, so the best-available defence on a kernel
+ * without BPF LSM is "detect, repair within check_interval, and tell".
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "err.h"
+#include "log.h"
+#include "guard.h"
+#include "lifecycle.h"
+#include "monitor.h"
+#include "pins.h"
+#include "shieldset.h"
+#include "store.h"
+
+/* Set once this agent manages a shields directory: only then is a missing
+ * owned-shields record a removal to repair rather than a fresh start. */
+static bool managed;
+/* Set once this agent holds a guard: its pins vanishing is tampering. */
+static bool guarded;
+
+void ks_lifecycle_synced(const struct ks_config *cfg)
+{
+	struct ks_guard_state st;
+	bool pinned = !ks_guard_get(&st);
+	int err;
+
+	managed = true;
+	/* guard = off never turns a loaded guard off: the config file is
+	 * something an attacker with root edits before sending SIGHUP.
+	 * Turning it off is `kshield guard off` with the agent stopped. */
+	if (!cfg->guard && !pinned)
+		return;
+	err = ks_guard_load(pinned ? st.enabled : true, &st);
+	if (err) {
+		ks_log("guard: %s", ks_errmsg());
+		return;
+	}
+	guarded = true;
+	if (st.lsm)
+		ks_log("guard: %s (BPF LSM; tampering is refused)", st.enabled ? "on" : "off");
+	else
+		ks_log("guard: unavailable on this kernel (%s): tampering is recorded and "
+		    "repaired every %llus, not refused", st.why_no_lsm[0] ? st.why_no_lsm :
+		    "no BPF LSM", (unsigned long long)cfg->check_interval_s);
+}
+
+static void record(struct ks_store *store, const char *shield, const char *what)
+{
+	struct timespec now;
+	struct ks_row r;
+	char detail[512];
+
+	if (!store)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	ks_row_clear(&r);
+	ks_row_set_num(&r, KS_COL_TS, now.tv_sec * 1000000000LL + now.tv_nsec);
+	ks_row_set_static(&r, KS_COL_KIND, ks_kind_name(KS_EV_TAMPER));
+	ks_row_set_num(&r, KS_COL_PID, getpid());
+	ks_row_set_num(&r, KS_COL_TID, getpid());
+	ks_row_set_num(&r, KS_COL_PPID, getppid());
+	ks_row_set_num(&r, KS_COL_UID, 0);
+	ks_row_set_num(&r, KS_COL_EUID, 0);
+	ks_row_set_num(&r, KS_COL_CGROUP_ID, 0);
+	ks_row_set_str(&r, KS_COL_COMM, "kshield");
+	ks_row_set_str(&r, KS_COL_SHIELD, shield);
+	ks_row_set_num(&r, KS_COL_RET, 0);
+	snprintf(detail, sizeof(detail), "{\"op\":%u,\"target\":\"%s\",\"repaired\":\"%s\"}",
+		 KS_TAMPER_REPAIRED, shield, what);
+	ks_row_set_str(&r, KS_COL_DETAIL, detail);
+	/* Part of the agent's open batch: committed with the next one. */
+	ks_store_add_row(store, &r);
+}
+
+/* Put a shared map's pin back from the descriptor we hold. */
+static bool repin(int fd, const char *name)
+{
+	char path[PATH_MAX];
+
+	ks_pin_path(path, sizeof(path), "%s/%s", KS_PIN_MAPS, name);
+	if (fd < 0 || !access(path, F_OK))
+		return false;
+	ks_pins_init();
+	return !bpf_obj_pin(fd, path);
+}
+
+void ks_lifecycle_tick(const struct ks_config *cfg, struct ks_monitor *mon,
+		       struct ks_store *store)
+{
+	static time_t next;
+	struct ks_sync_result res;
+	struct timespec now;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec < next)
+		return;
+	next = now.tv_sec + (cfg->check_interval_s ? cfg->check_interval_s : 5);
+
+	/* The ring buffer first: shields reloaded below must write into the
+	 * buffer this agent reads, not a new one created by name. */
+	if (mon && repin(mon->events_fd, "ks_events")) {
+		ks_log("tamper: the ring buffer's pin was removed; pinned it again");
+		record(store, "", "ring buffer pin");
+	}
+	if (mon && repin(mon->lost_fd, "ks_lost"))
+		record(store, "", "loss counters pin");
+	if (mon && ks_monitor_links() <= 0) {
+		struct ks_monitor m2 = {};
+
+		if (!ks_monitor_start(&m2, NULL)) {
+			ks_log("tamper: the monitor's pins were removed; monitor reloaded");
+			record(store, "", "monitor");
+			ks_monitor_close(&m2);
+		} else {
+			ks_log("tamper: the monitor's pins were removed and it could not be "
+			    "reloaded: %s", ks_errmsg());
+		}
+	}
+	if (!managed)
+		return;
+	if (guarded && ks_guard_get(&(struct ks_guard_state){}) == -ENOENT) {
+		struct ks_guard_state st;
+
+		/* Only a kernel without BPF LSM lets this happen. */
+		if (!ks_guard_load(true, &st)) {
+			ks_log("tamper: the guard's pins were removed; guard reloaded");
+			record(store, "", "guard");
+		} else {
+			ks_log("tamper: the guard's pins were removed and it could not be "
+			    "reloaded: %s", ks_errmsg());
+		}
+	}
+	n = ks_shieldset_verify(cfg, &res);
+	for (int i = 0; i < res.n; i++) {
+		const struct ks_sync_item *it = &res.items[i];
+
+		if (it->action == KS_SYNC_REPAIRED) {
+			ks_log("tamper: shield %s: %s; reloaded (%s, %s)", it->name, it->why,
+			    it->variant, ks_mode_str(it->mode));
+			record(store, it->name, it->why);
+		} else if (it->action == KS_SYNC_FAILED) {
+			ks_log("tamper: shield %s was undone and could not be reloaded: %s",
+			    it->name, it->why);
+			record(store, it->name, "reload failed");
+		}
+	}
+	if (n > 0 || res.nfailed)
+		ks_guard_protect();
+	ks_sync_result_free(&res);
+}

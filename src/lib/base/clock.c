@@ -1,0 +1,11 @@
+/* clock.c - wall-clock time (see clock.h). */
+#include <time.h>
+#include "clock.h"
+
+int64_t ks_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

@@ -1,0 +1,69 @@
+/* pins.h - kshield's bpffs tree, the one place it is written down.
+ *
+ * Under the root (--bpffs, $KSHIELD_BPFFS, default KS_PIN_ROOT_DEFAULT):
+ *   maps/<map>                  maps shared by the monitor and every shield
+ *                               (ks_events, ks_lost, ks_exec_ids, mon_*)
+ *   maps/old_<map>_<id>         a shared map of an older shape, set aside
+ *                               by ks_pins_migrate()
+ *   monitor/link_<prog>         the monitor's links
+ *   shields/<name>/cfg          struct ks_shield_cfg (include/kshield/shield.h)
+ *   shields/<name>/stats        hits per verdict (per-CPU)
+ *   shields/<name>/link_<prog>  one link per attached program;
+ *                               link_<prog>__site<N> per copy of an inlined target
+ *   shields/_new_<name>         a load being staged; renamed into place
+ *   shields/_old_<name>         the instance being replaced, until the new
+ *                               one is in place (bpffs refuses '.' in names)
+ *   guard/cfg, guard/ids, guard/stats, guard/link_<prog>   the tamper guard
+ */
+#ifndef KSHIELD_PINS_H
+#define KSHIELD_PINS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#define KS_PIN_ROOT_DEFAULT	"/sys/fs/bpf/kshield"
+#define KS_PIN_MAPS		"maps"
+#define KS_PIN_MONITOR		"monitor"
+#define KS_PIN_SHIELDS		"shields"
+#define KS_PIN_GUARD		"guard"
+#define KS_PIN_CFG		"cfg"
+#define KS_PIN_STATS		"stats"
+#define KS_PIN_IDS		"ids"
+#define KS_PIN_LINK		"link_"		/* prefix of every pinned link */
+#define KS_PIN_SITE		"__site"	/* link_<prog>__site<N> */
+#define KS_PIN_STAGED		"_new_"
+#define KS_PIN_RETIRED		"_old_"
+#define KS_PIN_OLD_MAP		"old_"		/* maps/old_<map>_<id> */
+
+static inline bool ks_pin_is_link(const char *name)
+{
+	return !strncmp(name, KS_PIN_LINK, sizeof(KS_PIN_LINK) - 1);
+}
+
+struct bpf_object;
+
+/* The kshield bpffs root: --bpffs DIR, $KSHIELD_BPFFS, default
+ * /sys/fs/bpf/kshield. Set once by the command layer before any pin is made. */
+extern const char *ks_bpffs_root;
+
+/* Check that the bpffs root's file system is bpffs and create the kshield
+ * directories. Returns 0 or a negative errno with an actionable message. */
+int ks_pins_init(void);
+/* Format a path under the kshield bpffs root into @buf. */
+int ks_pin_path(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Remove a directory of pins (and the links they hold). */
+int ks_pins_remove_dir(const char *dir);
+/* Before loading @obj: a shared map pinned under maps/ by an older kshield
+ * with another shape (ks_lost had 13 slots before flows) cannot be reused
+ * by name, and the load would fail. Its pin is moved aside to
+ * maps/old_<name>_<id>, so the load pins a fresh map; programs loaded
+ * before keep the old map (their own reference) and keep running. @what
+ * gets "name (was ..., now ...)" per map moved, or "". */
+int ks_pins_migrate(struct bpf_object *obj, char *what, size_t len);
+/* Call @fn with the fd of every map set aside as old_<name>_*; returns how
+ * many. */
+int ks_pins_old_maps(const char *name, void (*fn)(int fd, void *ctx), void *ctx);
+
+#endif

@@ -1,0 +1,615 @@
+/* events.c - the table of event columns and kinds, and what is derived
+ * from it in the library: decoding a record into a row, a row as JSON, a
+ * row as one line (see events.h).
+ *
+ * The decoders of the frequent kinds (exec, exit, connections, flows)
+ * build their strings without printf: it was a tenth of the store's
+ * ingest cost.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <json-c/json.h>
+#include "err.h"
+#include "units.h"
+#include "events.h"
+
+const struct ks_col_def ks_cols[KS_COL_MAX] = {
+#define KS_COL_DEF_(id, n, t, old) [KS_COL_##id] = { #n, KS_COL_##t, #old },
+	KS_EVENT_COLUMNS(KS_COL_DEF_)
+#undef KS_COL_DEF_
+};
+
+int ks_col_find(const char *name)
+{
+	for (int c = 0; c < KS_COL_MAX; c++)
+		if (!strcmp(ks_cols[c].name, name))
+			return c;
+	return -1;
+}
+
+void ks_col_list(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int c = 0; c < KS_COL_MAX && n < len; c++)
+		n += snprintf(buf + n, len - n, "%s%s", c ? ", " : "", ks_cols[c].name);
+}
+
+/* ---- rows ---- */
+
+void ks_row_clear(struct ks_row *r)
+{
+	r->set = 0;
+	r->used = 0;
+}
+
+void ks_row_set_num(struct ks_row *r, enum ks_col c, __s64 v)
+{
+	r->set |= 1u << c;
+	r->num[c] = v;
+}
+
+void ks_row_set_static(struct ks_row *r, enum ks_col c, const char *s)
+{
+	r->set |= 1u << c;
+	r->str[c] = s;
+}
+
+/* Room for a string of at most @max bytes (NUL included) for column @c;
+ * ks_row_commit() says how much was used. */
+static char *row_reserve(struct ks_row *r, enum ks_col c, size_t *max)
+{
+	size_t left = sizeof(r->buf) - r->used;
+
+	if (*max > left)
+		*max = left;
+	r->set |= 1u << c;
+	r->str[c] = r->buf + r->used;
+	r->buf[r->used] = '\0';
+	return r->buf + r->used;
+}
+
+static void row_commit(struct ks_row *r, enum ks_col c)
+{
+	r->used += strlen(r->str[c]) + 1;
+}
+
+void ks_row_set_str(struct ks_row *r, enum ks_col c, const char *s)
+{
+	size_t max = strlen(s) + 1;
+	char *p = row_reserve(r, c, &max);
+
+	if (max) {
+		memcpy(p, s, max - 1);
+		p[max - 1] = '\0';
+	}
+	row_commit(r, c);
+}
+
+/* Copy a fixed-size, maybe unterminated kernel string into column @c,
+ * printable only (and without '"' or '\\', so details need no escaping). */
+static void clean_str(char *dst, size_t dlen, const char *src, size_t max)
+{
+	size_t n = strnlen(src, max), i;
+
+	if (n >= dlen)
+		n = dlen - 1;
+	for (i = 0; i < n; i++) {
+		unsigned char c = src[i];
+
+		dst[i] = isprint(c) && c != '"' && c != '\\' ? c : '?';
+	}
+	dst[n] = '\0';
+}
+
+static void set_kstr(struct ks_row *r, enum ks_col c, const char *src, size_t max)
+{
+	size_t room = max + 1;
+	char *p = row_reserve(r, c, &room);
+
+	if (room)
+		clean_str(p, room, src, max);
+	row_commit(r, c);
+}
+
+/* A bounded string builder for details. */
+struct out {
+	char *p, *end;
+};
+
+static void o_s(struct out *o, const char *s)
+{
+	while (*s && o->p < o->end)
+		*o->p++ = *s++;
+	*o->p = '\0';
+}
+
+static void o_u(struct out *o, uint64_t v)
+{
+	char d[21];
+	int n = 0;
+
+	do
+		d[n++] = '0' + v % 10;
+	while ((v /= 10));
+	while (n && o->p < o->end)
+		*o->p++ = d[--n];
+	*o->p = '\0';
+}
+
+/* Start column @c's text (at most @max bytes). */
+static struct out o_start(struct ks_row *r, enum ks_col c, size_t max)
+{
+	char *p = row_reserve(r, c, &max);
+
+	return (struct out){ p, p + (max ? max - 1 : 0) };
+}
+
+/* One flag bit of a record and its key in the detail. */
+struct flag {
+	__u32 bit;
+	const char *key;
+};
+
+/* ,"key":0|1 for every flag of @f; bits no entry names as "other_flags",
+ * so that every bit the BPF side sets reaches the row. */
+static void o_flags(struct out *o, __u32 flags, const struct flag *f, int n, bool first)
+{
+	__u32 known = 0;
+
+	for (int i = 0; i < n; i++, first = false) {
+		o_s(o, first ? "\"" : ",\"");
+		o_s(o, f[i].key);
+		o_s(o, flags & f[i].bit ? "\":1" : "\":0");
+		known |= f[i].bit;
+	}
+	if (flags & ~known) {
+		o_s(o, first ? "\"other_flags\":" : ",\"other_flags\":");
+		o_u(o, flags & ~known);
+	}
+}
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static void addr_str(int family, const __u8 *a, char *buf, size_t len)
+{
+	/* IPv4 by hand: glibc's inet_ntop formats it with sprintf */
+	if (family != AF_INET6 && len >= 16) {
+		struct out o = { buf, buf + len - 1 };
+
+		for (int i = 0; i < 4; i++) {
+			o_u(&o, a[i]);
+			if (i < 3)
+				o_s(&o, ".");
+		}
+	} else if (!inet_ntop(AF_INET6, a, buf, len)) {
+		snprintf(buf, len, "?");
+	}
+}
+
+static void set_addr(struct ks_row *r, enum ks_col c, int family, const __u8 *a)
+{
+	size_t max = 48;
+	char *p = row_reserve(r, c, &max);
+
+	if (max)
+		addr_str(family, a, p, max);
+	row_commit(r, c);
+}
+
+/* ---- decoders, one per kind ---- */
+
+static const struct flag exec_flags[] = {
+	{ KS_EXEC_SETUID, "setuid" },
+	{ KS_EXEC_SETGID, "setgid" },
+	{ KS_EXEC_SECURE, "secureexec" },
+	{ KS_EXEC_ARGV_TRUNC, "argv_truncated" },
+	{ KS_EXEC_PATH_TRUNC, "path_truncated" },
+};
+
+static void decode_exec(const void *rec, struct ks_row *r)
+{
+	const struct ks_exec_event *e = rec;
+	size_t n = e->argv_len < sizeof(e->argv) ? e->argv_len : sizeof(e->argv);
+	struct out o;
+
+	ks_row_set_num(r, KS_COL_PARENT_EXEC_ID, e->parent_exec_id);
+	set_kstr(r, KS_COL_BINARY, e->path, sizeof(e->path));
+	/* argv: NUL-separated -> space-separated, printable */
+	o = o_start(r, KS_COL_ARGS, KS_ARGV_LEN + 1);
+	for (size_t i = 0; i < n && o.p < o.end; i++) {
+		unsigned char c = e->argv[i];
+
+		*o.p++ = c == 0 ? ' ' : (isprint(c) ? c : '?');
+	}
+	while (o.p > r->str[KS_COL_ARGS] && o.p[-1] == ' ')
+		o.p--;
+	*o.p = '\0';
+	row_commit(r, KS_COL_ARGS);
+	o = o_start(r, KS_COL_DETAIL, 256);
+	o_s(&o, "{");
+	o_flags(&o, e->flags, exec_flags, N(exec_flags), true);
+	o_s(&o, "}");
+	row_commit(r, KS_COL_DETAIL);
+}
+
+static void decode_exit(const void *rec, struct ks_row *r)
+{
+	const struct ks_exit_event *e = rec;
+	struct out o = o_start(r, KS_COL_DETAIL, 128);
+
+	o_s(&o, "{\"exit_code\":");
+	o_u(&o, (e->exit_code >> 8) & 0xff);
+	o_s(&o, ",\"signal\":");
+	o_u(&o, e->exit_code & 0x7f);
+	o_s(&o, ",\"lifetime_ns\":");
+	o_u(&o, e->lifetime_ns);
+	o_s(&o, "}");
+	row_commit(r, KS_COL_DETAIL);
+}
+
+static const struct flag conn_flags[] = {
+	{ KS_CONN_ESTABLISHED, "established" },
+	{ KS_CONN_NO_OWNER, "owner_unknown" },
+};
+
+static void decode_conn(const void *rec, struct ks_row *r)
+{
+	const struct ks_conn_event *e = rec;
+	struct out o;
+
+	set_addr(r, KS_COL_LADDR, e->family, e->laddr);
+	ks_row_set_num(r, KS_COL_LPORT, e->lport);
+	if (e->hdr.kind != KS_EV_LISTEN) {
+		set_addr(r, KS_COL_RADDR, e->family, e->raddr);
+		ks_row_set_num(r, KS_COL_RPORT, e->rport);
+	}
+	o = o_start(r, KS_COL_DETAIL, 128);
+	o_s(&o, "{\"family\":");
+	o_u(&o, e->family);
+	o_flags(&o, e->flags, conn_flags, N(conn_flags), false);
+	o_s(&o, "}");
+	row_commit(r, KS_COL_DETAIL);
+}
+
+static const struct flag flow_flags[] = {
+	{ KS_FLOW_FINAL, "final" },
+	{ KS_FLOW_NO_OWNER, "owner_unknown" },
+	{ KS_FLOW_PEERS, "peers" },
+	{ KS_FLOW_UNTRACKED, "untracked" },
+};
+
+static void decode_flow(const void *rec, struct ks_row *r)
+{
+	const struct ks_flow_event *e = rec;
+	const __u64 n[] = { e->bytes_out, e->bytes_in, e->pkts_out, e->pkts_in,
+			    e->hdr.ts_ns - e->start_ns };
+	static const char *const keys[] = { ",\"bytes_out\":", ",\"bytes_in\":", ",\"pkts_out\":",
+					    ",\"pkts_in\":", ",\"duration_ns\":" };
+	struct out o;
+
+	set_addr(r, KS_COL_LADDR, e->family, e->laddr);
+	set_addr(r, KS_COL_RADDR, e->family, e->raddr);
+	ks_row_set_num(r, KS_COL_LPORT, e->lport);
+	ks_row_set_num(r, KS_COL_RPORT, e->rport);
+	o = o_start(r, KS_COL_DETAIL, 400);
+	o_s(&o, e->proto == 6 ? "{\"proto\":\"tcp\",\"family\":" : "{\"proto\":\"udp\",\"family\":");
+	o_u(&o, e->family);
+	for (int i = 0; i < N(n); i++) {
+		o_s(&o, keys[i]);
+		o_u(&o, n[i]);
+	}
+	o_flags(&o, e->flags, flow_flags, N(flow_flags), false);
+	/* "flow" names the connection across its interim and final records
+	 * (cookies restart at each boot; the start time does not) */
+	o_s(&o, ",\"flow\":\"");
+	o_u(&o, e->cookie);
+	o_s(&o, "-");
+	o_u(&o, e->start_ns);
+	o_s(&o, "\"}");
+	row_commit(r, KS_COL_DETAIL);
+}
+
+/* The rare kinds: printf is fine. */
+#define DETAIL(r, ...) do {							\
+		size_t max_ = 512;						\
+		char *p_ = row_reserve(r, KS_COL_DETAIL, &max_);		\
+		if (max_)							\
+			snprintf(p_, max_, __VA_ARGS__);			\
+		row_commit(r, KS_COL_DETAIL);					\
+	} while (0)
+
+static void decode_socket(const void *rec, struct ks_row *r)
+{
+	const struct ks_socket_event *e = rec;
+
+	ks_row_set_num(r, KS_COL_RET, e->ret);
+	DETAIL(r, "{\"family\":%d,\"type\":%d,\"protocol\":%d}", e->family, e->type, e->protocol);
+}
+
+static void decode_userns(const void *rec, struct ks_row *r)
+{
+	const struct ks_userns_event *e = rec;
+	static const char *const sc[] = { "?", "unshare", "clone", "clone3" };
+
+	ks_row_set_num(r, KS_COL_RET, e->ret);
+	DETAIL(r, "{\"flags\":%" PRIu64 ",\"syscall\":\"%s\"}", (uint64_t)e->flags,
+	       sc[e->syscall < 4 ? e->syscall : 0]);
+}
+
+static void decode_priv(const void *rec, struct ks_row *r)
+{
+	const struct ks_priv_event *e = rec;
+	static const char *const at[] = { "?", "exec", "fork", "syscall", "exit" };
+
+	DETAIL(r, "{\"old_uid\":%u,\"old_euid\":%u,\"old_suid\":%u,\"new_uid\":%u,\"new_euid\":%u,"
+	       "\"new_suid\":%u,\"old_caps\":%" PRIu64 ",\"new_caps\":%" PRIu64 ",\"seen_at\":\"%s\"}",
+	       e->old_uid, e->old_euid, e->old_suid, e->new_uid, e->new_euid, e->new_suid,
+	       (uint64_t)e->old_caps, (uint64_t)e->new_caps, at[e->where < 5 ? e->where : 0]);
+}
+
+static void decode_bpf(const void *rec, struct ks_row *r)
+{
+	const struct ks_bpf_event *e = rec;
+	char name[sizeof(e->prog_name) + 1];
+
+	ks_row_set_num(r, KS_COL_RET, e->ret);
+	clean_str(name, sizeof(name), e->prog_name, sizeof(e->prog_name));
+	DETAIL(r, "{\"cmd\":%u,\"prog_type\":%u,\"insn_cnt\":%u,\"prog_name\":\"%s\"}", e->cmd,
+	       e->prog_type, e->insn_cnt, name);
+}
+
+static void decode_alg_bind(const void *rec, struct ks_row *r)
+{
+	const struct ks_alg_bind_event *e = rec;
+
+	ks_row_set_num(r, KS_COL_RET, e->ret);
+	set_kstr(r, KS_COL_ALG_TYPE, e->type, sizeof(e->type));
+	set_kstr(r, KS_COL_ALG_NAME, e->name, sizeof(e->name));
+	DETAIL(r, "{\"feat\":%u,\"mask\":%u}", e->feat, e->mask);
+}
+
+static const char *verdict_str(__u32 v)
+{
+	static const char *const names[] = { "refused", "audited", "killed" };
+
+	return v < KS_VERDICT_MAX ? names[v] : "unknown";
+}
+
+static void decode_shield(const void *rec, struct ks_row *r)
+{
+	const struct ks_shield_event *e = rec;
+	char hook[KS_HOOK_LEN + 1], var[KS_VARIANT_LEN + 1];
+
+	set_kstr(r, KS_COL_SHIELD, e->shield, sizeof(e->shield));
+	ks_row_set_static(r, KS_COL_VERDICT, verdict_str(e->verdict));
+	clean_str(hook, sizeof(hook), e->hook, sizeof(e->hook));
+	clean_str(var, sizeof(var), e->variant, sizeof(e->variant));
+	DETAIL(r, "{\"hook\":\"%s\",\"variant\":\"%s\",\"mode\":\"%s\",\"args\":[%" PRIu64 ",%" PRIu64
+	       ",%" PRIu64 ",%" PRIu64 "]}", hook, var, e->mode ? "audit" : "enforce",
+	       (uint64_t)e->args[0], (uint64_t)e->args[1], (uint64_t)e->args[2], (uint64_t)e->args[3]);
+}
+
+static void decode_tamper(const void *rec, struct ks_row *r)
+{
+	const struct ks_tamper_event *e = rec;
+	char target[KS_PATH_LEN + 1];
+
+	ks_row_set_num(r, KS_COL_RET, e->ret);
+	clean_str(target, sizeof(target), e->target, sizeof(e->target));
+	DETAIL(r, "{\"op\":%u,\"target\":\"%s\",\"id\":%u,\"arg\":%u}", e->op, target, e->id, e->arg);
+}
+
+/* ---- summaries, one line per event ---- */
+
+static void sum_exec(const struct ks_row *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s  [%s]", ks_row_str(r, KS_COL_BINARY), ks_row_str(r, KS_COL_ARGS));
+}
+
+static void sum_conn(const struct ks_row *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s:%lld -> %s:%lld", ks_row_str(r, KS_COL_LADDR),
+		 (long long)ks_row_num(r, KS_COL_LPORT), ks_row_str(r, KS_COL_RADDR),
+		 (long long)ks_row_num(r, KS_COL_RPORT));
+}
+
+static void sum_listen(const struct ks_row *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s:%lld", ks_row_str(r, KS_COL_LADDR), (long long)ks_row_num(r, KS_COL_LPORT));
+}
+
+static void size_fmt(double b, char *buf, size_t len)
+{
+	static const char units[] = " KMGT";
+	int u = 0;
+
+	while (b >= 1024 && u < 4) {
+		b /= 1024;
+		u++;
+	}
+	if (u)
+		snprintf(buf, len, "%.1f%c", b, units[u]);
+	else
+		snprintf(buf, len, "%.0f", b);
+}
+
+/* "tcp 10.0.0.1:5000 -> 1.2.3.4:443 out 52.4M in 1.2K 12.000s final" */
+static void sum_flow(const struct ks_row *r, char *buf, size_t len)
+{
+	struct json_object *d = json_tokener_parse(ks_row_str(r, KS_COL_DETAIL)), *v;
+	static const char *const keys[] = { "bytes_out", "bytes_in", "duration_ns", "final" };
+	double n[4] = { 0 };
+	char out[16], in[16];
+
+	for (int i = 0; i < 4; i++)
+		if (d && json_object_object_get_ex(d, keys[i], &v))
+			n[i] = json_object_get_double(v);
+	size_fmt(n[0], out, sizeof(out));
+	size_fmt(n[1], in, sizeof(in));
+	snprintf(buf, len, "%s %s:%lld -> %s:%lld out %s in %s %.3fs %s",
+		 d && json_object_object_get_ex(d, "proto", &v) ? json_object_get_string(v) : "?",
+		 ks_row_str(r, KS_COL_LADDR), (long long)ks_row_num(r, KS_COL_LPORT),
+		 ks_row_str(r, KS_COL_RADDR), (long long)ks_row_num(r, KS_COL_RPORT), out, in,
+		 n[2] / 1e9, n[3] ? "final" : "open");
+	json_object_put(d);
+}
+
+static void sum_shield(const struct ks_row *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %s %s", ks_row_str(r, KS_COL_SHIELD), ks_row_str(r, KS_COL_VERDICT),
+		 ks_row_str(r, KS_COL_DETAIL));
+}
+
+static void sum_alg_bind(const struct ks_row *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %s ret=%lld", ks_row_str(r, KS_COL_ALG_TYPE),
+		 ks_row_str(r, KS_COL_ALG_NAME), (long long)ks_row_num(r, KS_COL_RET));
+}
+
+/* ---- the table ---- */
+
+#define ADDRS	(KS_COL(LADDR) | KS_COL(LPORT) | KS_COL(RADDR) | KS_COL(RPORT))
+
+const struct ks_kind_def ks_kinds[KS_EV_KIND_MAX] = {
+	[KS_EV_EXEC] = { "exec", sizeof(struct ks_exec_event),
+		KS_COLS_HDR | KS_COL(PARENT_EXEC_ID) | KS_COL(BINARY) | KS_COL(ARGS),
+		decode_exec, sum_exec },
+	[KS_EV_EXIT] = { "exit", sizeof(struct ks_exit_event), KS_COLS_HDR, decode_exit },
+	[KS_EV_CONNECT] = { "connect", sizeof(struct ks_conn_event), KS_COLS_HDR | ADDRS,
+		decode_conn, sum_conn },
+	[KS_EV_ACCEPT] = { "accept", sizeof(struct ks_conn_event), KS_COLS_HDR | ADDRS,
+		decode_conn, sum_conn },
+	[KS_EV_LISTEN] = { "listen", sizeof(struct ks_conn_event),
+		KS_COLS_HDR | KS_COL(LADDR) | KS_COL(LPORT), decode_conn, sum_listen },
+	[KS_EV_SOCKET] = { "socket", sizeof(struct ks_socket_event), KS_COLS_HDR | KS_COL(RET),
+		decode_socket },
+	[KS_EV_USERNS] = { "userns", sizeof(struct ks_userns_event), KS_COLS_HDR | KS_COL(RET),
+		decode_userns },
+	[KS_EV_PRIVILEGE] = { "privilege", sizeof(struct ks_priv_event), KS_COLS_HDR, decode_priv },
+	[KS_EV_BPF] = { "bpf", sizeof(struct ks_bpf_event), KS_COLS_HDR | KS_COL(RET), decode_bpf },
+	[KS_EV_SHIELD] = { "shield", sizeof(struct ks_shield_event),
+		KS_COLS_HDR | KS_COL(SHIELD) | KS_COL(VERDICT), decode_shield, sum_shield },
+	[KS_EV_ALG_BIND] = { "alg_bind", sizeof(struct ks_alg_bind_event),
+		KS_COLS_HDR | KS_COL(ALG_TYPE) | KS_COL(ALG_NAME) | KS_COL(RET),
+		decode_alg_bind, sum_alg_bind },
+	/* the agent's own records (lifecycle.c) name the shield they repaired */
+	[KS_EV_TAMPER] = { "tamper", sizeof(struct ks_tamper_event),
+		KS_COLS_HDR | KS_COL(SHIELD) | KS_COL(RET), decode_tamper },
+	[KS_EV_FLOW] = { "flow", sizeof(struct ks_flow_event), KS_COLS_HDR | ADDRS, decode_flow,
+		sum_flow },
+};
+
+const char *ks_kind_name(unsigned kind)
+{
+	return kind < KS_EV_KIND_MAX ? ks_kinds[kind].name : NULL;
+}
+
+int ks_kind_parse(const char *name)
+{
+	char all[256];
+	size_t n = 0;
+
+	for (int k = 1; k < KS_EV_KIND_MAX; k++)
+		if (ks_kinds[k].name && !strcmp(ks_kinds[k].name, name))
+			return k;
+	all[0] = '\0';
+	for (int k = 1; k < KS_EV_KIND_MAX && n < sizeof(all); k++)
+		if (ks_kinds[k].name)
+			n += snprintf(all + n, sizeof(all) - n, "%s%s", n ? ", " : "", ks_kinds[k].name);
+	return ks_err(-EINVAL, "unknown event kind '%s' (%s)", name, all);
+}
+
+const struct ks_kind_def *ks_kind_find(const char *name)
+{
+	for (int k = 1; k < KS_EV_KIND_MAX; k++)
+		if (ks_kinds[k].name && !strcmp(ks_kinds[k].name, name))
+			return &ks_kinds[k];
+	return NULL;
+}
+
+int ks_row_decode(const void *rec, size_t len, __s64 boot_to_real, struct ks_row *r)
+{
+	const struct ks_hdr *h = rec;
+	const struct ks_kind_def *k;
+
+	if (len < sizeof(*h) || !ks_kind_name(h->kind))
+		return ks_err(-EINVAL, "malformed record (kind %u, %zu bytes)",
+			      len >= sizeof(*h) ? h->kind : 0, len);
+	k = &ks_kinds[h->kind];
+	ks_row_clear(r);
+	ks_row_set_num(r, KS_COL_TS, (__s64)h->ts_ns + boot_to_real);
+	ks_row_set_static(r, KS_COL_KIND, k->name);
+	if (h->tgid || h->pid) {
+		ks_row_set_num(r, KS_COL_PID, h->tgid);
+		ks_row_set_num(r, KS_COL_TID, h->pid);
+		ks_row_set_num(r, KS_COL_PPID, h->ppid);
+		ks_row_set_num(r, KS_COL_UID, h->uid);
+		ks_row_set_num(r, KS_COL_EUID, h->euid);
+		ks_row_set_num(r, KS_COL_CGROUP_ID, (__s64)h->cgroup_id);
+		set_kstr(r, KS_COL_COMM, h->comm, sizeof(h->comm));
+	}
+	if (h->exec_id)
+		ks_row_set_num(r, KS_COL_EXEC_ID, (__s64)h->exec_id);
+	if (len >= k->size)
+		k->decode(rec, r);
+	return 0;
+}
+
+/* ---- derived shapes ---- */
+
+void ks_col_json_add(struct json_object *o, enum ks_col c, __s64 num, const char *str)
+{
+	struct json_object *v = NULL;
+	char ts[40];
+
+	switch (ks_cols[c].type) {
+	case KS_COL_INT:
+		if (c == KS_COL_TS) {
+			json_object_object_add(o, "ts_ns", json_object_new_int64(num));
+			ks_time_fmt(num, ts, sizeof(ts));
+			v = json_object_new_string(ts);
+		} else {
+			v = json_object_new_int64(num);
+		}
+		break;
+	case KS_COL_ID:
+		v = json_object_new_uint64((uint64_t)num);
+		break;
+	case KS_COL_TEXT:
+		if (c == KS_COL_DETAIL && str && (v = json_tokener_parse(str)))
+			break;
+		v = json_object_new_string(str ? str : "");
+		break;
+	}
+	json_object_object_add(o, ks_cols[c].name, v);
+}
+
+struct json_object *ks_row_json_obj(const struct ks_row *r)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (int c = 0; c < KS_COL_MAX; c++)
+		if (ks_row_has(r, c) && (ks_cols[c].type != KS_COL_TEXT || *ks_row_str(r, c)))
+			ks_col_json_add(o, c, r->num[c], r->str[c]);
+	return o;
+}
+
+void ks_row_summary(const struct ks_row *r, char *buf, size_t len)
+{
+	const struct ks_kind_def *k = ks_kind_find(ks_row_str(r, KS_COL_KIND));
+
+	if (k && k->summary)
+		k->summary(r, buf, len);
+	else if (ks_row_has(r, KS_COL_RET))
+		snprintf(buf, len, "ret=%lld %s", (long long)r->num[KS_COL_RET],
+			 ks_row_str(r, KS_COL_DETAIL));
+	else
+		snprintf(buf, len, "%s", ks_row_str(r, KS_COL_DETAIL));
+}

@@ -1,0 +1,158 @@
+/* events.h - the one table of event columns and kinds.
+ *
+ * Every record the BPF side sends (include/kshield/event.h) becomes one row
+ * of the columns below. Each column is defined here once; the store's
+ * tables and `events` view, the agent's --json lines, the SELECT of
+ * `kshield events`, the fleet's PostgreSQL view and the printer are all
+ * derived from this table. Adding a column is one line in
+ * KS_EVENT_COLUMNS, then the decoders that fill it and their kinds'
+ * column sets (ks_kinds[].cols: the store gives a kind's table those
+ * columns; tests/unit/test_events.c fails when a decoder fills a column
+ * its kind does not list).
+ *
+ * Process ids use the names the kernel shows users: `pid` is the process
+ * (thread group id: getpid(), what ps and kill take), `tid` the thread
+ * (gettid()). struct ks_hdr keeps the kernel-internal names of
+ * bpf_get_current_pid_tgid(): hdr.tgid becomes pid, hdr.pid becomes tid.
+ * Stores of schema version 2 and older, and events that agents of that
+ * time shipped to the fleet, called them pid (the thread) and tgid (the
+ * process): column.v2 names them, and readers of such data map them.
+ */
+#ifndef KSHIELD_EVENTS_H
+#define KSHIELD_EVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include <kshield/event.h>
+
+struct json_object;
+
+/* X(ID, name, type, name in stores of schema version 2 and older) */
+#define KS_EVENT_COLUMNS(X) \
+	X(TS,		ts,		INT,	ts)		/* CLOCK_REALTIME ns, the row key */ \
+	X(KIND,		kind,		TEXT,	kind)		/* "exec", "connect", ... */ \
+	X(PID,		pid,		INT,	tgid)		/* process (thread group) id */ \
+	X(TID,		tid,		INT,	pid)		/* thread id */ \
+	X(PPID,		ppid,		INT,	ppid)		/* parent process */ \
+	X(UID,		uid,		INT,	uid) \
+	X(EUID,		euid,		INT,	euid) \
+	X(COMM,		comm,		TEXT,	comm) \
+	X(CGROUP_ID,	cgroup_id,	ID,	cgroup_id) \
+	X(EXEC_ID,	exec_id,	ID,	exec_id)	/* the image the process runs */ \
+	X(PARENT_EXEC_ID, parent_exec_id, ID,	parent_exec_id)	/* exec: the image before */ \
+	X(BINARY,	binary,		TEXT,	binary)		/* exec: path as passed to execve */ \
+	X(ARGS,		args,		TEXT,	args)		/* exec: argv, space-separated */ \
+	X(LADDR,	laddr,		TEXT,	laddr) \
+	X(LPORT,	lport,		INT,	lport) \
+	X(RADDR,	raddr,		TEXT,	raddr) \
+	X(RPORT,	rport,		INT,	rport) \
+	X(SHIELD,	shield,		TEXT,	shield)		/* shield: its name */ \
+	X(VERDICT,	verdict,	TEXT,	verdict)	/* shield: refused, audited, killed */ \
+	X(ALG_TYPE,	alg_type,	TEXT,	alg_type)	/* alg_bind */ \
+	X(ALG_NAME,	alg_name,	TEXT,	alg_name) \
+	X(RET,		ret,		INT,	ret)		/* syscall result */ \
+	X(DETAIL,	detail,		TEXT,	detail)		/* JSON object: the rest of the record */
+
+enum ks_col {
+#define KS_COL_ENUM_(id, name, type, v2) KS_COL_##id,
+	KS_EVENT_COLUMNS(KS_COL_ENUM_)
+#undef KS_COL_ENUM_
+	KS_COL_MAX
+};
+
+#define KS_COL(id)	(1u << KS_COL_##id)
+
+enum ks_col_type {
+	KS_COL_INT,	/* a signed integer */
+	KS_COL_ID,	/* a 64-bit id: shown unsigned, stored as its bits */
+	KS_COL_TEXT,
+};
+
+struct ks_col_def {
+	const char *name;
+	enum ks_col_type type;
+	const char *v2;		/* its name in schema version 2 and older */
+};
+
+extern const struct ks_col_def ks_cols[KS_COL_MAX];
+
+/* The column named @name, or -1. */
+int ks_col_find(const char *name);
+/* "ts, kind, pid, tid, ..." (every column, in order) into @buf. */
+void ks_col_list(char *buf, size_t len);
+
+/* One event as a row: the columns it has (set), their values. Strings
+ * live in buf, or are static. */
+struct ks_row {
+	__u32 set;			/* KS_COL(x): the row has column x */
+	__s64 num[KS_COL_MAX];		/* INT and ID columns */
+	const char *str[KS_COL_MAX];	/* TEXT columns */
+	size_t used;			/* bytes of buf taken */
+	char buf[2048];
+};
+
+/* The columns every decoded record may have (from struct ks_hdr). */
+#define KS_COLS_HDR	(KS_COL(TS) | KS_COL(KIND) | KS_COL(PID) | KS_COL(TID) | KS_COL(PPID) | \
+			 KS_COL(UID) | KS_COL(EUID) | KS_COL(COMM) | KS_COL(CGROUP_ID) | \
+			 KS_COL(EXEC_ID) | KS_COL(DETAIL))
+
+/* One kind of record. */
+struct ks_kind_def {
+	const char *name;
+	size_t size;		/* bytes its payload decoder needs: a shorter
+				 * record keeps its header's columns only */
+	__u32 cols;		/* KS_COL(x): the columns its rows may have */
+	void (*decode)(const void *rec, struct ks_row *r);
+	/* What the event says beyond who and when, one line for people. */
+	void (*summary)(const struct ks_row *r, char *buf, size_t len);
+};
+
+/* Indexed by enum ks_kind; unused slots have no name. */
+extern const struct ks_kind_def ks_kinds[KS_EV_KIND_MAX];
+
+/* "exec", "connect", ... for KS_EV_*; NULL for unknown kinds. */
+const char *ks_kind_name(unsigned kind);
+/* KS_EV_* for a name, or -EINVAL with a message recorded. */
+int ks_kind_parse(const char *name);
+/* The kind table entry of @name, or NULL. */
+const struct ks_kind_def *ks_kind_find(const char *name);
+
+static inline bool ks_row_has(const struct ks_row *r, enum ks_col c)
+{
+	return r->set & (1u << c);
+}
+
+static inline __s64 ks_row_num(const struct ks_row *r, enum ks_col c)
+{
+	return ks_row_has(r, c) ? r->num[c] : 0;
+}
+
+static inline const char *ks_row_str(const struct ks_row *r, enum ks_col c)
+{
+	return ks_row_has(r, c) && r->str[c] ? r->str[c] : "";
+}
+
+/* An empty row. */
+void ks_row_clear(struct ks_row *r);
+void ks_row_set_num(struct ks_row *r, enum ks_col c, __s64 v);
+/* Copy @s into the row (cut to what buf has left). */
+void ks_row_set_str(struct ks_row *r, enum ks_col c, const char *s);
+/* Point column @c at @s, which outlives the row. */
+void ks_row_set_static(struct ks_row *r, enum ks_col c, const char *s);
+
+/* Decode a ring-buffer record into @r; strings are made printable.
+ * @boot_to_real is added to its CLOCK_BOOTTIME timestamp. Returns 0, or
+ * -EINVAL with a message recorded for a record shorter than its header or
+ * of an unknown kind. */
+int ks_row_decode(const void *rec, size_t len, __s64 boot_to_real, struct ks_row *r);
+
+/* The JSON value of column @c (ts as RFC 3339, detail parsed, ids
+ * unsigned) added to @o: ts also adds "ts_ns". */
+void ks_col_json_add(struct json_object *o, enum ks_col c, __s64 num, const char *str);
+/* @r as one JSON object, the shape `kshield events -j` shows. */
+struct json_object *ks_row_json_obj(const struct ks_row *r);
+/* One line of what the event says beyond who and when. */
+void ks_row_summary(const struct ks_row *r, char *buf, size_t len);
+
+#endif /* KSHIELD_EVENTS_H */

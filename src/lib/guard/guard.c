@@ -1,0 +1,374 @@
+/* guard.c - the user side of the tamper guard: load its BPF object (LSM
+ * variant first, the recording tracepoint variant where BPF LSM is missing),
+ * pin it under <bpffs>/guard, register the agent, and keep the set of
+ * protected link and map ids current. The `guard` noun is in src/cmd/guard.c.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "err.h"
+#include "guard.h"
+#include "sysinfo.h"
+#include <kshield/shield.h>
+#include "pins.h"
+#include "loader.h"
+#include "guard.skel.h"
+
+const char *ks_tamper_op_str(__u32 op)
+{
+	static const char *s[] = {
+		[KS_TAMPER_DETACH] = "detach", [KS_TAMPER_MAP] = "map_write",
+		[KS_TAMPER_UNLINK] = "unlink", [KS_TAMPER_UMOUNT] = "umount",
+		[KS_TAMPER_SIGNAL] = "signal", [KS_TAMPER_PTRACE] = "ptrace",
+		[KS_TAMPER_REPAIRED] = "repaired",
+	};
+	return op < KS_TAMPER_OP_MAX && s[op] ? s[op] : "unknown";
+}
+
+/* Kernel dev_t encoding (MKDEV) of a user-space st_dev. */
+static __u32 kdev(dev_t d)
+{
+	return (major(d) << 20) | minor(d);
+}
+
+static int guard_pin(char *buf, size_t len, const char *what)
+{
+	return ks_pin_path(buf, len, "%s/%s", KS_PIN_GUARD, what);
+}
+
+static int open_cfg(void)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	guard_pin(path, sizeof(path), KS_PIN_CFG);
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Fill the parts of the config that say who and what is protected. */
+static int describe(struct ks_guard_cfg *c)
+{
+	struct stat st;
+
+	if (stat(ks_bpffs_root, &st))
+		return ks_err(-errno, "can't stat %s: %s", ks_bpffs_root, strerror(errno));
+	c->root_ino = st.st_ino;
+	c->root_dev = kdev(st.st_dev);
+	if (stat("/proc/self/exe", &st))
+		return ks_err(-errno, "can't stat /proc/self/exe: %s", strerror(errno));
+	c->exe_ino = st.st_ino;
+	c->exe_dev = kdev(st.st_dev);
+	return 0;
+}
+
+static int write_cfg(int fd, const struct ks_guard_cfg *c)
+{
+	__u32 zero = 0;
+
+	if (!bpf_map_update_elem(fd, &zero, c, 0))
+		return 0;
+	if (errno == EPERM)
+		return ks_err(-EPERM, "the guard refused: a kshield agent is running and holds "
+			      "it, or this is not the kshield binary it trusts (see docs/guard.md)");
+	return ks_err(-errno, "can't write the guard's config: %s", strerror(errno));
+}
+
+static bool in_variant(const char *prog, const char *v)
+{
+	size_t n = strlen(v);
+
+	return (!strncmp(prog, v, n) && prog[n] == '_' && prog[n + 1] == '_') ||
+	       !strncmp(prog, "common__", 8);
+}
+
+/* Load, configure, attach and pin variant @v. Nothing stays on failure. */
+static int load_variant(const char *v, bool enable, char *why, size_t whylen)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	char maps[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64];
+	struct bpf_link *links[16];
+	struct ks_guard_cfg c = {};
+	struct bpf_program *prog;
+	struct guard_bpf *skel;
+	int err, n = 0, i;
+	__u32 zero = 0;
+
+	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
+	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_GUARD);
+	opts.pin_root_path = maps;
+	skel = guard_bpf__open_opts(&opts);
+	if (!skel) {
+		snprintf(why, whylen, "open: %s", strerror(errno));
+		return -errno;
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, in_variant(bpf_program__name(prog), v));
+	if ((err = ks_pins_migrate(skel->obj, why, whylen)) < 0) {
+		snprintf(why, whylen, "%s", ks_errmsg());
+		goto out;
+	}
+	why[0] = '\0';
+	err = guard_bpf__load(skel);
+	if (err) {
+		snprintf(why, whylen, "load: %s%s", strerror(-err),
+			 err == -EPERM ? " (no BPF LSM / trampolines on this kernel)" : "");
+		goto out;
+	}
+	if (!strcmp(v, "lsm")) {
+		char lsms[256];
+
+		if (ks_bpf_lsm_inactive(lsms, sizeof(lsms))) {
+			snprintf(why, whylen, "bpf is not an active LSM here (active: %s)", lsms);
+			err = -EOPNOTSUPP;
+			goto out;
+		}
+	}
+	err = describe(&c);
+	if (err) {
+		snprintf(why, whylen, "%s", ks_errmsg());
+		goto out;
+	}
+	c.enabled = enable;
+	c.agent_tgid = getpid();
+	c.lsm = !strcmp(v, "lsm");
+	bpf_map__update_elem(skel->maps.guard_cfg, &zero, sizeof(zero), &c, sizeof(c), 0);
+	bpf_object__for_each_program(prog, skel->obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		links[n] = bpf_program__attach(prog);
+		if (!links[n]) {
+			err = -errno;
+			snprintf(why, whylen, "%s: attach: %s", bpf_program__name(prog),
+				 strerror(-err));
+			goto out;
+		}
+		n++;
+	}
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		snprintf(why, whylen, "can't create %s: %s", dir, strerror(-err));
+		goto out;
+	}
+	/* cfg first: its pin is what says "the guard is loaded". */
+	snprintf(path, sizeof(path), "%s/ids", dir);
+	err = bpf_map__pin(skel->maps.guard_ids, path);
+	snprintf(path, sizeof(path), "%s/stats", dir);
+	if (!err)
+		err = bpf_map__pin(skel->maps.guard_stats, path);
+	i = 0;
+	bpf_object__for_each_program(prog, skel->obj) {
+		if (err || !bpf_program__autoload(prog))
+			continue;
+		snprintf(path, sizeof(path), "%s/" KS_PIN_LINK "%s", dir, bpf_program__name(prog));
+		err = bpf_link__pin(links[i++], path);
+	}
+	snprintf(path, sizeof(path), "%s/cfg", dir);
+	if (!err)
+		err = bpf_map__pin(skel->maps.guard_cfg, path);
+	if (err)
+		snprintf(why, whylen, "can't pin under %s: %s", dir, strerror(-err));
+out:
+	for (i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);
+	if (err)
+		ks_pins_remove_dir(dir);
+	guard_bpf__destroy(skel);
+	return err;
+}
+
+int ks_guard_get(struct ks_guard_state *st)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 vals[ncpu > 0 ? ncpu : 1];
+	char path[PATH_MAX];
+	struct ks_guard_cfg c;
+	__u32 zero = 0;
+	int fd = open_cfg();
+
+	memset(st, 0, sizeof(*st));
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(fd, &zero, &c)) {
+		int err = -errno;
+
+		close(fd);
+		return ks_err(err, "can't read the guard's config: %s", strerror(-err));
+	}
+	close(fd);
+	st->loaded = true;
+	st->lsm = c.lsm;
+	st->enabled = c.enabled;
+	st->agent_tgid = c.agent_tgid;
+	snprintf(st->variant, sizeof(st->variant), "%s", c.lsm ? "lsm" : "tp");
+	guard_pin(path, sizeof(path), KS_PIN_STATS);
+	fd = bpf_obj_get(path);
+	for (__u32 k = 0; fd >= 0 && k < KS_TAMPER_OP_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int i = 0; i < ncpu; i++)
+			st->attempts[k] += vals[i];
+	}
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+int ks_guard_load(bool enable, struct ks_guard_state *st)
+{
+	struct ks_guard_cfg c;
+	__u32 zero = 0;
+	int err, fd;
+
+	err = ks_pins_init();
+	if (err)
+		return err;
+	fd = open_cfg();
+	if (fd >= 0) {
+		/* Adopt: a previous agent loaded it. Register ourselves. */
+		err = bpf_map_lookup_elem(fd, &zero, &c) ? -errno : 0;
+		if (!err) {
+			err = describe(&c);
+			c.enabled = enable;
+			c.agent_tgid = getpid();
+			if (!err)
+				err = write_cfg(fd, &c);
+		} else {
+			err = ks_err(err, "can't read the guard's config: %s", strerror(-err));
+		}
+		close(fd);
+		if (err)
+			return err;
+	} else {
+		char why_lsm[256] = "", why_tp[256] = "";
+
+		err = load_variant("lsm", enable, why_lsm, sizeof(why_lsm));
+		if (err)
+			err = load_variant("tp", enable, why_tp, sizeof(why_tp));
+		if (err)
+			return ks_err(err, "can't load the guard: lsm: %s; tp: %s", why_lsm, why_tp);
+		err = ks_guard_get(st);
+		if (!err && !st->lsm)
+			snprintf(st->why_no_lsm, sizeof(st->why_no_lsm), "%s", why_lsm);
+		if (!err && ks_guard_protect() < 0)
+			err = -EIO;
+		return err;
+	}
+	err = ks_guard_get(st);
+	if (!err && ks_guard_protect() < 0)
+		err = -EIO;
+	return err;
+}
+
+/* The id in /proc/self/fdinfo/@fd ("link_id:" or "map_id:"). */
+static int fd_id(int fd, __u32 *type, __u32 *id)
+{
+	char path[64], line[256];
+	FILE *f;
+	int found = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "link_id: %u", id) == 1) {
+			*type = KS_GUARD_LINK;
+			found = 0;
+		} else if (sscanf(line, "map_id: %u", id) == 1) {
+			*type = KS_GUARD_MAP;
+			found = 0;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int protect_dir(int idsfd, const char *dir, int depth)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		struct ks_guard_id key;
+		__u32 one = 1;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR) {
+			if (depth < 4)
+				n += protect_dir(idsfd, path, depth + 1);
+			continue;
+		}
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (!fd_id(fd, &key.type, &key.id) && !bpf_map_update_elem(idsfd, &key, &one, 0))
+			n++;
+		close(fd);
+	}
+	closedir(d);
+	return n;
+}
+
+int ks_guard_protect(void)
+{
+	char path[PATH_MAX];
+	int fd, n;
+
+	guard_pin(path, sizeof(path), KS_PIN_IDS);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : ks_err(-errno, "can't open %s: %s", path, strerror(errno));
+	n = protect_dir(fd, ks_bpffs_root, 0);
+	close(fd);
+	return n;
+}
+
+int ks_guard_set(bool enabled)
+{
+	struct ks_guard_cfg c;
+	__u32 zero = 0;
+	int err, fd = open_cfg();
+
+	if (fd < 0)
+		return ks_err(fd, "the guard is not loaded under %s", ks_bpffs_root);
+	err = bpf_map_lookup_elem(fd, &zero, &c) ? -errno : 0;
+	if (!err) {
+		c.enabled = enabled;
+		err = write_cfg(fd, &c);
+	} else {
+		err = ks_err(err, "can't read the guard's config: %s", strerror(-err));
+	}
+	close(fd);
+	return err;
+}
+
+int ks_guard_unload(void)
+{
+	char dir[PATH_MAX];
+	int err;
+
+	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_GUARD);
+	if (access(dir, F_OK))
+		return ks_err(-ENOENT, "the guard is not loaded under %s", ks_bpffs_root);
+	err = ks_pins_remove_dir(dir);
+	if (err)
+		return ks_err(err, "can't remove %s: %s%s", dir, strerror(-err),
+			      err == -EPERM ? " (the guard is on: turn it off first)" : "");
+	return 0;
+}

@@ -1,0 +1,508 @@
+/* monitor.c - start the BPF monitor or adopt the pinned one.
+ *
+ * The monitor must outlive the agent (events produced while the agent is
+ * down wait in the pinned ring buffer) and must never be attached twice
+ * (every event would be stored twice). So the agent first looks under
+ * <bpffs>/monitor/: when a link pin exists for every program and the pinned
+ * mon_config names this binary's object (FNV-1a hash of the skeleton's ELF
+ * bytes), it adopts what is there and loads nothing. Otherwise it loads a
+ * fresh instance, attaches it, and then swaps the link pins, so a stale or
+ * partial monitor is replaced without a gap (records may be doubled for
+ * that instant, never missing).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "err.h"
+#include "pins.h"
+#include "sysinfo.h"
+#include "compat.h"
+#include "monitor.h"
+#include "monitor.skel.h"
+
+void ks_monitor_default_cfg(struct ks_monitor_cfg *cfg)
+{
+	/* Families exploits favour and servers rarely use: AF_AX25 3,
+	 * AF_APPLETALK 5, AF_X25 9, AF_KEY 15, AF_NETLINK 16 (some protocols),
+	 * AF_PACKET 17, AF_RDS 21, AF_PPPOX 24, AF_LLC 26, AF_CAN 29, AF_TIPC
+	 * 30, AF_RXRPC 33, AF_ISDN 34, AF_PHONET 35, AF_IEEE802154 36,
+	 * AF_CAIF 37, AF_ALG 38, AF_NFC 39, AF_VSOCK 40, AF_KCM 41,
+	 * AF_QIPCRTR 42, AF_SMC 43, AF_XDP 44, AF_MCTP 45. */
+	static const int fams[] = { 3, 5, 9, 15, 16, 17, 21, 24, 26, 29, 30, 33, 34,
+				    35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45 };
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->wakeup_every = 1024;
+	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
+		cfg->families |= 1ULL << fams[i];
+	/* NETLINK_XFRM 6, NETLINK_NETFILTER 12, NETLINK_RDMA 20,
+	 * NETLINK_CRYPTO 21 */
+	cfg->netlink_protos = 1u << 6 | 1u << 12 | 1u << 20 | 1u << 21;
+}
+
+/* Flow accounting (the cgroup programs) attached? Off saves the per-packet
+ * cost; the other programs do not depend on it. */
+static bool flow_on = true;
+
+void ks_monitor_set_flow(bool on)
+{
+	flow_on = on;
+}
+
+static bool is_flow(const struct bpf_program *prog)
+{
+	enum bpf_prog_type t = bpf_program__type(prog);
+
+	return t == BPF_PROG_TYPE_CGROUP_SKB || t == BPF_PROG_TYPE_CGROUP_SOCK;
+}
+
+static __u64 object_hash(void)
+{
+	size_t sz;
+	const unsigned char *p = monitor_bpf__elf_bytes(&sz);
+	__u64 h = 14695981039346656037ULL;
+
+	for (size_t i = 0; i < sz; i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return h;
+}
+
+static void mon_path(char *buf, size_t len, const char *name)
+{
+	ks_pin_path(buf, len, KS_PIN_MONITOR "/%s", name);
+}
+
+/* Number of programs whose link pin exists; *all says whether every one. */
+static int count_link_pins(struct bpf_object *obj, bool *all)
+{
+	struct bpf_program *prog;
+	char path[PATH_MAX], name[128];
+	int n = 0;
+
+	*all = true;
+	bpf_object__for_each_program(prog, obj) {
+		if (!flow_on && is_flow(prog))
+			continue;
+		snprintf(name, sizeof(name), KS_PIN_LINK "%s", bpf_program__name(prog));
+		mon_path(path, sizeof(path), name);
+		if (access(path, F_OK) == 0)
+			n++;
+		else
+			*all = false;
+	}
+	return n;
+}
+
+static int open_pinned(const char *rel, int *fd)
+{
+	char path[PATH_MAX];
+
+	ks_pin_path(path, sizeof(path), "%s", rel);
+	*fd = bpf_obj_get(path);
+	if (*fd < 0)
+		return ks_err(-errno, "can't open pinned %s: %s", path, strerror(errno));
+	return 0;
+}
+
+static int write_cfg(int fd, const struct ks_monitor_cfg *cfg)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(fd, &zero, cfg, BPF_ANY))
+		return ks_err(-errno, "can't configure the monitor: %s", strerror(errno));
+	return 0;
+}
+
+/* Flow off: drop the flow programs' link pins (that detaches them);
+ * returns how many there were. */
+static int unpin_flow_links(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	char path[PATH_MAX], name[128];
+	int n = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!is_flow(prog))
+			continue;
+		snprintf(name, sizeof(name), KS_PIN_LINK "%s", bpf_program__name(prog));
+		mon_path(path, sizeof(path), name);
+		n += !unlink(path);
+	}
+	return n;
+}
+
+/* Adopt: the pinned monitor is complete and ours. */
+static int adopt(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *cfg)
+{
+	struct ks_monitor_cfg cur = {};
+	__u32 zero = 0;
+	int err;
+
+	if ((err = open_pinned(KS_PIN_MONITOR "/mon_config", &m->config_fd)))
+		return err;
+	if (bpf_map_lookup_elem(m->config_fd, &zero, &cur) || cur.object_hash != hash)
+		return -ESTALE;
+	if ((err = open_pinned(KS_PIN_MONITOR "/mon_agent", &m->agent_fd)) ||
+	    (err = open_pinned(KS_PIN_MAPS "/ks_events", &m->events_fd)) ||
+	    (err = open_pinned(KS_PIN_MAPS "/ks_lost", &m->lost_fd)))
+		return err;
+	if (cfg) {
+		struct ks_monitor_cfg c = *cfg;
+
+		c.object_hash = hash;
+		c.flags = flow_on ? c.flags & ~KS_MON_NO_FLOW : c.flags | KS_MON_NO_FLOW;
+		if ((err = write_cfg(m->config_fd, &c)))
+			return err;
+	}
+	m->adopted = true;
+	return 0;
+}
+
+static void close_fds(struct ks_monitor *m)
+{
+	int *fds[] = { &m->events_fd, &m->lost_fd, &m->config_fd, &m->agent_fd };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+/* Remove the pins of the monitor's own maps (not links). */
+static void unpin_maps(struct bpf_object *obj)
+{
+	struct bpf_map *map;
+	char path[PATH_MAX];
+
+	bpf_object__for_each_map(map, obj) {
+		if (strncmp(bpf_map__name(map), "mon_", 4))
+			continue;
+		mon_path(path, sizeof(path), bpf_map__name(map));
+		unlink(path);
+	}
+}
+
+/* Link pins of programs an older monitor had and this one has not: their
+ * programs would keep recording beside the new ones. */
+static void unpin_stale_links(struct bpf_object *obj)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d;
+
+	mon_path(dir, sizeof(dir), "");
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		if (!ks_pin_is_link(de->d_name) ||
+		    bpf_object__find_program_by_name(obj, de->d_name + 5))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* The skeleton does not attach cgroup programs (they need a cgroup): the
+ * flow accounting goes on the cgroup2 root, so it sees every socket. */
+static int attach_cgroup(struct monitor_bpf *skel)
+{
+	const char *cg = ks_cgroup2_path();
+	int fd, err = 0;
+
+	for (int i = 0; i < skel->skeleton->prog_cnt; i++) {
+		struct bpf_program *prog = *skel->skeleton->progs[i].prog;
+		struct bpf_link **link = skel->skeleton->progs[i].link;
+		enum bpf_prog_type t = bpf_program__type(prog);
+
+		if (*link || !bpf_program__autoload(prog) ||
+		    (t != BPF_PROG_TYPE_CGROUP_SKB && t != BPF_PROG_TYPE_CGROUP_SOCK))
+			continue;
+		if (!cg)
+			return ks_err(-ENOENT, "no cgroup2 mount found in /proc/mounts "
+				      "(mount -t cgroup2 none /sys/fs/cgroup)");
+		fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return ks_err(-errno, "can't open %s: %s", cg, strerror(errno));
+		*link = bpf_program__attach_cgroup(prog, fd);
+		err = *link ? 0 : -errno;
+		close(fd);
+		if (err) {
+			*link = NULL;
+			return ks_err(err, "can't attach %s to %s: %s", bpf_program__name(prog), cg,
+				      strerror(-err));
+		}
+	}
+	return 0;
+}
+
+/* Whether a program of @type attached at @at may call helper @id: a tiny
+ * program calling it is refused with "unknown func" / "invalid func" (older
+ * kernels) or "cannot use helper" (newer ones, which libbpf 1.1's
+ * libbpf_probe_bpf_helper() takes for a yes) when it may not; other
+ * complaints are about the arguments, so the helper exists. */
+static bool helper_ok(enum bpf_prog_type type, enum bpf_attach_type at, enum bpf_func_id id)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = id },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = at);
+	char log[4096] = "";
+	int fd;
+
+	opts.log_buf = log;
+	opts.log_size = sizeof(log);
+	opts.log_level = 1;
+	fd = bpf_prog_load(type, NULL, "GPL", insns, 3, &opts);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return !strstr(log, "unknown func") && !strstr(log, "invalid func") &&
+	       !strstr(log, "cannot use helper");
+}
+
+/* Whether such programs may call everything ks_fill_hdr() calls. */
+static bool knows_current(enum bpf_prog_type type, enum bpf_attach_type at)
+{
+	static const enum bpf_func_id ids[] = {
+		BPF_FUNC_get_current_pid_tgid, BPF_FUNC_get_current_uid_gid,
+		BPF_FUNC_get_current_comm, BPF_FUNC_get_current_cgroup_id,
+		BPF_FUNC_get_current_task, BPF_FUNC_probe_read_kernel,
+	};
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (!helper_ok(type, at, ids[i]))
+			return false;
+	return true;
+}
+
+static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *cfg)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	struct ks_monitor_cfg c;
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	char maps[PATH_MAX], path[PATH_MAX], name[128];
+	int err, tries;
+
+	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
+	opts.pin_root_path = maps;
+	for (tries = 0; tries < 2; tries++) {
+		m->skel = monitor_bpf__open_opts(&opts);
+		if (!m->skel)
+			return ks_err(-errno, "can't open the monitor object: %s", strerror(errno));
+		bpf_object__for_each_map(map, m->skel->obj) {
+			if (strncmp(bpf_map__name(map), "mon_", 4) ||
+			    !strcmp(bpf_map__name(map), "mon_wake"))
+				continue;
+			mon_path(path, sizeof(path), bpf_map__name(map));
+			bpf_map__set_pin_path(map, path);
+		}
+		if (!tries && (err = ks_pins_migrate(m->skel->obj, m->migrated,
+						     sizeof(m->migrated))) < 0)
+			return err;
+		bpf_object__for_each_program(prog, m->skel->obj)
+			if (is_flow(prog))
+				bpf_program__set_autoload(prog, flow_on);
+		if ((err = ks_compat_prepare(m->skel->obj)))
+			return ks_err(err, "can't fit the monitor's maps to this kernel: %s",
+				      strerror(-err));
+		m->skel->rodata->skb_knows_current =
+			knows_current(BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS);
+		m->skel->rodata->sock_knows_current =
+			knows_current(BPF_PROG_TYPE_CGROUP_SOCK, BPF_CGROUP_INET_SOCK_RELEASE);
+		err = monitor_bpf__load(m->skel);
+		if (!err)
+			break;
+		/* A pinned map of an older, incompatible layout: drop the
+		 * pins (the old programs keep their maps) and load fresh. */
+		unpin_maps(m->skel->obj);
+		monitor_bpf__destroy(m->skel);
+		m->skel = NULL;
+	}
+	if (err)
+		return ks_err(err, "can't load the monitor: %s (run with -v for the verifier log)",
+			      strerror(-err));
+	c = *cfg;
+	c.object_hash = hash;
+	c.flags = flow_on ? c.flags & ~KS_MON_NO_FLOW : c.flags | KS_MON_NO_FLOW;
+	if ((err = write_cfg(bpf_map__fd(m->skel->maps.mon_config), &c)))
+		return err;
+	if ((err = monitor_bpf__attach(m->skel)))
+		return ks_err(err, "can't attach the monitor: %s", strerror(-err));
+	if ((err = attach_cgroup(m->skel)))
+		return err;
+	/* New links are live: now swap the pins (dropping a stale link's
+	 * last reference detaches it). */
+	bpf_object__for_each_program(prog, m->skel->obj) {
+		struct bpf_link **link = NULL;
+
+		snprintf(name, sizeof(name), KS_PIN_LINK "%s", bpf_program__name(prog));
+		mon_path(path, sizeof(path), name);
+		unlink(path);
+		if (!bpf_program__autoload(prog))
+			continue;	/* flow off */
+		/* the skeleton keeps links in the same order as programs */
+		for (int i = 0; i < m->skel->skeleton->prog_cnt; i++)
+			if (*m->skel->skeleton->progs[i].prog == prog)
+				link = m->skel->skeleton->progs[i].link;
+		if (!link || !*link)
+			return ks_err(-ENOENT, "program %s has no link", bpf_program__name(prog));
+		/* Before 5.15 tracepoint links cannot be pinned: they live as
+		 * long as this process (the agent), and say so. */
+		if (ks_compat_link_unpinnable(prog)) {
+			m->unpinned++;
+			continue;
+		}
+		if ((err = bpf_link__pin(*link, path)))
+			return ks_err(err, "can't pin %s: %s", path, strerror(-err));
+		m->nlinks++;
+	}
+	unpin_stale_links(m->skel->obj);
+	m->events_fd = dup(bpf_map__fd(m->skel->maps.ks_events));
+	m->lost_fd = dup(bpf_map__fd(m->skel->maps.ks_lost));
+	m->config_fd = dup(bpf_map__fd(m->skel->maps.mon_config));
+	m->agent_fd = dup(bpf_map__fd(m->skel->maps.mon_agent));
+	return 0;
+}
+
+int ks_monitor_start(struct ks_monitor *m, const struct ks_monitor_cfg *cfg)
+{
+	struct ks_monitor_cfg defcfg;
+	struct monitor_bpf *probe;
+	char dir[PATH_MAX];
+	__u64 hash = object_hash();
+	bool all;
+	int err, n;
+
+	memset(m, 0, sizeof(*m));
+	m->events_fd = m->lost_fd = m->config_fd = m->agent_fd = -1;
+	if ((err = ks_pins_init()))
+		return err;
+	mon_path(dir, sizeof(dir), "");
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return ks_err(-errno, "can't create %s: %s", dir, strerror(errno));
+
+	probe = monitor_bpf__open();
+	if (!probe)
+		return ks_err(-errno, "can't open the monitor object: %s", strerror(errno));
+	n = count_link_pins(probe->obj, &all);
+	if (all) {
+		err = adopt(m, hash, cfg);
+		if (!err) {
+			/* flow on with its links missing is not `all`: reloaded */
+			if (!flow_on)
+				m->flow_detached = unpin_flow_links(probe->obj);
+			monitor_bpf__destroy(probe);
+			m->nlinks = n;
+			return 0;
+		}
+		monitor_bpf__destroy(probe);
+		close_fds(m);
+		if (err != -ESTALE)
+			return err;
+	} else {
+		monitor_bpf__destroy(probe);
+	}
+	m->replaced = n > 0;
+	if (!cfg) {
+		ks_monitor_default_cfg(&defcfg);
+		cfg = &defcfg;
+	}
+	err = load(m, hash, cfg);
+	if (err) {
+		close_fds(m);
+		monitor_bpf__destroy(m->skel);
+		m->skel = NULL;
+	}
+	return err;
+}
+
+void ks_monitor_close(struct ks_monitor *m)
+{
+	close_fds(m);
+	if (m->skel) {
+		/* Links are pinned: destroying the skeleton drops only our
+		 * references, the pins keep the programs attached. */
+		monitor_bpf__destroy(m->skel);
+		m->skel = NULL;
+	}
+}
+
+int ks_monitor_remove(void)
+{
+	char dir[PATH_MAX];
+
+	mon_path(dir, sizeof(dir), "");
+	ks_pins_remove_dir(dir);
+	if (rmdir(dir) && errno != ENOENT)
+		return ks_err(-errno, "can't remove %s: %s", dir, strerror(errno));
+	return 0;
+}
+
+/* Add @fd's per-kind counts to the array in @ctx (slots it lacks: 0). */
+static void add_lost(int fd, void *ctx)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *lost = ctx, *vals = ncpu > 0 ? calloc(ncpu, sizeof(*vals)) : NULL;
+
+	for (__u32 k = 0; vals && k < KS_EV_KIND_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			lost[k] += vals[c];
+	}
+	free(vals);
+}
+
+int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX])
+{
+	int fd, err;
+
+	memset(lost, 0, sizeof(__u64) * KS_EV_KIND_MAX);
+	if (libbpf_num_possible_cpus() <= 0)
+		return ks_err(-EINVAL, "can't count CPUs");
+	if ((err = open_pinned(KS_PIN_MAPS "/ks_lost", &fd)))
+		return err;
+	add_lost(fd, lost);
+	close(fd);
+	ks_pins_old_maps("ks_lost", add_lost, lost);
+	return 0;
+}
+
+int ks_monitor_read_agent(struct ks_agent_stats *st)
+{
+	__u32 zero = 0;
+	int fd, err;
+
+	memset(st, 0, sizeof(*st));
+	if ((err = open_pinned(KS_PIN_MONITOR "/mon_agent", &fd)))
+		return err;
+	err = bpf_map_lookup_elem(fd, &zero, st) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+int ks_monitor_links(void)
+{
+	struct monitor_bpf *probe = monitor_bpf__open();
+	bool all;
+	int n;
+
+	if (!probe)
+		return -errno;
+	n = count_link_pins(probe->obj, &all);
+	monitor_bpf__destroy(probe);
+	return n;
+}

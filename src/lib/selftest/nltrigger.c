@@ -1,0 +1,292 @@
+/* nltrigger.c - netlink trigger paths for shield tests (see nltrigger.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/io_uring.h>
+#include <linux/netlink.h>
+#include "nltrigger.h"
+
+static const char *const names[NLT_PATH_MAX] = {
+	[NLT_SENDMSG] = "sendmsg", [NLT_SENDTO] = "sendto", [NLT_WRITE] = "write",
+	[NLT_WRITEV] = "writev", [NLT_PWRITEV2] = "pwritev2", [NLT_SENDMMSG] = "sendmmsg",
+	[NLT_SPLICE] = "splice", [NLT_SENDFILE] = "sendfile", [NLT_IO_URING] = "io-uring",
+	[NLT_SCM_RIGHTS] = "scm-rights", [NLT_CLONE_FILES] = "clone-files",
+};
+
+const char *nlt_path_name(enum nlt_path p)
+{
+	return p < NLT_PATH_MAX ? names[p] : "?";
+}
+
+/* One iovec per message, as libmnl batches are sent. */
+static int split_iov(struct nlbuild *b, struct iovec *iov, int max)
+{
+	size_t off = 0;
+	int n = 0;
+
+	while (off < b->len) {
+		struct nlmsghdr *h = (struct nlmsghdr *)(b->buf + off);
+
+		if (n == max)
+			return -E2BIG;
+		iov[n].iov_base = h;
+		iov[n++].iov_len = NLMSG_ALIGN(h->nlmsg_len);
+		off += NLMSG_ALIGN(h->nlmsg_len);
+	}
+	return n;
+}
+
+/* IORING_OP_SENDMSG of @m on @fd through a ring of its own, without
+ * liburing: setup, map, one SQE, enter and wait, one CQE. */
+static int uring_sendmsg(int fd, struct msghdr *m)
+{
+	struct io_uring_params p = { 0 };
+	size_t sq_sz, cq_sz;
+	void *sq, *cq, *sqes_map;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	unsigned *tail, *array, *mask, *ctail, *chead;
+	int ring, res;
+
+	ring = syscall(__NR_io_uring_setup, 2, &p);
+	if (ring < 0)
+		return errno == EPERM || errno == ENOSYS ? -ENOSYS : -errno;
+	sq_sz = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+	cq_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	if ((p.features & IORING_FEAT_SINGLE_MMAP) && cq_sz > sq_sz)
+		sq_sz = cq_sz;
+	sq = mmap(NULL, sq_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
+		  IORING_OFF_SQ_RING);
+	cq = (p.features & IORING_FEAT_SINGLE_MMAP) ? sq :
+	     mmap(NULL, cq_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
+		  IORING_OFF_CQ_RING);
+	sqes_map = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe),
+			PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes_map == MAP_FAILED) {
+		res = -errno;
+		close(ring);
+		return res;
+	}
+	sqe = sqes_map;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_SENDMSG;
+	sqe->fd = fd;
+	sqe->addr = (unsigned long)m;
+	tail = (unsigned *)((char *)sq + p.sq_off.tail);
+	mask = (unsigned *)((char *)sq + p.sq_off.ring_mask);
+	array = (unsigned *)((char *)sq + p.sq_off.array);
+	array[*tail & *mask] = 0;
+	__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
+	res = syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+	if (res < 0) {
+		res = -errno;
+	} else {
+		chead = (unsigned *)((char *)cq + p.cq_off.head);
+		ctail = (unsigned *)((char *)cq + p.cq_off.tail);
+		if (__atomic_load_n(ctail, __ATOMIC_ACQUIRE) == *chead) {
+			res = -EAGAIN;
+		} else {
+			cqe = (struct io_uring_cqe *)((char *)cq + p.cq_off.cqes) +
+			      (*chead & *(unsigned *)((char *)cq + p.cq_off.ring_mask));
+			res = cqe->res < 0 ? cqe->res : 0;
+		}
+	}
+	close(ring);	/* the mappings go with the process */
+	return res;
+}
+
+int nlt_send(int fd, struct nlbuild *b, enum nlt_path p)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct iovec iov[NLB_MAX_IOV];
+	struct msghdr m = { .msg_iov = iov };
+	int n, pfd[2], mfd, err = 0;
+	ssize_t r;
+
+	if (b->overflow)
+		return -ENOBUFS;
+	n = split_iov(b, iov, NLB_MAX_IOV);
+	if (n < 0)
+		return n;
+	m.msg_iovlen = n;
+	switch (p) {
+	case NLT_SENDMSG:
+		r = sendmsg(fd, &m, 0);
+		break;
+	case NLT_SENDTO:
+		r = sendto(fd, b->buf, b->len, 0, (struct sockaddr *)&kernel, sizeof(kernel));
+		break;
+	case NLT_WRITE:
+		r = write(fd, b->buf, b->len);
+		break;
+	case NLT_WRITEV:
+		r = writev(fd, iov, n);
+		break;
+	case NLT_PWRITEV2:
+		r = pwritev2(fd, iov, n, -1, 0);
+		break;
+	case NLT_SENDMMSG: {
+		struct mmsghdr mm = { .msg_hdr = m };
+
+		r = syscall(SYS_sendmmsg, fd, &mm, 1, 0);
+		break;
+	}
+	case NLT_SPLICE:
+		if (pipe2(pfd, O_CLOEXEC))
+			return -errno;
+		r = write(pfd[1], b->buf, b->len);
+		if (r == (ssize_t)b->len)
+			r = splice(pfd[0], NULL, fd, NULL, b->len, 0);
+		else if (r >= 0)
+			errno = EIO, r = -1;
+		err = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		errno = err;
+		break;
+	case NLT_SENDFILE:
+		mfd = memfd_create("kshield-nl", MFD_CLOEXEC);
+		if (mfd < 0)
+			return -errno;
+		r = pwrite(mfd, b->buf, b->len, 0);
+		if (r == (ssize_t)b->len)
+			r = sendfile(fd, mfd, NULL, b->len);
+		else if (r >= 0)
+			errno = EIO, r = -1;
+		err = errno;
+		close(mfd);
+		errno = err;
+		break;
+	case NLT_IO_URING:
+		return uring_sendmsg(fd, &m);
+	default:
+		return -EINVAL;
+	}
+	return r < 0 ? -errno : 0;
+}
+
+int nlt_replies(int fd, int *ack)
+{
+	char rbuf[8192];
+	int count = 0;
+	ssize_t r;
+
+	*ack = 0;
+	while ((r = recv(fd, rbuf, sizeof(rbuf), MSG_DONTWAIT)) > 0) {
+		int n = r;
+
+		for (struct nlmsghdr *h = (struct nlmsghdr *)rbuf; NLMSG_OK(h, n);
+		     h = NLMSG_NEXT(h, n)) {
+			struct nlmsgerr *e = NLMSG_DATA(h);
+
+			count++;
+			if (h->nlmsg_type == NLMSG_ERROR && e->error && !*ack)
+				*ack = e->error;
+		}
+	}
+	return count;
+}
+
+static int make_proto;
+
+static int make_socket(void)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, make_proto);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* The socket of a path, in a new user+network namespace: made there, or
+ * made there and passed out to this process (scm-rights). */
+static int open_socket(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
+{
+	int fd, err;
+
+	if (p == NLT_SCM_RIGHTS) {
+		make_proto = t->protocol;
+		fd = ks_test_fd_from_userns(1, make_socket);
+		if (fd < 0)
+			snprintf(why, len, "netlink socket from a user namespace over SCM_RIGHTS: %s",
+				 strerror(-fd));
+		return fd;
+	}
+	err = ks_test_enter_userns(1);
+	if (err) {
+		snprintf(why, len, "unshare(CLONE_NEWUSER|CLONE_NEWNET): %s", strerror(-err));
+		return err;
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, t->protocol);
+	if (fd < 0) {
+		snprintf(why, len, "socket(AF_NETLINK, %d): %s", t->protocol, strerror(errno));
+		return -errno;
+	}
+	return fd;
+}
+
+/* clone-files: a process sharing this one's descriptor table sends the
+ * request and ends (or is killed). Its exit status carries the send's
+ * errno (0: sent). */
+static int send_from_sibling(int fd, struct nlbuild *b, int *killed)
+{
+	int status;
+	pid_t pid = syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(-nlt_send(fd, b, NLT_SENDMSG) & 0xff);
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	*killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+	return WIFEXITED(status) ? -WEXITSTATUS(status) : 0;
+}
+
+int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
+{
+	char buf[4096];
+	struct nlbuild b;
+	int fd, err, ack, n, killed = 0;
+
+	fd = open_socket(t, p, why, len);
+	if (fd < 0)
+		return fd;
+	err = t->setup(fd, why, len);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	nlb_init(&b, buf, sizeof(buf));
+	t->build(&b);
+	if (p == NLT_CLONE_FILES)
+		err = send_from_sibling(fd, &b, &killed);
+	else	/* scm-rights: the exploit's own sendmsg on the passed socket */
+		err = nlt_send(fd, &b, p == NLT_SCM_RIGHTS ? NLT_SENDMSG : p);
+	n = nlt_replies(fd, &ack);
+	close(fd);
+	if (err == -ENOSYS && p == NLT_IO_URING) {
+		snprintf(why, len, KS_CASE_NA "io_uring is not available here");
+		return -ENOSYS;
+	}
+	if (err)
+		return ks_case_from(-1, -err, nlt_path_name(p), why, len);
+	/* No reply: the request never reached its handler (the sibling of
+	 * clone-files was killed before it sent, or the send was refused). */
+	if (n == 0) {
+		if (killed)
+			return KS_CASE_REFUSED;
+		snprintf(why, len, "%s: sent, but the kernel answered nothing", nlt_path_name(p));
+		return -EPROTO;
+	}
+	return t->judge(ack, why, len);
+}

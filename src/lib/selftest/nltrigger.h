@@ -1,0 +1,95 @@
+/* nltrigger.h - the known ways of getting one netlink request to the
+ * kernel, as trigger paths for the netlink shields' tests (cve-2022-2588,
+ * cve-2023-32233, cve-2024-1086, ...). A shield test describes its trigger
+ * once (struct nlt_trigger) and registers one path per way in:
+ *
+ *	static const struct nlt_trigger trig = { NETLINK_ROUTE, setup, build, judge };
+ *	NLT_PATH_FNS(trig)
+ *	KSHIELD_TEST_PATHS("cve-x", benign, NLT_PATHS(trig), { "no-kind", no_kind });
+ *
+ * Every path opens the socket in a new user+network namespace (the
+ * attacker's position), prepares it with @setup, sends what @build writes,
+ * and reads the replies: the kernel queues one for each message it
+ * processed (every message asks for an ack), which is how a path that
+ * outlives a SIGKILL shows that its request still went through.
+ */
+#ifndef KSHIELD_NLTRIGGER_H
+#define KSHIELD_NLTRIGGER_H
+
+#include <stddef.h>
+#include "nlbuild.h"
+#include "selftest.h"
+
+/* Ways in. */
+enum nlt_path {
+	NLT_SENDMSG,		/* sendmsg, one iovec per message (nft, libmnl) */
+	NLT_SENDTO,		/* sendto of the whole request (tc, iproute2) */
+	NLT_WRITE,
+	NLT_WRITEV,
+	NLT_PWRITEV2,		/* offset -1: a writev that sockets accept */
+	NLT_SENDMMSG,
+	NLT_SPLICE,		/* write into a pipe, splice the pipe into the socket */
+	NLT_SENDFILE,		/* from a memfd */
+	NLT_IO_URING,		/* IORING_OP_SENDMSG */
+	NLT_SCM_RIGHTS,		/* socket made in the namespace, sent out to its owner */
+	NLT_CLONE_FILES,	/* sent by a process sharing the descriptor table,
+				 * the replies read by the one that stays */
+	NLT_PATH_MAX,
+};
+
+struct nlt_trigger {
+	int protocol;	/* NETLINK_* */
+	/* Prepare the fresh socket (table and chain, a qdisc). 0 or <0 with
+	 * @why filled. */
+	int (*setup)(int fd, char *why, size_t len);
+	/* The trigger request. */
+	void (*build)(struct nlbuild *b);
+	/* Case result of the first error the kernel answered (0: none),
+	 * once the request was processed: KS_CASE_PASSED or <0. */
+	int (*judge)(int ack, char *why, size_t len);
+};
+
+const char *nlt_path_name(enum nlt_path p);
+/* Send everything built in @b on @fd by way of @p (socket ways only: not
+ * NLT_SCM_RIGHTS / NLT_CLONE_FILES). 0 or -errno; -ENOSYS when this
+ * kernel lacks the way (io_uring). */
+int nlt_send(int fd, struct nlbuild *b, enum nlt_path p);
+/* Read the replies queued on @fd: how many, *ack the first error (0 none). */
+int nlt_replies(int fd, int *ack);
+/* Run @t by way of @p: a case result. */
+int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len);
+
+#define __NLT_FN(t, name, p)						\
+	static int t##__##name(char *why, size_t len)			\
+	{ return nlt_run(&t, p, why, len); }
+
+/* One case function per way in, for the trigger @t. */
+#define NLT_PATH_FNS(t)							\
+	__NLT_FN(t, sendmsg, NLT_SENDMSG)				\
+	__NLT_FN(t, sendto, NLT_SENDTO)					\
+	__NLT_FN(t, write, NLT_WRITE)					\
+	__NLT_FN(t, writev, NLT_WRITEV)					\
+	__NLT_FN(t, pwritev2, NLT_PWRITEV2)				\
+	__NLT_FN(t, sendmmsg, NLT_SENDMMSG)				\
+	__NLT_FN(t, splice, NLT_SPLICE)					\
+	__NLT_FN(t, sendfile, NLT_SENDFILE)				\
+	__NLT_FN(t, io_uring, NLT_IO_URING)				\
+	__NLT_FN(t, scm_rights, NLT_SCM_RIGHTS)				\
+	__NLT_FN(t, clone_files, NLT_CLONE_FILES)
+
+/* The path entries, "native" being @native's way (sendmsg or sendto, as
+ * the public exploit sends); the other of the two is left out. */
+#define NLT_PATHS(t, native, other)					\
+	{ "native", t##__##native },					\
+	{ "write", t##__write },					\
+	{ "writev", t##__writev },					\
+	{ "pwritev2", t##__pwritev2 },					\
+	{ "sendmmsg", t##__sendmmsg },					\
+	{ "splice", t##__splice },					\
+	{ "sendfile", t##__sendfile },					\
+	{ "io-uring", t##__io_uring },					\
+	{ "scm-rights", t##__scm_rights },				\
+	{ "clone-files", t##__clone_files },				\
+	{ #other, t##__##other }
+
+#endif

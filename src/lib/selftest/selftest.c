@@ -1,0 +1,691 @@
+/* selftest.c - runs a shield's registered test cases around a real load of
+ * the shield (the contract is in selftest.h), and the helpers cases use.
+ *
+ * The sequence proves each claim against its own baseline on this kernel,
+ * path by path (a path that cannot run here is n/a and skipped):
+ *   1. each path without the shield must go through (else the test proves
+ *      nothing); its effect, where the case checks one, says whether the
+ *      kernel is vulnerable;
+ *   2. load (enforce): a path the variant prevents must be REFUSED and
+ *      counted, one it detects counted; one it does not cover is reported
+ *      (the result is partial);
+ *   3. benign must PASS with the shield enforcing;
+ *   4. audit mode: each covered path must go through and be counted;
+ *   5. unload: each path must go through again.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "err.h"
+#include "loader.h"
+#include "meta.h"
+#include "pins.h"
+#include "selftest.h"
+
+#define CASE_TIMEOUT_S 20
+
+static struct ks_shield_test *tests;
+
+void ks_test_register(struct ks_shield_test *t)
+{
+	t->next = tests;
+	tests = t;
+}
+
+struct ks_shield_test *ks_test_find(const char *name)
+{
+	for (struct ks_shield_test *t = tests; t; t = t->next)
+		if (!strcmp(t->shield, name))
+			return t;
+	return NULL;
+}
+
+struct ks_shield_test *ks_test_first(void)
+{
+	return tests;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+int ks_test_enter_userns(int netns)
+{
+	char map[64];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	int err;
+
+	if (unshare(CLONE_NEWUSER | (netns ? CLONE_NEWNET : 0)))
+		return -errno;
+	write_file("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof(map), "0 %u 1", uid);
+	err = write_file("/proc/self/uid_map", map);
+	if (err)
+		return err;
+	snprintf(map, sizeof(map), "0 %u 1", gid);
+	return write_file("/proc/self/gid_map", map);
+}
+
+int ks_test_fd_from_userns(int netns, int (*make)(void))
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	int sv[2], err = 0, fd = -1, status;
+	struct iovec iov = { .iov_base = &err, .iov_len = sizeof(err) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		err = ks_test_enter_userns(netns);
+		if (!err)
+			fd = make();
+		if (fd < 0) {
+			err = err ? err : fd;	/* no descriptor: just the error */
+			m.msg_control = NULL;
+			m.msg_controllen = 0;
+		} else {
+			c = CMSG_FIRSTHDR(&m);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		}
+		_exit(sendmsg(sv[1], &m, 0) < 0);
+	}
+	close(sv[1]);
+	if (recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC) < 0)
+		err = -errno;
+	close(sv[0]);
+	if (waitpid(pid, &status, 0) < 0 && !err)
+		err = -errno;
+	c = CMSG_FIRSTHDR(&m);
+	if (!err && c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	else if (!err)
+		err = -EIO;
+	return err ? err : fd;
+}
+
+int ks_test_drop_to(unsigned uid, unsigned gid)
+{
+	if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
+		return -errno;
+	return 0;
+}
+
+const char *ks_test_shields_dir = "/usr/lib/kshield/shields";
+
+int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
+		       char *why, size_t len)
+{
+	const char *abi = NULL;
+	char path[PATH_MAX], *args[16];
+	int out[2], st[2], status, e = 0, n = 0;
+	struct utsname u;
+	ssize_t got;
+	pid_t pid;
+
+	if (uname(&u))
+		return -errno;
+	if (!strcmp(u.machine, "x86_64"))
+		abi = "i386";
+	else if (!strcmp(u.machine, "aarch64"))
+		abi = "arm";
+	if (!abi) {
+		snprintf(why, len, KS_CASE_NA "no 32-bit compat test build for %s", u.machine);
+		return -ENOTSUP;
+	}
+	snprintf(path, sizeof(path), "%s/%s/compat/%s.%s", ks_test_shields_dir, shield, prog, abi);
+	if (access(path, X_OK)) {
+		snprintf(why, len, "compat test program %s: %s (built by make from "
+			 "shields/%s/compat/%s.c)", path, strerror(errno), shield, prog);
+		return -ENOENT;
+	}
+	args[n++] = path;
+	for (int i = 0; argv && argv[i] && n < 15; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	if (pipe2(out, O_CLOEXEC))
+		return -errno;
+	if (pipe2(st, O_CLOEXEC)) {
+		e = -errno;
+		close(out[0]);
+		close(out[1]);
+		return e;
+	}
+	pid = fork();
+	if (pid == 0) {
+		dup2(out[1], 2);
+		execv(path, args);
+		e = errno;
+		if (write(st[1], &e, sizeof(e)) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	close(out[1]);
+	close(st[1]);
+	if (pid < 0) {
+		e = -errno;
+		close(out[0]);
+		close(st[0]);
+		return e;
+	}
+	if (read(st[0], &e, sizeof(e)) != sizeof(e))
+		e = 0;
+	close(st[0]);
+	got = read(out[0], why, len - 1);
+	why[got > 0 ? got : 0] = '\0';
+	why[strcspn(why, "\n")] = '\0';
+	close(out[0]);
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (e == ENOEXEC) {
+		snprintf(why, len, KS_CASE_NA "no 32-bit emulation here (exec of the %s build: %s)",
+			 abi, strerror(e));
+		return -ENOEXEC;
+	}
+	if (e) {
+		snprintf(why, len, "exec %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (WIFSIGNALED(status)) {
+		if (WTERMSIG(status) == SIGKILL)
+			return KS_CASE_REFUSED;
+		snprintf(why, len, "%s died of signal %d", prog, WTERMSIG(status));
+		return -EINTR;
+	}
+	switch (WEXITSTATUS(status)) {
+	case 0: return KS_CASE_PASSED;
+	case 1: return KS_CASE_REFUSED;
+	case 2: return KS_CASE_EFFECT;
+	case 3: return KS_CASE_NOEFFECT;
+	case 4:
+		if (strncmp(why, KS_CASE_NA, strlen(KS_CASE_NA)))
+			snprintf(why, len, KS_CASE_NA "%s said so", prog);
+		return -ENOTSUP;
+	}
+	if (!why[0])
+		snprintf(why, len, "%s exited with status %d", prog, WEXITSTATUS(status));
+	return -EIO;
+}
+
+int ks_case_from(int rc, int err, const char *what, char *why, size_t len)
+{
+	if (rc >= 0)
+		return KS_CASE_PASSED;
+	if (err == EPERM)
+		return KS_CASE_REFUSED;
+	snprintf(why, len, "%s: %s", what, strerror(err));
+	return -err;
+}
+
+/* Run @fn in a child; map its exit to a case result. */
+static int run_case(ks_case_fn fn, char *why, size_t len)
+{
+	int pfd[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	why[0] = '\0';
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char buf[512] = "";
+		int rc;
+
+		close(pfd[0]);
+		alarm(CASE_TIMEOUT_S);
+		rc = fn(buf, sizeof(buf));
+		if (write(pfd[1], buf, strlen(buf)) < 0)
+			_exit(3);
+		_exit(rc == KS_CASE_PASSED ? 0 : rc == KS_CASE_REFUSED ? 1 :
+		      rc == KS_CASE_EFFECT ? 4 : rc == KS_CASE_NOEFFECT ? 5 : 2);
+	}
+	close(pfd[1]);
+	n = read(pfd[0], why, len - 1);
+	why[n > 0 ? n : 0] = '\0';
+	close(pfd[0]);
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (WIFSIGNALED(status)) {
+		if (WTERMSIG(status) == SIGKILL)
+			return KS_CASE_REFUSED;
+		snprintf(why, len, "case died of signal %d%s", WTERMSIG(status),
+			 WTERMSIG(status) == SIGALRM ? " (timed out)" : "");
+		return -EINTR;
+	}
+	switch (WEXITSTATUS(status)) {
+	case 0: return KS_CASE_PASSED;
+	case 1: return KS_CASE_REFUSED;
+	case 4: return KS_CASE_EFFECT;
+	case 5: return KS_CASE_NOEFFECT;
+	default:
+		if (!why[0])
+			snprintf(why, len, "case failed to run");
+		return -EIO;
+	}
+}
+
+const char *ks_case_str(int r)
+{
+	switch (r) {
+	case KS_CASE_PASSED: return "passed";
+	case KS_CASE_REFUSED: return "refused";
+	case KS_CASE_EFFECT: return "effect";
+	case KS_CASE_NOEFFECT: return "no-effect";
+	default: return "error";
+	}
+}
+
+/* The call sequence went through (with or without the effect checked). */
+static bool went_through(int c)
+{
+	return c == KS_CASE_PASSED || c == KS_CASE_EFFECT || c == KS_CASE_NOEFFECT;
+}
+
+static __u64 hits(const char *name, enum ks_verdict v)
+{
+	struct ks_shield_state st;
+
+	if (ks_shield_get(name, &st))
+		return 0;
+	return v == KS_VERDICT_REFUSED ? st.hits[KS_VERDICT_REFUSED] + st.hits[KS_VERDICT_KILLED]
+				       : st.hits[v];
+}
+
+/* Is kernel module @name (as in "modules" metadata) loaded or built in? */
+static bool module_present(const char *name, const char *release)
+{
+	char m[64], path[128], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(m, sizeof(m), "%s", name);
+	for (char *p = m; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	snprintf(path, sizeof(path), "/sys/module/%s", m);
+	if (!access(path, F_OK))
+		return true;
+	/* Built-in modules without parameters have no /sys/module entry. */
+	snprintf(path, sizeof(path), "/lib/modules/%s/modules.builtin", release);
+	f = fopen(path, "re");
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *b = strrchr(line, '/'), *dot;
+
+		b = b ? b + 1 : line;
+		dot = strstr(b, ".ko");
+		if (!dot)
+			continue;
+		*dot = '\0';
+		for (char *p = b; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		found = !strcmp(b, m);
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The modules of @object's "modules" metadata this kernel has neither
+ * loaded nor built in, as "a, b" in @buf ("" when none). */
+static void modules_absent(const char *object, char *buf, size_t len)
+{
+	struct ks_meta meta;
+	const char *list;
+	struct utsname u;
+	char *copy, *save = NULL;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (uname(&u) || ks_meta_read(object, &meta))
+		return;
+	list = ks_meta_get(&meta, "modules");
+	copy = list ? strdup(list) : NULL;
+	for (char *m = copy ? strtok_r(copy, ",", &save) : NULL; m; m = strtok_r(NULL, ",", &save))
+		if (*m && !module_present(m, u.release) && n < len)
+			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", m);
+	free(copy);
+	ks_meta_free(&meta);
+}
+
+/* Programs of @object already loaded in this kernel (by name, as the kernel
+ * keeps it: the first BPF_OBJ_NAME_LEN - 1 characters, and by type), as
+ * "name (id N), ..." in @buf ("" when none): the same shield loaded under
+ * another bpffs root or by the agent refuses the baseline trigger. */
+static void loaded_elsewhere(const char *object, char *buf, size_t len)
+{
+	struct bpf_object *obj = bpf_object__open_file(object, NULL);
+	struct bpf_program *prog;
+	__u32 id = 0;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!obj)
+		return;
+	while (n < len && !bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 ilen = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &ilen) || !info.name[0]) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		bpf_object__for_each_program(prog, obj) {
+			const char *pn = bpf_program__name(prog);
+
+			if (info.type == bpf_program__type(prog) &&
+			    !strncmp(pn, info.name, BPF_OBJ_NAME_LEN - 1) &&
+			    strlen(info.name) == (strlen(pn) < BPF_OBJ_NAME_LEN - 1 ?
+						  strlen(pn) : BPF_OBJ_NAME_LEN - 1)) {
+				n += snprintf(buf + n, len - n, "%s%s (id %u)", n ? ", " : "",
+					      pn, id);
+				break;
+			}
+		}
+	}
+	bpf_object__close(obj);
+}
+
+/* Record the first failure only: it is the one that explains the rest. */
+#define FAIL(...) do { if (!r->error[0]) snprintf(r->error, sizeof(r->error), __VA_ARGS__); } while (0)
+
+/* "a, b" list append. */
+static void list_add(char *buf, size_t len, const char *item)
+{
+	size_t n = strlen(buf);
+
+	if (n < len)
+		snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
+}
+
+/* 1. Baseline: each path without the shield. Paths that cannot run here
+ * are n/a; any other path must go through. Returns the number that went
+ * through. */
+static int baseline(const struct ks_shield_test *t, const char *object, struct ks_test_result *r)
+{
+	char why[512], absent[256];
+	bool absent_read = false;
+	int nrun = 0, nchecked = 0, nnoeffect = 0, neffect = 0;
+
+	for (int i = 0; i < t->npaths; i++) {
+		struct ks_path_result *p = &r->paths[i];
+		int c = run_case(t->paths[i].run, why, sizeof(why));
+
+		p->baseline = c;
+		if (c == KS_CASE_EFFECT)	/* the evidence that the bug is live */
+			snprintf(p->effect, sizeof(p->effect), "%s", why);
+		if (went_through(c)) {
+			nrun++;
+			nchecked += c == KS_CASE_EFFECT || c == KS_CASE_NOEFFECT;
+			neffect += c == KS_CASE_EFFECT;
+			nnoeffect += c == KS_CASE_NOEFFECT;
+			continue;
+		}
+		/* Not applicable: a module the test needs is not in this
+		 * kernel, or the case says the kernel lacks what the trigger
+		 * needs. Any other error is the trigger failing: a failure. */
+		if (c < 0 && !strncmp(why, KS_CASE_NA, strlen(KS_CASE_NA))) {
+			p->not_applicable = true;
+			snprintf(p->why, sizeof(p->why), "%s", why + strlen(KS_CASE_NA));
+			continue;
+		}
+		if (c < 0 && !absent_read) {
+			modules_absent(object, absent, sizeof(absent));
+			absent_read = true;
+		}
+		if (c < 0 && absent[0]) {
+			p->not_applicable = true;
+			snprintf(p->why, sizeof(p->why), "module(s) %s not loaded or built in here "
+				 "(trigger: %s)", absent, why[0] ? why : "failed");
+			continue;
+		}
+		/* Refused: most likely by this very shield, loaded elsewhere
+		 * (another bpffs root, the agent). Not a pass, not n/a: the
+		 * test did not run; say so and what to do. */
+		if (c == KS_CASE_REFUSED && !r->refused_by[0])
+			loaded_elsewhere(object, r->refused_by, sizeof(r->refused_by));
+		snprintf(p->why, sizeof(p->why), "does not go through without the shield (%s)%s%s",
+			 ks_case_str(c), why[0] ? ": " : "", why);
+		if (t->npaths == 1)
+			FAIL("trigger %s", p->why);
+		else
+			FAIL("%s: trigger %s", p->name, p->why);
+	}
+	r->vulnerable = neffect ? "yes" : nchecked && nnoeffect == nchecked ? "no" : "unknown";
+	if (r->refused_by[0])
+		snprintf(r->error, sizeof(r->error), "not run: the trigger is already refused here "
+			 "by %s, this shield loaded elsewhere (another bpffs root or the agent: see "
+			 "'kshield status'); unload it there to test", r->refused_by);
+	if (!nrun && !r->error[0]) {
+		/* Nothing to protect here: n/a, with every path's reason (once
+		 * when they all share it). */
+		bool same = true;
+
+		r->not_applicable = true;
+		for (int i = 1; i < t->npaths; i++)
+			same &= !strcmp(r->paths[i].why, r->paths[0].why);
+		if (same && t->npaths > 1)
+			snprintf(r->na_reason, sizeof(r->na_reason), "%s (all %d paths)",
+				 r->paths[0].why, t->npaths);
+		for (int i = 0; !(same && t->npaths > 1) && i < t->npaths; i++) {
+			size_t n = strlen(r->na_reason);
+
+			if (t->npaths == 1)
+				snprintf(r->na_reason, sizeof(r->na_reason), "%s", r->paths[i].why);
+			else if (n < sizeof(r->na_reason))
+				snprintf(r->na_reason + n, sizeof(r->na_reason) - n, "%s%s: %s",
+					 n ? "; " : "", r->paths[i].name, r->paths[i].why);
+		}
+		FAIL("no trigger path can run here: %s", r->na_reason);
+	}
+	return nrun;
+}
+
+/* 2. Enforcing: hold each runnable path to what the variant claims. */
+static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
+		    struct ks_test_result *r)
+{
+	char why[512], missed[192] = "";
+	int nprev = 0, nprev_ok = 0, ndet = 0, ncov_hit = 0, first = -1;
+
+	for (int i = 0; i < t->npaths; i++) {
+		struct ks_path_result *p = &r->paths[i];
+		__u64 before;
+		int c;
+
+		if (p->not_applicable)
+			continue;
+		p->cov = ks_meta_coverage(meta, r->variant, p->name, NULL);
+		before = hits(t->shield, KS_VERDICT_REFUSED);
+		c = run_case(t->paths[i].run, why, sizeof(why));
+		p->ran_enforce = true;
+		p->enforce = c;
+		p->hit = hits(t->shield, KS_VERDICT_REFUSED) > before;
+		if (first < 0)
+			first = c;
+		if (c < 0) {
+			snprintf(p->why, sizeof(p->why), "could not run while enforcing: %s", why);
+			FAIL("%s: trigger could not run while enforcing%s%s", p->name,
+			     why[0] ? ": " : "", why);
+			continue;
+		}
+		switch (p->cov) {
+		case KS_COV_PREVENTS:
+			nprev++;
+			p->ok = c == KS_CASE_REFUSED && p->hit;
+			nprev_ok += c == KS_CASE_REFUSED;
+			ncov_hit += p->hit;
+			if (c != KS_CASE_REFUSED)
+				snprintf(p->why, sizeof(p->why), "%s claims to prevent it, but it went "
+					 "through (%s)%s%s", r->variant, ks_case_str(c),
+					 why[0] ? ": " : "", why);
+			else if (!p->hit)
+				snprintf(p->why, sizeof(p->why), "refused but no hit recorded: "
+					 "something else refused it");
+			break;
+		case KS_COV_DETECTS:
+			ndet++;
+			p->ok = p->hit;
+			ncov_hit += p->hit;
+			if (!p->hit)
+				snprintf(p->why, sizeof(p->why), "%s claims to detect it, but no hit "
+					 "was recorded (%s)", r->variant, ks_case_str(c));
+			break;
+		case KS_COV_NONE:
+			list_add(missed, sizeof(missed), p->name);
+			snprintf(p->why, sizeof(p->why), "not covered by %s (%s while enforcing)",
+				 r->variant, ks_case_str(c));
+			break;
+		}
+		if (p->cov != KS_COV_NONE && !p->ok)
+			FAIL("trigger %s%s%s", t->npaths > 1 ? p->name : "",
+			     t->npaths > 1 ? ": " : "", p->why);
+	}
+	r->ran_enforce = true;
+	r->trigger_case = first;
+	r->trigger_refused = nprev > 0 && nprev_ok == nprev;
+	r->detect_only = !nprev && ndet > 0;
+	r->hit_recorded = ncov_hit > 0 && ncov_hit == nprev + ndet;
+	if (missed[0]) {
+		r->partial = true;
+		snprintf(r->not_covered, sizeof(r->not_covered), "%s: %s not covered",
+			 r->variant, missed);
+	}
+}
+
+int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_test_result *r)
+{
+	struct ks_meta meta;
+	char why[512];
+	__u64 before;
+	int c, err;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->shield, sizeof(r->shield), "%s", t->shield);
+	r->vulnerable = "unknown";
+	r->npaths = t->npaths < KS_MAX_PATHS ? t->npaths : KS_MAX_PATHS;
+	for (int i = 0; i < r->npaths; i++)
+		snprintf(r->paths[i].name, sizeof(r->paths[i].name), "%s", t->paths[i].name);
+	if (!ks_shield_get(t->shield, &(struct ks_shield_state){}))
+		return ks_err(-EBUSY, "shield %s is already loaded under %s: unload it "
+			      "or use another --bpffs root to test it", t->shield, ks_bpffs_root);
+	err = ks_meta_read(object, &meta);
+	if (err)
+		return err;
+
+	/* 1. Baseline: without the shield the paths must go through. */
+	if (!baseline(t, object, r) || r->error[0])
+		goto out;
+
+	/* 2. Enforce. */
+	err = ks_shield_load(object, KS_MODE_ENFORCE, &r->load);
+	if (err) {
+		r->unsupported = r->load.ntried > 0 && !r->load.variant[0];
+		FAIL("%s", ks_errmsg());
+		goto out;
+	}
+	snprintf(r->variant, sizeof(r->variant), "%s", r->load.variant);
+	enforce(t, &meta, r);
+
+	/* 3. Ordinary use of the subsystem. */
+	c = run_case(t->benign, why, sizeof(why));
+	r->ran_benign = true;
+	r->benign_ok = c == KS_CASE_PASSED;
+	if (!r->benign_ok)
+		FAIL("benign case broken by the shield (%s)%s%s", ks_case_str(c),
+		     why[0] ? ": " : "", why);
+
+	/* 4. Audit: covered paths allowed, but counted. */
+	if (ks_shield_set_mode(t->shield, KS_MODE_AUDIT)) {
+		FAIL("%s", ks_errmsg());
+	} else {
+		r->ran_audit = true;
+		r->audit_ok = true;
+		for (int i = 0; i < r->npaths; i++) {
+			struct ks_path_result *p = &r->paths[i];
+
+			if (p->not_applicable || !p->ran_enforce || p->cov == KS_COV_NONE)
+				continue;
+			before = hits(t->shield, KS_VERDICT_AUDITED);
+			c = run_case(t->paths[i].run, why, sizeof(why));
+			p->ran_audit = true;
+			p->audit = c;
+			p->audited = hits(t->shield, KS_VERDICT_AUDITED) > before;
+			if (!went_through(c) || !p->audited) {
+				r->audit_ok = false;
+				FAIL("audit mode: %s%strigger %s, audited hits %s",
+				     t->npaths > 1 ? p->name : "", t->npaths > 1 ? ": " : "",
+				     ks_case_str(c), p->audited ? "counted" : "not counted");
+			}
+		}
+		ks_shield_set_mode(t->shield, KS_MODE_ENFORCE);
+	}
+
+	/* 5. Unload: back to the baseline. */
+	if (ks_shield_unload(t->shield)) {
+		FAIL("%s", ks_errmsg());
+	} else {
+		r->ran_unload = true;
+		r->unload_ok = true;
+		for (int i = 0; i < r->npaths; i++) {
+			struct ks_path_result *p = &r->paths[i];
+
+			if (p->not_applicable)
+				continue;
+			c = run_case(t->paths[i].run, why, sizeof(why));
+			p->ran_unload = true;
+			p->unload = c;
+			if (!went_through(c)) {
+				r->unload_ok = false;
+				FAIL("%s%strigger still %s after unload", t->npaths > 1 ? p->name : "",
+				     t->npaths > 1 ? ": " : "", ks_case_str(c));
+			}
+		}
+	}
+out:
+	ks_meta_free(&meta);
+	return 0;
+}

@@ -1,0 +1,175 @@
+/* selftest.h - the shield test contract. Each shields/<name>/test.c registers
+ * the known paths to the shield's bug, one trigger case each (the exploit's
+ * triggering call sequence by that way in: "native", "compat-i386",
+ * "io-uring", "splice", ...), and a benign case (ordinary use of the same
+ * subsystem); `kshield test NAME` runs them around a real load of the
+ * shield, on the host or inside a matrix guest.
+ *
+ *	KSHIELD_TEST_PATHS("cve-x", benign_fn,
+ *		{ "native", trigger_native },
+ *		{ "compat-i386", trigger_compat });
+ *	KSHIELD_TEST("cve-x", trigger, benign);	// one path, "native"
+ *
+ * Each case runs in a forked child (so namespace changes stay there and a
+ * SIGKILL shield can kill it) and returns:
+ *   KS_CASE_PASSED    the call sequence went through, no effect observable
+ *   KS_CASE_REFUSED   the guarded call failed with EPERM
+ *   KS_CASE_EFFECT    it went through and the exploit's effect was seen
+ *                     (page cache changed, oops, ...): the bug is live here
+ *   KS_CASE_NOEFFECT  it went through, the effect was checked and is
+ *                     absent: the bug is fixed on this kernel
+ *   < 0               the case could not run; @why says what is missing
+ * A child killed by SIGKILL counts as KS_CASE_REFUSED.
+ *
+ * A path that cannot run without the shield is "not applicable" only when
+ * this kernel lacks what it needs: a module of the shield's "modules"
+ * metadata is neither loaded nor built in, or @why starts with KS_CASE_NA
+ * ("not applicable: no 32-bit emulation"). Any other error is the trigger
+ * itself failing, and fails the test.
+ *
+ * What each variant covers is metadata of the shield object (shield.bpf.h):
+ *   KSHIELD_META(prevents_<v>, "native,splice")  refused before the effect
+ *   KSHIELD_META(detects_<v>,  "io-uring")       only seen (killed after,
+ *                                                 reported)
+ * The runner holds the variant that loaded to it: a prevented path must be
+ * refused and counted, a detected one counted; a path in neither list is
+ * "not covered" and makes the result partial, never a pass. A variant
+ * with neither key is taken to prevent every path (the contract before
+ * paths existed: the trigger must be refused).
+ *
+ * Baseline (no shield): a path with EFFECT makes the kernel vulnerable
+ * ("yes"); every effect-checking path NOEFFECT makes it "no"; otherwise
+ * "unknown".
+ */
+#ifndef KSHIELD_SELFTEST_H
+#define KSHIELD_SELFTEST_H
+
+#include <stddef.h>
+
+#define KS_CASE_PASSED		0
+#define KS_CASE_REFUSED		1
+#define KS_CASE_EFFECT		2
+#define KS_CASE_NOEFFECT	3
+#define KS_CASE_NA	"not applicable: "
+
+#define KS_MAX_PATHS	16
+#define KS_PATH_NAME_LEN 32
+
+typedef int (*ks_case_fn)(char *why, size_t len);
+
+/* One known path to the bug: a trigger case. */
+struct ks_path {
+	const char *name;	/* short, stable, lower-case */
+	ks_case_fn run;
+};
+
+struct ks_shield_test {
+	const char *shield;	/* shield name, as in KSHIELD_NAME */
+	const struct ks_path *paths;
+	int npaths;
+	ks_case_fn benign;
+	struct ks_shield_test *next;
+};
+
+void ks_test_register(struct ks_shield_test *t);
+
+#define KSHIELD_TEST_PATHS(name_, benign_, ...)				\
+	static const struct ks_path __ks_paths[] = { __VA_ARGS__ };	\
+	_Static_assert(sizeof(__ks_paths) / sizeof(__ks_paths[0]) <= KS_MAX_PATHS, \
+		       "too many paths");				\
+	static struct ks_shield_test __ks_test = {			\
+		.shield = name_, .paths = __ks_paths, .benign = benign_, \
+		.npaths = sizeof(__ks_paths) / sizeof(__ks_paths[0]),	\
+	};								\
+	__attribute__((constructor)) static void __ks_test_reg(void)	\
+	{ ks_test_register(&__ks_test); }
+
+#define KSHIELD_TEST(name_, trigger_, benign_)				\
+	KSHIELD_TEST_PATHS(name_, benign_, { "native", trigger_ })
+
+/* Helpers for cases. */
+/* Become root of a new user namespace (and a new network namespace when
+ * @netns): the unprivileged attacker's position. 0 or -errno. */
+int ks_test_enter_userns(int netns);
+/* A descriptor made by @make in a child that first became root of a new
+ * user namespace (and network namespace when @netns), passed back here
+ * over SCM_RIGHTS: an object of the namespace used from outside it, where
+ * the namespace's owner keeps every capability over it. The fd, or -errno
+ * (@make's own negative return included). */
+int ks_test_fd_from_userns(int netns, int (*make)(void));
+/* Drop to an unprivileged uid/gid in the initial namespace. */
+int ks_test_drop_to(unsigned uid, unsigned gid);
+/* Run this shield's 32-bit build of a test program: <shields dir>/<shield>/
+ * compat/<prog>.i386 on x86-64 (static i386, i686-linux-gnu-gcc) or
+ * <prog>.arm on arm64 (AArch32, arm-linux-gnueabihf-gcc), from
+ * shields/<shield>/compat/<prog>.c. Its exit status is the case result
+ * (0 PASSED, 1 REFUSED, 2 EFFECT, 3 NOEFFECT, 4 not applicable, any other
+ * an error), killed by SIGKILL is REFUSED; what it printed on stderr becomes @why. A kernel
+ * that cannot run it (ENOEXEC: no 32-bit emulation) makes the case n/a;
+ * a missing binary is an error. */
+int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
+		       char *why, size_t len);
+/* Where the shield objects (and their compat/ programs) are; set by
+ * `kshield test`. */
+extern const char *ks_test_shields_dir;
+
+/* Case result of a syscall return value: -1/EPERM is REFUSED, success is
+ * PASSED, anything else is an error described in @why. */
+int ks_case_from(int rc, int err, const char *what, char *why, size_t len);
+
+/* Runner side (src/lib/selftest/selftest.c, used by `kshield test`). */
+#include "loader.h"
+#include "meta.h"
+#include <stdbool.h>
+
+/* One path's outcome. Case results are KS_CASE_* or <0 (did not run). */
+struct ks_path_result {
+	char name[KS_PATH_NAME_LEN];
+	enum ks_coverage cov;	/* what the loaded variant claims */
+	bool not_applicable;	/* cannot run on this kernel: why says */
+	bool ran_enforce, ran_audit, ran_unload;
+	int baseline, enforce, audit, unload;
+	bool hit;		/* counted by the shield while enforcing */
+	bool audited;		/* counted as audited in audit mode */
+	bool ok;		/* did what the variant claims (pass/n/a) */
+	char why[384];		/* n/a reason, the case's error, or the failure */
+	char effect[192];	/* baseline EFFECT: what the case saw ("" otherwise) */
+};
+
+struct ks_test_result {
+	char shield[KS_NAME_LEN];
+	char variant[KS_VARIANT_LEN];
+	bool trigger_refused;	/* every path the variant prevents was refused */
+	bool hit_recorded;	/* ... and each covered path counted */
+	bool detect_only;	/* the variant prevents no path here, detects some */
+	bool benign_ok;		/* benign passed while enforcing */
+	bool audit_ok;		/* audit: covered paths passed and were counted */
+	bool unload_ok;		/* after unload every path passes again */
+	bool unsupported;	/* no variant loads on this kernel */
+	bool not_applicable;	/* no path can run on this kernel */
+	bool partial;		/* a runnable path the variant does not cover */
+	char na_reason[512];	/* ... why: the case's own words */
+	/* Which steps after the baseline ran; what a step did not run says
+	 * nothing (plain text shows "-" there, never ok). */
+	bool ran_enforce, ran_benign, ran_audit, ran_unload;
+	int trigger_case;	/* KS_CASE_* or <0: the first path while enforcing */
+	const char *vulnerable;	/* "yes", "no", "unknown": from the baseline */
+	int npaths;
+	struct ks_path_result paths[KS_MAX_PATHS];
+	char not_covered[256];	/* "variant: a, b not covered", "" when none */
+	struct ks_load_result load;
+	/* The baseline trigger was refused by programs of this shield loaded
+	 * elsewhere: "name (id N), ..."; the test did not run (a failure). */
+	char refused_by[256];
+	char error[1024];	/* first failure, "" when all is well */
+};
+
+const char *ks_case_str(int r);
+struct ks_shield_test *ks_test_find(const char *name);
+struct ks_shield_test *ks_test_first(void);
+/* Run the whole sequence for @t with the object @object. Returns <0 only
+ * when the test could not start; failures are in @r->error. */
+int ks_test_run(const struct ks_shield_test *t, const char *object,
+		struct ks_test_result *r);
+
+#endif

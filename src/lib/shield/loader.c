@@ -1,0 +1,825 @@
+/* loader.c - load a shield object, choose its strongest variant that this
+ * kernel accepts, attach it and pin it under <bpffs>/shields/<name>/.
+ *
+ * Loading is all or nothing: a variant is built in a staging directory
+ * (_new_<name>; bpffs refuses dots in names) and only renamed into place once
+ * every program of it is attached and pinned. A shield that is already loaded
+ * keeps enforcing until the new one is attached: the old directory is renamed
+ * aside (_old_<name>) and removed only after the new one is in place, so for a
+ * moment both enforce and there is never a moment when neither does.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "err.h"
+#include "compat.h"
+#include "loader.h"
+#include "meta.h"
+#include "pins.h"
+#include "sysinfo.h"
+#include "kernel_sites.h"
+#include "uprobe_sites.h"
+
+#define LOG_BUF_SIZE (16 * 1024 * 1024)	/* 5.10 fails a load whose log overflows */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static __u64 realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Does @prog belong to @variant ("<variant>__...")? */
+/* Does this kernel have 32-bit compat syscalls? Functions of their entry
+ * and of a compat-only syscall are in kallsyms exactly when it does (the
+ * syscall tables are data, listed only with CONFIG_KALLSYMS_ALL, which
+ * Debian's arm64 lacks); several names, for they moved across versions. */
+static bool kernel_has_compat(void)
+{
+	static const char *const names[] = {
+		"do_fast_syscall_32", "do_int80_syscall_32", "int80_emulation",
+		"__ia32_compat_sys_sigreturn",			/* x86-64 IA32_EMULATION */
+		"el0t_32_sync_handler", "el0_sync_compat_handler",
+		"__arm64_compat_sys_sigreturn",			/* arm64 COMPAT */
+		"ia32_sys_call_table", "compat_sys_call_table",
+	};
+	static int known = -1;
+	char line[256];
+	FILE *f;
+
+	if (known >= 0)
+		return known;
+#if defined(__x86_64__)
+	/* On x86-64 the entry is built in whenever IA32_EMULATION is, even
+	 * where it is off at run time (ia32_emulation=0, or
+	 * IA32_EMULATION_DEFAULT_DISABLED: this host). Ask the kernel: a
+	 * child makes one 32-bit syscall (int $0x80, getpid), which kills it
+	 * with SIGSEGV where 32-bit syscalls are off or absent. */
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		long ret = 20;	/* __NR_getpid, i386 */
+
+		__asm__ volatile("int $0x80" : "+a"(ret) : : "memory");
+		_exit(ret == getpid() ? 0 : 1);
+	}
+	if (pid > 0) {
+		int status;
+
+		if (waitpid(pid, &status, 0) == pid) {
+			known = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+			return known;
+		}
+	}
+#endif
+	f = fopen("/proc/kallsyms", "re");
+	known = 0;
+	while (f && !known && fgets(line, sizeof(line), f)) {
+		char *name = strrchr(line, ' ');
+
+		if (!name || strchr(line, '['))	/* module symbols: not entry code */
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !known; i++)
+			known = !strcmp(name + 1, names[i]);
+	}
+	if (f)
+		fclose(f);
+	return known;
+}
+
+/* The kernel features variant @v's "requires_<v>" metadata lists that this
+ * kernel lacks: a reason in @why, or 0. Known: "compat" (32-bit syscalls:
+ * a variant that watches only them has nothing to do without them). */
+static int variant_unneeded(const struct ks_meta *meta, const char *v, char *why, size_t len)
+{
+	char key[96];
+	const char *req;
+
+	snprintf(key, sizeof(key), "requires_%s", v);
+	req = ks_meta_get(meta, key);
+	if (req && strstr(req, "compat") && !kernel_has_compat()) {
+		snprintf(why, len, "this kernel has no 32-bit compat syscalls (no 32-bit syscall entry "
+			 "in kallsyms), the only paths %s watches: nothing to guard here", v);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static bool prog_in_variant(const struct bpf_program *prog, const char *variant)
+{
+	const char *name = bpf_program__name(prog);
+	size_t n = strlen(variant);
+
+	return !strncmp(name, variant, n) && name[n] == '_' && name[n + 1] == '_';
+}
+
+/* The last few lines of a verifier log that say why it gave up: its
+ * closing statistics ("processed N insns", "verification time") are not. */
+static void log_tail(char *log, char *out, size_t len, int lines)
+{
+	char *line[lines];
+	int n = 0, i;
+	size_t off = 0;
+
+	for (char *p = strtok(log, "\n"); p; p = strtok(NULL, "\n")) {
+		if (!*p || !strncmp(p, "processed ", 10) || !strncmp(p, "verification time", 17) ||
+		    !strncmp(p, "stack depth", 11))
+			continue;
+		line[n++ % lines] = p;
+	}
+	out[0] = '\0';
+	for (i = n > lines ? n - lines : 0; i < n && off < len; i++)
+		off += snprintf(out + off, len - off, "%s%s", off ? " | " : "", line[i % lines]);
+}
+
+static bool is_cgroup_prog(const struct bpf_program *prog)
+{
+	switch (bpf_program__type(prog)) {
+	case BPF_PROG_TYPE_CGROUP_SKB:
+	case BPF_PROG_TYPE_CGROUP_SOCK:
+	case BPF_PROG_TYPE_CGROUP_SOCK_ADDR:
+	case BPF_PROG_TYPE_CGROUP_SOCKOPT:
+	case BPF_PROG_TYPE_CGROUP_SYSCTL:
+	case BPF_PROG_TYPE_CGROUP_DEVICE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int pin_map(struct bpf_object *obj, const char *map, const char *dir)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, map);
+	char path[PATH_MAX];
+
+	if (!m)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%s", dir, map + 3 /* "ks_" */);
+	return bpf_map__pin(m, path);
+}
+
+/* A uprobe program of a shield whose target names a user-space function
+ * ("PATH:FUNCTION" or "BUILDID:FUNCTION"), or a kprobe program of one whose
+ * target is "kernel:FUNCTION": attached at every copy of it. Returns the
+ * kernel function name for the latter through @kfn. */
+static bool is_site_target(const struct bpf_program *prog, const struct ks_meta *meta,
+			   const char **kfn)
+{
+	const char *t = ks_meta_get(meta, "target"), *sec = bpf_program__section_name(prog);
+
+	*kfn = NULL;
+	if (!t || !strchr(t, ':'))
+		return false;
+	if (!strncmp(t, "kernel:", 7)) {
+		*kfn = t + 7;
+		return !strncmp(sec, "kprobe", 6);
+	}
+	return !strncmp(sec, "uprobe", 6);
+}
+
+/* The links of one variant: a program's only link (site -1), or one per
+ * copy of its target function (site = that copy's index, its cookie).
+ * Grown as needed: a function like copy_from_user has hundreds of copies. */
+struct links {
+	struct bpf_link **l;
+	int *site;
+	int n, cap;
+};
+
+static int links_add(struct links *ls, struct bpf_link *l, int site)
+{
+	if (ls->n == ls->cap) {
+		int cap = ls->cap ? ls->cap * 2 : 16;
+		struct bpf_link **nl = realloc(ls->l, cap * sizeof(*nl));
+		int *ns;
+
+		if (!nl)
+			return -ENOMEM;
+		ls->l = nl;
+		ns = realloc(ls->site, cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		ls->site = ns;
+		ls->cap = cap;
+	}
+	ls->l[ls->n] = l;
+	ls->site[ls->n++] = site;
+	return 0;
+}
+
+/* Pinned links outlive these handles; unpinned ones (a failed load)
+ * detach here, several at once (uprobe_sites.h). */
+static void links_free(struct links *ls)
+{
+	ks_uprobe_links_free(ls->l, ls->n);
+	free(ls->site);
+	memset(ls, 0, sizeof(*ls));
+}
+
+/* Resolve the copies of the variant's site target, once for all its site
+ * programs, before the load: the per-site argument map "ks_sites" is sized
+ * KS_SITES_MAX at compile time and grows here to the number of copies.
+ * Returns 0 with s->nsites == 0 when the variant has no site program. */
+static int resolve_sites(struct bpf_object *obj, const struct ks_meta *meta,
+			 struct ks_sites *s, char *why, size_t len)
+{
+	struct bpf_program *prog, *first = NULL;
+	struct bpf_map *sm = bpf_object__find_map_by_name(obj, "ks_sites");
+	const char *kfn = NULL, *t = ks_meta_get(meta, "target");
+	char kwhy[128], binary[PATH_MAX], function[128];
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	bpf_object__for_each_program(prog, obj)
+		if (bpf_program__autoload(prog) && is_site_target(prog, meta, &kfn)) {
+			first = prog;
+			break;
+		}
+	if (!first)
+		return 0;
+	if (kfn) {
+		/* Before resolving: no vmlinux or manifest can help here. */
+		if (!ks_kprobes_available(kwhy, sizeof(kwhy)))
+			err = ks_err(-EOPNOTSUPP, "%s", kwhy);
+		else if ((err = ks_kernel_sites(kfn, NULL, s)))
+			ks_err_ctx(err, "target kernel:%s", kfn);
+	} else {
+		err = ks_target_parse(t, binary, sizeof(binary), function, sizeof(function));
+		if (!err)
+			err = ks_sites_find(binary, function, s);
+		if (err && !strstr(ks_errmsg(), t))
+			ks_err_ctx(err, "target %s", t);
+	}
+	if (!err && sm && s->nsites > (int)bpf_map__max_entries(sm) &&
+	    (err = bpf_map__set_max_entries(sm, s->nsites)))
+		ks_err(err, "can't size ks_sites for %d copies: %s", s->nsites, strerror(-err));
+	if (err)
+		snprintf(why, len, "%s: %s", bpf_program__name(first), ks_errmsg());
+	return err;
+}
+
+/* Load, configure, attach and pin variant @v of @path into @dir. Fills
+ * @try with the reason on failure; leaves nothing attached on failure. */
+static int try_variant(const char *path, const struct ks_meta *meta, const char *v,
+		       int idx, enum ks_mode mode, const char *dir,
+		       struct ks_variant_try *try)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	struct links links = {};
+	struct ks_sites sites = {};
+	struct bpf_program *prog;
+	struct bpf_object *obj;
+	struct ks_shield_cfg cfg = {};
+	char maps[PATH_MAX], lpath[PATH_MAX];
+	char *log = NULL;
+	int nprogs = 0, err, cgfd = -1, i;
+	__u32 zero = 0;
+
+	snprintf(try->name, sizeof(try->name), "%s", v);
+	err = variant_unneeded(meta, v, try->why, sizeof(try->why));
+	if (err)
+		return try->err = err;
+	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
+	opts.pin_root_path = maps;
+	obj = bpf_object__open_file(path, &opts);
+	if (!obj) {
+		err = -errno;
+		snprintf(try->why, sizeof(try->why), "malformed BPF object: %s", strerror(-err));
+		return try->err = err;
+	}
+	log = calloc(1, LOG_BUF_SIZE);
+	bpf_object__for_each_program(prog, obj) {
+		bool mine = prog_in_variant(prog, v);
+
+		bpf_program__set_autoload(prog, mine);
+		if (mine)
+			nprogs++;
+	}
+	if (!nprogs) {
+		snprintf(try->why, sizeof(try->why), "no programs named %s__*", v);
+		err = -ENOENT;
+		goto out;
+	}
+	/* What this kernel lacks, named before the verifier says EINVAL. */
+	ks_compat_select(obj);
+	bpf_object__for_each_program(prog, obj)
+		if (bpf_program__autoload(prog)) {
+			if (log)
+				bpf_program__set_log_buf(prog, log, LOG_BUF_SIZE);
+			break;
+		}
+	if ((err = ks_compat_prepare(obj))) {
+		snprintf(try->why, sizeof(try->why), "can't fit the maps to this kernel: %s",
+			 strerror(-err));
+		goto out;
+	}
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (ks_compat_prog_missing(prog, try->why, sizeof(try->why))) {
+			err = -EOPNOTSUPP;
+			goto out;
+		}
+		if (ks_compat_link_unpinnable(prog)) {
+			snprintf(try->why, sizeof(try->why), "%s: this kernel cannot pin "
+				 "tracepoint/kprobe links (BPF perf links, 5.15+), so the "
+				 "variant would stop when kshield exits", bpf_program__name(prog));
+			err = -EOPNOTSUPP;
+			goto out;
+		}
+	}
+	err = resolve_sites(obj, meta, &sites, try->why, sizeof(try->why));
+	if (err)
+		goto out;
+	/* shared maps pinned by an older kshield: set aside (see pins.h) */
+	if ((err = ks_pins_migrate(obj, try->why, sizeof(try->why))) < 0) {
+		snprintf(try->why, sizeof(try->why), "%s", ks_errmsg());
+		goto out;
+	}
+	try->why[0] = '\0';
+	err = bpf_object__load(obj);
+	if (err) {
+		char tail[400] = "";
+
+		/* Find which program failed: the one with a non-empty log, or
+		 * the first of the variant (trampoline refusals log nothing). */
+		if (log && log[0])
+			log_tail(log, tail, sizeof(tail), 3);
+		bpf_object__for_each_program(prog, obj)
+			if (bpf_program__autoload(prog))
+				break;
+		snprintf(try->why, sizeof(try->why), "%s: load: %s%s%s%s%s",
+			 prog ? bpf_program__name(prog) : v, strerror(-err),
+			 err == -EPERM && !tail[0] ? " (program type refused by this kernel)" : "",
+			 err == -ESRCH ? " (this kernel has no such hook: " : "",
+			 err == -ESRCH && prog ? bpf_program__section_name(prog) : "",
+			 err == -ESRCH ? ")" : "");
+		snprintf(try->why + strlen(try->why), sizeof(try->why) - strlen(try->why), "%s%s",
+			 tail[0] ? "; verifier: " : "", tail);
+		goto out;
+	}
+
+	/* Checked after the load: kernels that refuse LSM programs outright
+	 * never pay for reading the LSM list. */
+	bpf_object__for_each_program(prog, obj) {
+		char lsms[256];
+
+		if (bpf_program__autoload(prog) && bpf_program__type(prog) == BPF_PROG_TYPE_LSM &&
+		    ks_bpf_lsm_inactive(lsms, sizeof(lsms))) {
+			snprintf(try->why, sizeof(try->why), "%s: bpf is not an active LSM here "
+				 "(active: %s), so LSM programs would never run; boot with "
+				 "lsm=...,bpf", bpf_program__name(prog), lsms);
+			err = -EOPNOTSUPP;
+			goto out;
+		}
+	}
+	cfg.mode = mode;
+	cfg.variant_idx = idx;
+	cfg.loaded_realtime_ns = realtime_ns();
+	snprintf(cfg.variant, sizeof(cfg.variant), "%s", v);
+	memcpy(cfg.sha256, meta->sha256, sizeof(cfg.sha256));
+	if (!realpath(path, cfg.object))
+		snprintf(cfg.object, sizeof(cfg.object), "%s", path);
+	err = bpf_map__update_elem(bpf_object__find_map_by_name(obj, "ks_cfg"),
+				   &zero, sizeof(zero), &cfg, sizeof(cfg), 0);
+	if (err) {
+		snprintf(try->why, sizeof(try->why), "can't write ks_cfg: %s", strerror(-err));
+		goto out;
+	}
+
+	bpf_object__for_each_program(prog, obj) {
+		const char *kfn;
+		struct bpf_link *l;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (is_site_target(prog, meta, &kfn)) {
+			struct bpf_map *sm = bpf_object__find_map_by_name(obj, "ks_sites");
+			struct bpf_link **sl = NULL;
+			int sn = 0, j, k;
+
+			/* Every inlined and out-of-line copy of the target
+			 * function, one link each (uprobe_sites.h,
+			 * kernel_sites.h), in site order. */
+			if (kfn)
+				err = ks_kprobe_attach_resolved(prog, &sites, sm, 0, &sl, &sn);
+			else
+				err = ks_uprobe_attach_resolved(prog, &sites, -1, sm, 0, &sl, &sn);
+			if (!err && !sn) {
+				ks_uprobe_links_free(sl, sn);
+				err = ks_err(-ENOENT, "no probeable sites");
+			}
+			if (err) {
+				snprintf(try->why, sizeof(try->why), "%s: %s",
+					 bpf_program__name(prog), ks_errmsg());
+				goto out;
+			}
+			/* Unprobeable copies (covered by their heads) have no
+			 * link: name each pin after its copy, as its cookie. */
+			for (j = 0, k = 0; j < sn && !err; j++, k++) {
+				while (k < sites.nsites && !sites.site[k].probeable)
+					k++;
+				err = links_add(&links, sl[j], k);
+				if (err)
+					bpf_link__destroy(sl[j]);
+			}
+			for (; j < sn; j++)
+				bpf_link__destroy(sl[j]);
+			free(sl);
+			if (err) {
+				snprintf(try->why, sizeof(try->why), "out of memory");
+				goto out;
+			}
+			continue;
+		}
+		if (is_cgroup_prog(prog)) {
+			const char *cg = ks_cgroup2_path();
+
+			if (cgfd < 0 && cg)
+				cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (cgfd < 0) {
+				err = -ENOENT;
+				snprintf(try->why, sizeof(try->why),
+					 "%s: no cgroup2 mount found in /proc/mounts",
+					 bpf_program__name(prog));
+				goto out;
+			}
+			l = bpf_program__attach_cgroup(prog, cgfd);
+		} else {
+			l = bpf_program__attach(prog);
+		}
+		if (!l) {
+			err = -errno;
+			/* 524 (ENOTSUPP): no BPF trampoline here (arm64 before 6.0) */
+			snprintf(try->why, sizeof(try->why), "%s: attach: %s",
+				 bpf_program__name(prog), err == -524 ?
+				 "this kernel has no BPF trampolines (ENOTSUPP)" : strerror(-err));
+			goto out;
+		}
+		if ((err = links_add(&links, l, -1))) {
+			bpf_link__destroy(l);
+			snprintf(try->why, sizeof(try->why), "out of memory");
+			goto out;
+		}
+	}
+
+	/* Everything attached: pin it all into the staging directory. */
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		snprintf(try->why, sizeof(try->why), "can't create %s: %s", dir, strerror(-err));
+		goto out;
+	}
+	i = 0;
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		/* A program's links are contiguous: its only link, or one per
+		 * copy in increasing site order. */
+		do {
+			if (links.site[i] < 0)
+				snprintf(lpath, sizeof(lpath), "%s/" KS_PIN_LINK "%s", dir,
+					 bpf_program__name(prog));
+			else
+				snprintf(lpath, sizeof(lpath), "%s/" KS_PIN_LINK "%s" KS_PIN_SITE "%d", dir,
+					 bpf_program__name(prog), links.site[i]);
+			err = bpf_link__pin(links.l[i++], lpath);
+			if (err) {
+				snprintf(try->why, sizeof(try->why), "can't pin %s: %s", lpath,
+					 strerror(-err));
+				goto out;
+			}
+		} while (i < links.n && links.site[i] > links.site[i - 1] && links.site[i - 1] >= 0);
+	}
+	err = pin_map(obj, "ks_cfg", dir);
+	if (!err)
+		err = pin_map(obj, "ks_stats", dir);
+	if (err)
+		snprintf(try->why, sizeof(try->why), "can't pin maps in %s: %s", dir,
+			 strerror(-err));
+out:
+	links_free(&links);
+	ks_sites_free(&sites);
+	if (err)
+		ks_pins_remove_dir(dir);
+	if (cgfd >= 0)
+		close(cgfd);
+	bpf_object__close(obj);
+	free(log);
+	return try->err = err;
+}
+
+/* Finish an interrupted replacement: a shield directory renamed aside and
+ * never removed, or a staging directory never renamed into place. */
+static void recover(const char *final, const char *staged, const char *old)
+{
+	if (access(final, F_OK) && !access(old, F_OK))
+		rename(old, final);
+	ks_pins_remove_dir(old);
+	ks_pins_remove_dir(staged);
+}
+
+/* Serialise loads and unloads between kshield processes (an agent reloading
+ * on SIGHUP while someone runs `kshield shield load`): the staging and
+ * swapping below assume one writer. Returns an fd to close, or -errno. */
+static int lock_shields(void)
+{
+	char dir[PATH_MAX];
+	int fd;
+
+	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_SHIELDS);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ks_err(-errno, "can't open %s: %s", dir, strerror(errno));
+	if (flock(fd, LOCK_EX)) {
+		close(fd);
+		return ks_err(-errno, "can't lock %s: %s", dir, strerror(errno));
+	}
+	return fd;
+}
+
+int ks_shield_load(const char *path, enum ks_mode mode, struct ks_load_result *res)
+{
+	char final[PATH_MAX], staged[PATH_MAX], old[PATH_MAX], *list, *v, *save;
+	struct ks_meta meta;
+	double t0 = now_ms();
+	int err, idx = 0, lockfd = -1;
+	size_t off;
+
+	memset(res, 0, sizeof(*res));
+	err = ks_meta_read(path, &meta);
+	if (err)
+		return err;
+	snprintf(res->name, sizeof(res->name), "%s", ks_meta_get(&meta, "name"));
+	err = ks_pins_init();
+	if (err)
+		goto out_meta;
+	lockfd = lock_shields();
+	if (lockfd < 0) {
+		err = lockfd;
+		goto out_meta;
+	}
+	ks_pin_path(final, sizeof(final), KS_PIN_SHIELDS "/%s", res->name);
+	ks_pin_path(staged, sizeof(staged), KS_PIN_SHIELDS "/" KS_PIN_STAGED "%s", res->name);
+	ks_pin_path(old, sizeof(old), KS_PIN_SHIELDS "/" KS_PIN_RETIRED "%s", res->name);
+	recover(final, staged, old);
+
+	list = strdup(ks_meta_get(&meta, "variants"));
+	err = -ENOENT;
+	for (v = strtok_r(list, ", ", &save); v && res->ntried < KS_MAX_VARIANTS;
+	     v = strtok_r(NULL, ", ", &save), idx++) {
+		err = try_variant(path, &meta, v, idx, mode, staged, &res->tried[res->ntried++]);
+		if (!err) {
+			snprintf(res->variant, sizeof(res->variant), "%s", v);
+			break;
+		}
+	}
+	free(list);
+	if (err) {
+		char why[900] = "";
+
+		for (int i = 0; i < res->ntried; i++) {
+			off = strlen(why);
+			snprintf(why + off, sizeof(why) - off, "%s%s: %s", i ? "; " : "",
+				 res->tried[i].name, res->tried[i].why);
+		}
+		err = ks_err(err, "no variant of %s loads on this kernel: %s", res->name, why);
+		goto out_meta;
+	}
+
+	/* New attached and pinned: swap it in, then let the old one go. */
+	if (!access(final, F_OK)) {
+		res->replaced = true;
+		if (rename(final, old)) {
+			err = ks_err(-errno, "can't move old %s aside: %s", final, strerror(errno));
+			ks_pins_remove_dir(staged);
+			goto out_meta;
+		}
+	}
+	if (rename(staged, final)) {
+		err = ks_err(-errno, "can't move %s into place: %s", staged, strerror(errno));
+		ks_pins_remove_dir(staged);
+		if (res->replaced)
+			rename(old, final);
+		goto out_meta;
+	}
+	ks_pins_remove_dir(old);
+	res->load_ms = now_ms() - t0;
+out_meta:
+	if (lockfd >= 0)
+		close(lockfd);
+	ks_meta_free(&meta);
+	return err;
+}
+
+static int shield_dir(const char *name, char *dir, size_t len)
+{
+	if (!name[0] || name[0] == '.' || name[0] == '_' || strchr(name, '/') || strlen(name) >= KS_NAME_LEN)
+		return ks_err(-EINVAL, "invalid shield name '%s'", name);
+	ks_pin_path(dir, len, KS_PIN_SHIELDS "/%s", name);
+	if (access(dir, F_OK))
+		return ks_err(-ENOENT, "shield %s is not loaded (see 'kshield shield list')", name);
+	return 0;
+}
+
+/* IDs of the programs behind the link pins in @dir, each once (a program
+ * at every copy of a function has hundreds of links). */
+static int link_prog_ids(const char *dir, __u32 *ids, int max)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	while (d && (de = readdir(d)) && n < max) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (!ks_pin_is_link(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.prog_id) {
+			int i = 0;
+
+			while (i < n && ids[i] != info.prog_id)
+				i++;
+			if (i == n)
+				ids[n++] = info.prog_id;
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Unpinning drops the last reference to a link, but the kernel detaches it
+ * from a deferred work item. Wait (up to 5 s) until each program is gone,
+ * which happens only after its link's release: when unload returns, the
+ * shield no longer enforces. */
+static void wait_progs_gone(const __u32 *ids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		for (int tries = 0; tries < 5000; tries++) {
+			int fd = bpf_prog_get_fd_by_id(ids[i]);
+
+			if (fd < 0)
+				break;
+			close(fd);
+			usleep(1000);
+		}
+	}
+}
+
+int ks_shield_unload(const char *name)
+{
+	char dir[PATH_MAX];
+	__u32 ids[64];
+	int lockfd, n, err = shield_dir(name, dir, sizeof(dir));
+
+	if (err)
+		return err;
+	lockfd = lock_shields();
+	if (lockfd < 0)
+		return lockfd;
+	n = link_prog_ids(dir, ids, 64);
+	err = ks_pins_remove_dir(dir);
+	close(lockfd);
+	if (err)
+		return ks_err(err, "can't remove %s: %s", dir, strerror(-err));
+	wait_progs_gone(ids, n);
+	return 0;
+}
+
+static int open_pinned(const char *dir, const char *what)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, what);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return ks_err(-errno, "can't open pinned %s: %s", path, strerror(errno));
+	return fd;
+}
+
+int ks_shield_set_mode(const char *name, enum ks_mode mode)
+{
+	struct ks_shield_cfg cfg;
+	char dir[PATH_MAX];
+	__u32 zero = 0;
+	int fd, err = shield_dir(name, dir, sizeof(dir));
+
+	if (err)
+		return err;
+	fd = open_pinned(dir, KS_PIN_CFG);
+	if (fd < 0)
+		return fd;
+	err = bpf_map_lookup_elem(fd, &zero, &cfg);
+	if (!err) {
+		cfg.mode = mode;
+		err = bpf_map_update_elem(fd, &zero, &cfg, 0);
+	}
+	if (err)
+		err = ks_err(-errno, "can't update mode of %s: %s", name, strerror(errno));
+	close(fd);
+	return err;
+}
+
+int ks_shield_get(const char *name, struct ks_shield_state *st)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	char dir[PATH_MAX];
+	__u64 vals[ncpu > 0 ? ncpu : 1];
+	struct dirent *de;
+	__u32 zero = 0;
+	DIR *d;
+	int fd, err = shield_dir(name, dir, sizeof(dir));
+
+	memset(st, 0, sizeof(*st));
+	if (err)
+		return err;
+	snprintf(st->name, sizeof(st->name), "%s", name);
+	fd = open_pinned(dir, KS_PIN_CFG);
+	if (fd < 0)
+		return fd;
+	err = bpf_map_lookup_elem(fd, &zero, &st->cfg);
+	close(fd);
+	if (err)
+		return ks_err(-errno, "can't read %s/cfg: %s", dir, strerror(errno));
+	fd = open_pinned(dir, KS_PIN_STATS);
+	if (fd < 0)
+		return fd;
+	for (__u32 k = 0; k < KS_VERDICT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			st->hits[k] += vals[c];
+	}
+	close(fd);
+	d = opendir(dir);
+	while (d && (de = readdir(d)))
+		if (ks_pin_is_link(de->d_name))
+			st->nlinks++;
+	if (d)
+		closedir(d);
+	return 0;
+}
+
+int ks_shield_list(struct ks_shield_state **out, int *n)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int err = 0, cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_SHIELDS);
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : ks_err(-errno, "can't list %s: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || de->d_name[0] == '_')
+			continue;
+		if (*n == cap) {
+			struct ks_shield_state *p;
+
+			cap = cap ? cap * 2 : 8;
+			p = realloc(*out, cap * sizeof(**out));
+			if (!p) {
+				err = ks_err(-ENOMEM, "out of memory");
+				break;
+			}
+			*out = p;
+		}
+		if (!ks_shield_get(de->d_name, &(*out)[*n]))
+			(*n)++;
+	}
+	closedir(d);
+	return err;
+}

@@ -1,0 +1,50 @@
+/* loader.h - load a shield object, pick the strongest variant this kernel
+ * accepts, attach it and pin it so that it keeps enforcing after we exit.
+ *
+ * Everything lives under <bpffs root>/shields/<name>/ (see pins.h); a later
+ * kshield process manages what an earlier one loaded through those pins.
+ */
+#ifndef KSHIELD_LOADER_H
+#define KSHIELD_LOADER_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include <kshield/shield.h>
+
+#define KS_MAX_VARIANTS 8
+
+struct ks_variant_try {
+	char name[KS_VARIANT_LEN];
+	int err;		/* 0 = chosen, <0 = why it was refused */
+	char why[512];		/* one line, e.g. "lsm__x: load: Operation not permitted" */
+};
+
+struct ks_load_result {
+	char name[KS_NAME_LEN];
+	char variant[KS_VARIANT_LEN];	/* chosen one */
+	int ntried;
+	struct ks_variant_try tried[KS_MAX_VARIANTS];
+	double load_ms;			/* open to enforcing */
+	bool replaced;			/* an older instance was swapped out */
+};
+
+struct ks_shield_state {
+	char name[KS_NAME_LEN];
+	struct ks_shield_cfg cfg;
+	__u64 hits[KS_VERDICT_MAX];
+	int nlinks;
+};
+
+/* Load @path in @mode. All or nothing: on failure nothing of this load stays
+ * attached or pinned, and an already loaded version keeps enforcing. When
+ * the shield is already loaded, the new one is attached before the old one
+ * is detached. Returns 0 or a negative errno with a message recorded. */
+int ks_shield_load(const char *path, enum ks_mode mode, struct ks_load_result *res);
+int ks_shield_unload(const char *name);
+int ks_shield_set_mode(const char *name, enum ks_mode mode);
+/* State of one loaded shield (-ENOENT with a message when not loaded). */
+int ks_shield_get(const char *name, struct ks_shield_state *st);
+/* All loaded shields; *out is malloc'ed, free() it. */
+int ks_shield_list(struct ks_shield_state **out, int *n);
+
+#endif

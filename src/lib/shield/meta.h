@@ -1,0 +1,43 @@
+/* meta.h - a shield object's metadata, read from its ".kshield" ELF section
+ * without loading anything into the kernel. */
+#ifndef KSHIELD_META_H
+#define KSHIELD_META_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define KS_META_MAX 64
+
+struct ks_meta {
+	int n;
+	char *key[KS_META_MAX];
+	char *val[KS_META_MAX];
+	unsigned char sha256[32];	/* of the whole object file */
+	char *blob;			/* owns the strings */
+};
+
+/* Read @path. Returns 0, or a negative errno with a one-line message
+ * recorded (not an ELF, not a BPF object, no kshield metadata, ...). */
+int ks_meta_read(const char *path, struct ks_meta *meta);
+void ks_meta_free(struct ks_meta *meta);
+/* Value for @key, or NULL. */
+const char *ks_meta_get(const struct ks_meta *meta, const char *key);
+
+/* What variant @variant claims for trigger path @path (metadata
+ * prevents_<variant> and detects_<variant>, comma lists of path names). */
+enum ks_coverage {
+	KS_COV_NONE,		/* not covered: in neither list */
+	KS_COV_PREVENTS,	/* refused before the exploit's effect */
+	KS_COV_DETECTS,		/* only seen: killed after, or reported */
+};
+/* A variant with neither key declares nothing: it is taken to prevent
+ * every path (what a one-trigger test demanded), and *declared is false. */
+enum ks_coverage ks_meta_coverage(const struct ks_meta *meta, const char *variant,
+				  const char *path, bool *declared);
+/* "prevents native,splice; detects io-uring" (or "prevents every path
+ * (not declared)") for @variant into @buf. */
+void ks_meta_coverage_str(const struct ks_meta *meta, const char *variant,
+			  char *buf, size_t len);
+const char *ks_coverage_name(enum ks_coverage c);
+
+#endif

@@ -1,0 +1,1433 @@
+/* dwsites.c - find every out-of-line and inlined copy of a user-space
+ * function in build-ID matched DWARF (see dwsites.h for the contract).
+ *
+ * The walk covers every unit libdw knows (dwarf_get_units): ordinary and
+ * LTO units (abstract origins in other units are followed through
+ * dwarf_attr_integrate), DWZ partial units with the alt file attached, and
+ * the split halves of skeleton units (-gsplit-dwarf). Addresses come from
+ * the debug file; file offsets, sections, symbols and instruction bytes come
+ * from the binary that will actually be probed.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <dwarf.h>
+#include <gelf.h>
+#ifndef KSHIELD_STATIC
+#include <elfutils/debuginfod.h>
+#endif
+#include "err.h"
+#include "dwsites.h"
+
+/* ---- ELF helpers -------------------------------------------------------- */
+
+struct elf_file {
+	int fd;
+	Elf *elf;
+};
+
+static int elf_open(const char *path, struct elf_file *f)
+{
+	f->elf = NULL;
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+		return ks_err(-errno, "can't open %s: %s", path, strerror(errno));
+	elf_version(EV_CURRENT);
+	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {
+		if (f->elf)
+			elf_end(f->elf);
+		close(f->fd);
+		f->fd = -1;
+		return ks_err(-ENOEXEC, "%s is not an ELF file", path);
+	}
+	return 0;
+}
+
+static void elf_close(struct elf_file *f)
+{
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->fd >= 0)
+		close(f->fd);
+	f->elf = NULL;
+	f->fd = -1;
+}
+
+static void to_hex(const unsigned char *b, size_t n, char *hex, size_t len)
+{
+	size_t i;
+
+	hex[0] = 0;
+	for (i = 0; i < n && 2 * i + 2 < len; i++)
+		sprintf(hex + 2 * i, "%02x", b[i]);
+}
+
+static int elf_build_id(Elf *elf, char *hex, size_t len)
+{
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+
+	if (n <= 0)
+		return -ENODATA;
+	to_hex(id, n, hex, len);
+	return n;
+}
+
+int ks_build_id_file(const char *path, char *hex, size_t len)
+{
+	struct elf_file f;
+	int n = elf_open(path, &f);
+
+	if (n)
+		return n;
+	n = elf_build_id(f.elf, hex, len);
+	elf_close(&f);
+	if (n < 0)
+		return ks_err(n, "%s has no GNU build ID note", path);
+	return n;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* True when the file has DWARF of its own (not just a .gnu_debuglink):
+ * a .debug_info section with contents. */
+static bool elf_has_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = find_section(elf, ".debug_info");
+	GElf_Shdr sh;
+
+	if (!scn)
+		scn = find_section(elf, ".zdebug_info");
+	return scn && gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
+}
+
+bool ks_elf_has_dwarf(const char *path)
+{
+	struct elf_file f;
+	bool r;
+
+	if (elf_open(path, &f))
+		return false;
+	r = elf_has_dwarf(f.elf);
+	elf_close(&f);
+	return r;
+}
+
+bool ks_elf_has_btf(const char *path)
+{
+	struct elf_file f;
+	bool r;
+
+	if (elf_open(path, &f))
+		return false;
+	r = find_section(f.elf, ".BTF") != NULL;
+	elf_close(&f);
+	return r;
+}
+
+/* ---- debug file lookup -------------------------------------------------- */
+
+/* Check that @path exists and carries build ID @want. 0 when it matches,
+ * -ENOENT when absent, -EILSEQ (message recorded) when it differs. */
+int ks_debug_check(const char *path, const char *want)
+{
+	char got[KS_BUILD_ID_HEX];
+	struct elf_file f;
+
+	if (access(path, R_OK))
+		return -ENOENT;
+	if (elf_open(path, &f))
+		return -ENOENT;
+	if (elf_build_id(f.elf, got, sizeof(got)) < 0)
+		got[0] = 0;
+	elf_close(&f);
+	if (strcmp(got, want))
+		return ks_err(-EILSEQ, "debug file %s has build ID %s, binary has %s: "
+			      "refusing it (offsets from another build would corrupt the target)",
+			      path, got[0] ? got : "(none)", want);
+	return 0;
+}
+
+static const char *debug_dirs(void)
+{
+	const char *d = getenv("KSHIELD_DEBUG_DIRS");
+
+	return d && *d ? d : "/usr/lib/debug";
+}
+
+/* Look @build_id up in the .build-id trees, then debuginfod. @suffix is
+ * ".debug" for debug files. */
+static int lookup_by_build_id(const char *build_id, unsigned flags, char *path,
+			      size_t len, const char **source)
+{
+	char dirs[PATH_MAX], *save = NULL, *d;
+	int mismatch = 0, err;
+
+	(void)flags;	/* the static build has no debuginfod */
+	if (strlen(build_id) < 4)
+		return -ENOENT;
+	snprintf(dirs, sizeof(dirs), "%s", debug_dirs());
+	for (d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(path, len, "%s/.build-id/%.2s/%s.debug", d, build_id, build_id + 2);
+		err = ks_debug_check(path, build_id);
+		if (!err) {
+			*source = "build-id dir";
+			return 0;
+		}
+		if (err == -EILSEQ)
+			mismatch = err;
+	}
+#ifndef KSHIELD_STATIC
+	if (!(flags & KS_DEBUG_LOCAL) && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")) {
+		debuginfod_client *c = debuginfod_begin();
+		char *got = NULL;
+		int fd = -1;
+
+		if (c) {
+			fd = debuginfod_find_debuginfo(c, (const unsigned char *)build_id, 0, &got);
+			debuginfod_end(c);
+		}
+		if (fd >= 0) {
+			close(fd);
+			snprintf(path, len, "%s", got);
+			free(got);
+			err = ks_debug_check(path, build_id);
+			if (!err) {
+				*source = "debuginfod";
+				return 0;
+			}
+			if (err == -EILSEQ)
+				mismatch = err;
+		}
+	}
+#endif
+	if (mismatch)
+		return mismatch;
+	return -ENOENT;
+}
+
+int ks_debug_find(const char *build_id, const char *binary, unsigned flags,
+		  char *path, size_t len, const char **source)
+{
+	int err;
+
+	if (binary) {
+		struct elf_file f;
+
+		if (!elf_open(binary, &f)) {
+			bool own = elf_has_dwarf(f.elf);
+
+			elf_close(&f);
+			if (own) {
+				snprintf(path, len, "%s", binary);
+				*source = "binary";
+				return 0;
+			}
+		}
+	}
+	if (!build_id || !*build_id)
+		return ks_err(-ENOENT, "%s has no DWARF and no build ID to look it up by",
+			      binary ? binary : "binary");
+	err = lookup_by_build_id(build_id, flags, path, len, source);
+	if (err == -ENOENT)
+		return ks_err(err, "no debug info for build ID %s (searched %s%s)", build_id,
+			      debug_dirs(),
+			      flags & KS_DEBUG_LOCAL ? ""
+			      : getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")
+				      ? " and debuginfod" : "; DEBUGINFOD_URLS is unset");
+	return err;
+}
+
+/* ---- target specs ------------------------------------------------------- */
+
+static bool is_hex_id(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n < 16 || n > 128)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* A build ID names a file on disk only through something that mapped it:
+ * look through the running processes' file mappings. */
+static int binary_by_build_id(const char *id, char *out, size_t len)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	char seen[64][PATH_MAX / 8];
+	int nseen = 0, found = 0;
+
+	if (!proc)
+		return ks_err(-errno, "can't read /proc: %s", strerror(errno));
+	while (!found && (de = readdir(proc))) {
+		char mp[300], line[PATH_MAX + 128];
+		FILE *m;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(mp, sizeof(mp), "/proc/%s/maps", de->d_name);
+		m = fopen(mp, "re");
+		if (!m)
+			continue;
+		while (!found && fgets(line, sizeof(line), m)) {
+			char *p = strchr(line, '/'), hex[KS_BUILD_ID_HEX];
+			int i;
+
+			if (!p || !strstr(line, " r-xp ") || strstr(line, "(deleted)"))
+				continue;
+			p[strcspn(p, "\n")] = 0;
+			for (i = 0; i < nseen; i++)
+				if (!strcmp(seen[i], p))
+					break;
+			if (i < nseen)
+				continue;
+			if (nseen < 64 && strlen(p) < sizeof(seen[0]))
+				snprintf(seen[nseen++], sizeof(seen[0]), "%s", p);
+			if (ks_build_id_file(p, hex, sizeof(hex)) > 0 && !strcasecmp(hex, id)) {
+				snprintf(out, len, "%s", p);
+				found = 1;
+			}
+		}
+		fclose(m);
+	}
+	closedir(proc);
+	if (!found)
+		return ks_err(-ENOENT, "no running process maps a file with build ID %s; "
+			      "name the binary by path", id);
+	return 0;
+}
+
+int ks_target_parse(const char *spec, char *binary, size_t blen,
+		    char *function, size_t flen)
+{
+	const char *colon = strrchr(spec, ':');
+	size_t n;
+
+	if (!colon || colon == spec || !colon[1])
+		return ks_err(-EINVAL, "target '%s': expected PATH:FUNCTION or BUILDID:FUNCTION",
+			      spec);
+	n = colon - spec;
+	snprintf(function, flen, "%s", colon + 1);
+	if (!memchr(spec, '/', n) && is_hex_id(spec, n)) {
+		char id[KS_BUILD_ID_HEX];
+
+		snprintf(id, sizeof(id), "%.*s", (int)n, spec);
+		return binary_by_build_id(id, binary, blen);
+	}
+	{
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%.*s", (int)n, spec);
+		if (!realpath(path, binary))
+			return ks_err(-errno, "target '%s': %s: %s", spec, path, strerror(errno));
+	}
+	(void)blen;
+	return 0;
+}
+
+/* ---- the binary that gets probed ---------------------------------------- */
+
+struct sym {
+	__u64 addr, size;
+	const char *name;
+};
+
+/* Text ranges of a vmlinux where the kernel refuses kprobes, bounded by
+ * linker-script symbols (<name>_start, <name>_end), and why. */
+static const struct { const char *name, *why; } no_kprobe_text[] = {
+	{ "__kprobes_text", "kprobes' own code (__kprobes)" },
+	{ "__noinstr_text", "noinstr code, which must not be instrumented" },
+	{ "__entry_text", "entry code" },
+	{ "__irqentry_text", "irq entry code" },
+	{ "__softirqentry_text", "softirq entry code" },
+	/* arm64 (arch_populate_kprobe_blacklist) */
+	{ "__idmap_text", "identity-mapped code" },
+	{ "__hyp_text", "hypervisor code" },
+	{ "__hyp_idmap_text", "identity-mapped hypervisor code" },
+	{ "__hibernate_exit_text", "hibernation exit code" },
+};
+#define NO_KPROBE_TEXT (sizeof(no_kprobe_text) / sizeof(no_kprobe_text[0]))
+
+struct bin_info {
+	struct elf_file f;
+	bool pie;
+	bool kernel;			/* a vmlinux: kprobes at symbol+offset */
+	unsigned machine;		/* e_machine: whose registers DWARF names */
+	__u64 text_start[NO_KPROBE_TEXT], text_end[NO_KPROBE_TEXT];
+	__u64 *blacklist;		/* NOKPROBE_SYMBOL addresses (_kprobe_blacklist) */
+	__u64 banner;			/* address of linux_banner, 0 unknown */
+	size_t nblacklist;
+	size_t nphdr;
+	struct elf_file symsrc;		/* debug file when the binary is stripped */
+	struct sym *syms;
+	size_t nsyms;
+};
+
+static void load_syms(struct bin_info *b, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !sh.sh_entsize)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		b->syms = calloc(n, sizeof(*b->syms));
+		if (!b->syms)
+			return;
+		for (i = 0; i < n; i++) {
+			GElf_Sym s;
+
+			if (!gelf_getsym(data, i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+			    !s.st_value)
+				continue;
+			b->syms[b->nsyms].addr = s.st_value;
+			b->syms[b->nsyms].size = s.st_size;
+			b->syms[b->nsyms].name = elf_strptr(elf, sh.sh_link, s.st_name);
+			b->nsyms++;
+		}
+		return;
+	}
+}
+
+static const struct sym *sym_at(const struct bin_info *b, __u64 addr)
+{
+	size_t i;
+
+	for (i = 0; i < b->nsyms; i++)
+		if (b->syms[i].name && addr >= b->syms[i].addr &&
+		    addr < b->syms[i].addr + (b->syms[i].size ? b->syms[i].size : 1))
+			return &b->syms[i];
+	return NULL;
+}
+
+static int addr_to_offset(const struct bin_info *b, __u64 addr, __u64 *off)
+{
+	size_t i;
+
+	for (i = 0; i < b->nphdr; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(b->f.elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_filesz) {
+			if (!(ph.p_flags & PF_X))
+				return -ENOEXEC;
+			*off = addr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -ERANGE;
+}
+
+/* Name of the executable section holding @addr, or NULL. */
+static const char *exec_section_at(const struct bin_info *b, __u64 addr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(b->f.elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(b->f.elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) &&
+		    sh.sh_type == SHT_PROGBITS && addr >= sh.sh_addr &&
+		    addr < sh.sh_addr + sh.sh_size)
+			return elf_strptr(b->f.elf, shstrndx, sh.sh_name) ?: "?";
+	}
+	return NULL;
+}
+
+static bool in_exec_section(const struct bin_info *b, __u64 addr)
+{
+	return exec_section_at(b, addr) != NULL;
+}
+
+/* What a vmlinux says about where kprobes may go: the bounds of the text
+ * ranges the kernel refuses (linker-script symbols) and the addresses of
+ * the NOKPROBE_SYMBOL functions (the _kprobe_blacklist section). */
+static void load_kernel_limits(struct bin_info *b)
+{
+	Elf *elf = b->f.elf;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		n = data ? sh.sh_size / sh.sh_entsize : 0;
+		for (i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+			size_t k, len;
+
+			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) == STT_FUNC)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, "linux_banner"))
+				b->banner = sym.st_value;
+			for (k = 0; name && k < NO_KPROBE_TEXT; k++) {
+				len = strlen(no_kprobe_text[k].name);
+				if (strncmp(name, no_kprobe_text[k].name, len))
+					continue;
+				if (!strcmp(name + len, "_start"))
+					b->text_start[k] = sym.st_value;
+				else if (!strcmp(name + len, "_end"))
+					b->text_end[k] = sym.st_value;
+			}
+		}
+	}
+	scn = find_section(elf, "_kprobe_blacklist");
+	if (scn) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+
+		if (data && data->d_buf && (b->blacklist = malloc(data->d_size ?: 1))) {
+			memcpy(b->blacklist, data->d_buf, data->d_size);
+			b->nblacklist = data->d_size / sizeof(__u64);
+		}
+	}
+}
+
+static int sym_count(const struct bin_info *b, const char *name)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < b->nsyms; i++)
+		n += b->syms[i].name && !strcmp(b->syms[i].name, name);
+	return n;
+}
+
+/* ---- registers ---------------------------------------------------------- */
+
+/* Machine of the file being resolved: DWARF register numbers are per
+ * architecture, and a vmlinux of another one can be resolved on this host
+ * (a manifest for arm64 machines, made on x86). One resolution at a time. */
+static unsigned dw_machine = EM_NONE;
+
+/* DWARF register number -> (index into pt_regs viewed as 8-byte words,
+ * name). User and kernel pt_regs share that layout on x86_64 and arm64. */
+static int dwarf_reg(unsigned r, const char **name)
+{
+	static const struct { int idx; const char *name; } x86[] = {
+		{ 10, "rax" }, { 12, "rdx" }, { 11, "rcx" }, { 5, "rbx" },
+		{ 13, "rsi" }, { 14, "rdi" }, { 4, "rbp" }, { 19, "rsp" },
+		{ 9, "r8" }, { 8, "r9" }, { 7, "r10" }, { 6, "r11" },
+		{ 3, "r12" }, { 2, "r13" }, { 1, "r14" }, { 0, "r15" },
+	};
+	static const char *const a64[] = {
+		"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
+		"x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20",
+		"x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp",
+	};
+
+	*name = "?";
+	if (dw_machine == EM_X86_64 && r < sizeof(x86) / sizeof(x86[0])) {
+		*name = x86[r].name;
+		return x86[r].idx;
+	}
+	if (dw_machine == EM_AARCH64 && r <= 31) {
+		*name = a64[r];
+		return r;
+	}
+	return -1;
+}
+
+/* ---- instructions ------------------------------------------------------ */
+
+/* Why the instruction starting at @b cannot carry a uprobe, or NULL. Only
+ * the cases a compiler's entry address can plausibly land on: a breakpoint
+ * someone already planted, and traps the kernel refuses to single-step. */
+static const char *insn_refused(const unsigned char *b, size_t n)
+{
+	size_t i = 0;
+
+	if (dw_machine != EM_X86_64)
+		return NULL;
+
+	/* Legacy prefixes, then REX. */
+	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0x2e || b[i] == 0x3e ||
+			 b[i] == 0x26 || b[i] == 0x64 || b[i] == 0x65 || b[i] == 0x36 ||
+			 b[i] == 0xf0 || b[i] == 0xf2 || b[i] == 0xf3))
+		i++;
+	if (i < n && (b[i] & 0xf0) == 0x40)
+		i++;
+	if (i >= n)
+		return "a run of prefixes";
+	switch (b[i]) {
+	case 0xcc:
+		return "int3 (already a breakpoint)";
+	case 0xcd:
+	case 0xce:
+	case 0xf1:
+		return "a software interrupt, which uprobes refuse";
+	case 0xf4:
+		return "hlt, which uprobes refuse";
+	case 0x0f:
+		if (i + 1 < n && (b[i + 1] == 0x0b || b[i + 1] == 0xff || b[i + 1] == 0xb9))
+			return "an undefined-instruction trap (ud0/ud1/ud2)";
+		break;
+	}
+	return NULL;
+}
+
+/* ---- the DWARF walk ----------------------------------------------------- */
+
+struct walk {
+	struct ks_sites *s;
+	const char *fn;
+	int cap;
+	struct bin_info *bin;
+	Dwarf_Die cudie;		/* unit of the DIEs being walked */
+	Dwarf_Die skel;			/* its skeleton, for split units */
+	bool has_skel;
+	Dwarf_CFI *cfi;			/* the binary's .eh_frame, or NULL */
+	Dwarf_Lines *lines;
+	size_t nlines;
+	bool lines_loaded;
+	int err;
+};
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+
+	return n;
+}
+
+static bool name_matches(Dwarf_Die *die, const char *fn)
+{
+	Dwarf_Attribute a;
+	const char *n = die_name(die);
+
+	if (n && !strcmp(n, fn))
+		return true;
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	return n && !strcmp(n, fn);
+}
+
+static bool has_code(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges) ||
+	       dwarf_hasattr(die, DW_AT_entry_pc);
+}
+
+static int entry_addr(Dwarf_Die *die, Dwarf_Addr *pc)
+{
+	Dwarf_Addr base, start, end;
+
+	if (!dwarf_entrypc(die, pc))
+		return 0;
+	if (dwarf_ranges(die, 0, &base, &start, &end) > 0) {
+		*pc = start;
+		return 0;
+	}
+	return -ENODATA;
+}
+
+static void load_lines(struct walk *w)
+{
+	if (w->lines_loaded)
+		return;
+	w->lines_loaded = true;
+	if (dwarf_getsrclines(&w->cudie, &w->lines, &w->nlines) && w->has_skel)
+		if (dwarf_getsrclines(&w->skel, &w->lines, &w->nlines))
+			w->lines = NULL;
+	if (!w->lines)
+		w->nlines = 0;
+}
+
+/* A line-table row starts exactly at @addr: the compiler put an
+ * instruction boundary there. */
+static bool line_row_at(struct walk *w, Dwarf_Addr addr)
+{
+	size_t i;
+
+	load_lines(w);
+	for (i = 0; i < w->nlines; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(w->lines, i);
+		Dwarf_Addr a;
+
+		if (l && !dwarf_lineaddr(l, &a) && a == addr)
+			return true;
+	}
+	return false;
+}
+
+static void call_site(struct walk *w, Dwarf_Die *die, struct ks_site *site)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx, line;
+	Dwarf_Files *files;
+	size_t nfiles;
+	const char *f = NULL;
+
+	if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &line))
+		site->call_line = line;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &idx))
+		return;
+	if (!dwarf_getsrcfiles(&w->cudie, &files, &nfiles) && idx < nfiles)
+		f = dwarf_filesrc(files, idx, NULL, NULL);
+	if (f) {
+		const char *slash = strrchr(f, '/');
+
+		snprintf(site->call_file, sizeof(site->call_file), "%s", slash ? slash + 1 : f);
+	}
+}
+
+/* Frame base of @fn at @pc as (register index, offset), for DW_OP_fbreg. */
+static int frame_base(Dwarf_CFI *cfi, Dwarf_Die *fn, Dwarf_Addr pc, Dwarf_Addr fn_entry, int *reg,
+		      __s64 *off, const char **rname, const char **why)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (!dwarf_attr_integrate(fn, DW_AT_frame_base, &a) ||
+	    dwarf_getlocation_addr(&a, pc, &ops, &n, 1) != 1 || n < 1) {
+		*why = "no frame base here";
+		return -1;
+	}
+	if (ops[0].atom == DW_OP_call_frame_cfa) {
+		Dwarf_Frame *frame;
+		Dwarf_Op *cfa;
+		size_t ncfa;
+
+		/* The CFA at @pc from the binary's call frame information:
+		 * usually "rsp + k" at this very instruction. */
+		if (cfi && !dwarf_cfi_addrframe(cfi, pc, &frame)) {
+			int ok = !dwarf_frame_cfa(frame, &cfa, &ncfa) && ncfa == 1;
+
+			/* libdw hands a register+offset rule back as bregx. */
+			if (ok && cfa[0].atom == DW_OP_bregx) {
+				*reg = dwarf_reg(cfa[0].number, rname);
+				*off = (__s64)cfa[0].number2;
+			} else if (ok && cfa[0].atom >= DW_OP_breg0 && cfa[0].atom <= DW_OP_breg31) {
+				*reg = dwarf_reg(cfa[0].atom - DW_OP_breg0, rname);
+				*off = (__s64)cfa[0].number;
+			} else {
+				ok = 0;
+			}
+			free(frame);
+			if (ok && *reg >= 0)
+				return 0;
+		}
+		/* Without usable CFI the CFA is known only at the function's
+		 * entry, where the call has just pushed the return address. */
+		if (pc != fn_entry) {
+			*why = "frame base is the CFA, and no CFI describes it here";
+			return -1;
+		}
+		if (dw_machine == EM_X86_64) {
+			*reg = dwarf_reg(7, rname);
+			*off = 8;
+			return 0;
+		}
+		if (dw_machine == EM_AARCH64) {
+			*reg = dwarf_reg(31, rname);
+			*off = 0;
+			return 0;
+		}
+	}
+	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 && n == 1) {
+		*reg = dwarf_reg(ops[0].atom - DW_OP_breg0, rname);
+		*off = (__s64)ops[0].number;
+		return *reg < 0 ? -1 : 0;
+	}
+	*why = "frame base expression not supported";
+	return -1;
+}
+
+static void describe_arg(struct walk *w, Dwarf_Die *param, Dwarf_Die *fn, Dwarf_Addr fn_entry,
+			 Dwarf_Addr pc, struct ks_site_arg *arg)
+{
+	struct ks_argloc *l = &arg->where;
+	Dwarf_Attribute a, ta;
+	Dwarf_Die type;
+	Dwarf_Word size;
+	Dwarf_Op *ops;
+	size_t n;
+	const char *rn, *why = NULL;
+	int r;
+
+	(void)w;
+	snprintf(arg->name, sizeof(arg->name), "%s", die_name(param) ?: "?");
+	memset(l, 0, sizeof(*l));
+	if (dwarf_formref_die(dwarf_attr_integrate(param, DW_AT_type, &ta), &type) &&
+	    !dwarf_aggregate_size(&type, &size))
+		l->size = size;
+
+	if (!dwarf_attr(param, DW_AT_location, &a)) {
+		Dwarf_Sword sv;
+
+		if (dwarf_attr(param, DW_AT_const_value, &a) && !dwarf_formsdata(&a, &sv)) {
+			l->kind = KS_ARGLOC_CONST;
+			l->value = sv;
+			snprintf(arg->loc, sizeof(arg->loc), "const %lld", (long long)sv);
+			return;
+		}
+		why = "optimised out";
+		goto unavailable;
+	}
+	r = dwarf_getlocation_addr(&a, pc, &ops, &n, 1);
+	if (r <= 0 || !n) {
+		why = "no location at this address";
+		goto unavailable;
+	}
+
+	if (n == 1 && ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31)
+		r = dwarf_reg(ops[0].atom - DW_OP_reg0, &rn);
+	else if (n == 1 && ops[0].atom == DW_OP_regx)
+		r = dwarf_reg(ops[0].number, &rn);
+	else
+		r = -2;
+	if (r >= 0) {
+		l->kind = KS_ARGLOC_REG;
+		l->reg = r;
+		snprintf(arg->loc, sizeof(arg->loc), "%s", rn);
+		return;
+	}
+	if (r == -1) {
+		why = "register unknown to kshield";
+		goto unavailable;
+	}
+
+	/* breg: memory at reg+off, or with stack_value the value reg+off. */
+	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 &&
+	    (n == 1 || (n == 2 && ops[1].atom == DW_OP_stack_value && !ops[0].number))) {
+		r = dwarf_reg(ops[0].atom - DW_OP_breg0, &rn);
+		if (r < 0) {
+			why = "register unknown to kshield";
+			goto unavailable;
+		}
+		l->reg = r;
+		l->value = (__s64)ops[0].number;
+		if (n == 2) {
+			l->kind = KS_ARGLOC_REG;
+			snprintf(arg->loc, sizeof(arg->loc), "%s", rn);
+		} else {
+			l->kind = KS_ARGLOC_MEM;
+			snprintf(arg->loc, sizeof(arg->loc), "[%s%+lld]", rn, (long long)l->value);
+		}
+		return;
+	}
+	if (n == 1 && ops[0].atom == DW_OP_fbreg) {
+		__s64 off;
+
+		if (frame_base(w->cfi, fn, pc, fn_entry, &r, &off, &rn, &why))
+			goto unavailable;
+		l->kind = KS_ARGLOC_MEM;
+		l->reg = r;
+		l->value = off + (__s64)ops[0].number;
+		snprintf(arg->loc, sizeof(arg->loc), "[%s%+lld]", rn, (long long)l->value);
+		return;
+	}
+	/* Constants: litN / constN / constu / consts followed by stack_value. */
+	if (n == 2 && ops[1].atom == DW_OP_stack_value) {
+		unsigned at = ops[0].atom;
+		bool c = true;
+
+		if (at >= DW_OP_lit0 && at <= DW_OP_lit31)
+			l->value = at - DW_OP_lit0;
+		else if (at == DW_OP_const1s || at == DW_OP_const2s || at == DW_OP_const4s ||
+			 at == DW_OP_const8s || at == DW_OP_consts)
+			l->value = (__s64)ops[0].number;
+		else if (at == DW_OP_const1u || at == DW_OP_const2u || at == DW_OP_const4u ||
+			 at == DW_OP_const8u || at == DW_OP_constu)
+			l->value = (__s64)ops[0].number;
+		else
+			c = false;
+		if (c) {
+			l->kind = KS_ARGLOC_CONST;
+			snprintf(arg->loc, sizeof(arg->loc), "const %lld", (long long)l->value);
+			return;
+		}
+	}
+	if (n == 1 && ops[0].atom == DW_OP_implicit_value && ops[0].number <= 8) {
+		Dwarf_Block blk;
+
+		if (!dwarf_getlocation_implicit_value(&a, &ops[0], &blk)) {
+			__u64 v = 0;
+
+			memcpy(&v, blk.data, blk.length);
+			l->kind = KS_ARGLOC_CONST;
+			l->value = (__s64)v;
+			snprintf(arg->loc, sizeof(arg->loc), "const %lld", (long long)l->value);
+			return;
+		}
+	}
+	if (n == 1 && ops[0].atom == DW_OP_addr && !w->bin->pie && !w->bin->kernel) {
+		l->kind = KS_ARGLOC_ADDR;
+		l->value = (__s64)ops[0].number;
+		snprintf(arg->loc, sizeof(arg->loc), "[0x%llx]", (unsigned long long)ops[0].number);
+		return;
+	}
+	switch (ops[0].atom) {
+	case DW_OP_entry_value:
+	case DW_OP_GNU_entry_value:
+		why = "only the caller's entry value is described";
+		break;
+	case DW_OP_addr:
+		why = w->bin->kernel ? "a kernel global, moved by KASLR"
+				     : "a global in a PIE, address unknown to BPF";
+		break;
+	default:
+		why = n > 1 && ops[1].atom == DW_OP_piece ? "split across pieces"
+							   : "location expression not supported";
+	}
+unavailable:
+	l->kind = KS_ARGLOC_UNAVAILABLE;
+	snprintf(arg->loc, sizeof(arg->loc), "unavailable at this site (%s)", why);
+}
+
+static void describe_args(struct walk *w, Dwarf_Die *die, Dwarf_Die *fn, Dwarf_Addr fn_entry,
+			  Dwarf_Addr pc, struct ks_site *site);
+
+/* Can a kprobe sit at this kernel copy? It is placed at symbol+offset
+ * (KASLR moves addresses, not offsets), so the symbol must name one
+ * function only; the kernel itself refuses some text, and the offset must
+ * start an instruction (the kernel checks too, at attach time). */
+static void kernel_probeable(struct walk *w, struct ks_site *site, const struct sym *sym)
+{
+	struct bin_info *b = w->bin;
+	__u64 pc = site->addr;
+	const char *sec = exec_section_at(b, pc), *bad;
+	unsigned char insn[16];
+	__u64 foff;
+	size_t i;
+	int dups;
+
+	site->probeable = false;
+	if (!sec) {
+		snprintf(site->why, sizeof(site->why), "0x%llx is not inside an executable section",
+			 (unsigned long long)pc);
+		return;
+	}
+	if (!strncmp(sec, ".init.", 6) || !strncmp(sec, ".exit.", 6)) {
+		snprintf(site->why, sizeof(site->why), "in %s: __init/__exit code, freed or "
+			 "never run after boot", sec);
+		return;
+	}
+	for (i = 0; i < NO_KPROBE_TEXT; i++)
+		if (b->text_start[i] && pc >= b->text_start[i] && pc < b->text_end[i]) {
+			snprintf(site->why, sizeof(site->why), "in %s: %s, where the kernel "
+				 "refuses kprobes", no_kprobe_text[i].name, no_kprobe_text[i].why);
+			return;
+		}
+	if (!sym) {
+		snprintf(site->why, sizeof(site->why), "no function symbol covers 0x%llx: a "
+			 "kprobe is placed at symbol+offset", (unsigned long long)pc);
+		return;
+	}
+	for (i = 0; i < b->nblacklist; i++)
+		if (b->blacklist[i] == sym->addr) {
+			snprintf(site->why, sizeof(site->why), "%s is NOKPROBE_SYMBOL (the kprobe "
+				 "blacklist)", sym->name);
+			return;
+		}
+	dups = sym_count(b, sym->name);
+	if (dups > 1) {
+		snprintf(site->why, sizeof(site->why), "%d functions are named %s: %s+0x%llx "
+			 "would be ambiguous", dups, sym->name, sym->name,
+			 (unsigned long long)site->symbol_offset);
+		return;
+	}
+	if (sym->addr != pc && !line_row_at(w, pc)) {
+		snprintf(site->why, sizeof(site->why), "no line-table row or symbol starts at "
+			 "0x%llx: an instruction boundary there cannot be proven",
+			 (unsigned long long)pc);
+		return;
+	}
+	if (!addr_to_offset(b, pc, &foff) && pread(b->f.fd, insn, sizeof(insn), foff) > 1 &&
+	    (bad = insn_refused(insn, sizeof(insn)))) {
+		snprintf(site->why, sizeof(site->why), "the instruction at 0x%llx is %s",
+			 (unsigned long long)pc, bad);
+		return;
+	}
+	site->probeable = true;
+}
+
+static void add_site(struct walk *w, Dwarf_Die *die, enum ks_site_kind kind,
+		     Dwarf_Die *fn, const char *caller)
+{
+	struct ks_sites *s = w->s;
+	struct ks_site *site;
+	const struct sym *sym;
+	Dwarf_Addr pc, fn_entry = 0;
+	int i;
+
+	if (entry_addr(die, &pc))
+		return;
+	for (i = 0; i < s->nsites; i++)
+		if (s->site[i].addr == pc)
+			return;	/* one probe per address: nested copies share it */
+	if (s->nsites == w->cap) {
+		int cap = w->cap ? 2 * w->cap : 16;
+		struct ks_site *ns = realloc(s->site, cap * sizeof(*ns));
+
+		if (!ns) {
+			w->err = -ENOMEM;
+			return;
+		}
+		s->site = ns;
+		w->cap = cap;
+	}
+	site = &s->site[s->nsites++];
+	memset(site, 0, sizeof(*site));
+	site->addr = pc;
+	site->kind = kind;
+	snprintf(site->caller, sizeof(site->caller), "%s", caller ?: "?");
+	sym = sym_at(w->bin, pc);
+	if (sym) {
+		snprintf(site->symbol, sizeof(site->symbol), "%s", sym->name);
+		site->symbol_offset = pc - sym->addr;
+	}
+	if (kind == KS_SITE_INLINED)
+		call_site(w, die, site);
+	else if (sym && strcmp(sym->name, w->fn))
+		site->kind = KS_SITE_CLONE;
+
+	/* Can a uprobe sit here? */
+	site->probeable = true;
+	if (kind != KS_SITE_INLINED && sym && strstr(sym->name, ".part.")) {
+		site->probeable = false;
+		site->covered = true;
+		snprintf(site->why, sizeof(site->why),
+			 "partial-inlining tail %s: reached only through inlined heads, which are probed",
+			 sym->name);
+	} else if (w->bin->kernel) {
+		site->offset = site->symbol_offset;
+		kernel_probeable(w, site, sym);
+	} else if (addr_to_offset(w->bin, pc, &site->offset)) {
+		site->probeable = false;
+		snprintf(site->why, sizeof(site->why),
+			 "0x%llx is not in an executable segment of the binary",
+			 (unsigned long long)pc);
+	} else if (!in_exec_section(w->bin, pc)) {
+		site->probeable = false;
+		snprintf(site->why, sizeof(site->why),
+			 "0x%llx is not inside an executable section", (unsigned long long)pc);
+	} else if (!(sym && sym->addr == pc) && !line_row_at(w, pc)) {
+		site->probeable = false;
+		snprintf(site->why, sizeof(site->why),
+			 "no line-table row or symbol starts at 0x%llx: an instruction "
+			 "boundary there cannot be proven", (unsigned long long)pc);
+	} else {
+		unsigned char insn[16];
+		const char *bad = NULL;
+
+		if (pread(w->bin->f.fd, insn, sizeof(insn), site->offset) < 2) {
+			site->probeable = false;
+			snprintf(site->why, sizeof(site->why), "can't read the instruction at offset 0x%llx",
+				 (unsigned long long)site->offset);
+		} else if ((bad = insn_refused(insn, sizeof(insn)))) {
+			site->probeable = false;
+			snprintf(site->why, sizeof(site->why), "the instruction at 0x%llx is %s",
+				 (unsigned long long)pc, bad);
+		}
+	}
+
+	/* Arguments where they are at the entry of this copy, in declaration
+	 * order: the concrete DIE's parameters may come in any order, and an
+	 * optimised-out one may be missing altogether. */
+	if (fn && kind != KS_SITE_INLINED)
+		fn_entry = pc;
+	else if (fn)
+		entry_addr(fn, &fn_entry);
+	describe_args(w, die, kind == KS_SITE_INLINED ? fn : die, fn_entry, pc, site);
+}
+
+/* The DIE that declares the parameters: follow abstract_origin and
+ * specification to the end of the chain. */
+static bool origin_of(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die cur = *die;
+	int depth;
+
+	for (depth = 0; depth < 8; depth++) {
+		if (!dwarf_formref_die(dwarf_attr(&cur, DW_AT_abstract_origin, &a), out) &&
+		    !dwarf_formref_die(dwarf_attr(&cur, DW_AT_specification, &a), out))
+			return depth > 0;
+		cur = *out;
+	}
+	return true;
+}
+
+static void describe_args(struct walk *w, Dwarf_Die *die, Dwarf_Die *fn, Dwarf_Addr fn_entry,
+			  Dwarf_Addr pc, struct ks_site *site)
+{
+	Dwarf_Die decl, p, c;
+
+	if (!origin_of(die, &decl))
+		decl = *die;
+	if (dwarf_child(&decl, &p))
+		return;
+	do {
+		Dwarf_Off want = dwarf_dieoffset(&p);
+		Dwarf_Attribute a;
+		Dwarf_Die o;
+		bool found = false;
+		struct ks_site_arg *arg;
+
+		if (dwarf_tag(&p) != DW_TAG_formal_parameter)
+			continue;
+		if (site->nargs == KS_SITE_MAX_ARGS)
+			break;
+		arg = &site->args[site->nargs++];
+		if (!memcmp(&decl, die, sizeof(decl))) {
+			describe_arg(w, &p, fn, fn_entry, pc, arg);
+			continue;
+		}
+		if (!dwarf_child(die, &c)) {
+			do {
+				if (dwarf_tag(&c) == DW_TAG_formal_parameter &&
+				    dwarf_formref_die(dwarf_attr(&c, DW_AT_abstract_origin, &a), &o) &&
+				    dwarf_dieoffset(&o) == want && o.cu == p.cu) {
+					describe_arg(w, &c, fn, fn_entry, pc, arg);
+					found = true;
+					break;
+				}
+			} while (!dwarf_siblingof(&c, &c));
+		}
+		if (!found) {
+			memset(arg, 0, sizeof(*arg));
+			snprintf(arg->name, sizeof(arg->name), "%s", die_name(&p) ?: "?");
+			snprintf(arg->loc, sizeof(arg->loc), "unavailable at this site (optimised out)");
+		}
+	} while (!dwarf_siblingof(&p, &p));
+}
+
+/* DIEs that can contain code or other functions; types are skipped so that
+ * large binaries walk quickly. */
+static bool descend(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit:
+	case DW_TAG_partial_unit:
+	case DW_TAG_skeleton_unit:
+	case DW_TAG_namespace:
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+		return true;
+	}
+	return false;
+}
+
+static void walk_dies(struct walk *w, Dwarf_Die *die, Dwarf_Die *fn, const char *caller)
+{
+	Dwarf_Die cur = *die, child, fn_here;
+
+	do {
+		int tag = dwarf_tag(&cur);
+		Dwarf_Die *sub_fn = fn;
+		const char *sub_caller = caller;
+
+		if (tag == DW_TAG_subprogram && has_code(&cur)) {
+			fn_here = cur;
+			sub_fn = &fn_here;
+			sub_caller = die_name(&cur);
+			if (name_matches(&cur, w->fn))
+				add_site(w, &cur, KS_SITE_OUTLINE, &fn_here, sub_caller);
+		} else if (tag == DW_TAG_inlined_subroutine && name_matches(&cur, w->fn)) {
+			add_site(w, &cur, KS_SITE_INLINED, fn, caller);
+		}
+		if (w->err)
+			return;
+		if (descend(tag) && !dwarf_child(&cur, &child))
+			walk_dies(w, &child, sub_fn, sub_caller);
+	} while (!dwarf_siblingof(&cur, &cur));
+}
+
+/* ---- DWZ alt files ------------------------------------------------------ */
+
+struct alt {
+	struct elf_file f;
+	Dwarf *dw;
+};
+
+/* Attach the .gnu_debugaltlink file: libdw's own search first, then ours
+ * (relative to the debug file, the build-id trees, debuginfod). */
+static int attach_alt(Dwarf *dw, const char *debug_file, struct ks_sites *s, struct alt *alt)
+{
+	const char *name;
+	const void *id;
+	ssize_t n = dwelf_dwarf_gnu_debugaltlink(dw, &name, &id);
+	char hex[KS_BUILD_ID_HEX], path[PATH_MAX];
+	const char *src;
+	int err;
+
+	if (n <= 0)
+		return 0;	/* no alt file */
+	to_hex(id, n, hex, sizeof(hex));
+	if (dwarf_getalt(dw)) {
+		snprintf(s->alt_file, sizeof(s->alt_file), "%s", name);
+		return 0;
+	}
+	err = -ENOENT;
+	if (name[0] != '/') {
+		const char *slash = strrchr(debug_file, '/');
+
+		snprintf(path, sizeof(path), "%.*s/%s", slash ? (int)(slash - debug_file) : 1,
+			 slash ? debug_file : ".", name);
+		err = ks_debug_check(path, hex);
+	} else {
+		snprintf(path, sizeof(path), "%s", name);
+		err = ks_debug_check(path, hex);
+	}
+	if (err)
+		err = lookup_by_build_id(hex, 0, path, sizeof(path), &src);
+	if (err == -ENOENT)
+		return ks_err(err, "DWZ alt file %s (build ID %s) not found", name, hex);
+	if (err)
+		return err;
+	if ((err = elf_open(path, &alt->f)))
+		return err;
+	alt->dw = dwarf_begin_elf(alt->f.elf, DWARF_C_READ, NULL);
+	if (!alt->dw) {
+		elf_close(&alt->f);
+		return ks_err(-EINVAL, "can't read DWARF of alt file %s: %s", path, dwarf_errmsg(-1));
+	}
+	dwarf_setalt(dw, alt->dw);
+	snprintf(s->alt_file, sizeof(s->alt_file), "%s", path);
+	return 0;
+}
+
+/* ---- entry point -------------------------------------------------------- */
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct ks_site *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The release in a vmlinux's linux_banner ("Linux version 6.1.0-47-... "). */
+static void kernel_release(struct bin_info *b, char *out, size_t len)
+{
+	char buf[256];
+	__u64 foff;
+
+	out[0] = 0;
+	if (!b->banner || addr_to_offset(b, b->banner, &foff) == -ERANGE)
+		return;
+	if (pread(b->f.fd, buf, sizeof(buf) - 1, foff) < 16)
+		return;
+	buf[sizeof(buf) - 1] = 0;
+	if (!strncmp(buf, "Linux version ", 14))
+		snprintf(out, len, "%.*s", (int)strcspn(buf + 14, " "), buf + 14);
+}
+
+static int find_sites(const char *binary, const char *function, struct ks_sites *s,
+		      bool kernel)
+{
+	bool own_cfi = true;
+	struct bin_info bin = { .f = { -1, NULL }, .symsrc = { -1, NULL } };
+	struct elf_file dbg = { -1, NULL };
+	struct alt alt = { { -1, NULL }, NULL };
+	struct walk w = { .s = s, .fn = function, .bin = &bin };
+	Dwarf *dw = NULL;
+	Dwarf_CU *cu = NULL;
+	GElf_Ehdr eh;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->binary, sizeof(s->binary), "%s", binary);
+	snprintf(s->function, sizeof(s->function), "%s", function);
+	if ((err = elf_open(binary, &bin.f)))
+		return err;
+	if (!gelf_getehdr(bin.f.elf, &eh) || elf_getphdrnum(bin.f.elf, &bin.nphdr)) {
+		err = ks_err(-ENOEXEC, "%s: unreadable ELF header", binary);
+		goto out;
+	}
+	bin.pie = eh.e_type == ET_DYN;
+	bin.kernel = s->kernel = kernel;
+	bin.machine = dw_machine = eh.e_machine;
+	snprintf(s->arch, sizeof(s->arch), "%s", eh.e_machine == EM_X86_64 ? "x86_64"
+		 : eh.e_machine == EM_AARCH64 ? "aarch64" : "unknown");
+	if (elf_build_id(bin.f.elf, s->build_id, sizeof(s->build_id)) < 0)
+		s->build_id[0] = 0;
+	if (kernel) {
+		/* A vmlinux debug file is its own binary: symtab, DWARF, text. */
+		if (!elf_has_dwarf(bin.f.elf)) {
+			err = ks_err(-ENODATA, "%s has no DWARF: give the vmlinux of the kernel's "
+				     "-dbg package (usr/lib/debug/boot/vmlinux-*)", binary);
+			goto out;
+		}
+		snprintf(s->debug_file, sizeof(s->debug_file), "%s", binary);
+		s->debug_source = "vmlinux";
+	} else {
+		err = ks_debug_find(s->build_id, binary, 0, s->debug_file, sizeof(s->debug_file),
+				    &s->debug_source);
+		if (err)
+			goto out;
+	}
+	if ((err = elf_open(s->debug_file, &dbg)))
+		goto out;
+	load_syms(&bin, bin.f.elf);
+	if (!bin.nsyms)
+		load_syms(&bin, dbg.elf);
+	if (kernel) {
+		load_kernel_limits(&bin);
+		kernel_release(&bin, s->release, sizeof(s->release));
+	}
+	dw = dwarf_begin_elf(dbg.elf, DWARF_C_READ, NULL);
+	if (!dw) {
+		err = ks_err(-ENODATA, "can't read DWARF in %s: %s", s->debug_file,
+			     dwarf_errmsg(-1));
+		goto out;
+	}
+	if ((err = attach_alt(dw, s->debug_file, s, &alt)))
+		goto out;
+	w.cfi = dwarf_getcfi_elf(bin.f.elf);
+	if (!w.cfi) {
+		/* x86 vmlinux has no .eh_frame (ORC), but .debug_frame. */
+		w.cfi = dwarf_getcfi(dw);
+		own_cfi = false;
+	}
+
+	for (;;) {
+		Dwarf_CU *next;
+		Dwarf_Half version;
+		uint8_t type;
+		Dwarf_Die cudie, subdie;
+		int r = dwarf_get_units(dw, cu, &next, &version, &type, &cudie, &subdie);
+
+		if (r)
+			break;
+		cu = next;
+		w.lines_loaded = false;
+		w.lines = NULL;
+		w.has_skel = false;
+		if (type == DW_UT_skeleton) {
+			if (!subdie.addr || dwarf_tag(&subdie) == DW_TAG_invalid) {
+				s->missing_dwo++;
+				continue;
+			}
+			s->split_units++;
+			w.skel = cudie;
+			w.has_skel = true;
+			w.cudie = subdie;
+		} else {
+			w.cudie = cudie;
+		}
+		walk_dies(&w, &w.cudie, NULL, NULL);
+		if (w.err) {
+			err = ks_err(w.err, "walking DWARF of %s: %s", s->debug_file, strerror(-w.err));
+			goto out;
+		}
+	}
+	if (s->nsites)
+		qsort(s->site, s->nsites, sizeof(*s->site), cmp_site);
+	if (!s->nsites)
+		err = ks_err(-ENOENT, "no copy of %s with code in %s%s", function, s->debug_file,
+			     s->missing_dwo ? " (some split DWARF .dwo files were not found)" : "");
+out:
+	if (w.cfi && own_cfi)
+		dwarf_cfi_end(w.cfi);
+	if (dw)
+		dwarf_end(dw);
+	if (alt.dw)
+		dwarf_end(alt.dw);
+	elf_close(&alt.f);
+	elf_close(&dbg);
+	elf_close(&bin.f);
+	free(bin.syms);
+	free(bin.blacklist);
+	if (err) {
+		free(s->site);
+		s->site = NULL;
+		s->nsites = 0;
+	}
+	return err;
+}
+
+int ks_sites_find(const char *binary, const char *function, struct ks_sites *s)
+{
+	return find_sites(binary, function, s, false);
+}
+
+int ks_sites_find_vmlinux(const char *vmlinux, const char *function, struct ks_sites *s)
+{
+	return find_sites(vmlinux, function, s, true);
+}
+
+void ks_sites_free(struct ks_sites *s)
+{
+	free(s->site);
+	s->site = NULL;
+	s->nsites = 0;
+}
+
+void ks_site_info(const struct ks_site *site, struct ks_site_info *info)
+{
+	int i;
+
+	memset(info, 0, sizeof(*info));
+	info->nargs = site->nargs;
+	info->inlined = site->kind == KS_SITE_INLINED;
+	info->addr = site->addr;
+	for (i = 0; i < site->nargs; i++)
+		info->args[i] = site->args[i].where;
+}
+
+const char *ks_site_kind_name(enum ks_site_kind k)
+{
+	switch (k) {
+	case KS_SITE_OUTLINE:
+		return "outline";
+	case KS_SITE_CLONE:
+		return "clone";
+	case KS_SITE_INLINED:
+		return "inlined";
+	}
+	return "?";
+}

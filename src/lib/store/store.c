@@ -1,0 +1,626 @@
+/* store.c - the SQLite event store (see store.h for the schema).
+ *
+ * Written by the agent alone, read by `events`, `hunt` and `stats`. The
+ * write path is built for a sustained stream: WAL with synchronous=NORMAL
+ * (a commit is a WAL append, fsync only at checkpoints), one prepared
+ * INSERT per table, rows batched into transactions of at most
+ * KS_STORE_BATCH rows or KS_STORE_BATCH_MS, and no secondary index on the
+ * frequent kinds' tables (store_schema.c says why and how hunts stay fast).
+ *
+ * A crash (SIGKILL, power loss) loses at most the open transaction; WAL
+ * keeps the database consistent. Errors are returned, never fatal: the
+ * agent decides what to count and when to retry.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "err.h"
+#include "config.h"
+#include "store.h"
+#include "store_schema.h"
+
+struct ks_store {
+	sqlite3 *db;
+	sqlite3_stmt *ins[KS_TAB_MAX];	/* one INSERT per table */
+	sqlite3_stmt *bin_get, *bin_add;
+	struct bin_slot {		/* binary path -> id, a direct-mapped cache */
+		__u64 hash;
+		sqlite3_int64 id;
+		char *path;
+	} bins[1024];
+	int pending;			/* rows in the open transaction */
+	struct timespec first;		/* when the first of them was queued */
+	bool in_tx;
+	__s64 last_ts;			/* newest ts stored (ts is the row key) */
+	long long exec_rows;		/* rows in the current exec chunk */
+	__s64 exec_day;			/* UTC day of its rows */
+	bool exec_full;			/* no more chunks: keep filling it */
+	__u64 committed;		/* rows committed since open */
+};
+
+/* Map an SQLite failure to a negative errno and a one-line message. */
+static int sql_err(sqlite3 *db, int rc, const char *what)
+{
+	int err;
+
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:	err = -EBUSY; break;
+	case SQLITE_FULL:	err = -ENOSPC; break;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:	err = -EACCES; break;
+	case SQLITE_CANTOPEN:	err = -ENOENT; break;
+	case SQLITE_NOTADB:
+	case SQLITE_CORRUPT:	err = -EBADMSG; break;
+	case SQLITE_IOERR:	err = -EIO; break;
+	case SQLITE_NOMEM:	err = -ENOMEM; break;
+	default:		err = -EIO; break;
+	}
+	return ks_err(err, "%s: %s", what, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+}
+
+static int pragma_int(sqlite3 *db, const char *sql, long long *v)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		*v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+		rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Check (or, for a new file, stamp) that this is a kshield store. */
+static int check_identity(sqlite3 *db, const char *path, bool create)
+{
+	long long app = 0, ver = 0, ntables = 0;
+	char sql[128];
+	int rc;
+
+	rc = pragma_int(db, "PRAGMA application_id", &app);
+	if (rc == SQLITE_OK)
+		rc = pragma_int(db, "PRAGMA user_version", &ver);
+	if (rc == SQLITE_OK)
+		rc = pragma_int(db, "SELECT count(*) FROM sqlite_master", &ntables);
+	if (rc != SQLITE_OK)
+		return sql_err(db, rc, path);
+	if (app == 0 && ntables == 0) {
+		if (!create)
+			return ks_err(-EMEDIUMTYPE, "%s is an empty database, not a kshield store", path);
+		snprintf(sql, sizeof(sql), "PRAGMA application_id=%d; PRAGMA user_version=%d;",
+			 KS_STORE_APP_ID, KS_STORE_VERSION);
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+		return rc == SQLITE_OK ? 0 : sql_err(db, rc, path);
+	}
+	if (app != KS_STORE_APP_ID)
+		return ks_err(-EMEDIUMTYPE, "%s is not a kshield store (an SQLite database of "
+			      "something else)", path);
+	if (ver > KS_STORE_VERSION)
+		return ks_err(-EPROTO, "%s has store schema %lld; this kshield knows up to %d "
+			      "(run a newer kshield, or use another --store)", path, ver, KS_STORE_VERSION);
+	return 0;
+}
+
+/* Run @fn (schema changes) in a transaction of its own, and stamp the
+ * version. */
+static int schema_tx(sqlite3 *db, int (*fn)(sqlite3 *db))
+{
+	char sql[64];
+	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = fn(db);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", KS_STORE_VERSION);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	if (rc != SQLITE_OK && !sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+#define DAY_NS 86400000000000LL
+
+/* The INSERT into the current exec chunk, and how full that chunk is. */
+static int exec_prepare(struct ks_store *s)
+{
+	long long newest = 0;
+	char q[1024];
+	int rc;
+
+	sqlite3_finalize(s->ins[KS_TAB_EXEC]);
+	s->ins[KS_TAB_EXEC] = NULL;
+	ks_schema_insert_sql(s->db, KS_TAB_EXEC, q, sizeof(q));
+	rc = sqlite3_prepare_v3(s->db, q, -1, SQLITE_PREPARE_PERSISTENT, &s->ins[KS_TAB_EXEC], NULL);
+	if (rc == SQLITE_OK)
+		rc = ks_schema_exec_current(s->db, &s->exec_rows, &newest);
+	s->exec_day = newest / DAY_NS;
+	return rc;
+}
+
+/* Seal the current exec chunk and start the next, between two batches. */
+static int exec_roll(struct ks_store *s)
+{
+	int rc = ks_store_commit(s);
+
+	if (rc < 0)
+		return rc;
+	rc = schema_tx(s->db, ks_schema_exec_roll);
+	if (rc == SQLITE_FULL) {
+		s->exec_full = true;
+		return 0;
+	}
+	if (rc == SQLITE_OK)
+		rc = exec_prepare(s);
+	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't start a new exec chunk");
+}
+
+static void bins_forget(struct ks_store *s)
+{
+	for (size_t i = 0; i < sizeof(s->bins) / sizeof(s->bins[0]); i++) {
+		free(s->bins[i].path);
+		s->bins[i].path = NULL;
+	}
+}
+
+static void ks_store_close_db(struct ks_store *s)
+{
+	for (int t = 0; t < KS_TAB_MAX; t++)
+		sqlite3_finalize(s->ins[t]);
+	sqlite3_finalize(s->bin_get);
+	sqlite3_finalize(s->bin_add);
+	bins_forget(s);
+	sqlite3_close_v2(s->db);
+	free(s);
+}
+
+int ks_store_open(struct ks_store **out, const char *path, int flags)
+{
+	bool rdonly = flags & KS_STORE_RDONLY;
+	int oflags = rdonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+	struct ks_store *s;
+	long long last = 0;
+	int rc, err;
+
+	*out = NULL;
+	if (rdonly && access(path, F_OK))
+		return ks_err(-ENOENT, "no event store at %s (is the agent running? "
+			      "--store PATH)", path);
+	if (flags & KS_STORE_CREATE)
+		oflags |= SQLITE_OPEN_CREATE;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return ks_err(-ENOMEM, "out of memory");
+	/* No allocation statistics: they take a global mutex on every
+	 * malloc (a few per row). Refused, harmlessly, once SQLite is up. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		err = sql_err(s->db, rc, path);
+		goto fail;
+	}
+	sqlite3_extended_result_codes(s->db, 0);
+	/* Never block the agent (or a reader) for long on a lock. */
+	sqlite3_busy_timeout(s->db, rdonly ? 2000 : 100);
+	if ((err = check_identity(s->db, path, flags & KS_STORE_CREATE)))
+		goto fail;
+	if (rdonly) {
+		/* an older store, not migrated yet: today's columns */
+		if ((rc = ks_schema_compat_view(s->db)) != SQLITE_OK) {
+			err = sql_err(s->db, rc, path);
+			goto fail;
+		}
+		/* Hunts scan time ranges: map the file rather than copy every
+		 * page through read() (the agent, a long-lived writer, does not) */
+		sqlite3_exec(s->db, "PRAGMA mmap_size=1073741824", NULL, NULL, NULL);
+		*out = s;
+		return 0;
+	}
+	rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+			  "PRAGMA wal_autocheckpoint=4096; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = schema_tx(s->db, ks_schema_apply);
+	/* ts is unique across tables: the newest of any of them */
+	const char *tabs[KS_SCHEMA_TABLES_MAX];
+	for (int i = 0, n = ks_schema_tables(s->db, tabs, KS_SCHEMA_TABLES_MAX); rc == SQLITE_OK && i < n; i++) {
+		char q[96];
+
+		snprintf(q, sizeof(q), "SELECT coalesce(max(ts), 0) FROM %s", tabs[i]);
+		rc = pragma_int(s->db, q, &last);
+		s->last_ts = last > s->last_ts ? last : s->last_ts;
+	}
+	for (int t = 0; rc == SQLITE_OK && t < KS_TAB_MAX; t++) {
+		char q[1024];
+
+		ks_schema_insert_sql(s->db, t, q, sizeof(q));
+		rc = sqlite3_prepare_v3(s->db, q, -1, SQLITE_PREPARE_PERSISTENT, &s->ins[t], NULL);
+	}
+	if (rc == SQLITE_OK)
+		rc = exec_prepare(s);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v3(s->db, "SELECT id FROM binaries WHERE path = ?1", -1,
+					SQLITE_PREPARE_PERSISTENT, &s->bin_get, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v3(s->db, "INSERT INTO binaries(path, first) VALUES(?1, ?2)", -1,
+					SQLITE_PREPARE_PERSISTENT, &s->bin_add, NULL);
+	if (rc != SQLITE_OK) {
+		err = sql_err(s->db, rc, path);
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	ks_store_close_db(s);
+	return err;
+}
+
+void ks_store_close(struct ks_store *s)
+{
+	if (!s)
+		return;
+	if (s->in_tx)
+		ks_store_commit(s);
+	ks_store_close_db(s);
+}
+
+__u64 ks_store_committed(const struct ks_store *s)
+{
+	return s ? s->committed : 0;
+}
+
+sqlite3 *ks_store_db(struct ks_store *s)
+{
+	return s->db;
+}
+
+/* ---- rows ---- */
+
+void ks_store_row_read(sqlite3_stmt *st, struct ks_row *r)
+{
+	int n = sqlite3_column_count(st);
+
+	ks_row_clear(r);
+	for (int i = 0; i < n; i++) {
+		int c = ks_col_find(sqlite3_column_name(st, i));
+
+		if (c < 0 || sqlite3_column_type(st, i) == SQLITE_NULL)
+			continue;
+		if (ks_cols[c].type == KS_COL_TEXT)
+			ks_row_set_str(r, c, (const char *)sqlite3_column_text(st, i));
+		else
+			ks_row_set_num(r, c, sqlite3_column_int64(st, i));
+	}
+}
+
+static int begin(struct ks_store *s)
+{
+	int rc;
+
+	if (s->in_tx)
+		return 0;
+	rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return sql_err(s->db, rc, "can't begin a transaction");
+	s->in_tx = true;
+	s->pending = 0;
+	clock_gettime(CLOCK_MONOTONIC, &s->first);
+	return 0;
+}
+
+/* The id of binary @path in table binaries, added (first seen at @ts) in
+ * the open transaction when new; 0 when it can't be. Ids are cached; the
+ * cache is forgotten when a transaction is rolled back. */
+static sqlite3_int64 bin_id(struct ks_store *s, const char *path, sqlite3_int64 ts)
+{
+	__u64 h = 1469598103934665603ULL;
+	struct bin_slot *b;
+	sqlite3_int64 id = 0;
+
+	for (const char *p = path; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	b = &s->bins[h % (sizeof(s->bins) / sizeof(s->bins[0]))];
+	if (b->path && b->hash == h && !strcmp(b->path, path))
+		return b->id;
+	sqlite3_bind_text(s->bin_get, 1, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(s->bin_get) == SQLITE_ROW)
+		id = sqlite3_column_int64(s->bin_get, 0);
+	sqlite3_reset(s->bin_get);
+	if (!id) {
+		sqlite3_bind_text(s->bin_add, 1, path, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s->bin_add, 2, ts);
+		if (sqlite3_step(s->bin_add) == SQLITE_DONE)
+			id = sqlite3_last_insert_rowid(s->db);
+		sqlite3_reset(s->bin_add);
+		if (!id)
+			return 0;
+	}
+	free(b->path);
+	b->path = strdup(path);
+	b->hash = h;
+	b->id = id;
+	return id;
+}
+
+int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
+{
+	enum ks_tab tab = ks_schema_tab(ks_row_str(r, KS_COL_KIND));
+	sqlite3_stmt *st = s->ins[tab];
+	sqlite3_int64 bin = 0;
+	int rc, err;
+
+	if ((err = begin(s)))
+		return err;
+	/* ts is the row key, so each table is in time order and time ranges
+	 * need no index; it is unique across tables: a record that ties or
+	 * predates the newest row (ring buffer order across CPUs, a clock
+	 * stepped back) is stored 1 ns after it. */
+	__s64 ts = ks_row_num(r, KS_COL_TS);
+
+	s->last_ts = ts > s->last_ts ? ts : s->last_ts + 1;
+	if (tab == KS_TAB_EXEC) {
+		__s64 day = s->last_ts / DAY_NS;
+
+		if (s->exec_rows && !s->exec_full &&
+		    (day != s->exec_day || s->exec_rows >= KS_EXEC_CHUNK_ROWS)) {
+			if ((err = exec_roll(s)) || (err = begin(s)))
+				return err;
+			st = s->ins[tab];
+		}
+		if (!s->exec_rows)
+			s->exec_day = day;
+		const char *binary = ks_row_str(r, KS_COL_BINARY);
+
+		if (*binary && !(bin = bin_id(s, binary, s->last_ts)))
+			return sql_err(s->db, sqlite3_errcode(s->db), "can't store an event's binary");
+	}
+	ks_schema_bind(st, tab, r, s->last_ts, bin);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return sql_err(s->db, rc, "can't store an event");
+	s->exec_rows += tab == KS_TAB_EXEC;
+	if (++s->pending >= KS_STORE_BATCH) {
+		rc = ks_store_commit(s);
+		return rc < 0 ? rc : 0;
+	}
+	return 0;
+}
+
+int ks_store_add(struct ks_store *s, const void *rec, size_t len, __s64 boot_to_real)
+{
+	struct ks_row r;
+	int err = ks_row_decode(rec, len, boot_to_real, &r);
+
+	return err ? err : ks_store_add_row(s, &r);
+}
+
+int ks_store_abort(struct ks_store *s)
+{
+	int n = s->pending;
+
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	bins_forget(s);		/* ids added in the transaction are gone */
+	s->in_tx = false;
+	s->pending = 0;
+	return n;
+}
+
+int ks_store_commit(struct ks_store *s)
+{
+	int rc, n = s->pending;
+
+	if (!s->in_tx)
+		return 0;
+	s->in_tx = false;
+	s->pending = 0;
+	rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	if (rc == SQLITE_OK) {
+		s->committed += n;
+		return n;
+	}
+	/* The batch is gone either way; leave no transaction open. */
+	char what[64];
+	snprintf(what, sizeof(what), "can't commit %d events", n);
+	int err = sql_err(s->db, rc, what);
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	bins_forget(s);
+	return err;
+}
+
+int ks_store_pending(struct ks_store *s, long *age_ms)
+{
+	struct timespec now;
+
+	*age_ms = 0;
+	if (!s->in_tx)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	*age_ms = (now.tv_sec - s->first.tv_sec) * 1000 + (now.tv_nsec - s->first.tv_nsec) / 1000000;
+	return s->pending;
+}
+
+/* Delete by @sql (one int64 parameter) in chunks, each its own
+ * transaction, so that readers and the writer are never held up long. */
+static long delete_chunks(struct ks_store *s, const char *sql, sqlite3_int64 arg, long max)
+{
+	sqlite3_stmt *st;
+	long total = 0;
+	int rc;
+
+	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_err(s->db, rc, "can't apply retention");
+	for (;;) {
+		sqlite3_bind_int64(st, 1, arg);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			break;
+		int n = sqlite3_changes(s->db);
+		total += n;
+		if (n == 0 || (max && total >= max))
+			break;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_err(s->db, rc, "can't apply retention");
+	return total;
+}
+
+/* Delete the rows older than @cut from every table, in chunks. Exec
+ * chunks and a version 1 table left empty are dropped. */
+static long delete_before(struct ks_store *s, sqlite3_int64 cut)
+{
+	const char *tabs[KS_SCHEMA_TABLES_MAX];
+	int n = ks_schema_tables(s->db, tabs, KS_SCHEMA_TABLES_MAX), rc;
+	long total = 0, d;
+	char sql[160];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE ts IN (SELECT ts FROM %s "
+			 "WHERE ts < ?1 ORDER BY ts LIMIT 20000)", tabs[i], tabs[i]);
+		if ((d = delete_chunks(s, sql, cut, 0)) < 0)
+			return d;
+		total += d;
+	}
+	if (total && (rc = schema_tx(s->db, ks_schema_prune)) != SQLITE_OK)
+		return sql_err(s->db, rc, "can't drop emptied tables");
+	if (total && (rc = exec_prepare(s)) != SQLITE_OK)
+		return sql_err(s->db, rc, "can't drop emptied tables");
+	return total;
+}
+
+static void add_rows(void *arg, const char *kind, long long n)
+{
+	(void)kind;
+	*(long long *)arg += n;
+}
+
+long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes)
+{
+	long long pages = 0, freep = 0, psize = 4096, nrows = 0, cut = 0;
+	long total = 0, n;
+	struct timespec now;
+	int rc;
+
+	if (s->in_tx && (rc = ks_store_commit(s)) < 0)
+		return rc;
+	if (keep_ns) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		cut = (sqlite3_int64)now.tv_sec * 1000000000LL + now.tv_nsec - keep_ns;
+		if ((n = delete_before(s, cut)) < 0)
+			return n;
+		total += n;
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(s->db, "DELETE FROM losses WHERE ts < ?1", -1, &st, NULL) == SQLITE_OK) {
+			sqlite3_bind_int64(st, 1, cut);
+			sqlite3_step(st);
+			sqlite3_finalize(st);
+		}
+	}
+	if (max_bytes) {
+		if (pragma_int(s->db, "PRAGMA page_count", &pages) != SQLITE_OK ||
+		    pragma_int(s->db, "PRAGMA freelist_count", &freep) != SQLITE_OK ||
+		    pragma_int(s->db, "PRAGMA page_size", &psize) != SQLITE_OK)
+			return sql_err(s->db, SQLITE_ERROR, "can't measure the store");
+		long long used = (pages - freep) * psize;
+		if ((__u64)used > max_bytes * 9 / 10) {
+			/* Free a fifth of the rows (oldest first, across the
+			 * tables): freed pages are reused, so the file stops
+			 * growing near the cap. */
+			ks_schema_count(s->db, add_rows, &nrows);
+			sqlite3_stmt *st;
+			rc = sqlite3_prepare_v2(s->db, "SELECT ts FROM events ORDER BY ts LIMIT 1 OFFSET ?1",
+						-1, &st, NULL);
+			if (rc != SQLITE_OK)
+				return sql_err(s->db, rc, "can't apply retention");
+			sqlite3_bind_int64(st, 1, nrows / 5);
+			cut = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) + 1 : 0;
+			sqlite3_finalize(st);
+			if (cut && (n = delete_before(s, cut)) < 0)
+				return n;
+			total += cut ? n : 0;
+		}
+	}
+	return total;
+}
+
+int ks_store_count_kinds(struct ks_store *s, void (*fn)(void *arg, const char *kind, long long n),
+			 void *arg)
+{
+	int rc = ks_schema_count(s->db, fn, arg);
+
+	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't count the events");
+}
+
+int ks_store_note_clock(struct ks_store *s, __s64 boot_to_real)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = sqlite3_prepare_v2(s->db, "INSERT INTO clock(since, boot_to_real) VALUES(?, ?)",
+				-1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, s->last_ts);
+		sqlite3_bind_int64(st, 2, boot_to_real);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't record the clock");
+}
+
+int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored)
+{
+	struct timespec now;
+	sqlite3_stmt *st;
+	int rc;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	rc = sqlite3_prepare_v2(s->db, "INSERT INTO losses(ts, kind, lost, unstored) VALUES(?,?,?,?)",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_err(s->db, rc, "can't record losses");
+	for (int k = 0; k < KS_EV_KIND_MAX; k++) {
+		const char *name = k ? ks_kind_name(k) : "all";
+
+		if (!name || (k && !lost[k]))
+			continue;
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)now.tv_sec * 1000000000LL + now.tv_nsec);
+		sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, k ? lost[k] : 0);
+		sqlite3_bind_int64(st, 4, k ? 0 : unstored);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_err(s->db, rc, "can't record losses");
+}
+
+const char *ks_store_path(const char *opt)
+{
+	static struct ks_config cfg;
+	const char *env = getenv("KSHIELD_STORE");
+
+	if (opt)
+		return opt;
+	if (env && *env)
+		return env;
+	ks_config_defaults(&cfg);
+	if (ks_config_load(&cfg, KS_CONFIG_DEFAULT, false))
+		ks_config_defaults(&cfg);	/* a broken config is the agent's to report */
+	return cfg.store;
+}

@@ -1,0 +1,99 @@
+/* store.h - kshield's event store: one SQLite database (WAL) holding every
+ * record the monitor and the shields sent, one row per record.
+ *
+ * View `events` (one row per record; unused columns are NULL), what hunts
+ * and every reader query: the columns of the event table (events.h: ts,
+ * the row key, unique: ties are stored 1 ns apart; kind; pid the process,
+ * tid the thread; ...; detail, a JSON object with the rest of the record),
+ * then rowid (= ts, for readers of the version 1 table).
+ * It is a UNION ALL over one table per frequent kind (ev_exit, ev_connect,
+ * ev_accept, ev_listen, ev_flow; execs in day chunks ev_exec, ev_exec_1,
+ * ..., each indexed on its binary once its day is over) and ev_other for
+ * the rest (store_schema.c); INSERT and DELETE on it reach the right table. Queries
+ * with ORDER BY ts (ts selected) merge the tables; aggregates over the
+ * view read every row: ask for `ORDER BY ts DESC LIMIT 1`, not max(ts).
+ * Table `binaries` (id, path, first): each binary and its first exec.
+ * Table `clock` (since, boot_to_real): see ks_store_note_clock().
+ * Table `losses` (ts, kind, lost, unstored): running totals the agent
+ * records whenever they change.
+ *
+ * A store is recognised by PRAGMA application_id = KS_STORE_APP_ID and its
+ * schema version by PRAGMA user_version; a newer one is refused, an older
+ * one is migrated by the agent when it opens it: a version 1 store's one
+ * table `events` becomes one more arm of the view until retention empties
+ * it; version 2 and older columns pid (the thread) and tgid (the process)
+ * are renamed tid and pid. A reader (RDONLY) of a store not migrated yet
+ * sees today's columns through a temporary view.
+ */
+#ifndef KSHIELD_STORE_H
+#define KSHIELD_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include <sqlite3.h>
+#include <kshield/event.h>
+#include "events.h"
+
+#define KS_STORE_APP_ID		0x6b736864	/* "kshd" */
+#define KS_STORE_VERSION	3
+#define KS_STORE_BATCH		8192		/* rows per transaction at most */
+#define KS_STORE_BATCH_MS	500		/* ... and at most this old */
+
+struct ks_store;
+
+enum {
+	KS_STORE_RDONLY = 1,	/* events, hunt, stats */
+	KS_STORE_CREATE = 2,	/* agent: create the file and schema if absent */
+};
+
+/* Open @path. Returns 0 or a negative errno with one line recorded:
+ * -ENOENT no such file (RDONLY), -EMEDIUMTYPE not a kshield store,
+ * -EPROTO newer schema, -EBADMSG corrupt, -EBUSY locked, -EACCES. */
+int ks_store_open(struct ks_store **out, const char *path, int flags);
+void ks_store_close(struct ks_store *s);
+sqlite3 *ks_store_db(struct ks_store *s);
+
+/* Queue one ring-buffer record (struct ks_hdr first) for the current
+ * transaction; @boot_to_real is added to its CLOCK_BOOTTIME timestamp.
+ * Commits by itself when the batch is full. Returns 0, or a negative
+ * errno when the row (and, on a failed commit, its batch) was not stored. */
+int ks_store_add(struct ks_store *s, const void *rec, size_t len, __s64 boot_to_real);
+/* Queue one decoded row (events.h) for the current transaction. */
+int ks_store_add_row(struct ks_store *s, const struct ks_row *r);
+/* Roll back the open transaction; returns the rows dropped with it. */
+int ks_store_abort(struct ks_store *s);
+/* Commit the open transaction; returns rows committed or a negative errno
+ * (the batch is then lost and counted by the caller). */
+int ks_store_commit(struct ks_store *s);
+/* Rows committed since the store was opened. */
+__u64 ks_store_committed(const struct ks_store *s);
+/* Rows queued in the open transaction, and age of the oldest in ms. */
+int ks_store_pending(struct ks_store *s, long *age_ms);
+/* Delete rows older than @keep_ns (0 = no age limit) and the oldest rows
+ * while the database uses more than @max_bytes (0 = no cap). Returns rows
+ * deleted or a negative errno. */
+long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes);
+/* Record the CLOCK_BOOTTIME -> CLOCK_REALTIME offset in table `clock`
+ * (since, boot_to_real): exec ids are boot-time stamps, so an exec's row is
+ * found by time (its ts is about (exec_id >> 8) + boot_to_real) without an
+ * index on exec_id. The agent records it at start and when it moves. */
+int ks_store_note_clock(struct ks_store *s, __s64 boot_to_real);
+/* Rows per kind (@fn may be called more than once for a kind: add them
+ * up), counted table by table: a GROUP BY over the view would build every
+ * row. Returns 0 or a negative errno. */
+int ks_store_count_kinds(struct ks_store *s, void (*fn)(void *arg, const char *kind, long long n),
+			 void *arg);
+/* Record loss totals (per kind lost in the ring buffer; unstored rows). */
+int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored);
+
+/* Read the current row of @st (a SELECT over `events`) into @r: the
+ * columns of the event table it has, by name; NULLs are left unset. */
+void ks_store_row_read(sqlite3_stmt *st, struct ks_row *r);
+
+/* Store path: --store, else $KSHIELD_STORE, else the config's, else the
+ * default. */
+const char *ks_store_path(const char *opt);
+
+#endif
