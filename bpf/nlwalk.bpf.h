@@ -93,8 +93,7 @@ struct {
 /* A zeroed walk state for the current task, or NULL (callers fail closed). */
 static __always_inline struct nlw *nlw_get(void)
 {
-	struct nlw *w = bpf_task_storage_get(&nlw_state, bpf_get_current_task_btf(), 0,
-					     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct nlw *w = ks_task_storage_get(&nlw_state, BPF_LOCAL_STORAGE_GET_F_CREATE);
 
 	if (w)
 		__builtin_memset(w, 0, sizeof(*w));
@@ -227,8 +226,13 @@ static long nlw_step(__u32 i, void *ctx)
 }
 
 /* Walk one buffer of @len bytes at @data. Returns 0 when the walk ended
- * (reached the end, or a hit), 1 when the step budget ran out first. */
-static __always_inline int nlw_walk(struct nlw *w, __u64 data, __u32 len, bool user)
+ * (reached the end, or a hit), 1 when the step budget ran out first.
+ * @noloop (a constant): for the *__noloop twin on kernels without bpf_loop
+ * (5.17; bpf/compat.bpf.h), a bounded loop of NLW_NOLOOP_STEPS headers:
+ * longer requests come back truncated, and guarded senders are refused. */
+#define NLW_NOLOOP_STEPS	128
+static __always_inline int nlw_walk_(struct nlw *w, __u64 data, __u32 len, bool user,
+				     bool noloop)
 {
 	w->data = data;
 	w->len = len;
@@ -238,9 +242,16 @@ static __always_inline int nlw_walk(struct nlw *w, __u64 data, __u32 len, bool u
 	w->done = 0;
 	struct nlw_ref r = { .w = w };
 
-	bpf_loop(NLW_STEPS, nlw_step, &r, 0);
+	if (noloop) {
+		for (__u32 i = 0; i < NLW_NOLOOP_STEPS; i++)
+			if (nlw_step(i, &r))
+				break;
+	} else {
+		bpf_loop(NLW_STEPS, nlw_step, &r, 0);
+	}
 	return !(w->done || w->hit || w->fault);
 }
+#define nlw_walk(w, data, len, user) nlw_walk_(w, data, len, user, false)
 
 /* The sock behind descriptor @fd of the current task when it is a netlink
  * socket, else NULL. For the tracepoint fallbacks, which only get the fd. */
@@ -367,7 +378,8 @@ static __always_inline bool nlw_guarded(struct sock *sk, int protocol)
 /* The LSM variant's verdict on one send: walk the kernel copy of the
  * request, refuse a hit, and fail closed on a request that could not be
  * walked whole (or no walk state). */
-static __always_inline int nlw_lsm_send(struct sock *sk, struct sk_buff *skb, int protocol)
+static __always_inline int nlw_lsm_send(struct sock *sk, struct sk_buff *skb, int protocol,
+					bool noloop)
 {
 	struct nlw *w;
 	int truncated;
@@ -377,8 +389,8 @@ static __always_inline int nlw_lsm_send(struct sock *sk, struct sk_buff *skb, in
 	w = nlw_get();
 	if (!w)
 		return ks_refuse("netlink_send", 0, 0, 0, NLW_UNPARSED) ? -EPERM : 0;
-	truncated = nlw_walk(w, (__u64)(long)BPF_CORE_READ(skb, data),
-			     BPF_CORE_READ(skb, len), false);
+	truncated = nlw_walk_(w, (__u64)(long)BPF_CORE_READ(skb, data),
+			      BPF_CORE_READ(skb, len), false, noloop);
 	if (!w->hit && !truncated && !w->fault)
 		return 0;
 	return ks_refuse("netlink_send", w->msg_type, w->arg, w->hit,
@@ -548,7 +560,12 @@ static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 fla
 #define NLW_LSM_PROGRAM(protocol)					\
 KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *skb) \
 {									\
-	return nlw_lsm_send(sk, skb, protocol);				\
+	return nlw_lsm_send(sk, skb, protocol, false);			\
+}									\
+SEC("lsm/netlink_send")							\
+int BPF_PROG(lsm__netlink_send__noloop, struct sock *sk, struct sk_buff *skb) \
+{									\
+	return nlw_lsm_send(sk, skb, protocol, true);			\
 }
 
 /* Coverage of the trigger paths every netlink shield's test registers

@@ -19,7 +19,8 @@
 # apt.conf.d, proxies included, still applies). `apt-get update` of that
 # index runs when it is missing, older than a day ($KSHIELD_MATRIX_INDEX_AGE
 # seconds), or once when a package is not found; under a lock, so parallel
-# fetches share one update. bookworm is the default release (busybox-static
+# fetches share one update. A package already unpacked since the last update
+# is found by name without asking apt (KSHIELD_MATRIX_UPDATE=1 asks anyway). bookworm is the default release (busybox-static
 # and other unversioned packages come from it).
 #
 # From 6.19 on Debian splits a kernel: linux-image-KVER is only a dependency
@@ -48,8 +49,22 @@ die() { echo "fetch: $pkg ($darch): $*" >&2; exit 1; }
 
 mkdir -p "$cache/debs" "$cache/unpacked" "$cache/apt"
 
-# --- The matrix's own apt configuration --------------------------------------
 aptd=$cache/apt
+# Warm cache: the tree fetched for this name while the index was as it is
+# now (by-name/ is written after each unpack; an index update newer than
+# the entry sends the name through apt again). apt-cache over seven suites
+# costs 5-40 s of a loaded 2-core machine per call; this costs nothing.
+byname=$cache/unpacked/by-name/$darch/$pkg
+if [ -z "${KSHIELD_MATRIX_UPDATE:-}" ] && [ -f "$byname" ] &&
+	! [ "$aptd/lists/.updated" -nt "$byname" ]; then
+	dir=$(cat "$byname")
+	if [ -f "$dir/.unpacked" ]; then
+		echo "$dir"
+		exit 0
+	fi
+fi
+
+# --- The matrix's own apt configuration --------------------------------------
 # The mirrors the machine's own sources name (Debian's and its security
 # archive), deb.debian.org when they name none.
 mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
@@ -144,7 +159,9 @@ sha=$(awk '/^SHA256:/ { print $2; exit }' <<<"$info")
 [ -n "$sha" ] || die "package index has no SHA256"
 dir=$cache/unpacked/$pkg-${sha:0:12}
 
+remember() { mkdir -p "${byname%/*}" && echo "$dir" >"$byname.$$" && mv "$byname.$$" "$byname"; }
 if [ -f "$dir/.unpacked" ]; then
+	remember
 	echo "$dir"
 	exit 0
 fi
@@ -175,4 +192,5 @@ done
 touch "$dir.tmp/.unpacked"
 rm -rf "$dir"
 mv "$dir.tmp" "$dir"
+remember
 echo "$dir"

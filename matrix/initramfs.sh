@@ -94,7 +94,7 @@ declare -A seen=()
 # In the metadata's order (a module may need one listed before it at init,
 # beyond what modules.dep knows), each name once.
 for m in $(for o in "${objs[@]}"; do modules_of "$o"; done | awk '!seen[$0]++'); do
-	if ! deps=$(modprobe -d "$mroot" -S "$kver" --show-depends "$m" 2>/dev/null); then
+	if [ "$mroot" = - ] || ! deps=$(modprobe -d "$mroot" -S "$kver" --show-depends "$m" 2>/dev/null); then
 		echo "$m" >>"$stage/etc/kshield/modules.missing"
 		continue
 	fi
@@ -116,7 +116,7 @@ for m in $(for o in "${objs[@]}"; do modules_of "$o"; done | awk '!seen[$0]++');
 done
 # modules.dep for what is in the image, so a request_module() in the guest
 # (crypto templates, netfilter families) finds busybox modprobe's way.
-cp "$mroot/$mdir"/modules.builtin* "$mroot/$mdir/modules.order" "$stage/$mdir/" 2>/dev/null || true
+[ "$mroot" = - ] || cp "$mroot/$mdir"/modules.builtin* "$mroot/$mdir/modules.order" "$stage/$mdir/" 2>/dev/null || true
 depmod -b "$stage" "$kver"
 
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$out.tmp"

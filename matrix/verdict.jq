@@ -1,9 +1,10 @@
 # verdict.jq - the matrix's pass/fail rule over results.json, for `jq -e`:
 # true (exit 0) unless a row failed, a check of the matrix did not hold, or
 # a trigger path went through on a variant that claims to prevent it (held
-# here too, whatever a row's status says). "unprotected", "partial" and
+# here too, whatever a row's status says; not on check rows: the broken
+# fixture goes through by design). "unprotected", "partial" and
 # "n/a" rows do not fail the matrix, and are not passes.
 all(.[]; .status != "fail" and .status != "check-failed")
-and all(.[]; [.paths[]? | select(.coverage == "prevents" and
+and all(.[] | select(.check == null); [.paths[]? | select(.coverage == "prevents" and
                                  (.enforce == "passed" or .enforce == "effect"
                                   or .enforce == "no-effect"))] | length == 0)

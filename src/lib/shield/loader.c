@@ -481,8 +481,10 @@ static int try_variant(const char *path, const void *buf, size_t len,
 		}
 		if (!l) {
 			err = -errno;
+			/* 524 (ENOTSUPP): no BPF trampoline here (arm64 before 6.0) */
 			snprintf(try->why, sizeof(try->why), "%s: attach: %s",
-				 bpf_program__name(prog), strerror(-err));
+				 bpf_program__name(prog), err == -524 ?
+				 "this kernel has no BPF trampolines (ENOTSUPP)" : strerror(-err));
 			goto out;
 		}
 		if ((err = links_add(&links, l, -1))) {
