@@ -3,7 +3,7 @@
  * for every kernel from 5.10 on: each choice is made at load time, by CO-RE
  * (libbpf rewrites the check into a constant and the verifier drops the
  * branch not taken), never by a separate build. The user-space half
- * (src/compat.c) fits maps to the kernel before the load and names what a
+ * (src/lib/kernel/compat.c) fits maps to the kernel before the load and names what a
  * program needs and cannot get.
  *
  *   ks_task_storage_get(map, flags)   task local storage of the current task

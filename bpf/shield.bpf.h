@@ -45,7 +45,7 @@
  *   modules (kernel modules the test needs, loaded in the order given; one
  *   neither loaded nor built in makes a test whose trigger fails n/a),
  *   prevents_<v> and detects_<v> (comma lists of the test's trigger path
- *   names, src/selftest.h: the paths variant <v> refuses before the
+ *   names, src/lib/selftest/selftest.h: the paths variant <v> refuses before the
  *   exploit's effect, and those it only sees, e.g. kills after the call;
  *   a path in neither is "not covered" by <v> and its test row partial),
  *   requires_<v> (kernel features variant <v> is pointless without; the
