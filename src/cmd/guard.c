@@ -342,7 +342,7 @@ static void open_attempts(struct selftest *t)
 	void *kp = NULL;
 	int fd, ro, rc, e;
 
-	ks_pin_path(path, sizeof(path), "%s/cfg", KS_PIN_GUARD);
+	ks_pin_path(path, sizeof(path), KS_PIN_GUARD "/" KS_PIN_CFG);
 	ro = ks_pin_open_ro(path);
 	check(t, "read-only open of a kshield map allowed", ro >= 0, "%s",
 	      ro >= 0 ? "opened" : strerror(errno));
@@ -362,7 +362,7 @@ static void open_attempts(struct selftest *t)
 		close(ro);
 
 	/* A link id from the guard's own list (readable by anyone). */
-	ks_pin_path(path, sizeof(path), "%s/ids", KS_PIN_GUARD);
+	ks_pin_path(path, sizeof(path), KS_PIN_GUARD "/" KS_PIN_IDS);
 	ro = ks_pin_open_ro(path);
 	while (ro >= 0 && !link_id && !bpf_map_get_next_key(ro, kp, &next)) {
 		k = next;
@@ -380,7 +380,7 @@ static void open_attempts(struct selftest *t)
 			close(fd);
 		attempt(t, "open a kshield link by id", fd, e);
 	}
-	ks_pin_path(path, sizeof(path), "%s/link_common__exit", KS_PIN_GUARD);
+	ks_pin_path(path, sizeof(path), KS_PIN_GUARD "/" KS_PIN_LINK "common__exit");
 	fd = bpf_obj_get(path);
 	e = errno;
 	if (fd >= 0)
@@ -409,6 +409,8 @@ static void *flipper(void *arg)
 	return NULL;
 }
 
+#define RACE_WRITES 20000
+
 static void race_attempt(struct selftest *t)
 {
 	struct race r = { .n = -1 };
@@ -419,7 +421,7 @@ static void race_attempt(struct selftest *t)
 	long tries = 0;
 	int ro;
 
-	ks_pin_path(path, sizeof(path), "%s/cfg", KS_PIN_GUARD);
+	ks_pin_path(path, sizeof(path), KS_PIN_GUARD "/" KS_PIN_CFG);
 	ro = ks_pin_open_ro(path);
 	r.target = bpf_obj_get(path);	/* writable where the guard allows it */
 	if (r.target < 0)
@@ -435,7 +437,10 @@ static void race_attempt(struct selftest *t)
 		goto out;
 	}
 	cfg.enabled = 0;
-	for (double t0 = now_s(); now_s() - t0 < 1.5; tries++) {
+	/* At most RACE_WRITES: each refused write is a tamper record, and the
+	 * ring buffer (read only at the end, once the agent is gone) must keep
+	 * room for the attempts that follow. The old guard lost within 1500. */
+	for (double t0 = now_s(); now_s() - t0 < 1.5 && tries < RACE_WRITES; tries++) {
 		bpf_map_update_elem(r.n, &zero, &cfg, 0);
 		if (!bpf_map_lookup_elem(ro, &zero, &now) && !now.enabled)
 			break;
@@ -489,7 +494,7 @@ static void cgroup_attempts(struct selftest *t, pid_t agent, char cgs[2][PATH_MA
 	int fd, rc, e;
 
 	if (!root) {
-		printf("guard selftest: no cgroup2 mount: cgroup checks not run\n");
+		fprintf(stderr, "guard selftest: no cgroup2 mount: cgroup checks not run\n");
 		return;
 	}
 	snprintf(pid, sizeof(pid), "%d", agent);
@@ -516,7 +521,7 @@ static void cgroup_attempts(struct selftest *t, pid_t agent, char cgs[2][PATH_MA
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.kill", cgs[0]);
 	if (access(path, F_OK)) {
-		printf("guard selftest: no cgroup.kill on this kernel (before 5.14): not tried\n");
+		fprintf(stderr, "guard selftest: no cgroup.kill on this kernel (before 5.14): not tried\n");
 		return;
 	}
 	rc = write_file(path, "1");
