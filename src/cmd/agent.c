@@ -33,6 +33,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cli.h"
+#include "sockaddr.h"
 #include "config.h"
 #ifndef KSHIELD_STATIC
 #include "fleet_agent.h"	/* --fleet: desired shields from NATS, events out */
@@ -310,45 +311,6 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
 	return ret;
 }
 
-/* "127.0.0.1:9477", "[::1]:9477", ":9477" (every address). */
-static int metrics_addr(const char *spec, struct sockaddr_storage *ss)
-{
-	char host[128];
-	const char *colon = strrchr(spec, ':');
-	char *end;
-	long port;
-
-	memset(ss, 0, sizeof(*ss));
-	if (!colon || (size_t)(colon - spec) >= sizeof(host))
-		goto bad;
-	port = strtol(colon + 1, &end, 10);
-	if (*end || end == colon + 1 || port < 1 || port > 65535)
-		goto bad;
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-		host[strlen(host) - 1] = '\0';
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1)
-			goto bad;
-		return 0;
-	}
-	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-
-	s4->sin_family = AF_INET;
-	s4->sin_port = htons(port);
-	if (!host[0])
-		return 0;	/* INADDR_ANY */
-	if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
-		goto bad;
-	return 0;
-bad:
-	return ks_err(-EINVAL, "--metrics: '%s' is not ADDR:PORT (like 127.0.0.1:9477, "
-		      "[::1]:9477, or :9477 for every address)", spec);
-}
-
 /* Driven from the agent's loop (no thread of its own): a scrape reads the
  * agent's counters and store without locks, at most one tick late. A port
  * that is taken is reported and the agent goes on: metrics never stop it. */
@@ -359,7 +321,7 @@ static int metrics_serve(struct agent *a)
 
 	if (!a->cfg.metrics[0])
 		return 0;
-	if ((err = metrics_addr(a->cfg.metrics, &ss)))
+	if ((err = ks_addr_port_parse(a->cfg.metrics, "--metrics", &ss)))
 		return err;
 	a->http = MHD_start_daemon(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0,
 				   ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL,
@@ -763,7 +725,7 @@ int do_agent(int argc, char **argv)
 	{
 		struct sockaddr_storage ss;
 
-		if (a.cfg.metrics[0] && (err = metrics_addr(a.cfg.metrics, &ss)))
+		if (a.cfg.metrics[0] && (err = ks_addr_port_parse(a.cfg.metrics, "--metrics", &ss)))
 			return ks_report(err);
 	}
 #endif

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "cli.h"
+#include "sockaddr.h"
 #include "fleet_kv.h"
 #include "fleet_nats.h"
 #include "fleet_pg.h"
@@ -553,41 +554,6 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
 	return ret;
 }
 
-/* "127.0.0.1:9478" or "[::1]:9478" into @ss. */
-static int metrics_addr(const char *spec, struct sockaddr_storage *ss)
-{
-	char host[128];
-	const char *colon = strrchr(spec, ':');
-	char *end;
-	long port;
-
-	memset(ss, 0, sizeof(*ss));
-	if (colon && (size_t)(colon - spec) < sizeof(host)) {
-		port = strtol(colon + 1, &end, 10);
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
-		if (!*end && end != colon + 1 && port > 0 && port < 65536) {
-			struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-			size_t hl = strlen(host);
-
-			if (hl > 2 && host[0] == '[' && host[hl - 1] == ']') {
-				host[hl - 1] = '\0';
-				s6->sin6_family = AF_INET6;
-				s6->sin6_port = htons(port);
-				if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) == 1)
-					return 0;
-			} else {
-				s4->sin_family = AF_INET;
-				s4->sin_port = htons(port);
-				if (!host[0] || inet_pton(AF_INET, host, &s4->sin_addr) == 1)
-					return 0;
-			}
-		}
-	}
-	return ks_err(-EINVAL, "--metrics: '%s' is not ADDR:PORT (like 127.0.0.1:9478 or [::1]:9478)",
-		      spec);
-}
-
 static int do_help(void)
 {
 	fprintf(stderr,
@@ -650,7 +616,7 @@ int do_collect(int argc, char **argv)
 	if (!conninfo || batch <= 0 || workers < 1 || workers > MAX_WORKERS)
 		return ks_usage("usage: kshield collect --pg CONNINFO [--batch N] [--workers 1-%d] "
 				"[--retain-days D] [--drain] NATS", MAX_WORKERS);
-	if (metrics && (err = metrics_addr(metrics, &ss)))
+	if (metrics && (err = ks_addr_port_parse(metrics, "--metrics", &ss)))
 		return ks_report(err);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
