@@ -143,13 +143,14 @@ $(BUILD)/tests/kshield-tests: $(TEST_SRCS) $(wildcard tests/*.h)
 	$(Q)$(CC) $(CFLAGS) -Itests $(TEST_SRCS) -lcriterion -ljson-c -lsqlite3 -lbpf -o $@
 
 # Unit tests of the library's pure functions (tests/unit/*.c): linked
-# against libkshield.a, not the binary; no kernel, no root needed.
+# against libkshield.a, not the binary (plus cli.o, the option parser every
+# command uses); no kernel, no root needed.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-$(BUILD)/tests/unit-tests: $(UNIT_SRCS) $(BUILD)/libkshield.a
+$(BUILD)/tests/unit-tests: $(UNIT_SRCS) $(BUILD)/obj/src/cmd/cli.o $(BUILD)/libkshield.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(UNIT_SRCS) $(BUILD)/libkshield.a -lcriterion $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(UNIT_SRCS) $(BUILD)/obj/src/cmd/cli.o $(BUILD)/libkshield.a -lcriterion $(LDLIBS) -o $@
 
 test-unit: $(BUILD)/tests/unit-tests
 	$(Q)$(BUILD)/tests/unit-tests --jobs 1

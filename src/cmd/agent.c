@@ -36,7 +36,7 @@
 #include "sockaddr.h"
 #include "config.h"
 #ifndef KSHIELD_STATIC
-#include "fleet_agent.h"	/* --fleet: desired shields from NATS, events out */
+#include "fleet_cli.h"	/* --fleet: desired shields from NATS, events out */
 #include <arpa/inet.h>
 #include <microhttpd.h>		/* --metrics: /metrics over HTTP */
 #endif
@@ -669,43 +669,28 @@ int do_agent(int argc, char **argv)
 	int err;
 #ifndef KSHIELD_STATIC
 	struct ks_fleet_agent_cfg fleet = { 0 };
-	bool fleet_on = false;
+	bool fleet_on;
 #endif
+	/* The agent's own options first: its --store is also the fleet's. */
+	const struct ks_opt opts[] = {
+		OPT_VAL("--config", &config), OPT_VAL("--store", &store), OPT_VAL("--keep", &keep),
+		OPT_VAL("--max-size", &maxsz), OPT_VAL("--json", &a.json_path),
+		OPT_VAL("--shields-dir", &dir), OPT_VAL("--socket-families", &families),
+		OPT_VAL("--flow-interval", &flow_iv), OPT_VAL("--metrics", &metrics),
+		OPT_VAL("--metrics-textfile", &textfile), OPT_FLAG("--check", &check),
+		OPT_FLAG("--no-shields", &a.no_shields), OPT_FLAG("--no-flow", &no_flow),
+#ifndef KSHIELD_STATIC
+		OPTS_FLEET_AGENT(&fleet),
+#endif
+		OPT_END
+	};
 
 	ks_log_set_prefix("kshield agent");
-	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i];
-		const char **val = !strcmp(o, "--config") ? &config :
-				   !strcmp(o, "--store") ? &store :
-				   !strcmp(o, "--keep") ? &keep :
-				   !strcmp(o, "--max-size") ? &maxsz :
-				   !strcmp(o, "--json") ? &a.json_path :
-				   !strcmp(o, "--shields-dir") ? &dir :
-				   !strcmp(o, "--socket-families") ? &families :
-				   !strcmp(o, "--flow-interval") ? &flow_iv :
-				   !strcmp(o, "--metrics") ? &metrics :
-				   !strcmp(o, "--metrics-textfile") ? &textfile : NULL;
-
-		if (!strcmp(o, "help") || !strcmp(o, "--help") || !strcmp(o, "-h"))
-			return agent_help();
-		if (!strcmp(o, "--check")) {
-			check = true;
-		} else if (!strcmp(o, "--no-shields")) {
-			a.no_shields = true;
-		} else if (!strcmp(o, "--no-flow")) {
-			no_flow = true;
-		} else if (val) {
-			if (i + 1 >= argc)
-				return ks_usage("%s needs a value", o);
-			*val = argv[++i];
+	if (!ks_opts_parse("agent", opts, argc, argv, 0, NULL, agent_help, &err))
+		return err;
 #ifndef KSHIELD_STATIC
-		} else if (ks_fleet_agent_parse_opt(&fleet, argc, argv, &i)) {
-			fleet_on |= !strcmp(o, "--fleet") || !strcmp(o, "--nats");
+	fleet_on = fleet.nats.urls != NULL;	/* --fleet or --nats */
 #endif
-		} else {
-			return ks_usage("agent: unknown argument '%s' (see 'kshield agent help')", o);
-		}
-	}
 	ks_config_defaults(&a.cfg);
 	if ((err = ks_config_load(&a.cfg, config ? config : KS_CONFIG_DEFAULT, config != NULL)))
 		return ks_report(err);

@@ -1,6 +1,7 @@
 /* cli.c - command dispatch by unambiguous prefix, error reporting, JSON
  * printing: the pieces every command file uses. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,12 +77,41 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	return match->fn(argc - 1, argv + 1);
 }
 
-static const struct ks_opt *opt_find(const struct ks_opt *opts, const char *name)
+static const struct ks_opt *opt_find(const struct ks_opt *opts, const char *name, size_t len)
 {
 	for (; opts->name; opts++)
-		if (!strcmp(opts->name, name))
+		if (strlen(opts->name) == len && !strncmp(opts->name, name, len))
 			return opts;
 	return NULL;
+}
+
+/* Store @v for option @o (spelled @a on the line); false after a usage error. */
+static bool opt_set(const char *cmd, const struct ks_opt *o, const char *a, const char *v, int *rc)
+{
+	char *end;
+	long n;
+
+	if (o->val) {
+		*o->val = v;
+	} else if (o->num) {
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (!*v || *end || errno || n < INT_MIN || n > INT_MAX) {
+			*rc = ks_usage("%s: %s takes a whole number, not '%s'", cmd, o->name, v);
+			return false;
+		}
+		*o->num = n;
+	} else if (o->list) {
+		if (*o->count >= o->max) {
+			*rc = ks_usage("%s: at most %d %s", cmd, o->max, o->name);
+			return false;
+		}
+		o->list[(*o->count)++] = v;
+	} else {
+		*rc = ks_usage("%s: %s takes no value ('%s')", cmd, o->name, a);
+		return false;
+	}
+	return true;
 }
 
 bool ks_opts_parse(const char *cmd, const struct ks_opt *opts, int argc, char **argv,
@@ -91,7 +121,7 @@ bool ks_opts_parse(const char *cmd, const struct ks_opt *opts, int argc, char **
 	int n = 0;
 
 	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], *eq;
 		const struct ks_opt *o;
 
 		if (options && (!strcmp(a, "help") || !strcmp(a, "--help") || !strcmp(a, "-h"))) {
@@ -103,17 +133,21 @@ bool ks_opts_parse(const char *cmd, const struct ks_opt *opts, int argc, char **
 			continue;
 		}
 		if (options && a[0] == '-' && a[1]) {
-			if (!(o = opt_find(opts, a))) {
+			eq = a[1] == '-' ? strchr(a, '=') : NULL;
+			if (!(o = opt_find(opts, a, eq ? (size_t)(eq - a) : strlen(a)))) {
 				*rc = ks_usage("%s: unknown option '%s' (see 'kshield %s help')", cmd, a, cmd);
 				return false;
 			}
-			if (o->flag) {
+			if (o->flag && !eq) {
 				*o->flag = true;
+			} else if (eq) {
+				if (!opt_set(cmd, o, a, eq + 1, rc))
+					return false;
 			} else if (i + 1 >= argc) {
 				*rc = ks_usage("%s: %s needs a value", cmd, a);
 				return false;
-			} else {
-				*o->val = argv[++i];
+			} else if (!opt_set(cmd, o, a, argv[++i], rc)) {
+				return false;
 			}
 			continue;
 		}

@@ -29,22 +29,31 @@ extern bool verbose;		/* -v: libbpf's debug log */
 int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	       int (*help)(int argc, char **argv));
 
-/* One option of a command: "--store" VALUE (@val) or "--kill" (@flag). */
+/* One option of a command: "--store" VALUE (@val), "--kill" (@flag), a
+ * whole number (@num), or a repeatable "--sites" VALUE (each value appended
+ * to @list, at most @max of them, their count in *@count). */
 struct ks_opt {
 	const char *name;	/* "--store"; a short alias is its own entry */
 	const char **val;	/* takes a value, stored here */
 	bool *flag;		/* or a flag, set to true */
+	int *num;		/* or a whole number (strict: "12", "-1"; not "12x") */
+	const char **list;	/* or a repeatable value: list[(*count)++] */
+	int *count;
+	int max;
 };
 #define OPT_VAL(n, p)	{ .name = (n), .val = (p) }
 #define OPT_FLAG(n, p)	{ .name = (n), .flag = (p) }
+#define OPT_INT(n, p)	{ .name = (n), .num = (p) }
+#define OPT_LIST(n, arr, cnt, mx)	{ .name = (n), .list = (arr), .count = (cnt), .max = (mx) }
 #define OPT_END		{ .name = NULL }
 
 /* A command's arguments against @opts (the last entry's name is NULL):
- * "help", "--help" and "-h" run @help; "--" ends the options; every other
- * word is positional and stays in @argv, in order, their count in @npos
- * (more than @maxpos is a usage error naming @cmd). Returns true to go on;
- * false when the command is to return *@rc now (help's status, or 2 after
- * a one-line usage error). */
+ * "help", "--help" and "-h" run @help; "--" ends the options; an option
+ * that takes a value takes the next word, or its own after '='
+ * ("--store=PATH"); every other word is positional and stays in @argv, in
+ * order, their count in @npos (more than @maxpos is a usage error naming
+ * @cmd). Returns true to go on; false when the command is to return *@rc
+ * now (help's status, or 2 after a one-line usage error). */
 bool ks_opts_parse(const char *cmd, const struct ks_opt *opts, int argc, char **argv,
 		   int maxpos, int *npos, int (*help)(void), int *rc);
 

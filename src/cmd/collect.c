@@ -23,7 +23,7 @@
 #include "cli.h"
 #include "sockaddr.h"
 #include "fleet_kv.h"
-#include "fleet_nats.h"
+#include "fleet_cli.h"
 #include "fleet_pg.h"
 #include "metrics.h"
 #include <arpa/inet.h>
@@ -592,27 +592,15 @@ int do_collect(int argc, char **argv)
 	natsStatus ns;
 	int64_t t0;
 	int err;
+	const struct ks_opt opts[] = {
+		OPTS_NATS(&no), OPT_VAL("--pg", &conninfo), OPT_INT("--batch", &batch),
+		OPT_INT("--workers", &workers), OPT_INT("--retain-days", &retain),
+		OPT_FLAG("--drain", &drain), OPT_VAL("--metrics", &metrics), OPT_END
+	};
 
-	for (int i = 0; i < argc; i++) {
-		if (ks_nats_parse_opt(&no, argc, argv, &i))
-			continue;
-		if (!strcmp(argv[i], "help"))
-			return do_help();
-		if (!strcmp(argv[i], "--pg") && i + 1 < argc)
-			conninfo = argv[++i];
-		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
-			batch = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--workers") && i + 1 < argc)
-			workers = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--retain-days") && i + 1 < argc)
-			retain = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--drain"))
-			drain = true;
-		else if (!strcmp(argv[i], "--metrics") && i + 1 < argc)
-			metrics = argv[++i];
-		else
-			return ks_usage("unknown argument '%s' for collect (see 'kshield collect help')", argv[i]);
-	}
+	if (!ks_opts_parse("collect", opts, argc, argv, 0, NULL, do_help, &err))
+		return err;
+	ks_nats_opts_env(&no);
 	if (!conninfo || batch <= 0 || workers < 1 || workers > MAX_WORKERS)
 		return ks_usage("usage: kshield collect --pg CONNINFO [--batch N] [--workers 1-%d] "
 				"[--retain-days D] [--drain] NATS", MAX_WORKERS);

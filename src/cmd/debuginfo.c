@@ -24,10 +24,8 @@
 
 static unsigned lookup_flags = KS_DEBUG_LOCAL;
 
-static int do_help(int argc, char **argv)
+static int debuginfo_help(void)
 {
-	(void)argc;
-	(void)argv;
 	fprintf(stderr,
 		"Usage: kshield debuginfo file PATH... [--debuginfod] [-j]\n"
 		"       kshield debuginfo pid PID [--debuginfod] [-j]\n"
@@ -40,18 +38,25 @@ static int do_help(int argc, char **argv)
 	return 0;
 }
 
-/* Drop --debuginfod from the arguments. */
-static int take_flags(int argc, char **argv)
+static int do_help(int argc, char **argv)
 {
-	int i, n = 0;
+	(void)argc;
+	(void)argv;
+	return debuginfo_help();
+}
 
-	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--debuginfod"))
-			lookup_flags &= ~KS_DEBUG_LOCAL;
-		else
-			argv[n++] = argv[i];
-	}
-	return n;
+/* @cmd's options (--debuginfod) out of @argv, at most @maxpos words left,
+ * their count in *@argc. false: return *@rc now (help, usage error). */
+static bool take_flags(const char *cmd, int *argc, char **argv, int maxpos, int *rc)
+{
+	bool debuginfod = false;
+	const struct ks_opt opts[] = { OPT_FLAG("--debuginfod", &debuginfod), OPT_END };
+
+	if (!ks_opts_parse(cmd, opts, *argc, argv, maxpos, argc, debuginfo_help, rc))
+		return false;
+	if (debuginfod)
+		lookup_flags &= ~KS_DEBUG_LOCAL;
+	return true;
 }
 
 /* One object's report: build ID, BTF, DWARF location. @open_path is what we
@@ -128,15 +133,15 @@ static int emit(struct json_object *list, struct json_object *top)
 
 static int do_file(int argc, char **argv)
 {
-	struct json_object *top = json_object_new_object(), *list = json_object_new_array();
-	int i;
+	struct json_object *top, *list;
+	int i, rc;
 
-	argc = take_flags(argc, argv);
-	if (argc < 1) {
-		json_object_put(top);
-		json_object_put(list);
+	if (!take_flags("debuginfo file", &argc, argv, argc, &rc))
+		return rc;
+	if (argc < 1)
 		return ks_usage("usage: kshield debuginfo file PATH...");
-	}
+	top = json_object_new_object();
+	list = json_object_new_array();
 	for (i = 0; i < argc; i++) {
 		char real[PATH_MAX];
 
@@ -161,7 +166,8 @@ static int do_pid(int argc, char **argv)
 	FILE *f;
 	int err;
 
-	argc = take_flags(argc, argv);
+	if (!take_flags("debuginfo pid", &argc, argv, 1, &err))
+		return err;
 	if (argc != 1)
 		return ks_usage("usage: kshield debuginfo pid PID");
 	if ((err = ks_parse_u64(argv[0], "pid", &pid)))
@@ -205,21 +211,17 @@ static int do_pid(int argc, char **argv)
 
 static int do_kernel(int argc, char **argv)
 {
-	struct json_object *top = json_object_new_object(), *list = json_object_new_array();
-	struct json_object *o = json_object_new_object();
+	struct json_object *top, *list, *o;
 	char id[KS_BUILD_ID_HEX] = "", path[PATH_MAX], dbg[PATH_MAX] = "";
 	const char *src = NULL;
 	struct utsname u;
 	int err;
 
-	argc = take_flags(argc, argv);
-	(void)argv;
-	if (argc) {
-		json_object_put(top);
-		json_object_put(list);
-		json_object_put(o);
-		return ks_usage("usage: kshield debuginfo kernel");
-	}
+	if (!take_flags("debuginfo kernel", &argc, argv, 0, &err))
+		return err;
+	top = json_object_new_object();
+	list = json_object_new_array();
+	o = json_object_new_object();
 	uname(&u);
 	if ((err = ks_kernel_build_id(id, sizeof(id)))) {
 		json_object_put(top);

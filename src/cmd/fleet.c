@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <sodium.h>
 #include "cli.h"
-#include "fleet_agent.h"
+#include "fleet_cli.h"
 #include "fleet_kv.h"
 #include "fleet_ship.h"
 #include "hunt_pg.h"
@@ -48,8 +48,11 @@ static int64_t parse_duration_ms(const char *s)
 
 static int open_fleet(struct ks_nats *n, struct ks_nats_opts *o)
 {
+	ks_nats_opts_env(o);
 	return ks_nats_open(n, o, true, false);
 }
+
+static int fleet_help(void);
 
 #define DEPLOY_MAX_SITES 64
 #define DEFAULT_EXPIRES_MS ((int64_t)30 * 86400000)	/* a desired record: 30 days */
@@ -241,12 +244,21 @@ static int do_deploy(int argc, char **argv)
 	const char *path = NULL, *hosts = "*", *group = "", *sigpath = NULL;
 	const char *key = getenv("KSHIELD_FLEET_KEY"), *keys = NULL;
 	int64_t expires = DEFAULT_EXPIRES_MS;
-	const char *sites[DEPLOY_MAX_SITES];
+	const char *sites[DEPLOY_MAX_SITES], *expires_s = NULL, *audit_first_s = NULL;
 	json_object *sites_arr = NULL;
-	int nsites = 0;
+	int nsites = 0, npos, rc;
 	int64_t audit_first = 0;
 	bool audit = false, force = false;
 	const char *pg = NULL, *since = "30d";
+	const struct ks_opt opts[] = {
+		OPTS_NATS(&no),
+		OPT_VAL("--hosts", &hosts), OPT_VAL("--group", &group), OPT_VAL("--sig", &sigpath),
+		OPT_VAL("--key", &key), OPT_VAL("--keys", &keys), OPT_VAL("--pg", &pg),
+		OPT_VAL("--since", &since), OPT_FLAG("--force", &force),
+		OPT_VAL("--expires", &expires_s), OPT_LIST("--sites", sites, &nsites, DEPLOY_MAX_SITES),
+		OPT_FLAG("--audit", &audit), OPT_VAL("--audit-first", &audit_first_s),
+		OPT_END
+	};
 	char sigdef[4096], shahex[65], *obj = NULL, *sig = NULL;
 	size_t len, slen;
 	struct ks_meta meta = { 0 };
@@ -256,45 +268,15 @@ static int do_deploy(int argc, char **argv)
 	int64_t version = 0;
 	int err;
 
-	for (int i = 0; i < argc; i++) {
-		if (ks_nats_parse_opt(&no, argc, argv, &i))
-			continue;
-		if (!strcmp(argv[i], "--hosts") && i + 1 < argc)
-			hosts = argv[++i];
-		else if (!strcmp(argv[i], "--group") && i + 1 < argc)
-			group = argv[++i];
-		else if (!strcmp(argv[i], "--sig") && i + 1 < argc)
-			sigpath = argv[++i];
-		else if (!strcmp(argv[i], "--key") && i + 1 < argc)
-			key = argv[++i];
-		else if (!strcmp(argv[i], "--keys") && i + 1 < argc)
-			keys = argv[++i];
-		else if (!strcmp(argv[i], "--pg") && i + 1 < argc)
-			pg = argv[++i];
-		else if (!strcmp(argv[i], "--since") && i + 1 < argc)
-			since = argv[++i];
-		else if (!strcmp(argv[i], "--force"))
-			force = true;
-		else if (!strcmp(argv[i], "--expires") && i + 1 < argc) {
-			if ((expires = parse_duration_ms(argv[++i])) <= 0)
-				return ks_usage("bad --expires duration '%s' (e.g. 30d, 12h)", argv[i]);
-		} else if (!strcmp(argv[i], "--sites") && i + 1 < argc) {
-			if (nsites == DEPLOY_MAX_SITES)
-				return ks_usage("at most %d --sites manifests", DEPLOY_MAX_SITES);
-			sites[nsites++] = argv[++i];
-		} else if (!strcmp(argv[i], "--audit"))
-			audit = true;
-		else if (!strcmp(argv[i], "--audit-first") && i + 1 < argc) {
-			audit_first = parse_duration_ms(argv[++i]);
-			if (audit_first <= 0)
-				return ks_usage("bad --audit-first duration '%s' (e.g. 30s, 10m)", argv[i]);
-		} else if (argv[i][0] == '-' || path)
-			return ks_usage(DEPLOY_USAGE);
-		else
-			path = argv[i];
-	}
-	if (!path)
+	if (!ks_opts_parse("fleet deploy", opts, argc, argv, 1, &npos, fleet_help, &rc))
+		return rc;
+	if (expires_s && (expires = parse_duration_ms(expires_s)) <= 0)
+		return ks_usage("bad --expires duration '%s' (e.g. 30d, 12h)", expires_s);
+	if (audit_first_s && (audit_first = parse_duration_ms(audit_first_s)) <= 0)
+		return ks_usage("bad --audit-first duration '%s' (e.g. 30s, 10m)", audit_first_s);
+	if (!npos)
 		return ks_usage(DEPLOY_USAGE);
+	path = argv[0];
 	if (!key)
 		return ks_usage("fleet deploy needs --key KEYFILE (a fleet signing key: agents refuse "
 				"unsigned desired state); make one with kshield shield keygen PREFIX");
@@ -554,17 +536,14 @@ static int do_fleet_status(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
 	const char *only = NULL;
+	const struct ks_opt opts[] = { OPTS_NATS(&no), OPT_END };
 	struct ks_nats n;
 	json_object *arr;
-	int err;
+	int err, npos;
 
-	for (int i = 0; i < argc; i++) {
-		if (ks_nats_parse_opt(&no, argc, argv, &i))
-			continue;
-		if (argv[i][0] == '-' || only)
-			return ks_usage("usage: kshield fleet status [SHIELD] NATS");
-		only = argv[i];
-	}
+	if (!ks_opts_parse("fleet status", opts, argc, argv, 1, &npos, fleet_help, &err))
+		return err;
+	only = npos ? argv[0] : NULL;
 	err = open_fleet(&n, &no);
 	if (err)
 		return ks_report(err);
@@ -607,29 +586,24 @@ static int do_fleet_status(int argc, char **argv)
 static int do_wait(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
-	const char *name = NULL, *want = "enforcing";
-	long count = -1;
+	const char *name = NULL, *want = "enforcing", *timeout_arg = NULL;
+	int count = -1;
 	double timeout_s = 60;
 	int64_t t0 = ks_now_ms();
+	const struct ks_opt opts[] = {
+		OPTS_NATS(&no), OPT_VAL("--status", &want), OPT_INT("--count", &count),
+		OPT_VAL("--timeout", &timeout_arg), OPT_END
+	};
 	struct ks_nats n;
-	int err;
+	int err, npos;
 
-	for (int i = 0; i < argc; i++) {
-		if (ks_nats_parse_opt(&no, argc, argv, &i))
-			continue;
-		if (!strcmp(argv[i], "--status") && i + 1 < argc)
-			want = argv[++i];
-		else if (!strcmp(argv[i], "--count") && i + 1 < argc)
-			count = atol(argv[++i]);
-		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
-			timeout_s = atof(argv[++i]);
-		else if (argv[i][0] == '-' || name)
-			return ks_usage("usage: kshield fleet wait SHIELD [--status S] [--count N] [--timeout SECONDS] NATS");
-		else
-			name = argv[i];
-	}
-	if (!name)
+	if (!ks_opts_parse("fleet wait", opts, argc, argv, 1, &npos, fleet_help, &err))
+		return err;
+	if (!npos)
 		return ks_usage("usage: kshield fleet wait SHIELD [--status S] [--count N] [--timeout SECONDS] NATS");
+	name = argv[0];
+	if (timeout_arg)
+		timeout_s = atof(timeout_arg);
 	err = open_fleet(&n, &no);
 	if (err)
 		return ks_report(err);
@@ -691,27 +665,23 @@ static int change(int argc, char **argv, enum change_op op)
 	struct ks_nats_opts no = { 0 };
 	const char *name = NULL, *key = getenv("KSHIELD_FLEET_KEY"), *keys = NULL;
 	int64_t expires = DEFAULT_EXPIRES_MS;
+	const char *expires_s = NULL;
+	const struct ks_opt opts[] = {
+		OPTS_NATS(&no), OPT_VAL("--key", &key), OPT_VAL("--keys", &keys),
+		OPT_VAL("--expires", &expires_s), OPT_END
+	};
+	char cmd[32];
 	struct ks_nats n;
 	json_object *d = NULL, *rec = NULL, *prev;
 	uint64_t rev;
-	int err;
+	int err, npos;
 
-	for (int i = 0; i < argc; i++) {
-		if (ks_nats_parse_opt(&no, argc, argv, &i))
-			continue;
-		if (!strcmp(argv[i], "--key") && i + 1 < argc)
-			key = argv[++i];
-		else if (!strcmp(argv[i], "--keys") && i + 1 < argc)
-			keys = argv[++i];
-		else if (!strcmp(argv[i], "--expires") && i + 1 < argc) {
-			if ((expires = parse_duration_ms(argv[++i])) <= 0)
-				return ks_usage("bad --expires duration '%s' (e.g. 30d, 12h)", argv[i]);
-		} else if (argv[i][0] == '-' || name)
-			return ks_usage("usage: kshield fleet %s SHIELD --key KEYFILE [--keys DIR] "
-					"[--expires DURATION] NATS", opname[op]);
-		else
-			name = argv[i];
-	}
+	snprintf(cmd, sizeof(cmd), "fleet %s", opname[op]);
+	if (!ks_opts_parse(cmd, opts, argc, argv, 1, &npos, fleet_help, &err))
+		return err;
+	if (expires_s && (expires = parse_duration_ms(expires_s)) <= 0)
+		return ks_usage("bad --expires duration '%s' (e.g. 30d, 12h)", expires_s);
+	name = npos ? argv[0] : NULL;
 	if (!name || !key)
 		return ks_usage("usage: kshield fleet %s SHIELD --key KEYFILE [--expires DURATION] NATS"
 				"%s", opname[op], name ? " (--key: agents refuse unsigned desired state)" : "");
@@ -798,19 +768,16 @@ static int do_record(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
 	const char *name = NULL;
+	const struct ks_opt opts[] = { OPTS_NATS(&no), OPT_END };
 	struct ks_nats n;
 	json_object *d;
-	int err;
+	int err, npos;
 
-	for (int i = 0; i < argc; i++) {
-		if (ks_nats_parse_opt(&no, argc, argv, &i))
-			continue;
-		if (argv[i][0] == '-' || name)
-			return ks_usage("usage: kshield fleet record SHIELD NATS");
-		name = argv[i];
-	}
-	if (!name)
+	if (!ks_opts_parse("fleet record", opts, argc, argv, 1, &npos, fleet_help, &err))
+		return err;
+	if (!npos)
 		return ks_usage("usage: kshield fleet record SHIELD NATS");
+	name = argv[0];
 	err = open_fleet(&n, &no);
 	if (err)
 		return ks_report(err);
@@ -832,22 +799,17 @@ static int do_publish(int argc, char **argv)
 	const char *name = NULL, *file = NULL;
 	struct ks_nats n;
 	json_object *d;
+	const struct ks_opt opts[] = { OPTS_NATS(&no), OPT_END };
 	char *buf;
 	size_t len;
-	int err;
+	int err, npos;
 
-	for (int i = 0; i < argc; i++) {
-		if (ks_nats_parse_opt(&no, argc, argv, &i))
-			continue;
-		if (argv[i][0] == '-' || file)
-			return ks_usage("usage: kshield fleet publish SHIELD RECORD.json NATS");
-		else if (!name)
-			name = argv[i];
-		else
-			file = argv[i];
-	}
-	if (!file)
+	if (!ks_opts_parse("fleet publish", opts, argc, argv, 2, &npos, fleet_help, &err))
+		return err;
+	if (npos < 2)
 		return ks_usage("usage: kshield fleet publish SHIELD RECORD.json NATS");
+	name = argv[0];
+	file = argv[1];
 	if ((err = ks_read_file(file, &buf, &len)))
 		return ks_report(err);
 	d = json_tokener_parse(buf);
@@ -888,32 +850,44 @@ static int do_renew(int argc, char **argv)
 #define KEYS_USAGE "usage: kshield fleet keys set --root ROOTKEY [--add PUBFILE[:DURATION]]... " \
 	"[--revoke KEYID]... [--expires DURATION] NATS\n       kshield fleet keys show NATS"
 
+#define KEYS_MAX 64	/* --add, --revoke */
+
+static int keys_usage(void)
+{
+	return ks_usage(KEYS_USAGE);
+}
+
 static int keys_set(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
-	const char *root = NULL;
+	const char *root = NULL, *expires_s = NULL, *add[KEYS_MAX], *revoke[KEYS_MAX];
 	int64_t expires = DEFAULT_EXPIRES_MS, now = ks_now_ms(), version = 0;
-	json_object *body = json_object_new_object(), *keys = json_object_new_array();
-	json_object *revoked = json_object_new_array(), *rec = NULL, *cur;
+	int nadd = 0, nrevoke = 0, npos;
+	const struct ks_opt opts[] = {
+		OPTS_NATS(&no), OPT_VAL("--root", &root), OPT_VAL("--expires", &expires_s),
+		OPT_LIST("--add", add, &nadd, KEYS_MAX), OPT_LIST("--revoke", revoke, &nrevoke, KEYS_MAX),
+		OPT_END
+	};
+	json_object *body, *keys, *revoked, *rec = NULL, *cur;
 	char id[KS_KEYID_LEN];
 	struct ks_nats n;
 	int err = 0;
 
+	if (!ks_opts_parse("fleet keys set", opts, argc, argv, 0, &npos, keys_usage, &err))
+		return err;
+	if (expires_s && (expires = parse_duration_ms(expires_s)) <= 0)
+		return ks_usage("bad --expires duration '%s' (e.g. 30d)", expires_s);
+	body = json_object_new_object();
+	keys = json_object_new_array();
+	revoked = json_object_new_array();
 	json_object_object_add(body, "kind", json_object_new_string("kshield-keys"));
 	json_object_object_add(body, "keys", keys);
 	json_object_object_add(body, "revoked", revoked);
-	for (int i = 0; i < argc && !err; i++) {
-		if (ks_nats_parse_opt(&no, argc, argv, &i))
-			continue;
-		if (!strcmp(argv[i], "--root") && i + 1 < argc) {
-			root = argv[++i];
-		} else if (!strcmp(argv[i], "--expires") && i + 1 < argc) {
-			if ((expires = parse_duration_ms(argv[++i])) <= 0)
-				err = ks_usage("bad --expires duration '%s' (e.g. 30d)", argv[i]);
-		} else if (!strcmp(argv[i], "--revoke") && i + 1 < argc) {
-			json_object_array_add(revoked, json_object_new_string(argv[++i]));
-		} else if (!strcmp(argv[i], "--add") && i + 1 < argc) {
-			char *file = strdup(argv[++i]), *colon = strrchr(file, ':'), *pub = NULL;
+	for (int i = 0; i < nrevoke; i++)
+		json_object_array_add(revoked, json_object_new_string(revoke[i]));
+	for (int i = 0; i < nadd && !err; i++) {
+		{
+			char *file = strdup(add[i]), *colon = strrchr(file, ':'), *pub = NULL;
 			int64_t kexp = DEFAULT_KEY_EXPIRES_MS;
 			size_t len;
 
@@ -922,7 +896,7 @@ static int keys_set(int argc, char **argv)
 				kexp = parse_duration_ms(colon + 1);
 			}
 			if (kexp <= 0) {
-				err = ks_usage("bad key lifetime in --add %s (e.g. signer.pub:90d)", argv[i]);
+				err = ks_usage("bad key lifetime in --add %s (e.g. signer.pub:90d)", add[i]);
 			} else if ((err = ks_read_file(file, &pub, &len)) || (err = ks_sign_pub_id(pub, id))) {
 				err = ks_report(ks_err_ctx(err, "--add %s", file));
 			} else {
@@ -936,8 +910,6 @@ static int keys_set(int argc, char **argv)
 			}
 			free(pub);
 			free(file);
-		} else {
-			err = ks_usage(KEYS_USAGE);
 		}
 	}
 	if (!err && !root)
@@ -974,20 +946,16 @@ static int keys_set(int argc, char **argv)
 	return err ? ks_report(err) : 0;
 }
 
-static int do_keys(int argc, char **argv)
+static int keys_show(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
+	const struct ks_opt opts[] = { OPTS_NATS(&no), OPT_END };
 	struct ks_nats n;
 	json_object *rec, *b, *keys;
 	int err;
 
-	if (argc && !strcmp(argv[0], "set"))
-		return keys_set(argc - 1, argv + 1);
-	if (!argc || strcmp(argv[0], "show"))
-		return ks_usage(KEYS_USAGE);
-	for (int i = 1; i < argc; i++)
-		if (!ks_nats_parse_opt(&no, argc, argv, &i))
-			return ks_usage(KEYS_USAGE);
+	if (!ks_opts_parse("fleet keys show", opts, argc, argv, 0, NULL, keys_usage, &err))
+		return err;
 	err = open_fleet(&n, &no);
 	if (err)
 		return ks_report(err);
@@ -1018,17 +986,35 @@ static int do_keys(int argc, char **argv)
 	return 0;
 }
 
+static int keys_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return keys_usage();
+}
+
+static int do_keys(int argc, char **argv)
+{
+	static const struct cmd cmds[] = {
+		{ "set", keys_set },
+		{ "show", keys_show },
+		{ 0 }
+	};
+
+	return cmd_select(cmds, argc, argv, keys_help);
+}
+
 /* Registered agents (each registers when its watcher starts). */
 static int do_hosts(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
+	const struct ks_opt opts[] = { OPTS_NATS(&no), OPT_END };
 	json_object *all, *arr;
 	struct ks_nats n;
 	int err;
 
-	for (int i = 0; i < argc; i++)
-		if (!ks_nats_parse_opt(&no, argc, argv, &i))
-			return ks_usage("usage: kshield fleet hosts NATS");
+	if (!ks_opts_parse("fleet hosts", opts, argc, argv, 0, NULL, fleet_help, &err))
+		return err;
 	err = open_fleet(&n, &no);
 	if (!err)
 		err = ks_kv_all_json(n.status, "_host.*", &all);
@@ -1066,12 +1052,13 @@ static void on_signal(int sig)
 static int do_fleet_agent(int argc, char **argv)
 {
 	struct ks_fleet_agent_cfg cfg = { 0 };
+	const struct ks_opt opts[] = { OPTS_FLEET_AGENT(&cfg), OPT_END };
 	struct sigaction sa = { .sa_handler = on_signal };
 	int err;
 
-	for (int i = 0; i < argc; i++)
-		if (!ks_fleet_agent_parse_opt(&cfg, argc, argv, &i))
-			return ks_usage("usage: kshield fleet agent " KS_FLEET_AGENT_OPTS_HELP);
+	if (!ks_opts_parse("fleet agent", opts, argc, argv, 0, NULL, fleet_help, &err))
+		return err;
+	ks_nats_opts_env(&cfg.nats);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	/* Signed shields only, so signed sites manifests only (same keys). */
@@ -1094,24 +1081,20 @@ static int do_ship(int argc, char **argv)
 	char hn[256];
 	struct ks_nats n;
 	int64_t total = 0, r, mark = 0;
+	const struct ks_opt opts[] = {
+		OPTS_NATS(&no), OPT_VAL("--store", &store), OPT_VAL("--host", &host), OPT_END
+	};
 	int err;
 
-	for (int i = 0; i < argc; i++) {
-		if (ks_nats_parse_opt(&no, argc, argv, &i))
-			continue;
-		if (!strcmp(argv[i], "--store") && i + 1 < argc)
-			store = argv[++i];
-		else if (!strcmp(argv[i], "--host") && i + 1 < argc)
-			host = argv[++i];
-		else
-			return ks_usage("usage: kshield fleet ship --store DB [--host NAME] NATS");
-	}
+	if (!ks_opts_parse("fleet ship", opts, argc, argv, 0, NULL, fleet_help, &err))
+		return err;
 	if (!store)
 		return ks_usage("usage: kshield fleet ship --store DB [--host NAME] NATS");
 	if (!host) {
 		gethostname(hn, sizeof(hn));
 		host = hn;
 	}
+	ks_nats_opts_env(&no);
 	err = ks_nats_open(&n, &no, true, true);
 	if (err)
 		return ks_report(err);
@@ -1133,10 +1116,8 @@ static int do_ship(int argc, char **argv)
 	return 0;
 }
 
-static int do_help(int argc, char **argv)
+static int fleet_help(void)
 {
-	(void)argc;
-	(void)argv;
 	fprintf(stderr,
 		"Usage: kshield fleet deploy FILE --key KEYFILE [--keys DIR] [--hosts GLOB|--group NAME]\n"
 		"                             [--audit|--audit-first DURATION] [--expires DURATION]\n"
@@ -1173,6 +1154,13 @@ static int do_help(int argc, char **argv)
 		"kernel:FUNCTION, one per kernel build; each agent verifies and installs the\n"
 		"one for its kernel in its sites_dir before loading.\n");
 	return 0;
+}
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return fleet_help();
 }
 
 int do_fleet(int argc, char **argv)

@@ -72,13 +72,23 @@ static void print_state(const struct ks_guard_state *st)
 	printf("tampering attempts: %llu\n", (unsigned long long)total);
 }
 
+static int guard_help(void);
+
+/* A guard command that takes no arguments: true to go on, else return *@rc. */
+static bool no_args(const char *cmd, int argc, char **argv, int *rc)
+{
+	static const struct ks_opt none[] = { OPT_END };
+
+	return ks_opts_parse(cmd, none, argc, argv, 0, NULL, guard_help, rc);
+}
+
 static int do_gstatus(int argc, char **argv)
 {
 	struct ks_guard_state st;
 	int err;
 
-	(void)argc;
-	(void)argv;
+	if (!no_args("guard status", argc, argv, &err))
+		return err;
 	err = ks_guard_get(&st);
 	if (err && err != -ENOENT)
 		return ks_report(err);
@@ -105,15 +115,19 @@ static int set(bool on)
 
 static int do_on(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	int rc;
+
+	if (!no_args("guard on", argc, argv, &rc))
+		return rc;
 	return set(true);
 }
 
 static int do_off(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	int rc;
+
+	if (!no_args("guard off", argc, argv, &rc))
+		return rc;
 	return set(false);
 }
 
@@ -123,10 +137,13 @@ static int do_off(int argc, char **argv)
 static int do_load(int argc, char **argv)
 {
 	struct ks_guard_state st;
-	bool enable = !(argc > 0 && !strcmp(argv[0], "--off"));
-	int err = ks_guard_load(enable, &st);
+	bool off = false;
+	const struct ks_opt opts[] = { OPT_FLAG("--off", &off), OPT_END };
+	int err;
 
-	if (err)
+	if (!ks_opts_parse("guard load", opts, argc, argv, 0, NULL, guard_help, &err))
+		return err;
+	if ((err = ks_guard_load(!off, &st)))
 		return ks_report(err);
 	print_state(&st);
 	return 0;
@@ -136,8 +153,8 @@ static int do_unload(int argc, char **argv)
 {
 	int err;
 
-	(void)argc;
-	(void)argv;
+	if (!no_args("guard unload", argc, argv, &err))
+		return err;
 	err = ks_guard_unload();
 	if (err)
 		return ks_report(err);
@@ -586,8 +603,8 @@ static int do_selftest(int argc, char **argv)
 	__u32 zero = 0;
 	pid_t agent;
 
-	(void)argc;
-	(void)argv;
+	if (!no_args("guard selftest", argc, argv, &rc))
+		return rc;
 	if (!access(ks_bpffs_root, F_OK)) {
 		ks_pin_path(path, sizeof(path), "%s", KS_PIN_GUARD);
 		if (!access(path, F_OK))
@@ -777,25 +794,21 @@ static int do_token(int argc, char **argv)
 	size_t used = 0;
 	int err;
 	FILE *f;
+	const char *host_arg = NULL;
+	const struct ks_opt opts[] = {
+		OPT_VAL("--key", &key), OPT_VAL("--host", &host_arg), OPT_VAL("--expires", &expires),
+		OPT_VAL("--out", &out), OPT_END
+	};
 
+	if (!ks_opts_parse("guard token", opts, argc, argv, argc, &argc, guard_help, &err))
+		return err;
 	gethostname(host, sizeof(host) - 1);
+	if (host_arg)
+		snprintf(host, sizeof(host), "%s", host_arg);
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i];
 
-		if ((!strcmp(o, "--key") || !strcmp(o, "--host") || !strcmp(o, "--expires") ||
-		     !strcmp(o, "--out")) && i + 1 < argc) {
-			const char *v = argv[++i];
-
-			if (!strcmp(o, "--key"))
-				key = v;
-			else if (!strcmp(o, "--out"))
-				out = v;
-			else if (!strcmp(o, "--expires"))
-				expires = v;
-			else
-				snprintf(host, sizeof(host), "%s", v);
-		} else if (!strncmp(o, "audit:", 6) || !strncmp(o, "unload:", 7) ||
-			   !strcmp(o, "guard-off")) {
+		if (!strncmp(o, "audit:", 6) || !strncmp(o, "unload:", 7) || !strcmp(o, "guard-off")) {
 			used += snprintf(allow + used, used < sizeof(allow) ? sizeof(allow) - used : 0,
 					 "%s%s", used ? "," : "", o);
 		} else {
@@ -824,10 +837,8 @@ static int do_token(int argc, char **argv)
 	return 0;
 }
 
-static int do_help(int argc, char **argv)
+static int guard_help(void)
 {
-	(void)argc;
-	(void)argv;
 	fprintf(stderr,
 		"Usage: kshield guard { status | on | off | load [--off] | unload | selftest | token }\n"
 		"\n"
@@ -842,6 +853,13 @@ static int do_help(int argc, char **argv)
 		"             a signed permission for weakening changes while the guard is on:\n"
 		"             audit:NAME, unload:NAME, guard-off (the agent reads weaken_token)\n");
 	return 0;
+}
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return guard_help();
 }
 
 int do_guard(int argc, char **argv)

@@ -104,9 +104,10 @@ int do_probe(int argc, char **argv)
 	int i, n = 0, lsm = -1, err;
 	double t0 = now_ms();
 
-	if (argc && (!strcmp(argv[0], "help") || !strcmp(argv[0], "-h") ||
-		     !strcmp(argv[0], "--help")))
-		return probe_help();
+	static const struct ks_opt none[] = { OPT_END };
+
+	if (!ks_opts_parse("probe", none, argc, argv, argc, &argc, probe_help, &err))
+		return err;
 	for (i = 0; i < argc; i++) {
 		int k;
 

@@ -55,25 +55,24 @@ static struct json_object *tries_json(const struct ks_load_result *r)
 	return arr;
 }
 
+static int shield_help(void);
+
 static int do_load(int argc, char **argv)
 {
 	enum ks_mode mode = KS_MODE_ENFORCE;
 	struct ks_load_result res;
 	const char *path = NULL;
-	int err;
+	bool audit = false;
+	const struct ks_opt opts[] = { OPT_FLAG("--audit", &audit), OPT_END };
+	int err, npos;
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--audit"))
-			mode = KS_MODE_AUDIT;
-		else if (argv[i][0] == '-')
-			return ks_usage("unknown option '%s' for 'shield load'", argv[i]);
-		else if (!path)
-			path = argv[i];
-		else
-			return ks_usage("'shield load' takes one FILE");
-	}
-	if (!path)
+	if (!ks_opts_parse("shield load", opts, argc, argv, 1, &npos, shield_help, &err))
+		return err;
+	if (!npos)
 		return ks_usage("usage: kshield shield load FILE [--audit]");
+	path = argv[0];
+	if (audit)
+		mode = KS_MODE_AUDIT;
 	err = ks_shield_load(path, mode, &res);
 	if (err)
 		return ks_report(err);
@@ -457,10 +456,8 @@ static int do_impact(int argc, char **argv)
 	return 0;
 }
 
-static int do_help(int argc, char **argv)
+static int shield_help(void)
 {
-	(void)argc;
-	(void)argv;
 	fprintf(stderr,
 		"Usage: kshield shield load FILE [--audit]\n"
 		"       kshield shield list\n"
@@ -476,6 +473,13 @@ static int do_help(int argc, char **argv)
 		"shield keeps enforcing after kshield exits. Loading a loaded shield again\n"
 		"replaces it, new before old.\n");
 	return 0;
+}
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return shield_help();
 }
 
 int do_shield(int argc, char **argv)

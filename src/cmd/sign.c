@@ -6,13 +6,38 @@
 #include "cli.h"
 #include "sign.h"
 
+#define KEYGEN_USAGE "usage: kshield shield keygen PREFIX   (writes PREFIX.key, PREFIX.pub)"
+#define SIGN_USAGE "usage: kshield shield sign FILE --key KEYFILE [--out SIGFILE]"
+#define VERIFY_USAGE "usage: kshield shield verify FILE --keys DIR [--sig SIGFILE]"
+
+static int keygen_help(void)
+{
+	fprintf(stderr, "%s\n", KEYGEN_USAGE);
+	return 0;
+}
+
+static int sign_help(void)
+{
+	fprintf(stderr, "%s\n", SIGN_USAGE);
+	return 0;
+}
+
+static int verify_help(void)
+{
+	fprintf(stderr, "%s\n", VERIFY_USAGE);
+	return 0;
+}
+
 int do_shield_keygen(int argc, char **argv)
 {
+	const struct ks_opt opts[] = { OPT_END };
 	char id[KS_KEYID_LEN];
-	int err;
+	int err, npos;
 
-	if (argc != 1 || argv[0][0] == '-')
-		return ks_usage("usage: kshield shield keygen PREFIX   (writes PREFIX.key, PREFIX.pub)");
+	if (!ks_opts_parse("shield keygen", opts, argc, argv, 1, &npos, keygen_help, &err))
+		return err;
+	if (npos != 1)
+		return ks_usage(KEYGEN_USAGE);
 	err = ks_sign_keygen(argv[0], id);
 	if (err)
 		return ks_report(err);
@@ -50,21 +75,15 @@ void ks_sign_print_signed(const char *what, const char *path, const char *out, c
 int do_shield_sign(int argc, char **argv)
 {
 	const char *path = NULL, *key = NULL, *out = NULL;
+	const struct ks_opt opts[] = { OPT_VAL("--key", &key), OPT_VAL("--out", &out), OPT_END };
 	char sigpath[4096], id[KS_KEYID_LEN];
-	int err;
+	int err, npos;
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--key") && i + 1 < argc)
-			key = argv[++i];
-		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out = argv[++i];
-		else if (argv[i][0] == '-' || path)
-			return ks_usage("usage: kshield shield sign FILE --key KEYFILE [--out SIGFILE]");
-		else
-			path = argv[i];
-	}
+	if (!ks_opts_parse("shield sign", opts, argc, argv, 1, &npos, sign_help, &err))
+		return err;
+	path = npos ? argv[0] : NULL;
 	if (!path || !key)
-		return ks_usage("usage: kshield shield sign FILE --key KEYFILE [--out SIGFILE]");
+		return ks_usage(SIGN_USAGE);
 	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
 	if (!out)
 		out = sigpath;
@@ -78,21 +97,15 @@ int do_shield_sign(int argc, char **argv)
 int do_shield_verify(int argc, char **argv)
 {
 	const char *path = NULL, *keys = NULL, *sigarg = NULL;
+	const struct ks_opt opts[] = { OPT_VAL("--keys", &keys), OPT_VAL("--sig", &sigarg), OPT_END };
 	char id[KS_KEYID_LEN];
-	int err;
+	int err, npos;
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--keys") && i + 1 < argc)
-			keys = argv[++i];
-		else if (!strcmp(argv[i], "--sig") && i + 1 < argc)
-			sigarg = argv[++i];
-		else if (argv[i][0] == '-' || path)
-			return ks_usage("usage: kshield shield verify FILE --keys DIR [--sig SIGFILE]");
-		else
-			path = argv[i];
-	}
+	if (!ks_opts_parse("shield verify", opts, argc, argv, 1, &npos, verify_help, &err))
+		return err;
+	path = npos ? argv[0] : NULL;
 	if (!path || !keys)
-		return ks_usage("usage: kshield shield verify FILE --keys DIR [--sig SIGFILE]");
+		return ks_usage(VERIFY_USAGE);
 	err = ks_sign_verify_file(KS_SIGN_SHIELD, path, sigarg, keys, id);
 	if (json_output && (!err || id[0] || err == -ENODATA || err == -EINVAL ||
 			    err == -EBADMSG || err == -ENOKEY)) {

@@ -235,24 +235,14 @@ int do_test(int argc, char **argv)
 	const char *name = NULL, *object = NULL, *dir = default_dir();
 	char path[PATH_MAX];
 	bool all = false, ok = true, one;
-	int err;
+	const struct ks_opt opts[] = {
+		OPT_FLAG("--all", &all), OPT_VAL("--object", &object), OPT_VAL("--dir", &dir), OPT_END
+	};
+	int err, npos;
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help"))
-			return do_help();
-		if (!strcmp(argv[i], "--all"))
-			all = true;
-		else if (!strcmp(argv[i], "--object") && i + 1 < argc)
-			object = argv[++i];
-		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
-			dir = argv[++i];
-		else if (argv[i][0] == '-')
-			return ks_usage("unknown option '%s' for 'test'; see 'kshield test help'", argv[i]);
-		else if (!name)
-			name = argv[i];
-		else
-			return ks_usage("'test' takes one shield NAME");
-	}
+	if (!ks_opts_parse("test", opts, argc, argv, 1, &npos, do_help, &err))
+		return err;
+	name = npos ? argv[0] : NULL;
 	ks_test_shields_dir = dir;
 	if (name && !strcmp(name, "list")) {
 		for (struct ks_shield_test *t = ks_test_first(); t; t = t->next) {

@@ -81,39 +81,6 @@ struct fa {
 	int64_t key_expiry;	/* the next listed key to expire (root mode), 0 = none */
 };
 
-int ks_fleet_agent_parse_opt(struct ks_fleet_agent_cfg *c, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i];
-
-	if (ks_nats_parse_opt(&c->nats, argc, argv, i))
-		return 1;
-	if (!strcmp(a, "--control-plane")) {
-		c->control_plane = true;
-		return 1;
-	}
-	if (*i + 1 >= argc)
-		return 0;
-	if (!strcmp(a, "--keys"))
-		c->keys_dir = argv[++*i];
-	else if (!strcmp(a, "--root-keys"))
-		c->root_dir = argv[++*i];
-	else if (!strcmp(a, "--host"))
-		c->host = argv[++*i];
-	else if (!strcmp(a, "--group") || !strcmp(a, "--groups"))
-		c->groups = argv[++*i];
-	else if (!strcmp(a, "--state"))
-		c->state_dir = argv[++*i];
-	else if (!strcmp(a, "--store"))
-		c->store = argv[++*i];
-	else if (!strcmp(a, "--resync"))
-		c->resync_s = atoi(argv[++*i]);
-	else if (!strcmp(a, "--instances"))
-		c->instances = atoi(argv[++*i]);
-	else
-		return 0;
-	return 1;
-}
-
 static void sha_hex(const unsigned char *b, char out[65])
 {
 	sodium_bin2hex(out, 65, b, 32);

@@ -32,12 +32,6 @@ struct ks_fleet_agent_cfg {
 	int report_ms;		/* refresh hits/status this often (default 1000) */
 };
 
-/* Parse one agent option at argv[*i] (NATS options included); 1 = consumed. */
-int ks_fleet_agent_parse_opt(struct ks_fleet_agent_cfg *c, int argc, char **argv, int *i);
-#define KS_FLEET_AGENT_OPTS_HELP \
-	"AGENT := --keys DIR|--root-keys DIR [--host NAME] [--group G1,G2] [--state DIR] [--store DB]\n" \
-	"         [--resync SECONDS] [--control-plane [--instances N]] NATS\n"
-
 /* The directory of public keys the agent verifies with: --keys, or with
  * --root-keys <state>/trusted (the valid keys of the accepted key list). */
 void ks_fleet_agent_keys_dir(const struct ks_fleet_agent_cfg *c, char *out, size_t n);

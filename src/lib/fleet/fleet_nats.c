@@ -45,35 +45,6 @@ void ks_nats_key_safe(const char *in, char *out, size_t n)
 	out[i] = '\0';
 }
 
-int ks_nats_parse_opt(struct ks_nats_opts *o, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i];
-	const char **dst = NULL;
-
-	if (!o->urls)
-		o->urls = getenv("KSHIELD_NATS");
-	if (*i + 1 >= argc)
-		return 0;
-	if (!strcmp(a, "--nats") || !strcmp(a, "--fleet"))
-		dst = &o->urls;
-	else if (!strcmp(a, "--tls-ca"))
-		dst = &o->tls_ca;
-	else if (!strcmp(a, "--tls-cert"))
-		dst = &o->tls_cert;
-	else if (!strcmp(a, "--tls-key"))
-		dst = &o->tls_key;
-	else if (!strcmp(a, "--creds"))
-		dst = &o->creds;
-	else if (!strcmp(a, "--replicas")) {
-		o->replicas = atoi(argv[++*i]);
-		return 1;
-	}
-	if (!dst)
-		return 0;
-	*dst = argv[++*i];
-	return 1;
-}
-
 static void on_reconnected(natsConnection *nc, void *closure)
 {
 	struct ks_nats *n = closure;

@@ -40,13 +40,6 @@ struct ks_nats {
 	volatile int pub_errors;	/* async publishes the server refused or timed out */
 };
 
-/* Parse one of --nats/--tls-ca/--tls-cert/--tls-key/--creds/--replicas at
- * argv[*i]; returns 1 when consumed (advancing *i), 0 when not ours. The
- * default URL list comes from $KSHIELD_NATS. */
-int ks_nats_parse_opt(struct ks_nats_opts *o, int argc, char **argv, int *i);
-#define KS_NATS_OPTS_HELP \
-	"NATS := --nats URLS [--tls-ca FILE [--tls-cert FILE --tls-key FILE]] [--creds FILE]\n"
-
 /* Connect and bind (or create, when @create) the buckets and, when
  * @events, the events stream. Returns 0 or a negative errno with a message. */
 int ks_nats_open(struct ks_nats *n, const struct ks_nats_opts *o, bool create, bool events);
