@@ -37,8 +37,7 @@
 #include "config.h"
 #ifndef KSHIELD_STATIC
 #include "fleet_cli.h"	/* --fleet: desired shields from NATS, events out */
-#include <arpa/inet.h>
-#include <microhttpd.h>		/* --metrics: /metrics over HTTP */
+#include "metrics_http.h"	/* --metrics: /metrics over HTTP */
 #endif
 #include "kernel_sites.h"
 #include "lifecycle.h"
@@ -78,7 +77,7 @@ struct agent {
 	__u64 committed_seen;		/* ks_store_committed() when last settled */
 	bool textfile_failed;
 #ifndef KSHIELD_STATIC
-	struct MHD_Daemon *http;	/* --metrics */
+	struct ks_metrics_http *http;	/* --metrics */
 #endif
 };
 
@@ -278,37 +277,9 @@ static void metrics_textfile(struct agent *a)
 }
 
 #ifndef KSHIELD_STATIC
-static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *url,
-			       const char *method, const char *version, const char *upload,
-			       size_t *upload_size, void **con_cls)
+static int scrape(void *a, char **text, size_t *len)
 {
-	struct agent *a = cls;
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-	unsigned code = MHD_HTTP_OK;
-	char *text = NULL;
-	size_t len = 0;
-
-	(void)version; (void)upload; (void)upload_size; (void)con_cls;
-	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		code = MHD_HTTP_METHOD_NOT_ALLOWED;
-	} else if (strcmp(url, "/metrics")) {
-		code = MHD_HTTP_NOT_FOUND;
-	} else if (metrics_text(a, &text, &len)) {
-		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
-	}
-	if (code != MHD_HTTP_OK) {
-		static const char msg[] = "kshield: GET /metrics\n";
-
-		free(text);
-		r = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-	} else {
-		r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-		MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-	}
-	ret = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
-	return ret;
+	return metrics_text(a, text, len);
 }
 
 /* Driven from the agent's loop (no thread of its own): a scrape reads the
@@ -316,20 +287,10 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
  * that is taken is reported and the agent goes on: metrics never stop it. */
 static int metrics_serve(struct agent *a)
 {
-	struct sockaddr_storage ss;
-	int err;
-
 	if (!a->cfg.metrics[0])
 		return 0;
-	if ((err = ks_addr_port_parse(a->cfg.metrics, "--metrics", &ss)))
-		return err;
-	a->http = MHD_start_daemon(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0,
-				   ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL,
-				   on_http, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				   MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
-	if (!a->http) {
-		ks_log("metrics: can't listen on %s: %s; no metrics served", a->cfg.metrics,
-		       strerror(errno ? errno : EADDRINUSE));
+	if (ks_metrics_http_start(a->cfg.metrics, "--metrics", false, scrape, a, &a->http)) {
+		ks_log("metrics: %s; no metrics served", ks_errmsg());
 		return 0;
 	}
 	ks_log("metrics: serving http://%s/metrics", a->cfg.metrics);
@@ -396,8 +357,7 @@ static void tick(struct agent *a)
 	ks_lifecycle_tick(&a->cfg, &a->mon, a->store);	/* repair + record tampering */
 	metrics_textfile(a);
 #ifndef KSHIELD_STATIC
-	if (a->http)
-		MHD_run(a->http);
+	ks_metrics_http_run(a->http);
 #endif
 }
 
@@ -519,8 +479,7 @@ static void agent_stop(struct agent *a)
 	    (unsigned long long)a->st.received, (unsigned long long)a->st.stored,
 	    (unsigned long long)a->st.unstored);
 #ifndef KSHIELD_STATIC
-	if (a->http)
-		MHD_stop_daemon(a->http);
+	ks_metrics_http_stop(a->http);
 #endif
 	ks_store_close(a->store);
 	ring_buffer__free(a->rb);

@@ -68,6 +68,14 @@ void ks_json_print(struct json_object *obj);
 
 /* Print what a sign command made (JSON with -j: @what is the key naming the signed file). */
 void ks_sign_print_signed(const char *what, const char *path, const char *out, const char *id);
+#ifndef KSHIELD_STATIC
+/* A fleet-wide query's per-host rows (hunt.c): ks_hunt_pg's row callback
+ * appends {host, hits, first_ts, last_ts} to the JSON array @ctx; the
+ * print function shows them as a HOST HITS table. */
+void ks_pg_host_row(const char *host, long long hits, long long first_ts, long long last_ts,
+		    void *ctx);
+void ks_pg_hosts_print(struct json_object *hosts);
+#endif
 /* `kshield shield keygen|sign|verify` (sign.c). */
 int do_shield_keygen(int argc, char **argv);
 int do_shield_sign(int argc, char **argv);

@@ -26,8 +26,7 @@
 #include "fleet_cli.h"
 #include "fleet_pg.h"
 #include "metrics.h"
-#include <arpa/inet.h>
-#include <microhttpd.h>		/* --metrics */
+#include "metrics_http.h"	/* --metrics */
 
 #define COLLECT_DURABLE "kshield-collect"
 #define FETCH_MAX_BYTES (8 << 20)	/* per fetch: a few frames of events */
@@ -517,27 +516,13 @@ out:
 	return NULL;
 }
 
-/* --metrics: MHD's own thread; the counters are read under the pipe's lock. */
-static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *url,
-			       const char *method, const char *version, const char *upload,
-			       size_t *upload_size, void **con_cls)
+/* --metrics: the server's own thread; the counters are read under the
+ * pipe's lock. */
+static int scrape(void *cls, char **text, size_t *len)
 {
 	struct pipe *pp = cls;
 	struct ks_metrics_collect m;
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-	char *text = NULL;
-	size_t len = 0;
 
-	(void)version; (void)upload; (void)upload_size; (void)con_cls;
-	if (strcmp(method, "GET") || strcmp(url, "/metrics")) {
-		static const char msg[] = "kshield collect: GET /metrics\n";
-
-		r = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-		ret = MHD_queue_response(c, MHD_HTTP_NOT_FOUND, r);
-		MHD_destroy_response(r);
-		return ret;
-	}
 	pthread_mutex_lock(&pp->mu);
 	m = (struct ks_metrics_collect){
 		.received = pp->st.received, .inserted = pp->st.inserted, .bad = pp->st.bad,
@@ -545,13 +530,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
 		.pg_lag_s = pp->pg_lag_s, .last_commit_s = pp->last_commit_s,
 	};
 	pthread_mutex_unlock(&pp->mu);
-	if (ks_metrics_collect_render(&m, &text, &len))
-		return MHD_NO;
-	r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
+	return ks_metrics_collect_render(&m, text, len);
 }
 
 static int do_help(void)
@@ -575,7 +554,7 @@ int do_collect(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
 	const char *conninfo = NULL, *metrics = NULL;
-	struct MHD_Daemon *http = NULL;
+	struct ks_metrics_http *http = NULL;
 	struct sockaddr_storage ss;
 	int batch = 16384, retain = 0;
 	bool drain = false;
@@ -637,17 +616,8 @@ int do_collect(int argc, char **argv)
 	pp.workers = workers;
 	pp.drain = drain;
 	t0 = ks_now_ms();
-	if (metrics) {
-		http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-					(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-					ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL, on_http,
-					&pp, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_END);
-		if (!http) {
-			err = ks_err(-EADDRINUSE, "--metrics: can't listen on %s: %s", metrics,
-				     strerror(errno ? errno : EADDRINUSE));
-			goto out;
-		}
-	}
+	if (metrics && (err = ks_metrics_http_start(metrics, "--metrics", true, scrape, &pp, &http)))
+		goto out;
 	if (pthread_create(&fetcher, NULL, fetch_loop, &pp)) {
 		err = ks_err(-EAGAIN, "can't start the fetch thread");
 		goto out;
@@ -698,8 +668,7 @@ int do_collect(int argc, char **argv)
 		       (long long)st.batches);
 	}
 out:
-	if (http)
-		MHD_stop_daemon(http);
+	ks_metrics_http_stop(http);
 	if (sub) {
 		natsSubscription_Destroy(sub);	/* bound, not created: the durable stays */
 	}

@@ -287,8 +287,8 @@ static int hunt_help(void)
 }
 
 #ifndef KSHIELD_STATIC
-static void pg_host_row(const char *host, long long hits, long long first_ts, long long last_ts,
-			void *ctx)
+void ks_pg_host_row(const char *host, long long hits, long long first_ts, long long last_ts,
+		    void *ctx)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -308,17 +308,20 @@ static void print_pg_hosts(const char *name, struct json_object *hosts)
 		ks_json_print(hosts);
 		return;
 	}
-	printf("%-32s %10s\n", "HOST", "HITS");
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *o = json_object_array_get_idx(hosts, i), *v;
-
-		json_object_object_get_ex(o, "host", &v);
-		printf("%-32s ", json_object_get_string(v));
-		json_object_object_get_ex(o, "hits", &v);
-		printf("%10lld\n", (long long)json_object_get_int64(v));
-	}
+	ks_pg_hosts_print(hosts);
 	printf("hunt %s: %zu hosts\n", name, n);
 	json_object_put(hosts);
+}
+
+void ks_pg_hosts_print(struct json_object *hosts)
+{
+	printf("%-32s %10s\n", "HOST", "HITS");
+	for (size_t i = 0; i < json_object_array_length(hosts); i++) {
+		struct json_object *o = json_object_array_get_idx(hosts, i);
+
+		printf("%-32s %10lld\n", json_object_get_string(json_object_object_get(o, "host")),
+		       (long long)json_object_get_int64(json_object_object_get(o, "hits")));
+	}
 }
 #endif
 
@@ -434,7 +437,7 @@ int do_hunt(int argc, char **argv)
 		struct json_object *hosts = json_object_new_array();
 
 		err = ks_hunt_pg(pg, name ? name : "sql", sql, h.since, h.until, h.binary, h.bytes,
-				 arr, h.limit, pg_host_row, hosts);
+				 arr, h.limit, ks_pg_host_row, hosts);
 		free(arr);
 		if (!err)
 			print_pg_hosts(name ? name : "sql", hosts);

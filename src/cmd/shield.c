@@ -346,19 +346,6 @@ static void impact_row(const struct ks_impact_row *r, void *ctx)
 	printf("  %-40s %6lld %8lld  %.19s .. %.19s\n", r->binary, r->uid, r->hits, first, last);
 }
 
-#ifndef KSHIELD_STATIC
-static void impact_host(const char *host, long long hits, long long first_ts, long long last_ts,
-			void *ctx)
-{
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "host", json_object_new_string(host));
-	json_object_object_add(o, "hits", json_object_new_int64(hits));
-	json_object_object_add(o, "first_ts", json_object_new_int64(first_ts));
-	json_object_object_add(o, "last_ts", json_object_new_int64(last_ts));
-	json_object_array_add(ctx, o);
-}
-#endif
 
 static int impact_help(void)
 {
@@ -398,7 +385,7 @@ static int do_impact(int argc, char **argv)
 	if (pg) {
 #ifndef KSHIELD_STATIC
 		err = ks_hunt_pg(pg, name, sql, since, until, NULL, 0, NULL, 1000000 /* hosts */,
-				 impact_host, rows);
+				 ks_pg_host_row, rows);
 		free(sql);
 		if (err) {
 			json_object_put(rows);
@@ -408,14 +395,8 @@ static int do_impact(int argc, char **argv)
 			ks_json_print(rows);
 			return 0;
 		}
-		printf("%s would have hit, per host, since %s:\n%-32s %10s\n", name, since_s, "HOST", "HITS");
-		for (size_t i = 0; i < json_object_array_length(rows); i++) {
-			struct json_object *o = json_object_array_get_idx(rows, i);
-
-			printf("%-32s %10lld\n",
-			       json_object_get_string(json_object_object_get(o, "host")),
-			       (long long)json_object_get_int64(json_object_object_get(o, "hits")));
-		}
+		printf("%s would have hit, per host, since %s:\n", name, since_s);
+		ks_pg_hosts_print(rows);
 		json_object_put(rows);
 		return 0;
 #else

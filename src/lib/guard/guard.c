@@ -165,9 +165,9 @@ static int load_variant(const char *v, bool enable, char *why, size_t whylen)
 		goto out;
 	}
 	/* cfg first: its pin is what says "the guard is loaded". */
-	snprintf(path, sizeof(path), "%s/ids", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, KS_PIN_IDS);
 	err = bpf_map__pin(skel->maps.guard_ids, path);
-	snprintf(path, sizeof(path), "%s/stats", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, KS_PIN_STATS);
 	if (!err)
 		err = bpf_map__pin(skel->maps.guard_stats, path);
 	i = 0;
@@ -177,7 +177,7 @@ static int load_variant(const char *v, bool enable, char *why, size_t whylen)
 		snprintf(path, sizeof(path), "%s/" KS_PIN_LINK "%s", dir, bpf_program__name(prog));
 		err = bpf_link__pin(links[i++], path);
 	}
-	snprintf(path, sizeof(path), "%s/cfg", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, KS_PIN_CFG);
 	if (!err)
 		err = bpf_map__pin(skel->maps.guard_cfg, path);
 	if (err)

@@ -146,11 +146,10 @@ void nlb_nft_chain(struct nlbuild *b, uint8_t family, const char *table, const c
 	nlb_msg_end(b);
 }
 
-/* Read the replies the kernel queued while handling the request inside
- * the send, until there are none; the first error goes to *ack. */
-static void read_acks(int fd, int *ack)
+int nlb_replies(int fd, int *ack)
 {
 	char rbuf[8192];
+	int count = 0;
 	ssize_t r;
 
 	*ack = 0;
@@ -161,10 +160,12 @@ static void read_acks(int fd, int *ack)
 		     h = NLMSG_NEXT(h, n)) {
 			struct nlmsgerr *e = NLMSG_DATA(h);
 
+			count++;
 			if (h->nlmsg_type == NLMSG_ERROR && e->error && !*ack)
 				*ack = e->error;
 		}
 	}
+	return count;
 }
 
 int nlb_talk(int fd, struct nlbuild *b, int *ack)
@@ -176,7 +177,7 @@ int nlb_talk(int fd, struct nlbuild *b, int *ack)
 		return -ENOBUFS;
 	if (sendto(fd, b->buf, b->len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
 		return -errno;
-	read_acks(fd, ack);
+	nlb_replies(fd, ack);
 	return 0;
 }
 
@@ -200,6 +201,6 @@ int nlb_talk_iov(int fd, struct nlbuild *b, int *ack)
 	}
 	if (sendmsg(fd, &m, 0) < 0)
 		return -errno;
-	read_acks(fd, ack);
+	nlb_replies(fd, ack);
 	return 0;
 }

@@ -59,5 +59,9 @@ int nlb_talk(int fd, struct nlbuild *b, int *ack);
 /* The same with sendmsg and one iovec per message, as nft sends batches. */
 #define NLB_MAX_IOV 16
 int nlb_talk_iov(int fd, struct nlbuild *b, int *ack);
+/* Read the replies queued on @fd (the kernel queues them while handling
+ * the request, inside the send) until there are none: how many; *ack the
+ * first error (0 none). */
+int nlb_replies(int fd, int *ack);
 
 #endif

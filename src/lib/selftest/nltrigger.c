@@ -176,28 +176,6 @@ int nlt_send(int fd, struct nlbuild *b, enum nlt_path p)
 	return r < 0 ? -errno : 0;
 }
 
-int nlt_replies(int fd, int *ack)
-{
-	char rbuf[8192];
-	int count = 0;
-	ssize_t r;
-
-	*ack = 0;
-	while ((r = recv(fd, rbuf, sizeof(rbuf), MSG_DONTWAIT)) > 0) {
-		int n = r;
-
-		for (struct nlmsghdr *h = (struct nlmsghdr *)rbuf; NLMSG_OK(h, n);
-		     h = NLMSG_NEXT(h, n)) {
-			struct nlmsgerr *e = NLMSG_DATA(h);
-
-			count++;
-			if (h->nlmsg_type == NLMSG_ERROR && e->error && !*ack)
-				*ack = e->error;
-		}
-	}
-	return count;
-}
-
 static int make_proto;
 
 static int make_socket(void)
@@ -272,7 +250,7 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 		err = send_from_sibling(fd, &b, &killed);
 	else	/* scm-rights: the exploit's own sendmsg on the passed socket */
 		err = nlt_send(fd, &b, p == NLT_SCM_RIGHTS ? NLT_SENDMSG : p);
-	n = nlt_replies(fd, &ack);
+	n = nlb_replies(fd, &ack);
 	close(fd);
 	if (err == -ENOSYS && p == NLT_IO_URING) {
 		snprintf(why, len, KS_CASE_NA "io_uring is not available here");

@@ -54,8 +54,6 @@ const char *nlt_path_name(enum nlt_path p);
  * NLT_SCM_RIGHTS / NLT_CLONE_FILES). 0 or -errno; -ENOSYS when this
  * kernel lacks the way (io_uring). */
 int nlt_send(int fd, struct nlbuild *b, enum nlt_path p);
-/* Read the replies queued on @fd: how many, *ack the first error (0 none). */
-int nlt_replies(int fd, int *ack);
 /* Run @t by way of @p: a case result. */
 int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len);
 

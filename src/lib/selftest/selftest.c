@@ -34,6 +34,7 @@
 #include "meta.h"
 #include "pins.h"
 #include "selftest.h"
+#include "selftest_effect.h"
 
 #define CASE_TIMEOUT_S 20
 
@@ -88,55 +89,28 @@ int ks_test_enter_userns(int netns)
 	return write_file("/proc/self/gid_map", map);
 }
 
+/* What the helper of ks_test_fd_from_userns runs (set before the fork). */
+static int userns_netns;
+static int (*userns_make)(void);
+
+static int userns_helper(char *why, size_t len)
+{
+	int err = ks_test_enter_userns(userns_netns);
+
+	(void)why;
+	(void)len;
+	return err ? err : userns_make();
+}
+
 int ks_test_fd_from_userns(int netns, int (*make)(void))
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	int sv[2], err = 0, fd = -1, status;
-	struct iovec iov = { .iov_base = &err, .iov_len = sizeof(err) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
-	pid_t pid;
+	char why[256];
+	int fd;
 
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv))
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(sv[0]);
-		close(sv[1]);
-		return err;
-	}
-	if (pid == 0) {
-		close(sv[0]);
-		err = ks_test_enter_userns(netns);
-		if (!err)
-			fd = make();
-		if (fd < 0) {
-			err = err ? err : fd;	/* no descriptor: just the error */
-			m.msg_control = NULL;
-			m.msg_controllen = 0;
-		} else {
-			c = CMSG_FIRSTHDR(&m);
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(c), &fd, sizeof(int));
-		}
-		_exit(sendmsg(sv[1], &m, 0) < 0);
-	}
-	close(sv[1]);
-	if (recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC) < 0)
-		err = -errno;
-	close(sv[0]);
-	if (waitpid(pid, &status, 0) < 0 && !err)
-		err = -errno;
-	c = CMSG_FIRSTHDR(&m);
-	if (!err && c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	else if (!err)
-		err = -EIO;
-	return err ? err : fd;
+	userns_netns = netns;
+	userns_make = make;
+	fd = ks_fx_fd_from_helper(userns_helper, why, sizeof(why));
+	return fd == KS_FX_HELPER_KILLED ? -EIO : fd;	/* no descriptor came back */
 }
 
 int ks_test_drop_to(unsigned uid, unsigned gid)

@@ -98,6 +98,36 @@ int ks_fx_step_failed(const char *step, char *why, size_t len)
 	return err == EPERM ? -EACCES : -err;
 }
 
+int ks_fx_splice_send(int sock, const void *hdr, size_t hlen, int file, size_t n,
+		      const char **step)
+{
+	struct iovec iov = { .iov_base = (void *)hdr, .iov_len = hlen };
+	int p[2], err = 0;
+	loff_t off = 0;
+	ssize_t r;
+
+	*step = "pipe";
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	*step = "vmsplice(header)";
+	if ((r = vmsplice(p[1], &iov, 1, 0)) != (ssize_t)hlen)
+		goto fail;
+	*step = "splice(file -> pipe)";
+	if ((r = splice(file, &off, p[1], NULL, n, 0)) != (ssize_t)n)
+		goto fail;
+	*step = "splice(pipe -> socket)";
+	if ((r = splice(p[0], NULL, sock, NULL, hlen + n, 0)) != (ssize_t)(hlen + n))
+		goto fail;
+	goto out;
+fail:
+	err = r < 0 ? -errno : -EIO;	/* a short move: nothing to blame but the size */
+out:
+	close(p[0]);
+	close(p[1]);
+	errno = -err;
+	return err;
+}
+
 int ks_fx_loopback_up(void)
 {
 	struct ifreq ifr = { .ifr_name = "lo" };

@@ -50,6 +50,14 @@ int ks_fx_uring_socket(int domain, int type, int protocol, char *why, size_t len
  * there is not the shield's, and must not count as one). */
 int ks_fx_step_failed(const char *step, char *why, size_t len);
 
+/* @hlen bytes of @hdr, then the first @n bytes of @file by reference (its
+ * page-cache pages, not a copy), out as one write on the connected @sock:
+ * vmsplice + splice into a pipe, splice out of it (the splice path of the
+ * page-cache-write bugs). 0, or -errno (errno set too, for
+ * ks_fx_step_failed) with *@step naming the call that failed. */
+int ks_fx_splice_send(int sock, const void *hdr, size_t hlen, int file, size_t n,
+		      const char **step);
+
 /* Bring "lo" up in this network namespace (minimal guests and new network
  * namespaces start with it down). 0 or -errno. */
 int ks_fx_loopback_up(void);

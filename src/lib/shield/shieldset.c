@@ -198,6 +198,22 @@ static void count_links(const char *name, int *total, int *dead)
 
 /* May @kind ("audit", "unload") of shield @name happen? Refused (and the
  * item marked so) while the guard is on and no signed token allows it. */
+/* A warning for each shield the config names that none of the @nnames
+ * objects in the directory (@names) provides. */
+static void warn_objectless(const struct ks_config *cfg, struct ks_sync_result *res,
+			    char (*names)[KS_NAME_LEN], int nnames)
+{
+	for (int i = 0; names && i < cfg->nshields; i++) {
+		bool found = false;
+
+		for (int j = 0; j < nnames; j++)
+			found |= !strcmp(names[j], cfg->shields[i].name);
+		if (!found)
+			warn(res, "%s:%d: shield %s has no object in %s", cfg->path,
+			     cfg->shields[i].line, cfg->shields[i].name, cfg->shields_dir);
+	}
+}
+
 static bool may_weaken(const struct ks_config *cfg, struct ks_sync_result *res,
 		       struct ks_sync_item *it, const char *kind, const char *name)
 {
@@ -383,15 +399,7 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 		k = NULL;	/* the deleted key can't be iterated from */
 	}
 
-	for (int i = 0; i < cfg->nshields; i++) {
-		bool found = false;
-
-		for (int j = 0; j < nnames; j++)
-			found |= !strcmp(names[j], cfg->shields[i].name);
-		if (!found)
-			warn(res, "%s:%d: shield %s has no object in %s", cfg->path,
-			     cfg->shields[i].line, cfg->shields[i].name, cfg->shields_dir);
-	}
+	warn_objectless(cfg, res, names, nnames);
 	err = res->nfailed ? -EAGAIN : 0;
 out:
 	close(ofd);
@@ -504,15 +512,7 @@ int ks_shieldset_check(const struct ks_config *cfg, struct ks_sync_result *res)
 			check_kernel_sites(res, it->name, &meta);
 		ks_meta_free(&meta);
 	}
-	for (int i = 0; names && i < cfg->nshields; i++) {
-		bool found = false;
-
-		for (int j = 0; j < nnames; j++)
-			found |= !strcmp(names[j], cfg->shields[i].name);
-		if (!found)
-			warn(res, "%s:%d: shield %s has no object in %s", cfg->path,
-			     cfg->shields[i].line, cfg->shields[i].name, cfg->shields_dir);
-	}
+	warn_objectless(cfg, res, names, nnames);
 	free(names);
 	free(e.path);
 	return res->nfailed ? -EAGAIN : 0;

@@ -438,13 +438,31 @@ bool ks_kprobes_available(char *why, size_t len)
 	return false;
 }
 
+/* ks_site_attach_fn of kprobes (at the copy's symbol + offset). */
+static int attach_kprobe(struct bpf_program *prog, const struct ks_sites *s, int i, void *ctx,
+			 struct bpf_link **link)
+{
+	const struct ks_site *site = &s->site[i];
+	LIBBPF_OPTS(bpf_kprobe_opts, opts, .bpf_cookie = i, .offset = site->symbol_offset);
+	int err;
+
+	(void)ctx;
+	*link = bpf_program__attach_kprobe_opts(prog, site->symbol, &opts);
+	if (*link)
+		return 0;
+	err = -errno;
+	return ks_err(err, "%s: kprobe at %s+0x%llx (copy #%d of %s in %s): %s%s",
+		      bpf_program__name(prog), site->symbol, (unsigned long long)site->symbol_offset,
+		      i, s->function, site->caller, strerror(-err),
+		      err == -EILSEQ ? " (not an instruction boundary in this kernel)" : "");
+}
+
 int ks_kprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s,
 			      struct bpf_map *sites_map, unsigned flags,
 			      struct bpf_link ***links, int *nlinks)
 {
-	struct bpf_link **l;
 	char why[128];
-	int i, n = 0, err = 0;
+	int i;
 
 	*links = NULL;
 	*nlinks = 0;
@@ -461,32 +479,5 @@ int ks_kprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 					      "cannot carry a kprobe: %s", i, s->function,
 					      s->site[i].caller, (unsigned long long)s->site[i].addr,
 					      s->site[i].why);
-	l = calloc(s->nsites ? s->nsites : 1, sizeof(*l));
-	if (!l)
-		return ks_err(-ENOMEM, "out of memory");
-	for (i = 0; i < s->nsites; i++) {
-		const struct ks_site *site = &s->site[i];
-		LIBBPF_OPTS(bpf_kprobe_opts, opts, .bpf_cookie = i, .offset = site->symbol_offset);
-		if (sites_map && (err = ks_site_info_store(sites_map, i, site, true)))
-			goto fail;
-		if (!site->probeable)
-			continue;
-		l[n] = bpf_program__attach_kprobe_opts(prog, site->symbol, &opts);
-		if (!l[n]) {
-			err = -errno;
-			ks_err(err, "%s: kprobe at %s+0x%llx (copy #%d of %s in %s): %s%s",
-			       bpf_program__name(prog), site->symbol,
-			       (unsigned long long)site->symbol_offset, i, s->function,
-			       site->caller, strerror(-err),
-			       err == -EILSEQ ? " (not an instruction boundary in this kernel)" : "");
-			goto fail;
-		}
-		n++;
-	}
-	*links = l;
-	*nlinks = n;
-	return 0;
-fail:
-	ks_uprobe_links_free(l, n);
-	return err;
+	return ks_sites_attach_each(prog, s, sites_map, true, attach_kprobe, NULL, links, nlinks);
 }

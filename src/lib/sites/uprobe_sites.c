@@ -66,12 +66,54 @@ int ks_site_info_store(struct bpf_map *sites_map, int i, const struct ks_site *s
 	return 0;
 }
 
+int ks_sites_attach_each(struct bpf_program *prog, const struct ks_sites *s,
+			 struct bpf_map *sites_map, bool kernel, ks_site_attach_fn attach,
+			 void *ctx, struct bpf_link ***links, int *nlinks)
+{
+	struct bpf_link **l = calloc(s->nsites ? s->nsites : 1, sizeof(*l));
+	int n = 0, err = 0;
+
+	if (!l)
+		return ks_err(-ENOMEM, "out of memory");
+	for (int i = 0; i < s->nsites; i++) {
+		if (sites_map && (err = ks_site_info_store(sites_map, i, &s->site[i], kernel)))
+			goto fail;
+		if (!s->site[i].probeable)
+			continue;
+		if ((err = attach(prog, s, i, ctx, &l[n])))
+			goto fail;
+		n++;
+	}
+	*links = l;
+	*nlinks = n;
+	return 0;
+fail:
+	ks_uprobe_links_free(l, n);
+	return err;
+}
+
+/* ks_site_attach_fn of uprobes; @ctx: the pid. */
+static int attach_uprobe(struct bpf_program *prog, const struct ks_sites *s, int i, void *ctx,
+			 struct bpf_link **link)
+{
+	const struct ks_site *site = &s->site[i];
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = i);
+	int err;
+
+	*link = bpf_program__attach_uprobe_opts(prog, *(int *)ctx, s->binary, site->offset, &opts);
+	if (*link)
+		return 0;
+	err = -errno;
+	return ks_err(err, "%s: uprobe at %s+0x%llx (copy #%d of %s in %s): %s",
+		      bpf_program__name(prog), s->binary, (unsigned long long)site->offset, i,
+		      s->function, site->caller, strerror(-err));
+}
+
 int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s,
 			      int pid, struct bpf_map *sites_map, unsigned flags,
 			      struct bpf_link ***links, int *nlinks)
 {
-	struct bpf_link **l;
-	int i, n = 0, err = 0;
+	int i;
 
 	*links = NULL;
 	*nlinks = 0;
@@ -91,32 +133,5 @@ int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 					      "cannot carry a uprobe: %s", s->binary, i,
 					      s->function, s->site[i].caller,
 					      (unsigned long long)s->site[i].addr, s->site[i].why);
-	l = calloc(s->nsites ? s->nsites : 1, sizeof(*l));
-	if (!l)
-		return ks_err(-ENOMEM, "out of memory");
-
-	for (i = 0; i < s->nsites; i++) {
-		const struct ks_site *site = &s->site[i];
-		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = i);
-		if (sites_map && (err = ks_site_info_store(sites_map, i, site, false)))
-			goto fail;
-		if (!site->probeable)
-			continue;
-		l[n] = bpf_program__attach_uprobe_opts(prog, pid, s->binary, site->offset, &opts);
-		if (!l[n]) {
-			err = -errno;
-			ks_err(err, "%s: uprobe at %s+0x%llx (copy #%d of %s in %s): %s",
-			       bpf_program__name(prog), s->binary,
-			       (unsigned long long)site->offset, i, s->function, site->caller,
-			       strerror(-err));
-			goto fail;
-		}
-		n++;
-	}
-	*links = l;
-	*nlinks = n;
-	return 0;
-fail:
-	ks_uprobe_links_free(l, n);
-	return err;
+	return ks_sites_attach_each(prog, s, sites_map, false, attach_uprobe, &pid, links, nlinks);
 }

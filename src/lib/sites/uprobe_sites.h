@@ -33,6 +33,17 @@ int ks_uprobe_attach_resolved(struct bpf_program *prog, const struct ks_sites *s
 int ks_site_info_store(struct bpf_map *sites_map, int i, const struct ks_site *site,
 		       bool kernel);
 
+/* Attach one copy: site @i of @s (probeable), *@link set; 0 or -errno,
+ * message recorded. */
+typedef int (*ks_site_attach_fn)(struct bpf_program *prog, const struct ks_sites *s, int i,
+				 void *ctx, struct bpf_link **link);
+/* The loop of ks_uprobe_attach_resolved and ks_kprobe_attach_resolved:
+ * each site's info into @sites_map (when given), @attach at each probeable
+ * one; all or nothing, *@links and *@nlinks as they describe. */
+int ks_sites_attach_each(struct bpf_program *prog, const struct ks_sites *s,
+			 struct bpf_map *sites_map, bool kernel, ks_site_attach_fn attach,
+			 void *ctx, struct bpf_link ***links, int *nlinks);
+
 /* Destroy (detach, unless pinned) and free what an attach returned; from
  * several threads, since each detach waits for a kernel grace period. */
 void ks_uprobe_links_free(struct bpf_link **links, int nlinks);

@@ -206,13 +206,13 @@ static int find_key(const char *dir, const char *want, unsigned char pk[crypto_s
 	return 0;
 }
 
-int ks_sign_verify_kind(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
-			const char *keys_dir, char keyid[KS_KEYID_LEN])
+/* Signature text @sig of a @kind ("ed25519 KEYID BASE64") into its key id
+ * and signature bytes; *@keyid is cleared first. 0 or -errno. */
+static int sig_parse(enum ks_sign_kind kind, const char *sig, char *keyid,
+		     char id[KS_KEYID_LEN + 8], unsigned char s[crypto_sign_BYTES])
 {
-	unsigned char pk[crypto_sign_PUBLICKEYBYTES], s[crypto_sign_BYTES];
-	unsigned char msg[SIGN_TAG_MAX + crypto_hash_sha256_BYTES];
-	char id[KS_KEYID_LEN + 8], b64[128];
-	size_t got, mlen;
+	char b64[128];
+	size_t got;
 	int err = sodium_ready();
 
 	if (err)
@@ -221,38 +221,49 @@ int ks_sign_verify_kind(enum ks_sign_kind kind, const void *obj, size_t len, con
 	if (!sig || !*sig)
 		return ks_err(-ENODATA, "unsigned: the %s has no signature", sign_what[kind]);
 	if (sscanf(sig, "ed25519 %23s %127s", id, b64) != 2 || strlen(id) != KS_KEYID_LEN - 1 ||
-	    sodium_base642bin(s, sizeof(s), b64, strlen(b64), NULL, &got, NULL,
-			      sodium_base64_VARIANT_ORIGINAL) || got != sizeof(s))
+	    sodium_base642bin(s, crypto_sign_BYTES, b64, strlen(b64), NULL, &got, NULL,
+			      sodium_base64_VARIANT_ORIGINAL) || got != crypto_sign_BYTES)
 		return ks_err(-EINVAL, "malformed signature: expected 'ed25519 KEYID BASE64'");
-	snprintf(keyid, KS_KEYID_LEN, "%s", id);
-	err = find_key(keys_dir, id, pk);
-	if (err)
-		return err;
-	mlen = signed_message(kind, obj, len, msg);
+	return 0;
+}
+
+/* Does @s sign @kind @obj under public key @pk (id @id)? 0 or -EBADMSG. */
+static int sig_check(enum ks_sign_kind kind, const void *obj, size_t len,
+		     const unsigned char *s, const unsigned char *pk, const char *id)
+{
+	unsigned char msg[SIGN_TAG_MAX + crypto_hash_sha256_BYTES];
+	size_t mlen = signed_message(kind, obj, len, msg);
+
 	if (crypto_sign_verify_detached(s, msg, mlen, pk))
 		return ks_err(-EBADMSG, "bad signature: the %s was altered after key %s signed it",
 			      sign_what[kind], id);
 	return 0;
 }
 
+int ks_sign_verify_kind(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
+			const char *keys_dir, char keyid[KS_KEYID_LEN])
+{
+	unsigned char pk[crypto_sign_PUBLICKEYBYTES], s[crypto_sign_BYTES];
+	char id[KS_KEYID_LEN + 8];
+	int err;
+
+	if ((err = sig_parse(kind, sig, keyid, id, s)))
+		return err;
+	snprintf(keyid, KS_KEYID_LEN, "%s", id);
+	if ((err = find_key(keys_dir, id, pk)))
+		return err;
+	return sig_check(kind, obj, len, s, pk, id);
+}
+
 int ks_sign_verify_signer(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
 			  const char *keyfile, const char *keys_dir, char keyid[KS_KEYID_LEN])
 {
 	unsigned char sk[crypto_sign_SECRETKEYBYTES], s[crypto_sign_BYTES];
-	unsigned char msg[SIGN_TAG_MAX + crypto_hash_sha256_BYTES];
-	char id[KS_KEYID_LEN + 8], own[KS_KEYID_LEN], b64[128];
-	size_t got, mlen;
-	int err = sodium_ready();
+	char id[KS_KEYID_LEN + 8], own[KS_KEYID_LEN];
+	int err;
 
-	if (err)
+	if ((err = sig_parse(kind, sig, keyid, id, s)))
 		return err;
-	keyid[0] = '\0';
-	if (!sig || !*sig)
-		return ks_err(-ENODATA, "unsigned: the %s has no signature", sign_what[kind]);
-	if (sscanf(sig, "ed25519 %23s %127s", id, b64) != 2 ||
-	    sodium_base642bin(s, sizeof(s), b64, strlen(b64), NULL, &got, NULL,
-			      sodium_base64_VARIANT_ORIGINAL) || got != sizeof(s))
-		return ks_err(-EINVAL, "malformed signature: expected 'ed25519 KEYID BASE64'");
 	if ((err = read_key(keyfile, "ed25519-secret", sk, sizeof(sk))))
 		return err;
 	key_id(sk + crypto_sign_SEEDBYTES, own);
@@ -264,13 +275,9 @@ int ks_sign_verify_signer(enum ks_sign_kind kind, const void *obj, size_t len, c
 			      "keys with --keys DIR)", id, keyfile, own);
 	}
 	snprintf(keyid, KS_KEYID_LEN, "%s", id);
-	mlen = signed_message(kind, obj, len, msg);
-	err = crypto_sign_verify_detached(s, msg, mlen, sk + crypto_sign_SEEDBYTES);
+	err = sig_check(kind, obj, len, s, sk + crypto_sign_SEEDBYTES, id);
 	sodium_memzero(sk, sizeof(sk));
-	if (err)
-		return ks_err(-EBADMSG, "bad signature: the %s was altered after key %s signed it",
-			      sign_what[kind], id);
-	return 0;
+	return err;
 }
 
 int ks_sign_verify(const void *obj, size_t len, const char *sig, const char *keys_dir,
