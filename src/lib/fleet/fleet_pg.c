@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "buf.h"
 #include "err.h"
 #include "fleet_pg.h"
 
@@ -120,19 +121,7 @@ static int ensure_partition(struct ks_pg *pg, int64_t day)
 
 static int grow(struct ks_pg_batch *b, size_t more)
 {
-	size_t cap = b->cap ? b->cap : 1 << 20;
-	char *p;
-
-	if (b->len + more <= b->cap)
-		return 0;
-	while (cap < b->len + more)
-		cap *= 2;
-	p = realloc(b->buf, cap);
-	if (!p)
-		return -ENOMEM;
-	b->buf = p;
-	b->cap = cap;
-	return 0;
+	return ks_buf_reserve(&b->buf, &b->cap, b->len + more, 1 << 20);
 }
 
 /* COPY text format: backslash, tab, newline and CR must be escaped. */

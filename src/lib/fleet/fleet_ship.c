@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <sqlite3.h>
 #include <zstd.h>
+#include "buf.h"
 #include "err.h"
 #include "fleet_ship.h"
 
@@ -137,19 +138,7 @@ static int set_mark(struct ks_ship *s, int64_t m)
 
 static int reserve(struct ks_ship *s, size_t more)
 {
-	size_t cap = s->cap ? s->cap : SHIP_FRAME_BYTES * 2;
-	char *p;
-
-	if (s->len + more <= s->cap)
-		return 0;
-	while (cap < s->len + more)
-		cap *= 2;
-	p = realloc(s->buf, cap);
-	if (!p)
-		return -ENOMEM;
-	s->buf = p;
-	s->cap = cap;
-	return 0;
+	return ks_buf_reserve(&s->buf, &s->cap, s->len + more, SHIP_FRAME_BYTES * 2);
 }
 
 /* Length of the valid UTF-8 sequence at @p (1..4), or 0. */
