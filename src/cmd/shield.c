@@ -57,6 +57,15 @@ static struct json_object *tries_json(const struct ks_load_result *r)
 
 static int shield_help(void);
 
+/* The positional words of a shield command without options: at most
+ * @maxpos, their count in *@argc; false: return *@rc (help, usage). */
+static bool words(const char *cmd, int *argc, char **argv, int maxpos, int *rc)
+{
+	static const struct ks_opt none[] = { OPT_END };
+
+	return ks_opts_parse(cmd, none, *argc, argv, maxpos, argc, shield_help, rc);
+}
+
 static int do_load(int argc, char **argv)
 {
 	enum ks_mode mode = KS_MODE_ENFORCE;
@@ -181,9 +190,8 @@ static int do_list(int argc, char **argv)
 	struct ks_shield_state *st;
 	int n, err;
 
-	(void)argv;
-	if (argc)
-		return ks_usage("'shield list' takes no arguments");
+	if (!words("shield list", &argc, argv, 0, &err))
+		return err;
 	err = ks_shield_list(&st, &n);
 	if (err)
 		return ks_report(err);
@@ -216,9 +224,8 @@ static int do_shield_stats(int argc, char **argv)
 	struct ks_shield_state *st;
 	int n, err;
 
-	(void)argv;
-	if (argc)
-		return ks_usage("'shield stats' takes no arguments");
+	if (!words("shield stats", &argc, argv, 0, &err))
+		return err;
 	err = ks_shield_list(&st, &n);
 	if (err)
 		return ks_report(err);
@@ -252,6 +259,8 @@ static int do_info(int argc, char **argv)
 	char sha[65];
 	int err;
 
+	if (!words("shield info", &argc, argv, 1, &err))
+		return err;
 	if (argc != 1)
 		return ks_usage("usage: kshield shield info FILE");
 	err = ks_meta_read(argv[0], &meta);
@@ -297,6 +306,8 @@ static int do_mode(int argc, char **argv)
 	enum ks_mode mode = KS_MODE_ENFORCE;
 	int err;
 
+	if (!words("shield mode", &argc, argv, 2, &err))
+		return err;
 	if (argc != 2)
 		return ks_usage("usage: kshield shield mode NAME enforce|audit");
 	err = parse_mode(argv[1], &mode);
@@ -318,6 +329,8 @@ static int do_unload(int argc, char **argv)
 {
 	int err;
 
+	if (!words("shield unload", &argc, argv, 1, &err))
+		return err;
 	if (argc != 1)
 		return ks_usage("usage: kshield shield unload NAME");
 	err = ks_shield_unload(argv[0]);
