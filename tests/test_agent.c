@@ -366,7 +366,9 @@ Test(agent, t09_bad_inputs_give_one_clear_line)
 		{ "hunt c2-connections", "--file" },
 		{ "agent --keep 3x", "--keep" },
 		{ "agent --max-size 1Q", "--max-size" },
-		{ "agent --bogus", "unknown argument" },
+		{ "agent --bogus", "agent: unknown option '--bogus'" },
+		{ "agent --max-size=1Q", "--max-size" },
+		{ "agent --replicas 3x", "--replicas takes a whole number" },
 	};
 	char *out, *err;
 
