@@ -27,6 +27,7 @@ struct ks_fleet_agent_cfg {
 	const char *state_dir;	/* fetched objects; default /var/lib/kshield/fleet */
 	const char *store;	/* SQLite event store to ship from, or NULL */
 	bool control_plane;	/* verify, don't load (benchmarks) */
+	bool gated;		/* gate every shield (proven.h), not only --gated deploys */
 	int instances;		/* control plane: this many agents, hosts HOST-0..N-1 */
 	int resync_s;		/* recreate the watcher this often anyway (default 30) */
 	int report_ms;		/* refresh hits/status this often (default 1000) */
@@ -36,7 +37,7 @@ struct ks_fleet_agent_cfg {
 int ks_fleet_agent_parse_opt(struct ks_fleet_agent_cfg *c, int argc, char **argv, int *i);
 #define KS_FLEET_AGENT_OPTS_HELP \
 	"AGENT := --keys DIR|--root-keys DIR [--host NAME] [--group G1,G2] [--state DIR] [--store DB]\n" \
-	"         [--resync SECONDS] [--control-plane [--instances N]] NATS\n"
+	"         [--resync SECONDS] [--gated] [--control-plane [--instances N]] NATS\n"
 
 /* The directory of public keys the agent verifies with: --keys, or with
  * --root-keys <state>/trusted (the valid keys of the accepted key list). */
