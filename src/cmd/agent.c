@@ -783,6 +783,7 @@ int do_agent(int argc, char **argv)
 		/* The fleet loop runs in its own threads (fleet_agent.c) and
 		 * ships this agent's store. */
 		fleet.store = a.cfg.store;
+		fleet.gated |= a.cfg.gated;	/* the config's gated = on gates fleet shields too */
 		if ((err = ks_fleet_agent_start(&fleet)))
 			return ks_report(err);
 		err = agent_run(&a);
