@@ -401,8 +401,8 @@ static int do_deploy(int argc, char **argv)
 	if ((err = deploy_proven(&n, path, shahex, proven, &proven_ref)))
 		goto close;
 	if (gated && !proven_ref)
-		fprintf(stderr, "warning: no proven summary for %s (%s): every host runs it in audit "
-			"mode, as an unproven kernel, until promoted\n", path, "kshield shield proven");
+		fprintf(stderr, "warning: no proven summary beside %s (make one with kshield shield "
+			"proven): every host audits it as an unproven kernel until promoted\n", path);
 	if (nsites && (err = deploy_sites(&n, sites, nsites, &sites_arr)))
 		goto close;
 	d = json_object_new_object();
@@ -853,7 +853,13 @@ static int change(int argc, char **argv, enum change_op op)
 				err = ks_err(-ENOENT, "%s is rolled back: deploy it again", name);
 				break;
 			}
-			if (host) {
+			if (host && !json_object_get_boolean(json_object_object_get(d, "gated"))) {
+				json_object_put(prev);
+				err = ks_err(-EINVAL, "%s is not a gated rollout: promote --host lifts the "
+					     "gate only (deploy it with --gated, or promote without --host)",
+					     name);
+				break;
+			} else if (host) {
 				/* Gated: let hosts matching GLOB enforce on an
 				 * unproven kernel (never on a refused one). */
 				json_object *pl;

@@ -36,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 #include <sodium.h>
 #include "err.h"
@@ -406,16 +405,9 @@ static int gate_summary(struct fa *a, struct fa_shield *s, json_object *d, bool 
 static bool gate_allows(struct fa *a, struct fa_shield *s, json_object *d, const char *sha,
 			const char *variant)
 {
-	static char release[65], build_id[129];
-	enum ks_gate g;
-	struct utsname u;
+	enum ks_gate g = ks_proven_judge_here(s->proven, sha, a->cfg->control_plane ? NULL : variant,
+					      s->gate_why, sizeof(s->gate_why));
 
-	if (!release[0] && !uname(&u))
-		snprintf(release, sizeof(release), "%s", u.release);
-	if (!build_id[0] && ks_kernel_build_id(build_id, sizeof(build_id)))
-		build_id[0] = '\0';
-	g = ks_proven_judge(s->proven, sha, release, build_id,
-			    a->cfg->control_plane ? NULL : variant, s->gate_why, sizeof(s->gate_why));
 	snprintf(s->gate, sizeof(s->gate), "%s", ks_gate_name(g));
 	s->promoted_here = g == KS_GATE_UNPROVEN && ks_fleet_promoted(d, a->host);
 	return g == KS_GATE_PROVEN || s->promoted_here;

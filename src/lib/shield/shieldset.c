@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 #include <json-c/json.h>
 #include "err.h"
@@ -256,22 +255,16 @@ static int load_one(struct ks_sync_result *res, struct ks_sync_item *it, const c
 static bool gate_allows(const struct ks_config *cfg, const char *path, const char *name,
 			const unsigned char sha[32], const char *variant, struct ks_sync_item *it)
 {
-	static char release[65], build_id[129];
 	char ppath[4200], hex[65], why[512] = "";
 	json_object *proven = NULL;
 	enum ks_gate g;
-	struct utsname u;
 
-	if (!release[0] && !uname(&u))
-		snprintf(release, sizeof(release), "%s", u.release);
-	if (!build_id[0] && ks_kernel_build_id(build_id, sizeof(build_id)))
-		build_id[0] = '\0';
 	for (int i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", sha[i]);
 	ks_proven_path(path, ppath, sizeof(ppath));
 	if (!access(ppath, F_OK) && ks_proven_read(ppath, cfg->keys_dir, &proven, NULL, NULL))
 		snprintf(why, sizeof(why), " (%s)", ks_errmsg());
-	g = ks_proven_judge(proven, hex, release, build_id, variant, it->why, sizeof(it->why));
+	g = ks_proven_judge_here(proven, hex, variant, it->why, sizeof(it->why));
 	json_object_put(proven);
 	if (why[0] && strlen(it->why) + strlen(why) < sizeof(it->why))
 		strcat(it->why, why);

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include "err.h"
 #include "file.h"
+#include "kernel_sites.h"	/* ks_kernel_build_id() */
 #include "proven.h"
 
 static const char *str(json_object *o, const char *key)
@@ -211,6 +213,19 @@ enum ks_gate ks_proven_judge(json_object *summary, const char *sha256, const cha
 	snprintf(why, whylen, "unproven kernel: %s %.12s with variant %s not in the proven list",
 		 release ? release : "?", build_id, variant && variant[0] ? variant : "?");
 	return KS_GATE_UNPROVEN;
+}
+
+enum ks_gate ks_proven_judge_here(json_object *summary, const char *sha256, const char *variant,
+				  char *why, size_t whylen)
+{
+	static char release[65], build_id[129];
+	struct utsname u;
+
+	if (!release[0] && !uname(&u))
+		snprintf(release, sizeof(release), "%s", u.release);
+	if (!build_id[0] && ks_kernel_build_id(build_id, sizeof(build_id)))
+		build_id[0] = '\0';
+	return ks_proven_judge(summary, sha256, release, build_id, variant, why, whylen);
 }
 
 bool ks_proven_covers(json_object *summary, const char *sha256)

@@ -67,6 +67,11 @@ void ks_proven_path(const char *object, char *out, size_t n);
 /* Was object @sha256 (hex) among the objects the summary's rows tested? */
 bool ks_proven_covers(json_object *summary, const char *sha256);
 
+/* ks_proven_judge() for this machine's running kernel (uname release,
+ * GNU build ID from /sys/kernel/notes, read once). */
+enum ks_gate ks_proven_judge_here(json_object *summary, const char *sha256, const char *variant,
+				  char *why, size_t whylen);
+
 /* "proven", "unproven", "refused". */
 const char *ks_gate_name(enum ks_gate g);
 
