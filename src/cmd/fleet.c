@@ -670,7 +670,7 @@ static int do_fleet_status(int argc, char **argv)
 		ks_json_print(arr);
 		return 0;
 	}
-	printf("%-20s %-8s %-12s %8s %9s %8s %7s %6s %8s %-14s %s\n", "SHIELD", "MODE", "SHA256",
+	printf("%-20s %-8s %-12s %8s %9s %8s %7s %6s %8s %-15s %s\n", "SHIELD", "MODE", "SHA256",
 	       "TARGETED", "ENFORCING", "AUDITING", "REFUSED", "FAILED", "AUDITHIT",
 	       "PROVEN/UNPR/REF", "BY");
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
@@ -693,16 +693,17 @@ static int do_fleet_status(int argc, char **argv)
 			continue;
 		for (size_t k = 0; k < json_object_array_length(ph); k++) {
 			json_object *h = json_object_array_get_idx(ph, k);
-
 			const char *g = ks_json_str(h, "gate", "");
+			/* An error first; else, gated and not proven, why
+			 * ("unproven kernel: ...", "refused kernel: ..."). */
 			const char *why = *ks_json_str(h, "error", "") ? ks_json_str(h, "error", "")
-				: strcmp(g, "proven") && *g ? ks_json_str(h, "gate_why", "") : "";
+				: *g && strcmp(g, "proven") ? ks_json_str(h, "gate_why", "") : "";
 
-			printf("  %-24s %-10s %-8s %-14s hits %-6lld %s%s%s\n", ks_json_str(h, "host", ""),
+			printf("  %-24s %-10s %-8s %-14s hits %-6lld %s%s\n", ks_json_str(h, "host", ""),
 			       ks_json_str(h, "status", ""), ks_json_str(h, "mode", ""),
 			       ks_json_str(h, "variant", ""), (long long)ks_json_i64(h, "hits"),
 			       json_object_get_boolean(json_object_object_get(h, "promoted")) ?
-			       "(promoted) " : "", why, "");
+			       "(promoted) " : "", why);
 		}
 	}
 	json_object_put(arr);
