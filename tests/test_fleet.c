@@ -1245,6 +1245,14 @@ Test(fleet, gated_rollout_enforces_only_on_proven_kernels, .timeout = 300)
 	cr_expect(strstr(str_at(h, "gate_why"), "unproven kernel"), "why: %s", str_at(h, "gate_why"));
 	cr_expect_eq(json_object_get_int(ks_json_get(h, "_summary.kernels.unproven")), 1);
 	json_object_put(h);
+	{
+		char *out = NULL;
+
+		cr_expect_eq(ks_runf(&out, NULL, "%s fleet status %s --nats %s", ks_bin(), SHIELD, urls), 0);
+		cr_expect(out && strstr(out, " 0/1/0 ") && strstr(out, "unproven kernel"),
+			  "fleet status text:\n%s", out);
+		free(out);
+	}
 	cr_expect_str_eq(loaded_mode(0, m, sizeof(m)), "audit", "unproven kernel not in audit");
 	expect_trigger_passes("on an unproven kernel (audit only)");
 	sh_ok("%s fleet promote %s --host 'gate-*' --nats %s >/dev/null", ks_bin(), SHIELD, urls);
