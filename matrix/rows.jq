@@ -141,7 +141,7 @@ def ksites_row($s):
    error: (if $error == "" then null else $error end),
    log: $log, probe: $probe} as $k
 | def base: {kernel: $kernel, package: $package, arch: $arch, flavour: $flavour,
-              lsm: $lsm, lsm_hook: (if $probe == null then null else $probe.hooks.lsm end), check: null};
+              build_id: ($probe.build_id // null), lsm: $lsm, lsm_hook: (if $probe == null then null else $probe.hooks.lsm end), check: null};
   ( [ $lines[] | tagged("KSHIELD-RESULT") ]
     | map((fromjson? // {garbled: .}) as $r
           | if $r.garbled then base + {shield: null, error: "garbled result line: \($r.garbled[:120])"}

@@ -137,7 +137,9 @@ static void teardown(void)
 		kill(agents[i], SIGTERM);
 		waitpid(agents[i], NULL, 0);
 		ks_runf(NULL, NULL, "KSHIELD_BPFFS=/sys/fs/bpf/ks-fleet-%d-%d %s shield unload %s; "
-			"rm -rf /sys/fs/bpf/ks-fleet-%d-%d", getpid(), i, ks_bin(), SHIELD, getpid(), i);
+			"KSHIELD_BPFFS=/sys/fs/bpf/ks-fleet-%d-%d %s shield unload cve-2024-1086; "
+			"rm -rf /sys/fs/bpf/ks-fleet-%d-%d", getpid(), i, ks_bin(), SHIELD, getpid(), i,
+			ks_bin(), getpid(), i);
 	}
 	ks_runf(NULL, NULL, "rm -rf %s", dir);
 }
@@ -1140,4 +1142,139 @@ Test(fleet_sign, verify_statuses)
 	cr_expect_str_eq(out, "600\n");
 	free(out);
 	teardown();
+}
+
+/* Gated rollouts (issue 18): what the matrix proved travels with the shield.
+ * A real matrix run of this host's kernel (matrix/run.sh, the "host" row:
+ * every shield tested here for real) gives results.json; `shield proven`
+ * turns it into signed summaries; a --gated deploy of a real shield proven
+ * here enforces, one with no summary only audits ("unproven kernel") until
+ * an operator promotes the host, and a summary altered after signing is
+ * refused. */
+#define PROVEN_SHIELD "cve-2024-1086"
+
+static const char *dir_path_gated(void)
+{
+	static char p[512];
+
+	snprintf(p, sizeof(p), "%s/gated/%s.bpf.o", dir, PROVEN_SHIELD);
+	return p;
+}
+
+static json_object *status_of(const char *shield, const char *host)
+{
+	char cmd[1024];
+	json_object *arr, *ph, *r = NULL;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "%s -j fleet status %s --nats %s", ks_bin(), shield, urls);
+	arr = ks_run_json(cmd, &rc, NULL);
+	cr_assert(arr && rc == 0, "fleet status %s failed", shield);
+	if (json_object_object_get_ex(json_object_array_get_idx(arr, 0), "per_host", &ph))
+		for (size_t k = 0; k < json_object_array_length(ph); k++)
+			if (!strcmp(json_object_get_string(ks_json_get(json_object_array_get_idx(ph, k),
+									"host")), host))
+				r = json_object_get(json_object_array_get_idx(ph, k));
+	if (r)
+		json_object_object_add(r, "_summary", json_object_get(json_object_array_get_idx(arr, 0)));
+	json_object_put(arr);
+	cr_assert(r, "no status of %s from %s", shield, host);
+	return r;
+}
+
+static const char *str_at(json_object *o, const char *path)
+{
+	const char *s = json_object_get_string(ks_json_get(o, path));
+
+	return s ? s : "";
+}
+
+static void wait_for(const char *shield, const char *status, int timeout_s)
+{
+	sh_ok("%s fleet wait %s --status %s --count 1 --timeout %d --nats %s >/dev/null", ks_bin(),
+	      shield, status, timeout_s, urls);
+}
+
+Test(fleet, gated_rollout_enforces_only_on_proven_kernels, .timeout = 300)
+{
+	char build[512], *slash, m[32];
+	json_object *h;
+
+	cluster_up();
+	baseline();
+	snprintf(build, sizeof(build), "%s", ks_bin());
+	slash = strrchr(build, '/');
+	cr_assert(slash);
+	*slash = '\0';
+	/* The real matrix row of this kernel (its own bpffs root). A row
+	 * failing for some shield must not stop us: results.json is what
+	 * counts, and only its pass rows prove. */
+	sh_ok("BUILD=%s matrix/run.sh --only '^host$' --jobs 1 --out %s/m >%s/m.log 2>&1; "
+	      "test -s %s/m/results.json", build, dir, dir, dir);
+	sh_ok("jq -e '[.[] | select(.shield == \"%s\" and .status == \"pass\" and "
+	      "(.build_id | length) == 40 and (.sha256 | length) == 64)] | length == 1' "
+	      "%s/m/results.json >/dev/null", PROVEN_SHIELD, dir);
+	sh_ok("mkdir -p %s/gated && cp %s/%s.bpf.o %s/gated/ && %s shield sign %s/gated/%s.bpf.o "
+	      "--key %s/signer.key >/dev/null", dir, ks_shields_dir(), PROVEN_SHIELD, dir, ks_bin(),
+	      dir, PROVEN_SHIELD, dir);
+	sh_ok("%s shield proven %s/m/results.json --out %s/gated --key %s/signer.key --shield %s "
+	      ">/dev/null && test -s %s/gated/%s.proven.json.sig", ks_bin(), dir, dir, dir,
+	      PROVEN_SHIELD, dir, PROVEN_SHIELD);
+	/* A summary is about one object: another shield's is refused at deploy. */
+	cr_expect_neq(ks_runf(NULL, NULL, "%s fleet deploy %s --gated --proven %s/gated/%s.proven.json "
+			      "--hosts 'gate-*' --nats %s 2>/dev/null", ks_bin(), obj, dir,
+			      PROVEN_SHIELD, urls), 0, "deployed with another object's summary");
+
+	agent_start(0, "gate", NULL);
+
+	/* 1. Proven here: enforces. */
+	deploy(dir_path_gated(), "gate", "--gated");
+	wait_for(PROVEN_SHIELD, "enforcing", 40);
+	h = status_of(PROVEN_SHIELD, "gate-0");
+	cr_expect_str_eq(str_at(h, "gate"), "proven", "gate_why: %s", str_at(h, "gate_why"));
+	cr_expect_str_eq(str_at(h, "mode"), "enforce");
+	cr_expect_eq(json_object_get_int(ks_json_get(h, "_summary.kernels.proven")), 1);
+	cr_expect_eq(json_object_get_int(ks_json_get(h, "_summary.kernels.unproven")), 0);
+	json_object_put(h);
+
+	/* 2. No summary: unproven kernel, audit only, until promoted. */
+	deploy(obj, "gate", "--gated");
+	wait_for(SHIELD, "auditing", 40);
+	h = status_of(SHIELD, "gate-0");
+	cr_expect_str_eq(str_at(h, "gate"), "unproven");
+	cr_expect(strstr(str_at(h, "gate_why"), "unproven kernel"), "why: %s", str_at(h, "gate_why"));
+	cr_expect_eq(json_object_get_int(ks_json_get(h, "_summary.kernels.unproven")), 1);
+	json_object_put(h);
+	{
+		char *out = NULL;
+
+		cr_expect_eq(ks_runf(&out, NULL, "%s fleet status %s --nats %s", ks_bin(), SHIELD, urls), 0);
+		cr_expect(out && strstr(out, " 0/1/0 ") && strstr(out, "unproven kernel"),
+			  "fleet status text:\n%s", out);
+		free(out);
+	}
+	cr_expect_str_eq(loaded_mode(0, m, sizeof(m)), "audit", "unproven kernel not in audit");
+	expect_trigger_passes("on an unproven kernel (audit only)");
+	sh_ok("%s fleet promote %s --host 'gate-*' --nats %s >/dev/null", ks_bin(), SHIELD, urls);
+	wait_for(SHIELD, "enforcing", 40);
+	h = status_of(SHIELD, "gate-0");
+	cr_expect(json_object_get_boolean(ks_json_get(h, "promoted")), "not reported promoted");
+	cr_expect_eq(json_object_get_int(ks_json_get(h, "_summary.kernels.promoted")), 1);
+	json_object_put(h);
+	cr_expect(trigger_errno_eperm(), "promoted host does not enforce");
+
+	/* 3. A summary changed after signing (a kernel added to its proven
+	 * list by hand): the agent refuses the record, nothing changes. */
+	sh_ok("jq '.proven += [.proven[0] | .release = \"forged\"]' %s/gated/%s.proven.json "
+	      ">%s/f.json && mv %s/f.json %s/gated/%s.proven.json", dir, PROVEN_SHIELD, dir, dir, dir,
+	      PROVEN_SHIELD);
+	deploy(dir_path_gated(), "gate", "--gated");
+	wait_for(PROVEN_SHIELD, "refused", 40);
+	h = status_of(PROVEN_SHIELD, "gate-0");
+	cr_expect(strstr(str_at(h, "error"), "proven summary"), "error: %s", str_at(h, "error"));
+	json_object_put(h);
+
+	sh_ok("%s fleet rollback %s --nats %s >/dev/null", ks_bin(), SHIELD, urls);
+	sh_ok("%s fleet rollback %s --nats %s >/dev/null", ks_bin(), PROVEN_SHIELD, urls);
+	wait_for(SHIELD, "unloaded", 40);
 }

@@ -826,3 +826,71 @@ Test(lifecycle, t11_weakening_needs_a_signed_token_while_the_guard_is_on)
 		;
 	cr_expect_geq(ka_sql_int(L.store, sql), 3, "refusals not stored as tamper events");
 }
+
+/* Issue 18: gate = on. A shield enforces only where the matrix proved the
+ * variant that loaded here: cve-2024-1086 with the signed summary of a real
+ * matrix run of this kernel (matrix/run.sh, the host row) enforces; the
+ * fixture, which has no summary, loads in audit ("unproven kernel", and so
+ * says the metrics label) until the config promotes it. */
+Test(lifecycle, t12_gated_enforces_only_where_the_matrix_proved_it, .timeout = 240)
+{
+	char build[512], *slash, *t;
+	long long a0;
+
+	snprintf(build, sizeof(build), "%s", ks_bin());
+	slash = strrchr(build, '/');
+	cr_assert(slash);
+	*slash = '\0';
+	cr_assert_eq(ks_runf(NULL, NULL, "BUILD=%s matrix/run.sh --only '^host$' --jobs 1 --out %s/m "
+			     ">%s/m.log 2>&1; test -s %s/m/results.json", build, L.dir, L.dir, L.dir),
+		     0, "the matrix host row wrote no results.json");
+	use_keys();
+	add_shield("cve-2024-1086", NULL);
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield proven %s/m/results.json --out %s --key %s/k.key "
+			     "--shield cve-2024-1086 >/dev/null", ks_bin(), L.dir, L.shields, L.dir),
+		     0, "shield proven");
+	{
+		char extra[512];
+
+		snprintf(extra, sizeof(extra), "gated = on\nmetrics_textfile = %s/metrics.prom\n", L.dir);
+		write_conf(extra);
+	}
+	start();
+	cr_expect_str_eq(mode_of("cve-2024-1086"), "enforce", "proven here, yet not enforcing");
+	cr_expect_str_eq(mode_of("fixture-sockopt"), "audit", "no summary, yet enforcing");
+	t = ks_read_file(L.err);
+	cr_expect(t && strstr(t, "shield fixture-sockopt: loaded (cgroup, audit): unproven kernel"),
+		  "agent log:\n%s", t);
+	cr_expect(t && strstr(t, "shield cve-2024-1086: loaded (tp, enforce, proven here)"),
+		  "agent log:\n%s", t);
+	free(t);
+	a0 = audited("fixture-sockopt");
+	trigger();
+	cr_expect_eq(audited("fixture-sockopt") - a0, 1, "the unproven shield did not audit");
+	for (double t0 = ka_now(); ka_now() - t0 < 10; usleep(200000)) {
+		char p[300];
+
+		snprintf(p, sizeof(p), "%s/metrics.prom", L.dir);
+		t = ks_read_file(p);
+		if (t && strstr(t, "kshield_shield_info{shield=\"fixture-sockopt\",mode=\"audit\","
+				   "variant=\"cgroup\",gate=\"unproven\"} 1"))
+			break;
+		free(t);
+		t = NULL;
+	}
+	cr_expect(t, "no gate=\"unproven\" label in the metrics textfile");
+	free(t);
+
+	/* The operator promotes it: enforces (a strengthening: no token). */
+	{
+		char extra[512];
+
+		snprintf(extra, sizeof(extra), "gated = on\nmetrics_textfile = %s/metrics.prom\n"
+			 "shield.fixture-sockopt.promote = on\n", L.dir);
+		write_conf(extra);
+	}
+	hup();
+	cr_expect_str_eq(mode_of("fixture-sockopt"), "enforce", "promoted, yet not enforcing");
+	cr_expect_neq(trigger(), 0, "the promoted shield let the trigger through");
+	cr_expect_str_eq(mode_of("cve-2024-1086"), "enforce");
+}

@@ -377,8 +377,14 @@ static void shields_sync(struct agent *a)
 		return;
 	}
 	err = ks_shieldset_sync(&a->cfg, &res);
+	a->m.ngates = 0;
 	for (int i = 0; i < res.n; i++) {
 		const struct ks_sync_item *it = &res.items[i];
+
+		if (it->gate[0] && a->m.ngates < (int)(sizeof(a->m.gates) / sizeof(a->m.gates[0]))) {
+			snprintf(a->m.gates[a->m.ngates].name, sizeof(a->m.gates[0].name), "%s", it->name);
+			snprintf(a->m.gates[a->m.ngates++].gate, sizeof(a->m.gates[0].gate), "%s", it->gate);
+		}
 
 		if (it->action == KS_SYNC_FAILED) {
 			ks_log("shield %s: %s", it->name[0] ? it->name : it->object, it->why);
@@ -386,9 +392,13 @@ static void shields_sync(struct agent *a)
 			ks_log("shield %s: weakening refused, left %s: %s", it->name,
 			    ks_mode_str(it->mode), it->why);
 			ks_lifecycle_refused(a->store, it->name, it->why);
-		} else
-			ks_log("shield %s: %s (%s, %s)", it->name, ks_sync_action_str(it->action),
-			    it->variant, ks_mode_str(it->mode));
+		} else if (it->gate[0] && strcmp(it->gate, "proven"))
+			ks_log("shield %s: %s (%s, %s%s): %s", it->name, ks_sync_action_str(it->action),
+			    it->variant, ks_mode_str(it->mode), it->promoted ? ", promoted" : "",
+			    it->why);
+		else
+			ks_log("shield %s: %s (%s, %s%s)", it->name, ks_sync_action_str(it->action),
+			    it->variant, ks_mode_str(it->mode), it->gate[0] ? ", proven here" : "");
 	}
 	if (err && err != -EAGAIN)
 		ks_log("shields: %s", ks_errmsg());
@@ -717,6 +727,7 @@ int do_agent(int argc, char **argv)
 		/* The fleet loop runs in its own threads (fleet_agent.c) and
 		 * ships this agent's store. */
 		fleet.store = a.cfg.store;
+		fleet.gated |= a.cfg.gated;	/* the config's gated = on gates fleet shields too */
 		if ((err = ks_fleet_agent_start(&fleet)))
 			return ks_report(err);
 		err = agent_run(&a);

@@ -80,6 +80,8 @@ void ks_pg_hosts_print(struct json_object *hosts);
 int do_shield_keygen(int argc, char **argv);
 int do_shield_sign(int argc, char **argv);
 int do_shield_verify(int argc, char **argv);
+/* `kshield shield proven` (proven.c). */
+int do_shield_proven(int argc, char **argv);
 
 /* Noun entry points, one per file. */
 int do_probe(int argc, char **argv);

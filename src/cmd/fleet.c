@@ -23,6 +23,7 @@
 #include "units.h"
 #include "kernel_sites.h"
 #include "meta.h"
+#include "proven.h"
 #include "sign.h"
 
 /* "90", "90s", "500ms", "5m", "2h" -> milliseconds; -1 when malformed. */
@@ -59,7 +60,7 @@ static int fleet_help(void);
 #define DEFAULT_KEY_EXPIRES_MS ((int64_t)365 * 86400000)	/* a listed signing key */
 #define DEPLOY_USAGE "usage: kshield fleet deploy FILE --key KEYFILE [--keys DIR] [--hosts GLOB|--group NAME] " \
 	"[--audit|--audit-first DURATION] [--expires DURATION] [--sig FILE] [--sites MANIFEST]... " \
-	"[--pg CONNINFO [--since 30d] [--force]] NATS"
+	"[--gated] [--proven SUMMARY] [--pg CONNINFO [--since 30d] [--force]] NATS"
 
 /* What a desired record says, as agents read it: its signed body (a new
  * reference), or for a record from before signed records, the record
@@ -238,6 +239,70 @@ static int deploy_preview(const char *path, const char *pg, const char *since_s,
 	return 0;
 }
 
+/* Store @len bytes under their sha256 @key in kshield_objects. */
+static int put_object(struct ks_nats *n, const char *key, const void *buf, size_t len,
+		      const char *what)
+{
+	natsStatus ns = NATS_OK;
+
+	for (int tries = 0; tries < 40; tries++) {
+		ns = kvStore_Put(NULL, n->objects, key, buf, len);
+		if (ns != NATS_NO_RESPONDERS)
+			break;
+		nats_Sleep(250);	/* new bucket: no stream leader yet */
+	}
+	return ns == NATS_OK ? 0 : ks_nats_denied(n, ks_nats_err(ns, what));
+}
+
+/* The shield's proven summary for a gated deploy: @path (--proven), else
+ * NAME.proven.json beside the object when there is one. Its bytes go to
+ * kshield_objects beside the object; *ref = {"sha256", "size", "sig"} for
+ * the desired record (NULL: no summary). It must be about this object. */
+static int deploy_proven(struct ks_nats *n, const char *object, const char *objsha,
+			 const char *path, json_object **ref)
+{
+	char def[4096], sigpath[4200], h[65], *buf = NULL, *sig = NULL;
+	unsigned char bin[32];
+	json_object *s = NULL;
+	size_t len, slen;
+	int err;
+
+	*ref = NULL;
+	if (!path) {
+		ks_proven_path(object, def, sizeof(def));
+		if (access(def, F_OK))
+			return 0;
+		path = def;
+	}
+	err = ks_proven_read(path, NULL, &s, &buf, &len);
+	if (err)
+		return err;
+	if (!ks_proven_covers(s, objsha)) {
+		err = ks_err(-EINVAL, "%s is not about %s (sha256 %.12s): make it from the matrix "
+			     "results of this very object (kshield shield proven)", path, object, objsha);
+		goto out;
+	}
+	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
+	if (access(sigpath, F_OK))
+		fprintf(stderr, "warning: %s has no signature: agents will refuse it\n", path);
+	else if ((err = ks_read_file(sigpath, &sig, &slen)))
+		goto out;
+	crypto_hash_sha256(bin, (unsigned char *)buf, len);
+	sodium_bin2hex(h, sizeof(h), bin, sizeof(bin));
+	err = put_object(n, h, buf, len, "storing the proven summary");
+	if (err)
+		goto out;
+	*ref = json_object_new_object();
+	json_object_object_add(*ref, "sha256", json_object_new_string(h));
+	json_object_object_add(*ref, "size", json_object_new_int64(len));
+	json_object_object_add(*ref, "sig", json_object_new_string(sig ? sig : ""));
+out:
+	json_object_put(s);
+	free(buf);
+	free(sig);
+	return err;
+}
+
 static int do_deploy(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
@@ -248,13 +313,15 @@ static int do_deploy(int argc, char **argv)
 	json_object *sites_arr = NULL;
 	int nsites = 0, npos, rc;
 	int64_t audit_first = 0;
-	bool audit = false, force = false;
-	const char *pg = NULL, *since = "30d";
+	bool audit = false, force = false, gated = false;
+	const char *pg = NULL, *since = "30d", *proven = NULL;
+	json_object *proven_ref = NULL;
 	const struct ks_opt opts[] = {
 		OPTS_NATS(&no),
 		OPT_VAL("--hosts", &hosts), OPT_VAL("--group", &group), OPT_VAL("--sig", &sigpath),
 		OPT_VAL("--key", &key), OPT_VAL("--keys", &keys), OPT_VAL("--pg", &pg),
 		OPT_VAL("--since", &since), OPT_FLAG("--force", &force),
+		OPT_FLAG("--gated", &gated), OPT_VAL("--proven", &proven),
 		OPT_VAL("--expires", &expires_s), OPT_LIST("--sites", sites, &nsites, DEPLOY_MAX_SITES),
 		OPT_FLAG("--audit", &audit), OPT_VAL("--audit-first", &audit_first_s),
 		OPT_END
@@ -306,21 +373,15 @@ static int do_deploy(int argc, char **argv)
 	err = open_fleet(&n, &no);
 	if (err)
 		goto out;
-	{
-		natsStatus ns;
-
-		for (int tries = 0; tries < 40; tries++) {
-			ns = kvStore_Put(NULL, n.objects, shahex, obj, len);
-			if (ns != NATS_NO_RESPONDERS)
-				break;
-			nats_Sleep(250);	/* new bucket: no stream leader yet */
-		}
-
-		if (ns != NATS_OK) {
-			err = ks_nats_denied(&n, ks_nats_err(ns, "storing the object"));
-			goto close;
-		}
-	}
+	err = put_object(&n, shahex, obj, len, "storing the object");
+	if (err)
+		goto close;
+	/* The summary travels with the object, gated or not. */
+	if ((err = deploy_proven(&n, path, shahex, proven, &proven_ref)))
+		goto close;
+	if (gated && !proven_ref)
+		fprintf(stderr, "warning: no proven summary beside %s (make one with kshield shield "
+			"proven): every host audits it as an unproven kernel until promoted\n", path);
 	if (nsites && (err = deploy_sites(&n, sites, nsites, &sites_arr)))
 		goto close;
 	d = json_object_new_object();
@@ -337,6 +398,12 @@ static int do_deploy(int argc, char **argv)
 	json_object_object_add(d, "by", json_object_new_string("deploy"));
 	if (sites_arr)
 		json_object_object_add(d, "sites", sites_arr);
+	if (proven_ref)
+		json_object_object_add(d, "proven", proven_ref);
+	if (gated) {
+		json_object_object_add(d, "gated", json_object_new_boolean(true));
+		json_object_object_add(d, "promoted", json_object_new_array());
+	}
 	/* Keep one earlier version for rollback; the new one's version is
 	 * above it (agents refuse going back to a lower one). */
 	if (!ks_kv_get_json(n.desired, ks_meta_get(&meta, "name"), &old, &rev)) {
@@ -413,6 +480,7 @@ static json_object *summarize(const char *name, json_object *rec, json_object *a
 	const char *dmode = ks_json_str(d, "mode", "absent");
 	int targeted = 0, enforcing = 0, auditing = 0, refused = 0, failed = 0, unloaded = 0;
 	int stale = 0, hit_hosts = 0, control = 0;
+	int proven = 0, unproven = 0, refused_k = 0, promoted = 0;
 	int64_t last_at = 0, hits = 0;
 	size_t plen = strlen(name);
 
@@ -446,6 +514,14 @@ static json_object *summarize(const char *name, json_object *rec, json_object *a
 			failed++;
 		if (current && ks_json_i64(v, "audited") > 0)
 			hit_hosts++;
+		if (current) {
+			const char *g = ks_json_str(v, "gate", "");
+
+			proven += !strcmp(g, "proven");
+			unproven += !strcmp(g, "unproven");
+			refused_k += !strcmp(g, "refused");
+			promoted += json_object_get_boolean(json_object_object_get(v, "promoted"));
+		}
 		if (current)
 			hits += ks_json_i64(v, "hits");
 		if (!json_object_get_boolean(json_object_object_get(v, "kernel")))
@@ -485,6 +561,21 @@ static json_object *summarize(const char *name, json_object *rec, json_object *a
 	json_object_object_add(o, "stale", json_object_new_int(stale));
 	json_object_object_add(o, "audit_hit_hosts", json_object_new_int(hit_hosts));
 	json_object_object_add(o, "hits", json_object_new_int64(hits));
+	json_object_object_add(o, "gated", json_object_new_boolean(
+		json_object_get_boolean(json_object_object_get(d, "gated"))));
+	json_object_object_add(o, "proven_summary", json_object_new_boolean(
+		json_object_object_get(d, "proven") != NULL));
+	{
+		json_object *g = json_object_new_object();
+
+		/* Hosts by what the matrix proved for their kernel (gated
+		 * agents report it; ungated ones do not judge). */
+		json_object_object_add(g, "proven", json_object_new_int(proven));
+		json_object_object_add(g, "unproven", json_object_new_int(unproven));
+		json_object_object_add(g, "refused", json_object_new_int(refused_k));
+		json_object_object_add(g, "promoted", json_object_new_int(promoted));
+		json_object_object_add(o, "kernels", g);
+	}
 	json_object_object_add(o, "control_plane_hosts", json_object_new_int(control));
 	json_object_object_add(o, "deployed_at", json_object_new_int64(ks_json_i64(d, "deployed_at")));
 	json_object_object_add(o, "last_report_at", json_object_new_int64(last_at));
@@ -555,26 +646,40 @@ static int do_fleet_status(int argc, char **argv)
 		ks_json_print(arr);
 		return 0;
 	}
-	printf("%-20s %-8s %-12s %8s %9s %8s %7s %6s %8s %s\n", "SHIELD", "MODE", "SHA256", "TARGETED",
-	       "ENFORCING", "AUDITING", "REFUSED", "FAILED", "AUDITHIT", "BY");
+	printf("%-20s %-8s %-12s %8s %9s %8s %7s %6s %8s %-15s %s\n", "SHIELD", "MODE", "SHA256",
+	       "TARGETED", "ENFORCING", "AUDITING", "REFUSED", "FAILED", "AUDITHIT",
+	       "PROVEN/UNPR/REF", "BY");
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		json_object *s = json_object_array_get_idx(arr, i), *ph;
 
-		printf("%-20s %-8s %-12.12s %8lld %9lld %8lld %7lld %6lld %8lld %s\n",
+		json_object *k = json_object_object_get(s, "kernels");
+		char gate[48] = "-";
+
+		if (json_object_get_boolean(json_object_object_get(s, "gated")) ||
+		    ks_json_i64(k, "proven") + ks_json_i64(k, "unproven") + ks_json_i64(k, "refused"))
+			snprintf(gate, sizeof(gate), "%lld/%lld/%lld", (long long)ks_json_i64(k, "proven"),
+				 (long long)ks_json_i64(k, "unproven"), (long long)ks_json_i64(k, "refused"));
+		printf("%-20s %-8s %-12.12s %8lld %9lld %8lld %7lld %6lld %8lld %-15s %s\n",
 		       ks_json_str(s, "shield", ""), ks_json_str(s, "mode", ""),
 		       ks_json_str(s, "sha256", ""), (long long)ks_json_i64(s, "targeted"),
 		       (long long)ks_json_i64(s, "enforcing"), (long long)ks_json_i64(s, "auditing"),
 		       (long long)ks_json_i64(s, "refused"), (long long)ks_json_i64(s, "failed"),
-		       (long long)ks_json_i64(s, "audit_hit_hosts"), ks_json_str(s, "by", ""));
+		       (long long)ks_json_i64(s, "audit_hit_hosts"), gate, ks_json_str(s, "by", ""));
 		if (!json_object_object_get_ex(s, "per_host", &ph))
 			continue;
 		for (size_t k = 0; k < json_object_array_length(ph); k++) {
 			json_object *h = json_object_array_get_idx(ph, k);
+			const char *g = ks_json_str(h, "gate", "");
+			/* An error first; else, gated and not proven, why
+			 * ("unproven kernel: ...", "refused kernel: ..."). */
+			const char *why = *ks_json_str(h, "error", "") ? ks_json_str(h, "error", "")
+				: *g && strcmp(g, "proven") ? ks_json_str(h, "gate_why", "") : "";
 
-			printf("  %-24s %-10s %-8s %-14s hits %-6lld %s\n", ks_json_str(h, "host", ""),
+			printf("  %-24s %-10s %-8s %-14s hits %-6lld %s%s\n", ks_json_str(h, "host", ""),
 			       ks_json_str(h, "status", ""), ks_json_str(h, "mode", ""),
 			       ks_json_str(h, "variant", ""), (long long)ks_json_i64(h, "hits"),
-			       ks_json_str(h, "error", ""));
+			       json_object_get_boolean(json_object_object_get(h, "promoted")) ?
+			       "(promoted) " : "", why);
 		}
 	}
 	json_object_put(arr);
@@ -663,12 +768,12 @@ static int change(int argc, char **argv, enum change_op op)
 {
 	static const char *const opname[] = { "promote", "rollback", "renew" };
 	struct ks_nats_opts no = { 0 };
-	const char *name = NULL, *key = getenv("KSHIELD_FLEET_KEY"), *keys = NULL;
+	const char *name = NULL, *key = getenv("KSHIELD_FLEET_KEY"), *keys = NULL, *host = NULL;
 	int64_t expires = DEFAULT_EXPIRES_MS;
 	const char *expires_s = NULL;
 	const struct ks_opt opts[] = {
 		OPTS_NATS(&no), OPT_VAL("--key", &key), OPT_VAL("--keys", &keys),
-		OPT_VAL("--expires", &expires_s), OPT_END
+		OPT_VAL("--host", &host), OPT_VAL("--expires", &expires_s), OPT_END
 	};
 	char cmd[32];
 	struct ks_nats n;
@@ -682,6 +787,8 @@ static int change(int argc, char **argv, enum change_op op)
 	if (expires_s && (expires = parse_duration_ms(expires_s)) <= 0)
 		return ks_usage("bad --expires duration '%s' (e.g. 30d, 12h)", expires_s);
 	name = npos ? argv[0] : NULL;
+	if (host && op != CHANGE_PROMOTE)
+		return ks_usage("fleet %s: --host is for fleet promote only", opname[op]);
 	if (!name || !key)
 		return ks_usage("usage: kshield fleet %s SHIELD --key KEYFILE [--expires DURATION] NATS"
 				"%s", opname[op], name ? " (--key: agents refuse unsigned desired state)" : "");
@@ -713,8 +820,30 @@ static int change(int argc, char **argv, enum change_op op)
 				err = ks_err(-ENOENT, "%s is rolled back: deploy it again", name);
 				break;
 			}
-			json_object_object_add(d, "mode", json_object_new_string("enforce"));
-			json_object_object_add(d, "by", json_object_new_string("promote"));
+			if (host && !json_object_get_boolean(json_object_object_get(d, "gated"))) {
+				json_object_put(prev);
+				err = ks_err(-EINVAL, "%s is not a gated rollout: promote --host lifts the "
+					     "gate only (deploy it with --gated, or promote without --host)",
+					     name);
+				break;
+			} else if (host) {
+				/* Gated: let hosts matching GLOB enforce on an
+				 * unproven kernel (never on a refused one). */
+				json_object *pl;
+				char by[300];
+
+				if (!json_object_object_get_ex(d, "promoted", &pl) ||
+				    !json_object_is_type(pl, json_type_array)) {
+					pl = json_object_new_array();
+					json_object_object_add(d, "promoted", pl);
+				}
+				json_object_array_add(pl, json_object_new_string(host));
+				snprintf(by, sizeof(by), "promote --host %s", host);
+				json_object_object_add(d, "by", json_object_new_string(by));
+			} else {
+				json_object_object_add(d, "mode", json_object_new_string("enforce"));
+				json_object_object_add(d, "by", json_object_new_string("promote"));
+			}
 		} else if (op == CHANGE_RENEW) {
 			json_object_object_add(d, "by", json_object_new_string("renew"));
 		} else if (prev) {
@@ -1121,10 +1250,12 @@ static int fleet_help(void)
 	fprintf(stderr,
 		"Usage: kshield fleet deploy FILE --key KEYFILE [--keys DIR] [--hosts GLOB|--group NAME]\n"
 		"                             [--audit|--audit-first DURATION] [--expires DURATION]\n"
-		"                             [--sites MANIFEST]... [--pg CONNINFO [--since 30d] [--force]] NATS\n"
+		"                             [--sites MANIFEST]... [--gated] [--proven SUMMARY]\n"
+		"                             [--pg CONNINFO [--since 30d] [--force]] NATS\n"
 		"       kshield fleet status [SHIELD] NATS\n"
 		"       kshield fleet wait SHIELD [--status enforcing|auditing|refused|unloaded] [--count N] [--timeout S] NATS\n"
 		"       kshield fleet promote|rollback|renew SHIELD --key KEYFILE [--keys DIR] [--expires DURATION] NATS\n"
+		"       kshield fleet promote SHIELD --host GLOB ...   (gated: enforce on those unproven kernels)\n"
 		"       kshield fleet keys set --root ROOTKEY [--add PUBFILE[:DURATION]]... [--revoke KEYID]...\n"
 		"                              [--expires DURATION] NATS\n"
 		"       kshield fleet keys show NATS\n"
@@ -1152,7 +1283,14 @@ static int fleet_help(void)
 		"key ids, signed by a root key.\n"
 		"--sites ships a kernel sites manifest (and its MANIFEST.sig) with a shield on\n"
 		"kernel:FUNCTION, one per kernel build; each agent verifies and installs the\n"
-		"one for its kernel in its sites_dir before loading.\n");
+		"one for its kernel in its sites_dir before loading.\n"
+		"The shield's proven summary (NAME.proven.json beside FILE, or --proven; see\n"
+		"kshield shield proven) travels with it, verified by the agents like the object.\n"
+		"--gated (or an agent's own --gated): a host enforces only where the matrix\n"
+		"proved the loaded variant on its very kernel (release and build ID); elsewhere\n"
+		"it audits and reports 'unproven kernel' until promote --host GLOB names it;\n"
+		"a kernel where the variant failed on the matrix ('refused') never enforces.\n"
+		"status shows hosts per shield by kernel: PROVEN/UNPR(oven)/REF(used).\n");
 	return 0;
 }
 

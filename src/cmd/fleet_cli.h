@@ -22,6 +22,7 @@
 #define OPTS_FLEET_AGENT(c)						\
 	OPTS_NATS(&(c)->nats),						\
 	OPT_FLAG("--control-plane", &(c)->control_plane),		\
+	OPT_FLAG("--gated", &(c)->gated),				\
 	OPT_VAL("--keys", &(c)->keys_dir), OPT_VAL("--root-keys", &(c)->root_dir), \
 	OPT_VAL("--host", &(c)->host), OPT_VAL("--group", &(c)->groups),	\
 	OPT_VAL("--groups", &(c)->groups), OPT_VAL("--state", &(c)->state_dir), \
@@ -29,7 +30,7 @@
 	OPT_INT("--instances", &(c)->instances)
 #define KS_FLEET_AGENT_OPTS_HELP \
 	"AGENT := --keys DIR|--root-keys DIR [--host NAME] [--group G1,G2] [--state DIR] [--store DB]\n" \
-	"         [--resync SECONDS] [--control-plane [--instances N]] NATS\n"
+	"         [--resync SECONDS] [--gated] [--control-plane [--instances N]] NATS\n"
 
 /* No --nats on the line: the URL list of $KSHIELD_NATS. */
 static inline void ks_nats_opts_env(struct ks_nats_opts *o)

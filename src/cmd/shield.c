@@ -461,6 +461,7 @@ static int shield_help(void)
 		"       kshield shield stats\n"
 		"       kshield shield impact FILE [--since 30d] [--store PATH] [--pg CONNINFO]\n"
 		"       kshield shield keygen PREFIX | sign FILE --key KEY | verify FILE --keys DIR\n"
+		"       kshield shield proven RESULTS.json --out DIR [--key KEY]   (see shield proven help)\n"
 		"\n"
 		"load tries the shield's variants strongest first and keeps the first that\n"
 		"loads and attaches here; links are pinned under <bpffs>/shields/NAME so the\n"
@@ -490,6 +491,7 @@ int do_shield(int argc, char **argv)
 		{ "sign", do_shield_sign },
 		{ "verify", do_shield_verify },
 		{ "keygen", do_shield_keygen },
+		{ "proven", do_shield_proven },
 		{ 0 }
 	};
 

@@ -156,6 +156,8 @@ static void print_result(const struct ks_test_result *r)
 		json_object_object_add(o, "shield", json_object_new_string(r->shield));
 		json_object_object_add(o, "variant", r->variant[0] ?
 				       json_object_new_string(r->variant) : NULL);
+		json_object_object_add(o, "sha256", r->sha256[0] ?
+				       json_object_new_string(r->sha256) : NULL);
 		json_object_object_add(o, "trigger_refused", json_object_new_boolean(r->trigger_refused));
 		json_object_object_add(o, "hit_recorded", json_object_new_boolean(r->hit_recorded));
 		json_object_object_add(o, "detect_only", json_object_new_boolean(r->detect_only));

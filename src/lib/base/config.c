@@ -120,25 +120,27 @@ static bool valid_shield_name(const char *n, size_t len)
 	return true;
 }
 
-/* shield.<name>.mode */
+/* shield.<name>.mode, shield.<name>.promote */
 static int set_shield_mode(struct ks_config *cfg, const char *key, const char *v,
 			   const char *file, int line)
 {
 	const char *name = key + strlen("shield.");
 	const char *dot = strrchr(name, '.');
 	struct ks_shield_mode *s = NULL;
-	enum ks_mode mode;
+	enum ks_mode mode = KS_MODE_ENFORCE;
+	bool promote = false, is_promote = dot && !strcmp(dot, ".promote");
 	size_t n;
 
-	if (!dot || dot == name || strcmp(dot, ".mode"))
+	if (!dot || dot == name || (strcmp(dot, ".mode") && !is_promote))
 		return ks_err(-EINVAL, "%s:%d: unknown key '%s' (per-shield keys are "
-			      "shield.<name>.mode)", file, line, key);
+			      "shield.<name>.mode and shield.<name>.promote)", file, line, key);
 	n = dot - name;
 	if (!valid_shield_name(name, n))
 		return ks_err(-EINVAL, "%s:%d: invalid shield name '%.*s'", file, line, (int)n, name);
-	if (ks_mode_parse(v, &mode))
-		return ks_err(-EINVAL, "%s:%d: %s: unknown mode '%s' (use enforce or audit)",
-			      file, line, key, v);
+	if (is_promote ? parse_bool(v, &promote) : ks_mode_parse(v, &mode))
+		return ks_err(-EINVAL, "%s:%d: %s: %s '%s' (use %s)", file, line, key,
+			      is_promote ? "invalid value" : "unknown mode", v,
+			      is_promote ? "on or off" : "enforce or audit");
 	for (int i = 0; i < cfg->nshields; i++)
 		if (strlen(cfg->shields[i].name) == n && !strncmp(cfg->shields[i].name, name, n))
 			s = &cfg->shields[i];
@@ -147,9 +149,15 @@ static int set_shield_mode(struct ks_config *cfg, const char *key, const char *v
 			return ks_err(-E2BIG, "%s:%d: more than %d shield.<name>.mode lines",
 				      file, line, KS_CONFIG_MAX_SHIELDS);
 		s = &cfg->shields[cfg->nshields++];
+		s->mode = cfg->default_mode;	/* until a .mode line says otherwise */
 	}
 	snprintf(s->name, sizeof(s->name), "%.*s", (int)n, name);
-	s->mode = mode;
+	if (is_promote) {
+		s->promote = promote;
+	} else {
+		s->mode = mode;
+		s->has_mode = true;
+	}
 	s->line = line;
 	return 0;
 }
@@ -212,6 +220,9 @@ static int set_key(struct ks_config *cfg, const char *k, const char *v, const ch
 	} else if (!strcmp(k, "guard")) {
 		err = parse_bool(v, &cfg->guard);
 		want = "on or off";
+	} else if (!strcmp(k, "gated")) {
+		err = parse_bool(v, &cfg->gated);
+		want = "on or off";
 	} else {
 		return ks_err(-EINVAL, "%s:%d: unknown key '%s'", file, line, k);
 	}
@@ -266,9 +277,17 @@ int ks_config_load(struct ks_config *cfg, const char *path, bool must_exist)
 enum ks_mode ks_config_mode(const struct ks_config *cfg, const char *name)
 {
 	for (int i = 0; i < cfg->nshields; i++)
-		if (!strcmp(cfg->shields[i].name, name))
+		if (!strcmp(cfg->shields[i].name, name) && cfg->shields[i].has_mode)
 			return cfg->shields[i].mode;
 	return cfg->default_mode;
+}
+
+bool ks_config_promoted(const struct ks_config *cfg, const char *name)
+{
+	for (int i = 0; i < cfg->nshields; i++)
+		if (!strcmp(cfg->shields[i].name, name))
+			return cfg->shields[i].promote;
+	return false;
 }
 
 int ks_config_reload(struct ks_config *cfg)

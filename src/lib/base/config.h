@@ -12,6 +12,13 @@
  *   bpffs = DIR                  bpffs root
  *   default_mode = enforce|audit
  *   shield.<name>.mode = enforce|audit
+ *   gated = on|off               enforce a shield only on kernels where the
+ *                                 matrix proved the variant that loaded (its
+ *                                 NAME.proven.json beside the object, signed
+ *                                 when keys_dir is set); elsewhere audit,
+ *                                 "unproven kernel" (default off)
+ *   shield.<name>.promote = on   gated: enforce it on this unproven kernel
+ *                                 anyway (never where the matrix refused it)
  *   guard = on|off               tamper guard (see docs/guard.md)
  *   check_interval = N[s|m|h]    how often the agent checks its pins
  *   flow = on|off                `flow` records (per-packet cgroup programs;
@@ -49,6 +56,8 @@
 struct ks_shield_mode {
 	char name[KS_NAME_LEN];
 	enum ks_mode mode;
+	bool has_mode;		/* a .mode line set it (else default_mode) */
+	bool promote;		/* .promote = on: may enforce on an unproven kernel */
 	int line;		/* where it was set, for messages */
 };
 
@@ -68,6 +77,7 @@ struct ks_config {
 	__u64 flow_interval_s;		/* interim flow records of long connections */
 	enum ks_mode default_mode;
 	bool guard;
+	bool gated;			/* enforce only where proven (proven.h) */
 	bool flow;			/* flow accounting attached (restart to change) */
 	int nshields;
 	struct ks_shield_mode shields[KS_CONFIG_MAX_SHIELDS];
@@ -86,6 +96,8 @@ int ks_config_load(struct ks_config *cfg, const char *path, bool must_exist);
 int ks_config_reload(struct ks_config *cfg);
 /* Mode for shield @name: its own line, else default_mode. */
 enum ks_mode ks_config_mode(const struct ks_config *cfg, const char *name);
+/* shield.<name>.promote = on (gated: may enforce on an unproven kernel). */
+bool ks_config_promoted(const struct ks_config *cfg, const char *name);
 /* "enforce" / "audit" */
 int ks_mode_parse(const char *s, enum ks_mode *mode);
 const char *ks_mode_str(enum ks_mode mode);

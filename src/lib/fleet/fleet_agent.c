@@ -45,6 +45,7 @@
 #include "fleet_ship.h"
 #include "kernel_sites.h"
 #include "loader.h"
+#include "proven.h"
 #include "sign.h"
 
 #define FA_MAX_SHIELDS 64
@@ -63,6 +64,13 @@ struct fa_shield {
 	int64_t promoted_v, held_v;	/* audit-first: version promoted here / held back */
 	int64_t audit_v;	/* version whose audit hits we reported ... */
 	__u64 audit_n;		/* ... and how many */
+	/* Gated rollouts: the proven summary (verified, by its sha256) and
+	 * what it says for this host's kernel and loaded variant. */
+	json_object *proven;
+	char proven_sha[65];
+	char gate[16];		/* "" = not gated */
+	char gate_why[512];
+	bool promoted_here;	/* unproven, enforcing on an operator's promote */
 };
 
 struct fa {
@@ -157,6 +165,9 @@ static void report(struct fa *a, struct fa_shield *s, const char *status, const 
 	 * reported again, and fleet status counts only answers to the last. */
 	json_object_object_add(o, "deployed_at", json_object_new_int64(
 		s->refused ? s->answer_at : ks_json_i64(s->desired, "deployed_at")));
+	json_object_object_add(o, "gate", json_object_new_string(s->gate));
+	json_object_object_add(o, "gate_why", json_object_new_string(s->gate_why));
+	json_object_object_add(o, "promoted", json_object_new_boolean(s->promoted_here));
 	txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	if (s->reported && !strcmp(txt, s->last)) {
 		json_object_put(o);
@@ -320,6 +331,51 @@ static bool promoted(struct fa *a, struct fa_shield *s, json_object *d)
 	return !hits;
 }
 
+/* A gated record's proven summary, fetched and verified (sha256, signature
+ * under the proven tag by a trusted key) once per summary; none = NULL. */
+static int gate_summary(struct fa *a, struct fa_shield *s, json_object *d, bool *transient)
+{
+	json_object *p;
+	const char *sha;
+	char *buf = NULL;
+	size_t len;
+	int err;
+
+	*transient = false;
+	if (!json_object_object_get_ex(d, "proven", &p) || !(sha = ks_json_str(p, "sha256", NULL))) {
+		json_object_put(s->proven);
+		s->proven = NULL;
+		s->proven_sha[0] = '\0';
+		return 0;
+	}
+	if (s->proven && !strcmp(s->proven_sha, sha))
+		return 0;
+	err = fetch_verified(a, KS_SIGN_PROVEN, sha, ks_json_str(p, "sig", ""), &buf, &len, transient);
+	if (err)
+		return ks_err_ctx(err, "proven summary");
+	json_object_put(s->proven);
+	s->proven = NULL;
+	err = ks_proven_parse(buf, len, "the proven summary", &s->proven);
+	free(buf);
+	if (!err)
+		snprintf(s->proven_sha, sizeof(s->proven_sha), "%s", sha);
+	return err;
+}
+
+/* Gated: may @variant of object @sha enforce on this kernel? Sets s->gate,
+ * s->gate_why, s->promoted_here. Refused kernels never enforce, promoted
+ * or not; unproven ones only where an operator promoted this host. */
+static bool gate_allows(struct fa *a, struct fa_shield *s, json_object *d, const char *sha,
+			const char *variant)
+{
+	enum ks_gate g = ks_proven_judge_here(s->proven, sha, a->cfg->control_plane ? NULL : variant,
+					      s->gate_why, sizeof(s->gate_why));
+
+	snprintf(s->gate, sizeof(s->gate), "%s", ks_gate_name(g));
+	s->promoted_here = g == KS_GATE_UNPROVEN && ks_fleet_promoted(d, a->host);
+	return g == KS_GATE_PROVEN || s->promoted_here;
+}
+
 static void converge(struct fa *a, struct fa_shield *s)
 {
 	json_object *d = s->desired;
@@ -328,6 +384,7 @@ static void converge(struct fa *a, struct fa_shield *s)
 	enum ks_mode want = !strcmp(dmode, "audit") && !promoted(a, s, d) ? KS_MODE_AUDIT
 									    : KS_MODE_ENFORCE;
 	bool target = d && strcmp(dmode, "absent") && ks_fleet_targets(d, a->host, a->cfg->groups);
+	bool gated = d && (a->cfg->gated || json_object_get_boolean(json_object_object_get(d, "gated")));
 	struct ks_shield_state st;
 	char sha[65] = "", path[4096];
 	enum ks_mode mode = KS_MODE_ENFORCE;
@@ -337,6 +394,14 @@ static void converge(struct fa *a, struct fa_shield *s)
 	int err;
 
 	s->retry = false;
+	s->gate[0] = s->gate_why[0] = '\0';
+	s->promoted_here = false;
+	if (target && gated && (err = gate_summary(a, s, d, &transient))) {
+		/* Nothing changes here on a summary that does not verify. */
+		report(a, s, transient ? "failed" : "refused", ks_errmsg(), want_sha, NULL, NULL, want);
+		s->retry = transient;
+		return;
+	}
 	if (!target) {
 		if (loaded && managed(a, s->name, NULL)) {
 			if (a->cfg->control_plane)
@@ -353,6 +418,8 @@ static void converge(struct fa *a, struct fa_shield *s)
 		return;
 	}
 	if (loaded && !strcmp(sha, want_sha)) {
+		if (gated && !gate_allows(a, s, d, want_sha, a->cfg->control_plane ? NULL : st.cfg.variant))
+			want = KS_MODE_AUDIT;
 		if (mode != want) {
 			err = a->cfg->control_plane ? 0 : ks_shield_set_mode(s->name, want);
 			if (err) {
@@ -382,6 +449,8 @@ static void converge(struct fa *a, struct fa_shield *s)
 		return;
 	}
 	if (a->cfg->control_plane) {
+		if (gated && !gate_allows(a, s, d, want_sha, NULL))
+			want = KS_MODE_AUDIT;
 		snprintf(s->cp_sha, sizeof(s->cp_sha), "%s", want_sha);
 		s->cp_mode = want;
 		free(obj);
@@ -397,9 +466,18 @@ static void converge(struct fa *a, struct fa_shield *s)
 		 * only the record of them (a rewrite of it changes nothing).
 		 * New before old: the loader attaches this one before it
 		 * detaches what is loaded now. */
-		err = ks_shield_load_buf(path, obj, len, want, &res);
+		/* Gated: audit until the variant that loaded is known to be
+		 * proven here; an unproven kernel never enforces, not even
+		 * for a moment. */
+		err = ks_shield_load_buf(path, obj, len, gated ? KS_MODE_AUDIT : want, &res);
 		if (err)
 			unlink(path);
+		if (!err && gated) {
+			if (!gate_allows(a, s, d, want_sha, res.variant))
+				want = KS_MODE_AUDIT;
+			else if (want == KS_MODE_ENFORCE)
+				err = ks_shield_set_mode(s->name, KS_MODE_ENFORCE);
+		}
 	}
 	free(obj);
 	if (err) {
@@ -767,6 +845,7 @@ static void *fa_loop(void *arg)
 	for (int i = 0; i < a->nsh; i++) {
 		json_object_put(a->sh[i].desired);
 		json_object_put(a->sh[i].raw);
+		json_object_put(a->sh[i].proven);
 	}
 	json_object_put(a->seen);
 	return NULL;

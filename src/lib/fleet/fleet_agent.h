@@ -27,6 +27,7 @@ struct ks_fleet_agent_cfg {
 	const char *state_dir;	/* fetched objects; default /var/lib/kshield/fleet */
 	const char *store;	/* SQLite event store to ship from, or NULL */
 	bool control_plane;	/* verify, don't load (benchmarks) */
+	bool gated;		/* gate every shield (proven.h), not only --gated deploys */
 	int instances;		/* control plane: this many agents, hosts HOST-0..N-1 */
 	int resync_s;		/* recreate the watcher this often anyway (default 30) */
 	int report_ms;		/* refresh hits/status this often (default 1000) */

@@ -176,4 +176,19 @@ bool ks_fleet_targets(json_object *d, const char *host, const char *groups)
 	}
 	return true;
 }
+
+bool ks_fleet_promoted(json_object *d, const char *host)
+{
+	json_object *arr;
+
+	if (!json_object_object_get_ex(d, "promoted", &arr) || !json_object_is_type(arr, json_type_array))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		const char *g = json_object_get_string(json_object_array_get_idx(arr, i));
+
+		if (g && !fnmatch(g, host, 0))
+			return true;
+	}
+	return false;
+}
 #endif /* KSHIELD_STATIC */

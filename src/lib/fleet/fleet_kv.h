@@ -6,7 +6,10 @@
  *   {"name", "sha256", "size", "sig" (the object's own signature),
  *    "mode": "enforce"|"audit"|"absent", "hosts": GLOB, "group": NAME,
  *    "deployed_at": ms, "audit_first_ms", "promote_at": ms, "sites": [...],
- *    "version": N (monotonic per shield), "expires_at": ms, "by"},
+ *    "version": N (monotonic per shield), "expires_at": ms, "by",
+ *    gated rollouts (proven.h): "gated": bool, "proven": {"sha256", "size",
+ *    "sig"} (the shield's proven summary, in kshield_objects beside the
+ *    object, signed under its own tag), "promoted": [HOST GLOB...]},
  *   signed under its own domain tag by a fleet key: "record_sig". The rest
  *   of the record (a copy of the body's fields, "prev": the body before,
  *   for rollback) is for people and `fleet status`; agents ignore it.
@@ -25,7 +28,9 @@
  *   1 MiB max_payload; shield objects are well under it).
  * kshield_status, key <shield>.<host> (host made key-safe):
  *   {"host", "shield", "sha256", "status", "mode", "variant", "hits",
- *    "refused", "audited", "killed", "error", "kernel": bool, "at": ms}
+ *    "refused", "audited", "killed", "error", "kernel": bool, "at": ms,
+ *    gated: "gate": "proven"|"unproven"|"refused" ("" = not gated),
+ *    "gate_why", "promoted": bool}
  *   and key _host.<host>: {"host", "groups", "at"} (agent registration).
  */
 #ifndef KSHIELD_FLEET_KV_H
@@ -66,5 +71,9 @@ int ks_fleet_open_record(enum ks_sign_kind kind, json_object *rec, const char *k
 
 /* Is @host (with its comma-separated @groups) targeted by desired @d? */
 bool ks_fleet_targets(json_object *d, const char *host, const char *groups);
+/* Gated rollouts: has an operator promoted @host (a glob of desired @d's
+ * "promoted" list: `fleet promote SHIELD --host GLOB`) to enforce on an
+ * unproven kernel? */
+bool ks_fleet_promoted(json_object *d, const char *host);
 
 #endif

@@ -49,7 +49,15 @@ static void per_kind(FILE *f, const char *name, const char *help, const __u64 v[
 		fprintf(f, "%s{kind=\"%s\"} %llu\n", name, ks_kind_name(k), (unsigned long long)v[k]);
 }
 
-static void shields(FILE *f)
+static const char *gate_of(const struct ks_metrics_agent *a, const char *name)
+{
+	for (int i = 0; a && i < a->ngates; i++)
+		if (!strcmp(a->gates[i].name, name))
+			return a->gates[i].gate;
+	return "";
+}
+
+static void shields(FILE *f, const struct ks_metrics_agent *agent)
 {
 	struct ks_shield_state *st = NULL;
 	int n = 0;
@@ -58,12 +66,15 @@ static void shields(FILE *f)
 		n = 0;
 	head(f, "kshield_shields_loaded", "gauge", "Shields loaded (pinned).");
 	fprintf(f, "kshield_shields_loaded %d\n", n);
-	head(f, "kshield_shield_info", "gauge", "One per loaded shield; its mode and active variant as labels.");
+	head(f, "kshield_shield_info", "gauge", "One per loaded shield; its mode, active variant and, "
+	     "when gated, what the matrix proved for this kernel (proven, unproven, refused) as labels.");
 	for (int i = 0; i < n; i++) {
 		fputs("kshield_shield_info{shield=\"", f);
 		label(f, st[i].name);
 		fprintf(f, "\",mode=\"%s\",variant=\"", ks_mode_str(st[i].cfg.mode));
 		label(f, st[i].cfg.variant);
+		fputs("\",gate=\"", f);
+		label(f, gate_of(agent, st[i].name));
 		fputs("\"} 1\n", f);
 	}
 	head(f, "kshield_shield_hits_total", "counter", "Shield hits per verdict (refused, audited, killed).");
@@ -139,7 +150,7 @@ int ks_metrics_render(const struct ks_metrics_agent *agent, struct ks_store *sto
 
 	if (!f)
 		return -ENOMEM;
-	shields(f);
+	shields(f, agent);
 	if (agent) {
 		per_kind(f, "kshield_events_received_total", "Records read from the ring buffer.",
 			 agent->received);

@@ -18,6 +18,10 @@ struct ks_metrics_agent {
 	__u64 stored[KS_EV_KIND_MAX];	/* committed to the store */
 	__u64 unstored[KS_EV_KIND_MAX];	/* dropped: the store was failing */
 	__u64 store_errors;		/* failed commits */
+	/* Gated shields (proven.h), from the last shields sync: the gate
+	 * label of kshield_shield_info ("unproven": audit only here). */
+	int ngates;
+	struct { char name[64]; char gate[16]; } gates[64];
 };
 
 /* The exposition text into a malloc'ed, NUL-terminated *@out (*@len bytes,

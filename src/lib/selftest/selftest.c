@@ -589,6 +589,8 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	err = ks_meta_read(object, &meta);
 	if (err)
 		return err;
+	for (int i = 0; i < 32; i++)
+		snprintf(r->sha256 + 2 * i, 3, "%02x", meta.sha256[i]);
 
 	/* 1. Baseline: without the shield the paths must go through. */
 	if (!baseline(t, object, r) || r->error[0])

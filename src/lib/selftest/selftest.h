@@ -139,6 +139,7 @@ struct ks_path_result {
 struct ks_test_result {
 	char shield[KS_NAME_LEN];
 	char variant[KS_VARIANT_LEN];
+	char sha256[65];	/* hex SHA-256 of the object file tested */
 	bool trigger_refused;	/* every path the variant prevents was refused */
 	bool hit_recorded;	/* ... and each covered path counted */
 	bool detect_only;	/* the variant prevents no path here, detects some */

@@ -24,6 +24,7 @@
 #include "loader.h"
 #include "meta.h"
 #include "pins.h"
+#include "proven.h"
 #include "shieldset.h"
 #include "weaken.h"
 
@@ -262,6 +263,34 @@ static int load_one(struct ks_sync_result *res, struct ks_sync_item *it, const c
 	return 0;
 }
 
+/* Gated (cfg->gated): may @variant of the object @sha enforce on this
+ * kernel? Its proven summary is NAME.proven.json beside @path (verified
+ * against keys_dir when set); none, or one that does not verify, leaves
+ * the kernel unproven. Refused kernels never enforce; unproven ones only
+ * with shield.<name>.promote = on. Says why in @it. */
+static bool gate_allows(const struct ks_config *cfg, const char *path, const char *name,
+			const unsigned char sha[32], const char *variant, struct ks_sync_item *it)
+{
+	char ppath[4200], hex[65], why[512] = "";
+	json_object *proven = NULL;
+	enum ks_gate g;
+
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", sha[i]);
+	ks_proven_path(path, ppath, sizeof(ppath));
+	if (!access(ppath, F_OK) && ks_proven_read(ppath, cfg->keys_dir, &proven, NULL, NULL))
+		snprintf(why, sizeof(why), " (%s)", ks_errmsg());
+	g = ks_proven_judge_here(proven, hex, variant, it->why, sizeof(it->why));
+	json_object_put(proven);
+	if (why[0] && strlen(it->why) + strlen(why) < sizeof(it->why))
+		strcat(it->why, why);
+	snprintf(it->gate, sizeof(it->gate), "%s", ks_gate_name(g));
+	it->promoted = g == KS_GATE_UNPROVEN && ks_config_promoted(cfg, name);
+	if (g == KS_GATE_PROVEN)
+		it->why[0] = '\0';
+	return g == KS_GATE_PROVEN || it->promoted;
+}
+
 int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 {
 	char (*names)[KS_NAME_LEN] = NULL;
@@ -297,7 +326,7 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 		char keyid[KS_KEYID_LEN], *buf = NULL;
 		const char *name;
 		enum ks_mode mode;
-		bool dup = false;
+		bool dup = false, gated;
 		size_t len = 0;
 
 		ks_err(0, "%s", "");
@@ -334,9 +363,18 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 		snprintf(names[nnames++], KS_NAME_LEN, "%s", name);
 		mode = ks_config_mode(cfg, name);
 		it->mode = mode;
+		gated = cfg->gated && mode == KS_MODE_ENFORCE;
 
 		if (!ks_shield_get(name, &st)) {
 			snprintf(it->variant, sizeof(it->variant), "%s", st.cfg.variant);
+			if (gated && !memcmp(st.cfg.sha256, meta.sha256, sizeof(meta.sha256)) &&
+			    !gate_allows(cfg, e.path[i], name, meta.sha256, st.cfg.variant, it)) {
+				mode = KS_MODE_AUDIT;
+				it->mode = mode;
+				gated = false;	/* judged: the same object, the same variant */
+			} else if (gated && !memcmp(st.cfg.sha256, meta.sha256, sizeof(meta.sha256))) {
+				gated = false;	/* proven (or promoted) here: as configured */
+			}
 			if (st.cfg.mode == KS_MODE_ENFORCE && mode == KS_MODE_AUDIT &&
 			    !may_weaken(cfg, res, it, "audit", name)) {
 				it->mode = st.cfg.mode;	/* stays enforcing, as it was */
@@ -350,10 +388,20 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 						it->action = KS_SYNC_MODE;
 				}
 			} else {
-				load_one(res, it, e.path[i], buf, len, NULL, mode, KS_SYNC_REPLACED);
+				load_one(res, it, e.path[i], buf, len, NULL,
+					 gated ? KS_MODE_AUDIT : mode, KS_SYNC_REPLACED);
 			}
 		} else {
-			load_one(res, it, e.path[i], buf, len, NULL, mode, KS_SYNC_LOADED);
+			load_one(res, it, e.path[i], buf, len, NULL, gated ? KS_MODE_AUDIT : mode,
+				 KS_SYNC_LOADED);
+		}
+		/* Gated, new object: loaded in audit; it enforces only when
+		 * the variant that loaded is proven (or promoted) here. */
+		if (gated && (it->action == KS_SYNC_LOADED || it->action == KS_SYNC_REPLACED)) {
+			if (!gate_allows(cfg, e.path[i], name, meta.sha256, it->variant, it))
+				it->mode = KS_MODE_AUDIT;
+			else if ((err = ks_shield_set_mode(name, KS_MODE_ENFORCE)))
+				fail_item(res, it, err);
 		}
 		free(buf);
 		/* Owned from now on, even when a replacement failed: its old
@@ -591,6 +639,10 @@ struct json_object *ks_sync_json(const struct ks_sync_result *res)
 			json_object_object_add(s, "mode", json_object_new_string(ks_mode_str(it->mode)));
 		if (it->variant[0])
 			json_object_object_add(s, "variant", json_object_new_string(it->variant));
+		if (it->gate[0])
+			json_object_object_add(s, "gate", json_object_new_string(it->gate));
+		if (it->promoted)
+			json_object_object_add(s, "promoted", json_object_new_boolean(true));
 		if (it->why[0])
 			json_object_object_add(s, it->action == KS_SYNC_FAILED ? "error" : "why",
 					       json_object_new_string(it->why));

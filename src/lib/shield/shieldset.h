@@ -39,6 +39,8 @@ struct ks_sync_item {
 	enum ks_sync_action action;
 	enum ks_mode mode;
 	char variant[KS_VARIANT_LEN];
+	char gate[16];			/* gated: proven|unproven|refused, else "" */
+	bool promoted;			/* gated, unproven, enforcing on promote */
 	int err;
 	char why[768];
 };

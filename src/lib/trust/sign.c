@@ -24,6 +24,7 @@ static const char *const sign_tags[] = {
 	[KS_SIGN_DESIRED] = "kshield-desired-state-v1",
 	[KS_SIGN_KEYLIST] = "kshield-key-list-v1",
 	[KS_SIGN_TOKEN] = "kshield-weaken-token-v1",
+	[KS_SIGN_PROVEN] = "kshield-proven-summary-v1",
 };
 static const char *const sign_what[] = {
 	[KS_SIGN_SHIELD] = "object",
@@ -31,6 +32,7 @@ static const char *const sign_what[] = {
 	[KS_SIGN_DESIRED] = "desired record",
 	[KS_SIGN_KEYLIST] = "key list",
 	[KS_SIGN_TOKEN] = "token",
+	[KS_SIGN_PROVEN] = "proven summary",
 };
 #define SIGN_TAG_MAX 32
 

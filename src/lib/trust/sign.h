@@ -29,6 +29,7 @@ enum ks_sign_kind {
 	KS_SIGN_DESIRED,	/* a fleet desired-state record (fleet_kv.h) */
 	KS_SIGN_KEYLIST,	/* a fleet signing-key list, signed by a root key */
 	KS_SIGN_TOKEN,		/* a weakening token (weaken.h) */
+	KS_SIGN_PROVEN,		/* a shield's proven summary (proven.h) */
 };
 
 /* Write PREFIX.key and PREFIX.pub; refuses to overwrite (-EEXIST). */
