@@ -148,3 +148,36 @@ Test(proven, summary_path)
 	ks_proven_path("obj", p, sizeof(p));
 	cr_expect_str_eq(p, "obj.proven.json");
 }
+
+/* Before a load the variant is unknown: "*" is proven where some variant
+ * passed on this build and none failed, so the agent may load enforcing. */
+Test(proven, any_variant_before_a_load)
+{
+	json_object *all = summaries(), *res, *mine;
+	const char *ok =
+		"[{\"release\":\"r\",\"build_id\":\"" BID2 "\",\"shield\":\"u\",\"variant\":\"tp\","
+		" \"sha256\":\"" SHA_A "\",\"status\":\"pass\"}]";
+	char why[256];
+
+	/* lsm passed on BID1 but fmod_ret failed there: not before the load */
+	cr_expect_eq(ks_proven_judge(json_object_object_get(all, "s"), SHA_A, "6.1.0-47-cloud-amd64",
+				     BID1, KS_PROVEN_ANY_VARIANT, why, sizeof(why)),
+		     KS_GATE_REFUSED, "%s", why);
+	/* only a partial row on BID2: unproven */
+	cr_expect_eq(ks_proven_judge(json_object_object_get(all, "s"), SHA_A, "6.12.111+deb12-cloud-amd64",
+				     BID2, KS_PROVEN_ANY_VARIANT, why, sizeof(why)),
+		     KS_GATE_UNPROVEN, "%s", why);
+	res = json_tokener_parse(ok);
+	cr_assert_eq(ks_proven_from_results(res, 1000, &mine), 0, "%s", ks_errmsg());
+	cr_expect_eq(ks_proven_judge(json_object_object_get(mine, "u"), SHA_A, "r", BID2,
+				     KS_PROVEN_ANY_VARIANT, why, sizeof(why)),
+		     KS_GATE_PROVEN, "%s", why);
+	cr_expect(strstr(why, "(tp)"), "%s", why);
+	/* another object on that build: unproven */
+	cr_expect_eq(ks_proven_judge(json_object_object_get(mine, "u"), SHA_B, "r", BID2,
+				     KS_PROVEN_ANY_VARIANT, why, sizeof(why)),
+		     KS_GATE_UNPROVEN, "%s", why);
+	json_object_put(res);
+	json_object_put(mine);
+	json_object_put(all);
+}

@@ -466,17 +466,24 @@ static void converge(struct fa *a, struct fa_shield *s)
 		 * only the record of them (a rewrite of it changes nothing).
 		 * New before old: the loader attaches this one before it
 		 * detaches what is loaded now. */
-		/* Gated: audit until the variant that loaded is known to be
-		 * proven here; an unproven kernel never enforces, not even
-		 * for a moment. */
-		err = ks_shield_load_buf(path, obj, len, gated ? KS_MODE_AUDIT : want, &res);
+		/* Gated: an unproven kernel never enforces, not even for a
+		 * moment. A kernel where this object was proven loads it
+		 * enforcing at once (the matrix loaded it on this very build,
+		 * so the loader picks the same variant), so an upgrade leaves
+		 * no gap between the old object and the new; the variant that
+		 * did load is then judged, and audits if it is not proven. */
+		enum ks_mode first = want;
+
+		if (gated && want == KS_MODE_ENFORCE && !gate_allows(a, s, d, want_sha, KS_PROVEN_ANY_VARIANT))
+			first = KS_MODE_AUDIT;
+		err = ks_shield_load_buf(path, obj, len, gated ? first : want, &res);
 		if (err)
 			unlink(path);
 		if (!err && gated) {
 			if (!gate_allows(a, s, d, want_sha, res.variant))
 				want = KS_MODE_AUDIT;
-			else if (want == KS_MODE_ENFORCE)
-				err = ks_shield_set_mode(s->name, KS_MODE_ENFORCE);
+			if (want != first)
+				err = ks_shield_set_mode(s->name, want);
 		}
 	}
 	free(obj);

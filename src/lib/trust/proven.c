@@ -178,6 +178,7 @@ enum ks_gate ks_proven_judge(json_object *summary, const char *sha256, const cha
 {
 	json_object *ref = json_object_object_get(summary, "refused");
 	json_object *ok = json_object_object_get(summary, "proven");
+	bool any = variant && !strcmp(variant, KS_PROVEN_ANY_VARIANT);
 
 	if (!summary) {
 		snprintf(why, whylen, "unproven kernel: no proven summary for this shield");
@@ -194,7 +195,7 @@ enum ks_gate ks_proven_judge(json_object *summary, const char *sha256, const cha
 		const char *v = str(e, "variant"), *sha = str(e, "sha256");
 
 		if (same(str(e, "release"), release) && same(str(e, "build_id"), build_id) &&
-		    (!v || same(v, variant)) && (!sha || same(sha, sha256))) {
+		    (!v || any || same(v, variant)) && (!sha || same(sha, sha256))) {
 			snprintf(why, whylen, "refused kernel: %s%s failed here on the matrix: %s",
 				 v ? "variant " : "the shield", v ? v : "",
 				 str(e, "error") ? str(e, "error") : "(no error recorded)");
@@ -205,8 +206,8 @@ enum ks_gate ks_proven_judge(json_object *summary, const char *sha256, const cha
 		json_object *e = json_object_array_get_idx(ok, i);
 
 		if (same(str(e, "release"), release) && same(str(e, "build_id"), build_id) &&
-		    same(str(e, "variant"), variant) && same(str(e, "sha256"), sha256)) {
-			snprintf(why, whylen, "proven on %s (%s)", release, variant);
+		    (any || same(str(e, "variant"), variant)) && same(str(e, "sha256"), sha256)) {
+			snprintf(why, whylen, "proven on %s (%s)", release, str(e, "variant"));
 			return KS_GATE_PROVEN;
 		}
 	}

@@ -47,6 +47,10 @@ int ks_proven_parse(const char *buf, size_t len, const char *what, json_object *
  * line for people ("proven on 6.1.0-47-cloud-amd64 (lsm)", "variant lsm
  * failed here on the matrix: ...", "kernel 6.18.44 4f61d8f6... not in the
  * proven list"). */
+/* @variant KS_PROVEN_ANY_VARIANT: proven if some variant passed here
+ * and none failed here: the judgement before a load, when the variant is
+ * not known yet. */
+#define KS_PROVEN_ANY_VARIANT "*"
 enum ks_gate ks_proven_judge(json_object *summary, const char *sha256, const char *release,
 			     const char *build_id, const char *variant, char *why, size_t whylen);
 
