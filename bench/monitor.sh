@@ -209,7 +209,7 @@ storms() {
 			fi
 			AW[$m]+="$w "; AC[$m]+="$c "; AM[$m]+="$mc "
 			case $m in default|no-shields|no-flow|base)
-				[ "$m" = default ] && [ "$wl" = connect ] && agent_rss
+				[ "$wl" = connect ] && agent_rss "$m"
 				rows=$(store_check "$wl" "$pid")
 				CHECK[$m]+="r$r: $rows, lost $(( $(lost_total) - lost0 ));  "
 			esac
@@ -248,9 +248,10 @@ store_check() {
 	esac
 }
 
-agent_rss() {
-	RSS=$(awk '/VmRSS/ {print $2}' "/proc/$AGENT/status")
-	RINGRSS=$(awk '/^[0-9a-f]/ {m=($6 ~ /bpf-map/)} m && /^Rss:/ {s+=$2} END {print s+0}' "/proc/$AGENT/smaps")
+declare -A RSS RINGRSS
+agent_rss() {	# agent_rss MODE
+	RSS[$1]=$(awk '/VmRSS/ {print $2}' "/proc/$AGENT/status")
+	RINGRSS[$1]=$(awk '/^[0-9a-f]/ {m=($6 ~ /bpf-map/)} m && /^Rss:/ {s+=$2} END {print s+0}' "/proc/$AGENT/smaps")
 }
 
 # hook_costs WORKLOAD CMD...: with the default configuration loaded, every
@@ -273,8 +274,10 @@ fi
 if [ -z "$ONLY" ] || [ "$ONLY" = connect ]; then
 	echo "== 2. loopback TCP connect/accept storm: $N_CONN connections, $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
 	storms connect "$B/connect_storm" "$N_CONN"
-	[ -n "${RSS:-}" ] && printf '  agent RSS during the storm (last round): %d kB, of which %d kB the mapped ring buffer; %d kB without it\n' \
-		"$RSS" "$RINGRSS" "$((RSS - RINGRSS))"
+	for m in "${!RSS[@]}"; do
+		printf '  agent RSS during the storm (last round), %s: %d kB, of which %d kB the mapped ring buffer; %d kB without it\n' \
+			"$m" "${RSS[$m]}" "${RINGRSS[$m]}" "$((RSS[$m] - RINGRSS[$m]))"
+	done
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = flow ]; then
 	echo "== 2b. the same storm, $FLOW_BYTES bytes per connection (a flow each end): agent modes, $ROUNDS rounds"
