@@ -79,12 +79,16 @@ static int prog_of_link(const char *pin, struct prog *p)
 
 int main(int argc, char **argv)
 {
-	struct prog progs[64];
+	struct prog progs[256];
 	int n = 0, i, stats, status;
 	pid_t pid;
 
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-		if (n == 64 || prog_of_link(argv[i], &progs[n])) {
+		if (n == 256) {
+			fprintf(stderr, "bpf_runtime: more than 256 links\n");
+			return 1;
+		}
+		if (prog_of_link(argv[i], &progs[n])) {
 			fprintf(stderr, "bpf_runtime: %s: %s\n", argv[i], strerror(errno));
 			return 1;
 		}

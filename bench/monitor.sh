@@ -11,6 +11,8 @@
 #                    (monitor, flows, every bundled shield),
 #       no-shields   the same with --no-shields,
 #       no-flow      the same with --no-flow,
+#       base         with BASE=PATH: the default config run by another
+#                    kshield binary (before/after a change, same round),
 #     and the peers (bench/install-peers): auditd, libbpf-tools
 #     (execsnoop / tcplife), bpftrace printing each event.
 #     Per mode: wall of the workload, machine CPU (busy time of every CPU
@@ -32,7 +34,8 @@
 #  5. the agent's resident memory during the connect storm (2).
 #
 # Knobs: N_EXEC, N_CONN, FLOW_BYTES, ROUNDS, PEERS=0 (skip peers), MODES,
-# ONLY=exec|connect|flow|cost (one section), INGEST_N, HUNT_N.
+# ONLY=exec|connect|flow|cost (one section), INGEST_N, HUNT_N, BASE (a
+# kshield binary to compare: mode "base" in 1, 2, 2b and 2c).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 KS=$(readlink -f "${KSHIELD:-build/kshield}")
@@ -46,6 +49,9 @@ ROUNDS=${ROUNDS:-5}
 PEERS=${PEERS:-1}
 MODES=${MODES:-"default no-shields no-flow"}
 ONLY=${ONLY:-}
+BASE=${BASE:+$(readlink -f "$BASE")}
+[ -n "$BASE" ] && MODES="$MODES base"
+AGENT_BIN=$KS
 INGEST_N=${INGEST_N:-1000000}
 HUNT_N=${HUNT_N:-10000000}
 DIR=$(mktemp -d /var/tmp/ks-bench-mon.XXXXXX)
@@ -70,7 +76,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b ? a / b : 0}'; }
 # the bundled shields), store and bpffs root of this bench's own.
 agent_start() {
 	rm -rf "$KSHIELD_BPFFS"
-	"$KS" agent --config packaging/kshield.conf --shields-dir "$SHIELDS" --store "$STORE" "$@" \
+	"$AGENT_BIN" agent --config packaging/kshield.conf --shields-dir "$SHIELDS" --store "$STORE" "$@" \
 		> "$DIR/agent.log" 2>&1 &
 	AGENT=$!
 	# started once storing, and (unless --no-shields) every shield loaded
@@ -126,6 +132,7 @@ mode_on() {
 	default) agent_start; WHO=$AGENT ;;
 	no-shields) agent_start --no-shields; WHO=$AGENT ;;
 	no-flow) agent_start --no-flow; WHO=$AGENT ;;
+	base) AGENT_BIN=$BASE; agent_start; AGENT_BIN=$KS; WHO=$AGENT ;;
 	auditd) start_auditd || return 1
 		if [ "$2" = exec ]; then auditctl -a always,exit -F arch=b64 -S execve >/dev/null
 		else auditctl -a always,exit -F arch=b64 -S connect -S accept -S accept4 >/dev/null; fi
@@ -144,7 +151,7 @@ mode_on() {
 }
 mode_off() {
 	case $1 in
-	default|no-shields|no-flow) agent_stop ;;
+	default|no-shields|no-flow|base) agent_stop ;;
 	auditd) stop_auditd ;;
 	tool|bpftrace) peer_stop ;;
 	esac
@@ -155,6 +162,7 @@ label() {
 	default) echo "kshield (default config)" ;;
 	no-shields) echo "kshield --no-shields" ;;
 	no-flow) echo "kshield --no-flow" ;;
+	base) echo "base: $(basename "$(dirname "$(dirname "$BASE")")") (default)" ;;
 	auditd) [ "$2" = exec ] && echo "auditd (execve rule)" || echo "auditd (connect/accept)" ;;
 	tool) [ "$2" = exec ] && echo "libbpf-tools execsnoop" || echo "libbpf-tools tcplife" ;;
 	bpftrace) echo "bpftrace (printf per event)" ;;
@@ -185,7 +193,7 @@ storms() {
 		for m in $modes; do
 			[ -n "${SKIP[$m]:-}" ] && continue
 			mode_on "$m" "$wl" || { SKIP[$m]=1; mode_off "$m"; continue; }
-			case $m in default|no-shields|no-flow) lost0=$(lost_total) ;; esac
+			case $m in default|no-shields|no-flow|base) lost0=$(lost_total) ;; esac
 			b0=$(busy); a0=$(ticks_of "$WHO")
 			read -r w c pid < <("$@")
 			sleep 1		# the agent's (or peer's) drain, within machine CPU
@@ -200,8 +208,8 @@ storms() {
 				RA[$m]+="$(ratio "$ac" "$ba") "
 			fi
 			AW[$m]+="$w "; AC[$m]+="$c "; AM[$m]+="$mc "
-			case $m in default|no-shields|no-flow)
-				[ "$m" = default ] && [ "$wl" = connect ] && agent_rss
+			case $m in default|no-shields|no-flow|base)
+				[ "$wl" = connect ] && agent_rss "$m"
 				rows=$(store_check "$wl" "$pid")
 				CHECK[$m]+="r$r: $rows, lost $(( $(lost_total) - lost0 ));  "
 			esac
@@ -240,9 +248,10 @@ store_check() {
 	esac
 }
 
-agent_rss() {
-	RSS=$(awk '/VmRSS/ {print $2}' "/proc/$AGENT/status")
-	RINGRSS=$(awk '/^[0-9a-f]/ {m=($6 ~ /bpf-map/)} m && /^Rss:/ {s+=$2} END {print s+0}' "/proc/$AGENT/smaps")
+declare -A RSS RINGRSS
+agent_rss() {	# agent_rss MODE
+	RSS[$1]=$(awk '/VmRSS/ {print $2}' "/proc/$AGENT/status")
+	RINGRSS[$1]=$(awk '/^[0-9a-f]/ {m=($6 ~ /bpf-map/)} m && /^Rss:/ {s+=$2} END {print s+0}' "/proc/$AGENT/smaps")
 }
 
 # hook_costs WORKLOAD CMD...: with the default configuration loaded, every
@@ -265,12 +274,14 @@ fi
 if [ -z "$ONLY" ] || [ "$ONLY" = connect ]; then
 	echo "== 2. loopback TCP connect/accept storm: $N_CONN connections, $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
 	storms connect "$B/connect_storm" "$N_CONN"
-	[ -n "${RSS:-}" ] && printf '  agent RSS during the storm (last round): %d kB, of which %d kB the mapped ring buffer; %d kB without it\n' \
-		"$RSS" "$RINGRSS" "$((RSS - RINGRSS))"
+	for m in "${!RSS[@]}"; do
+		printf '  agent RSS during the storm (last round), %s: %d kB, of which %d kB the mapped ring buffer; %d kB without it\n' \
+			"$m" "${RSS[$m]}" "${RINGRSS[$m]}" "$((RSS[$m] - RINGRSS[$m]))"
+	done
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = flow ]; then
 	echo "== 2b. the same storm, $FLOW_BYTES bytes per connection (a flow each end): agent modes, $ROUNDS rounds"
-	PEERS=0 MODES="default" storms flow "$B/connect_storm" "$N_CONN" "$FLOW_BYTES"
+	PEERS=0 MODES="default${BASE:+ base}" storms flow "$B/connect_storm" "$N_CONN" "$FLOW_BYTES"
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = cost ]; then
 	echo "== 2c. per-hook cost, default configuration (kernel BPF statistics; other traffic on the host counts too)"
@@ -279,6 +290,14 @@ if [ -z "$ONLY" ] || [ "$ONLY" = cost ]; then
 	hook_costs connect "$B/connect_storm" "$N_CONN"
 	hook_costs flow "$B/connect_storm" "$N_CONN" "$FLOW_BYTES"
 	agent_stop
+	if [ -n "$BASE" ]; then
+		echo "  -- the same with BASE=$BASE"
+		AGENT_BIN=$BASE; agent_start; AGENT_BIN=$KS
+		hook_costs exec "$B/exec_storm" "$N_EXEC"
+		hook_costs connect "$B/connect_storm" "$N_CONN"
+		hook_costs flow "$B/connect_storm" "$N_CONN" "$FLOW_BYTES"
+		agent_stop
+	fi
 fi
 [ -n "$ONLY" ] && exit 0
 

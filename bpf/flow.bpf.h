@@ -4,9 +4,12 @@
  *
  * Hooks that exist on this host and on Debian 6.1/6.12 (no kprobes, no
  * trampolines):
- *   cgroup_skb/egress, cgroup_skb/ingress on the cgroup2 root: count each
- *	full socket's payload and the segments that carry it, keyed by
- *	socket cookie;
+ *   cgroup_skb/egress, cgroup_skb/ingress on the cgroup2 root: UDP: count
+ *	each socket's payload and the datagrams that carry it, keyed by
+ *	socket cookie; TCP: make the flow's state (owner, addresses, start)
+ *	at its first payload packet, and count nothing: the kernel's own
+ *	tcp_sock counters are read instead (flow_tcp_read), which count each
+ *	byte once however often it was retransmitted;
  *   mon_sock_state (monitor.bpf.c, tp_btf/inet_sock_set_state): TCP_CLOSE
  *	sends the totals; the owner recorded at connect (mon_socks) or the
  *	listener (mon_listeners) is copied at the first payload packet;
@@ -34,7 +37,8 @@ struct flow {
 	__u64 reported;		/* bytes_out + bytes_in in the last record */
 	__u32 late;		/* made by a packet, not at connect/accept: the
 				 * socket is older than this state */
-	__u32 _pad;
+	__u32 syn;		/* TCP: 1 when this end connected (its SYN is
+				 * in bytes_acked), 0 when it accepted */
 };
 
 struct {
@@ -150,7 +154,9 @@ static __always_inline void flow_tcp_owner(struct bpf_sock *sk, struct flow *f, 
 	struct listen_key lk = {};
 	struct bpf_tcp_sock *tp;
 
-	if (!h) {
+	if (h) {
+		f->syn = 1;	/* this end called connect() */
+	} else {
 		lk.family = sk->family;
 		lk.port = sk->src_port;
 		h = bpf_map_lookup_elem(&mon_listeners, &lk);
@@ -166,6 +172,23 @@ static __always_inline void flow_tcp_owner(struct bpf_sock *sk, struct flow *f, 
 	tp = bpf_tcp_sock(sk);
 	if (!h || (tp && tp->data_segs_in + tp->data_segs_out > segs))
 		f->late = 1;
+}
+
+/* A TCP flow's totals so far, for an interim record, from what a
+ * cgroup_skb program may read of the socket (struct bpf_tcp_sock has no
+ * bytes_sent): bytes_acked counts each byte once, plus the SYN at the
+ * connecting end (f->syn; an older socket without owner may count it as
+ * 1 more); the final record is exact (flow_tcp_read). */
+static __always_inline void flow_tcp_so_far(struct bpf_sock *sk, struct flow *f)
+{
+	struct bpf_tcp_sock *tp = bpf_tcp_sock(sk);
+
+	if (!tp)
+		return;
+	f->e.bytes_out = tp->bytes_acked > f->syn ? tp->bytes_acked - f->syn : 0;
+	f->e.bytes_in = tp->bytes_received;
+	f->e.pkts_out = tp->data_segs_out;
+	f->e.pkts_in = tp->data_segs_in;
 }
 
 /* The byte at @off from the network header: read in place when it is in
@@ -263,11 +286,13 @@ static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 		flow_addrs(skb, f, v4, ipl, out);
 	else if (proto == IPPROTO_UDP)
 		flow_peer_check(skb, f, v4, ipl, out);
-	if (out) {
+	if (proto == IPPROTO_TCP) {
+		/* TCP counts in the socket (interim records read it below) */
+	} else if (out) {
 		__sync_fetch_and_add(&f->e.bytes_out, payload);
 		__sync_fetch_and_add(&f->e.pkts_out, segs);
 		/* UDP sends run in the sender's context: the first names the owner */
-		if (skb_knows_current && proto == IPPROTO_UDP && (f->e.flags & KS_FLOW_NO_OWNER)) {
+		if (skb_knows_current && (f->e.flags & KS_FLOW_NO_OWNER)) {
 			ks_fill_hdr(&f->e.hdr, KS_EV_FLOW, sizeof(f->e));
 			f->e.flags &= ~KS_FLOW_NO_OWNER;
 		}
@@ -277,8 +302,11 @@ static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 	}
 	now = bpf_ktime_get_ns();
 	if (now >= f->next_report) {
-		__u64 moved = f->e.bytes_out + f->e.bytes_in;
+		__u64 moved;
 
+		if (proto == IPPROTO_TCP)
+			flow_tcp_so_far(sk, f);
+		moved = f->e.bytes_out + f->e.bytes_in;
 		f->next_report = now + flow_interval();
 		if (moved != f->reported) {
 			f->reported = moved;
@@ -314,19 +342,34 @@ static __always_inline bool flow_close(__u64 cookie, struct flow *f)
 	return true;
 }
 
-/* TCP close without state: evicted (table full) or older than the monitor.
- * The socket's own counters give the totals (payload, retransmissions
- * included, as counted above; bytes_received also counts a received FIN
- * as 1); the 5-tuple comes from the socket. */
-static __always_inline void flow_untracked(const struct sock *sk, __u64 cookie)
+/* A TCP socket's payload totals from its own counters (RFC 4898's), each
+ * byte once however often it was sent: out = bytes_sent - bytes_retrans
+ * (both since 4.19; bytes_acked would also count the connecting end's SYN
+ * and an acknowledged FIN, 1 each, measured), in = bytes_received less
+ * the FIN it counts as 1 once one came (SOCK_DONE). Packets are the data
+ * segments, retransmitted ones again. */
+static __always_inline void flow_tcp_read(const struct tcp_sock *tp, struct ks_flow_event *e)
 {
-	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
-	__u64 out = BPF_CORE_READ(tp, bytes_sent), in = BPF_CORE_READ(tp, bytes_received);
+	__u64 sent = tp->bytes_acked, in = tp->bytes_received;
+
+	if (bpf_core_field_exists(tp->bytes_sent) && bpf_core_field_exists(tp->bytes_retrans))
+		sent = tp->bytes_sent - tp->bytes_retrans;
+	if (in && (tp->inet_conn.icsk_inet.sk.__sk_common.skc_flags & (1UL << SOCK_DONE)))
+		in--;
+	e->bytes_out = sent;
+	e->bytes_in = in;
+	e->pkts_out = tp->data_segs_out;
+	e->pkts_in = tp->data_segs_in;
+}
+
+/* TCP close without state: evicted (table full) or older than the monitor.
+ * The socket gives the totals and the 5-tuple. */
+static __always_inline void flow_untracked(const struct sock *sk, const struct tcp_sock *tp,
+					   __u64 cookie)
+{
 	struct ks_flow_event *e;
 	__u16 family;
 
-	if (!out && in <= 1)
-		return;		/* no payload (1: a FIN received) */
 	ks_count_lost(KS_EV_FLOW);
 	e = ks_reserve(KS_EV_FLOW, sizeof(*e));
 	if (!e)
@@ -337,10 +380,7 @@ static __always_inline void flow_untracked(const struct sock *sk, __u64 cookie)
 	e->hdr.ts_ns = bpf_ktime_get_boot_ns();
 	e->cookie = cookie;
 	e->start_ns = e->hdr.ts_ns;	/* unknown */
-	e->bytes_out = out;
-	e->bytes_in = in;
-	e->pkts_out = BPF_CORE_READ(tp, data_segs_out);
-	e->pkts_in = BPF_CORE_READ(tp, data_segs_in);
+	flow_tcp_read(tp, e);
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
 	e->family = family;
 	e->proto = IPPROTO_TCP;
@@ -358,40 +398,36 @@ static __always_inline void flow_untracked(const struct sock *sk, __u64 cookie)
 	submit(e);
 }
 
-/* State that began late (the socket is older than the monitor, or its
- * state was evicted and made again) counted only part of the traffic: the
- * socket's own counters, kept since it opened, then say more. */
-static __always_inline void flow_tcp_totals(const struct sock *sk, struct flow *f)
-{
-	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
-	__u64 out = BPF_CORE_READ(tp, bytes_sent), in = BPF_CORE_READ(tp, bytes_received);
-
-	if (!f->late || (out <= f->e.bytes_out && in <= f->e.bytes_in))
-		return;
-	f->e.bytes_out = out > f->e.bytes_out ? out : f->e.bytes_out;
-	f->e.bytes_in = in > f->e.bytes_in ? in : f->e.bytes_in;
-	f->e.pkts_out = BPF_CORE_READ(tp, data_segs_out);
-	f->e.pkts_in = BPF_CORE_READ(tp, data_segs_in);
-	f->e.flags |= KS_FLOW_UNTRACKED;
-}
-
-/* TCP_CLOSE of a connection (called by mon_sock_state). A connection
- * whose own counters say no payload moved has no state (made at the first
+/* TCP_CLOSE of a connection (called by mon_sock_state): the totals are
+ * the socket's (flow_tcp_read), whatever the per-packet state saw. A
+ * connection that moved no payload has no state (made at the first
  * payload packet) and no record: no lookup (a connect storm is made of
- * nothing else). */
+ * nothing else). State made late (the socket is older than the monitor,
+ * or its state was evicted and made again) has a start and maybe an owner
+ * that are not the connection's: flagged untracked. */
 static __always_inline void flow_tcp_close(const struct sock *sk, __u64 cookie)
 {
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	struct ks_flow_event t;
 	struct flow *f;
 
-	if (tp && !tp->bytes_sent && tp->bytes_received <= 1)
-		return;		/* 1: a FIN received */
+	if (!tp)
+		return;
+	flow_tcp_read(tp, &t);
+	if (!t.bytes_out && !t.bytes_in)
+		return;
 	f = bpf_map_lookup_elem(&mon_flows, &cookie);
-
-	if (f)
-		flow_tcp_totals(sk, f);
-	if (!flow_close(cookie, f))
-		flow_untracked(sk, cookie);
+	if (!f) {
+		flow_untracked(sk, tp, cookie);
+		return;
+	}
+	f->e.bytes_out = t.bytes_out;
+	f->e.bytes_in = t.bytes_in;
+	f->e.pkts_out = t.pkts_out;
+	f->e.pkts_in = t.pkts_in;
+	if (f->late)
+		f->e.flags |= KS_FLOW_UNTRACKED;
+	flow_close(cookie, f);
 }
 
 /* close() of a UDP socket, in the closing process's context: a socket

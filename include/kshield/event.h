@@ -130,8 +130,11 @@ struct ks_conn_event {
  * closes and, while it moves data, every mon_config.flow_interval_ns
  * (interim records carry the totals so far, not deltas: the newest record
  * of a flow is its total). Bytes are payload (TCP/UDP data, no headers;
- * TCP retransmissions count again); packets are the segments that carry
- * payload (gso_segs; pure ACKs and handshakes are not counted).
+ * TCP: the socket's own counters, each byte once however often it was
+ * retransmitted; an interim TCP record's bytes_out is what was
+ * acknowledged so far); packets are the segments that carry payload
+ * (UDP: gso_segs; TCP: data_segs_out/in, retransmitted segments again;
+ * pure ACKs and handshakes are not counted).
  * hdr is the owner: the process that connected, the listener that
  * accepted, or for UDP the first sender (else the process that closed
  * it). Addresses are those of the first packet (UDP: KS_FLOW_PEERS says
@@ -139,8 +142,9 @@ struct ks_conn_event {
 #define KS_FLOW_FINAL		(1u << 0)	/* socket closed: these are its totals */
 #define KS_FLOW_NO_OWNER	(1u << 1)	/* process unknown */
 #define KS_FLOW_PEERS		(1u << 2)	/* UDP: more than one remote address */
-#define KS_FLOW_UNTRACKED	(1u << 3)	/* no state at close (table full, or older than
-						 * the monitor): TCP totals from the socket */
+#define KS_FLOW_UNTRACKED	(1u << 3)	/* TCP: no state at close, or state made after
+						 * payload moved (table full, or older than the
+						 * monitor): start and owner may be unknown */
 
 struct ks_flow_event {
 	struct ks_hdr hdr;

@@ -27,6 +27,14 @@
 #include "store.h"
 #include "store_schema.h"
 
+/* Page size of a new store: 8 KiB pages ingest 14-18% more events per
+ * CPU second than SQLite's 4 KiB (bench/store_ingest, same run: fewer
+ * pages to fill, split and log per row); a store made before keeps its
+ * own. A checkpoint runs every KS_STORE_WAL_BYTES of WAL, whatever the
+ * page size. */
+#define KS_STORE_PAGE_SIZE	8192
+#define KS_STORE_WAL_BYTES	(16 << 20)
+
 struct ks_store {
 	sqlite3 *db;
 	sqlite3_stmt *ins[KS_TAB_MAX];	/* one INSERT per table */
@@ -102,8 +110,8 @@ static int check_identity(sqlite3 *db, const char *path, bool create)
 	if (app == 0 && ntables == 0) {
 		if (!create)
 			return ks_err(-EMEDIUMTYPE, "%s is an empty database, not a kshield store", path);
-		snprintf(sql, sizeof(sql), "PRAGMA application_id=%d; PRAGMA user_version=%d;",
-			 KS_STORE_APP_ID, KS_STORE_VERSION);
+		snprintf(sql, sizeof(sql), "PRAGMA page_size=%d; PRAGMA application_id=%d; "
+			 "PRAGMA user_version=%d;", KS_STORE_PAGE_SIZE, KS_STORE_APP_ID, KS_STORE_VERSION);
 		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 		return rc == SQLITE_OK ? 0 : sql_err(db, rc, path);
 	}
@@ -270,8 +278,14 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 		*out = s;
 		return 0;
 	}
-	rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-			  "PRAGMA wal_autocheckpoint=4096; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
+	long long page = 0;
+	char pragmas[160];
+
+	pragma_int(s->db, "PRAGMA page_size", &page);
+	snprintf(pragmas, sizeof(pragmas), "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+		 "PRAGMA wal_autocheckpoint=%lld; PRAGMA cache_size=-4096;",
+		 KS_STORE_WAL_BYTES / (page > 0 ? page : 4096));
+	rc = sqlite3_exec(s->db, pragmas, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = schema_tx(s->db, ks_schema_apply);
 	/* ts is unique across tables: the newest of any of them */

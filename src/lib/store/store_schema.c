@@ -176,6 +176,25 @@ static int col_at(int t, int i)
 	return i <= C_BINARY ? i - 1 : i;
 }
 
+/* Each table's bound columns in INSERT order (stores() and col_at()
+ * worked out once, not per row). */
+static signed char plan[KS_TAB_MAX][C_MAX];
+static int plan_n[KS_TAB_MAX];
+
+static void plan_init(void)
+{
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	tabs_init();
+	for (int t = 0; t < KS_TAB_MAX; t++)
+		for (int i = 0, c; i < C_MAX; i++)
+			if (stores(t, c = col_at(t, i)))
+				plan[t][plan_n[t]++] = c;
+}
+
 static const char *phys(int t, int c)
 {
 	return t == KS_TAB_EXEC && c == C_BINARY ? "bin" : ks_cols[c].name;
@@ -233,12 +252,10 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
 void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, const struct ks_row *r,
 		    sqlite3_int64 ts, sqlite3_int64 bin)
 {
-	int i = 0;
+	plan_init();
+	for (int i = 1; i <= plan_n[tab]; i++) {
+		int c = plan[tab][i - 1];
 
-	for (int k = 0, c; k < C_MAX; k++) {
-		if (!stores(tab, c = col_at(tab, k)))
-			continue;
-		i++;
 		if (c == C_TS)
 			sqlite3_bind_int64(st, i, ts);
 		else if (tab == KS_TAB_EXEC && c == C_BINARY)
