@@ -291,6 +291,21 @@ static bool gate_allows(const struct ks_config *cfg, const char *path, const cha
 	return g == KS_GATE_PROVEN || it->promoted;
 }
 
+/* The mode a new object loads in. Gated, the variant is not known before
+ * the load: a kernel where this object was proven (some variant passed on
+ * this build, none failed) loads it enforcing at once, so a replacement
+ * leaves no gap; any other loads in audit and never enforces unjudged. */
+static enum ks_mode first_mode(const struct ks_config *cfg, const char *path, const char *name,
+			       const unsigned char sha[32], bool gated, enum ks_mode mode,
+			       struct ks_sync_item *it)
+{
+	if (!gated)
+		return mode;
+	it->mode = gate_allows(cfg, path, name, sha, KS_PROVEN_ANY_VARIANT, it) ? mode
+										 : KS_MODE_AUDIT;
+	return it->mode;
+}
+
 int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 {
 	char (*names)[KS_NAME_LEN] = NULL;
@@ -388,19 +403,23 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 						it->action = KS_SYNC_MODE;
 				}
 			} else {
-				load_one(res, it, e.path[i], buf, len, NULL,
-					 gated ? KS_MODE_AUDIT : mode, KS_SYNC_REPLACED);
+				load_one(res, it, e.path[i], buf, len, NULL, first_mode(cfg, e.path[i],
+					 name, meta.sha256, gated, mode, it), KS_SYNC_REPLACED);
 			}
 		} else {
-			load_one(res, it, e.path[i], buf, len, NULL, gated ? KS_MODE_AUDIT : mode,
-				 KS_SYNC_LOADED);
+			load_one(res, it, e.path[i], buf, len, NULL, first_mode(cfg, e.path[i], name,
+				 meta.sha256, gated, mode, it), KS_SYNC_LOADED);
 		}
-		/* Gated, new object: loaded in audit; it enforces only when
-		 * the variant that loaded is proven (or promoted) here. */
+		/* Gated, new object: it enforces only when the variant that
+		 * loaded is proven (or promoted) here. */
 		if (gated && (it->action == KS_SYNC_LOADED || it->action == KS_SYNC_REPLACED)) {
+			enum ks_mode now = it->mode;
+
 			if (!gate_allows(cfg, e.path[i], name, meta.sha256, it->variant, it))
 				it->mode = KS_MODE_AUDIT;
-			else if ((err = ks_shield_set_mode(name, KS_MODE_ENFORCE)))
+			else
+				it->mode = KS_MODE_ENFORCE;
+			if (it->mode != now && (err = ks_shield_set_mode(name, it->mode)))
 				fail_item(res, it, err);
 		}
 		free(buf);
