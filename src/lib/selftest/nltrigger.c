@@ -273,7 +273,8 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 	else	/* scm-rights: the exploit's own sendmsg on the passed socket */
 		err = nlt_send(fd, &b, p == NLT_SCM_RIGHTS ? NLT_SENDMSG : p);
 	n = nlt_replies(fd, &ack);
-	close(fd);
+	if (err || n == 0 || !t->effect)
+		close(fd);
 	if (err == -ENOSYS && p == NLT_IO_URING) {
 		snprintf(why, len, KS_CASE_NA "io_uring is not available here");
 		return -ENOSYS;
@@ -288,5 +289,11 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 		snprintf(why, len, "%s: sent, but the kernel answered nothing", nlt_path_name(p));
 		return -EPROTO;
 	}
-	return t->judge(ack, why, len);
+	if (!t->effect)
+		return t->judge(ack, why, len);
+	err = t->judge(ack, why, len);
+	if (err == KS_CASE_PASSED)
+		err = t->effect(fd, why, len);
+	close(fd);
+	return err;
 }

@@ -47,6 +47,10 @@ struct nlt_trigger {
 	/* Case result of the first error the kernel answered (0: none),
 	 * once the request was processed: KS_CASE_PASSED or <0. */
 	int (*judge)(int ack, char *why, size_t len);
+	/* Optional: once @judge said KS_CASE_PASSED, observe the bug on the
+	 * same socket (the objects the trigger made are still there):
+	 * KS_CASE_EFFECT, KS_CASE_NOEFFECT or <0 with @why filled. */
+	int (*effect)(int fd, char *why, size_t len);
 };
 
 const char *nlt_path_name(enum nlt_path p);
