@@ -176,6 +176,39 @@ int nlt_send(int fd, struct nlbuild *b, enum nlt_path p)
 	return r < 0 ? -errno : 0;
 }
 
+static char errmsg[128];
+
+const char *nlt_errmsg(void)
+{
+	return errmsg;
+}
+
+/* The extended ack's message (NLMSGERR_ATTR_MSG) of error reply @h, if
+ * the socket asked for them (NETLINK_EXT_ACK), into errmsg. */
+static void save_errmsg(const struct nlmsghdr *h)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(h);
+	size_t off = NLMSG_HDRLEN, end = h->nlmsg_len;
+
+	errmsg[0] = '\0';
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	off += h->nlmsg_flags & NLM_F_CAPPED ? sizeof(*e) :
+	       sizeof(e->error) + NLMSG_ALIGN(e->msg.nlmsg_len);
+	while (off + sizeof(struct nlattr) <= end) {
+		const struct nlattr *a = (const void *)((const char *)h + off);
+
+		if (a->nla_len < sizeof(*a) || off + a->nla_len > end)
+			break;
+		if ((a->nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_MSG) {
+			snprintf(errmsg, sizeof(errmsg), "%.*s", (int)(a->nla_len - sizeof(*a)),
+				 (const char *)(a + 1));
+			return;
+		}
+		off += NLA_ALIGN(a->nla_len);
+	}
+}
+
 int nlt_replies(int fd, int *ack)
 {
 	char rbuf[8192];
@@ -183,6 +216,7 @@ int nlt_replies(int fd, int *ack)
 	ssize_t r;
 
 	*ack = 0;
+	errmsg[0] = '\0';
 	while ((r = recv(fd, rbuf, sizeof(rbuf), MSG_DONTWAIT)) > 0) {
 		int n = r;
 
@@ -191,8 +225,10 @@ int nlt_replies(int fd, int *ack)
 			struct nlmsgerr *e = NLMSG_DATA(h);
 
 			count++;
-			if (h->nlmsg_type == NLMSG_ERROR && e->error && !*ack)
+			if (h->nlmsg_type == NLMSG_ERROR && e->error && !*ack) {
 				*ack = e->error;
+				save_errmsg(h);
+			}
 		}
 	}
 	return count;
@@ -252,11 +288,10 @@ static int send_from_sibling(int fd, struct nlbuild *b, int *killed)
 	return WIFEXITED(status) ? -WEXITSTATUS(status) : 0;
 }
 
-int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
+/* The socket of @t for way @p, in the attacker's position, set up. */
+static int prepare(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 {
-	char buf[4096];
-	struct nlbuild b;
-	int fd, err, ack, n, killed = 0;
+	int fd, err;
 
 	fd = open_socket(t, p, why, len);
 	if (fd < 0)
@@ -266,6 +301,17 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 		close(fd);
 		return err;
 	}
+	return fd;
+}
+
+/* Send the trigger on the prepared @fd by way of @p, judge the replies,
+ * observe the effect; consumes @fd. */
+static int finish(const struct nlt_trigger *t, enum nlt_path p, int fd, char *why, size_t len)
+{
+	char buf[4096];
+	struct nlbuild b;
+	int err, ack, n, killed = 0;
+
 	nlb_init(&b, buf, sizeof(buf));
 	t->build(&b);
 	if (p == NLT_CLONE_FILES)
@@ -296,4 +342,29 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 		err = t->effect(fd, why, len);
 	close(fd);
 	return err;
+}
+
+int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
+{
+	int fd = prepare(t, p, why, len);
+
+	return fd < 0 ? fd : finish(t, p, fd, why, len);
+}
+
+/* pre-existing: the socket of the case's child, made before the load. */
+static int pre_fd = -1;
+
+int nlt_before(const struct nlt_trigger *t, char *why, size_t len)
+{
+	pre_fd = prepare(t, NLT_SENDMSG, why, len);
+	return pre_fd < 0 ? pre_fd : 0;
+}
+
+int nlt_after(const struct nlt_trigger *t, char *why, size_t len)
+{
+	if (pre_fd < 0) {
+		snprintf(why, len, "pre-existing: no socket from before the load");
+		return -EBADF;
+	}
+	return finish(t, NLT_SENDMSG, pre_fd, why, len);
 }

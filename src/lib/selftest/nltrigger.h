@@ -60,8 +60,16 @@ const char *nlt_path_name(enum nlt_path p);
 int nlt_send(int fd, struct nlbuild *b, enum nlt_path p);
 /* Read the replies queued on @fd: how many, *ack the first error (0 none). */
 int nlt_replies(int fd, int *ack);
+/* The kernel's extended-ack message for the first error nlt_replies()
+ * saw ("" when none, or when the socket did not set NETLINK_EXT_ACK). */
+const char *nlt_errmsg(void);
 /* Run @t by way of @p: a case result. */
 int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len);
+/* The "pre-existing" path: nlt_before() enters the namespace, opens the
+ * socket and sets it up (a ks_path's @before, run before the shield
+ * loads); nlt_after() sends the trigger on it (sendmsg) afterwards. */
+int nlt_before(const struct nlt_trigger *t, char *why, size_t len);
+int nlt_after(const struct nlt_trigger *t, char *why, size_t len);
 
 #define __NLT_FN(t, name, p)						\
 	static int t##__##name(char *why, size_t len)			\
@@ -79,7 +87,11 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 	__NLT_FN(t, sendfile, NLT_SENDFILE)				\
 	__NLT_FN(t, io_uring, NLT_IO_URING)				\
 	__NLT_FN(t, scm_rights, NLT_SCM_RIGHTS)				\
-	__NLT_FN(t, clone_files, NLT_CLONE_FILES)
+	__NLT_FN(t, clone_files, NLT_CLONE_FILES)			\
+	static int t##__pre_before(char *why, size_t len)		\
+	{ return nlt_before(&t, why, len); }				\
+	static int t##__pre_after(char *why, size_t len)		\
+	{ return nlt_after(&t, why, len); }
 
 /* The path entries, "native" being @native's way (sendmsg or sendto, as
  * the public exploit sends); the other of the two is left out. */
@@ -94,6 +106,7 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 	{ "io-uring", t##__io_uring },					\
 	{ "scm-rights", t##__scm_rights },				\
 	{ "clone-files", t##__clone_files },				\
+	{ "pre-existing", t##__pre_after, t##__pre_before },		\
 	{ #other, t##__##other }
 
 #endif
