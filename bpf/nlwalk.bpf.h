@@ -577,9 +577,11 @@ int BPF_PROG(lsm__netlink_send__noloop, struct sock *sk, struct sk_buff *skb) \
  * shares the socket (clone-files: a sibling sends and is killed, the other
  * keeps the committed state) is only seen. io_uring sends are judged at
  * io_uring_enter (nlw_tp_uring_enter: not with SQPOLL rings); 32-bit
- * compat sends pass none of the syscall tracepoints: not covered by tp. */
-#define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,clone-files"
-#define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights"
+ * compat sends pass none of the syscall tracepoints: not covered by tp.
+ * pre-existing (namespace entered, socket opened and set up before the
+ * shield loaded, the trigger sent after) is judged at the send like native. */
+#define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,clone-files,pre-existing"
+#define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,pre-existing"
 #define NLW_PATHS_TP_SEEN "clone-files"
 
 /* The "tp" variant: the syscalls that reach netlink_sendmsg(), each

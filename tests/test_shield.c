@@ -270,9 +270,9 @@ Test(shield, t08_info_reads_metadata_without_loading)
 	/* Coverage per variant, from prevents_<v> / detects_<v>. */
 	cr_expect_str_eq(json_object_to_json_string_ext(ks_json_get(o, "coverage.fmod_ret.prevents"),
 							JSON_C_TO_STRING_PLAIN),
-			 "[\"compat-ipt\",\"compat-ip6t\",\"compat-arpt\",\"socketcall-ipt\"]");
+			 "[\"compat-ipt\",\"compat-ip6t\",\"compat-arpt\",\"socketcall-ipt\",\"int80-ipt\"]");
 	cr_expect_eq(json_object_array_length(ks_json_get(o, "coverage.tp.prevents")), 0);
-	cr_expect_eq(json_object_array_length(ks_json_get(o, "coverage.tp.detects")), 4);
+	cr_expect_eq(json_object_array_length(ks_json_get(o, "coverage.tp.detects")), 5);
 	cr_expect(json_object_get_boolean(ks_json_get(o, "coverage.tp.declared")));
 	cr_expect(ks_json_get(o, "hunt"));
 	cr_expect_eq(strlen(json_object_get_string(ks_json_get(o, "sha256"))), 64);

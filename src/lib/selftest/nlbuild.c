@@ -2,6 +2,7 @@
  * Messages are laid out exactly as libmnl lays them out: 4-byte aligned
  * attributes, NLA_F_NESTED on nests, one request per sendmsg. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -146,6 +147,39 @@ void nlb_nft_chain(struct nlbuild *b, uint8_t family, const char *table, const c
 	nlb_msg_end(b);
 }
 
+static char errmsg[128];
+
+const char *nlb_errmsg(void)
+{
+	return errmsg;
+}
+
+/* The extended ack's message (NLMSGERR_ATTR_MSG) of error reply @h, if
+ * the socket asked for them (NETLINK_EXT_ACK), into errmsg. */
+static void save_errmsg(const struct nlmsghdr *h)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(h);
+	size_t off = NLMSG_HDRLEN, end = h->nlmsg_len;
+
+	errmsg[0] = '\0';
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	off += h->nlmsg_flags & NLM_F_CAPPED ? sizeof(*e) :
+	       sizeof(e->error) + NLMSG_ALIGN(e->msg.nlmsg_len);
+	while (off + sizeof(struct nlattr) <= end) {
+		const struct nlattr *a = (const void *)((const char *)h + off);
+
+		if (a->nla_len < sizeof(*a) || off + a->nla_len > end)
+			break;
+		if ((a->nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_MSG) {
+			snprintf(errmsg, sizeof(errmsg), "%.*s", (int)(a->nla_len - sizeof(*a)),
+				 (const char *)(a + 1));
+			return;
+		}
+		off += NLA_ALIGN(a->nla_len);
+	}
+}
+
 int nlb_replies(int fd, int *ack)
 {
 	char rbuf[8192];
@@ -153,6 +187,7 @@ int nlb_replies(int fd, int *ack)
 	ssize_t r;
 
 	*ack = 0;
+	errmsg[0] = '\0';
 	while ((r = recv(fd, rbuf, sizeof(rbuf), MSG_DONTWAIT)) > 0) {
 		int n = r;
 
@@ -161,8 +196,10 @@ int nlb_replies(int fd, int *ack)
 			struct nlmsgerr *e = NLMSG_DATA(h);
 
 			count++;
-			if (h->nlmsg_type == NLMSG_ERROR && e->error && !*ack)
+			if (h->nlmsg_type == NLMSG_ERROR && e->error && !*ack) {
 				*ack = e->error;
+				save_errmsg(h);
+			}
 		}
 	}
 	return count;

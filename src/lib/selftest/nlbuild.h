@@ -63,5 +63,8 @@ int nlb_talk_iov(int fd, struct nlbuild *b, int *ack);
  * the request, inside the send) until there are none: how many; *ack the
  * first error (0 none). */
 int nlb_replies(int fd, int *ack);
+/* The kernel's extended-ack message for the first error nlb_replies()
+ * saw ("" when none, or when the socket did not set NETLINK_EXT_ACK). */
+const char *nlb_errmsg(void);
 
 #endif

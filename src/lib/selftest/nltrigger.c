@@ -230,11 +230,10 @@ static int send_from_sibling(int fd, struct nlbuild *b, int *killed)
 	return WIFEXITED(status) ? -WEXITSTATUS(status) : 0;
 }
 
-int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
+/* The socket of @t for way @p, in the attacker's position, set up. */
+static int prepare(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 {
-	char buf[4096];
-	struct nlbuild b;
-	int fd, err, ack, n, killed = 0;
+	int fd, err;
 
 	fd = open_socket(t, p, why, len);
 	if (fd < 0)
@@ -244,6 +243,17 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 		close(fd);
 		return err;
 	}
+	return fd;
+}
+
+/* Send the trigger on the prepared @fd by way of @p, judge the replies,
+ * observe the effect; consumes @fd. */
+static int finish(const struct nlt_trigger *t, enum nlt_path p, int fd, char *why, size_t len)
+{
+	char buf[4096];
+	struct nlbuild b;
+	int err, ack, n, killed = 0;
+
 	nlb_init(&b, buf, sizeof(buf));
 	t->build(&b);
 	if (p == NLT_CLONE_FILES)
@@ -251,7 +261,8 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 	else	/* scm-rights: the exploit's own sendmsg on the passed socket */
 		err = nlt_send(fd, &b, p == NLT_SCM_RIGHTS ? NLT_SENDMSG : p);
 	n = nlb_replies(fd, &ack);
-	close(fd);
+	if (err || n == 0 || !t->effect)
+		close(fd);
 	if (err == -ENOSYS && p == NLT_IO_URING) {
 		snprintf(why, len, KS_CASE_NA "io_uring is not available here");
 		return -ENOSYS;
@@ -266,5 +277,36 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 		snprintf(why, len, "%s: sent, but the kernel answered nothing", nlt_path_name(p));
 		return -EPROTO;
 	}
-	return t->judge(ack, why, len);
+	if (!t->effect)
+		return t->judge(ack, why, len);
+	err = t->judge(ack, why, len);
+	if (err == KS_CASE_PASSED)
+		err = t->effect(fd, why, len);
+	close(fd);
+	return err;
+}
+
+int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
+{
+	int fd = prepare(t, p, why, len);
+
+	return fd < 0 ? fd : finish(t, p, fd, why, len);
+}
+
+/* pre-existing: the socket of the case's child, made before the load. */
+static int pre_fd = -1;
+
+int nlt_before(const struct nlt_trigger *t, char *why, size_t len)
+{
+	pre_fd = prepare(t, NLT_SENDMSG, why, len);
+	return pre_fd < 0 ? pre_fd : 0;
+}
+
+int nlt_after(const struct nlt_trigger *t, char *why, size_t len)
+{
+	if (pre_fd < 0) {
+		snprintf(why, len, "pre-existing: no socket from before the load");
+		return -EBADF;
+	}
+	return finish(t, NLT_SENDMSG, pre_fd, why, len);
 }

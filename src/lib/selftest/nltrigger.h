@@ -47,6 +47,10 @@ struct nlt_trigger {
 	/* Case result of the first error the kernel answered (0: none),
 	 * once the request was processed: KS_CASE_PASSED or <0. */
 	int (*judge)(int ack, char *why, size_t len);
+	/* Optional: once @judge said KS_CASE_PASSED, observe the bug on the
+	 * same socket (the objects the trigger made are still there):
+	 * KS_CASE_EFFECT, KS_CASE_NOEFFECT or <0 with @why filled. */
+	int (*effect)(int fd, char *why, size_t len);
 };
 
 const char *nlt_path_name(enum nlt_path p);
@@ -56,6 +60,11 @@ const char *nlt_path_name(enum nlt_path p);
 int nlt_send(int fd, struct nlbuild *b, enum nlt_path p);
 /* Run @t by way of @p: a case result. */
 int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len);
+/* The "pre-existing" path: nlt_before() enters the namespace, opens the
+ * socket and sets it up (a ks_path's @before, run before the shield
+ * loads); nlt_after() sends the trigger on it (sendmsg) afterwards. */
+int nlt_before(const struct nlt_trigger *t, char *why, size_t len);
+int nlt_after(const struct nlt_trigger *t, char *why, size_t len);
 
 #define __NLT_FN(t, name, p)						\
 	static int t##__##name(char *why, size_t len)			\
@@ -73,7 +82,11 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 	__NLT_FN(t, sendfile, NLT_SENDFILE)				\
 	__NLT_FN(t, io_uring, NLT_IO_URING)				\
 	__NLT_FN(t, scm_rights, NLT_SCM_RIGHTS)				\
-	__NLT_FN(t, clone_files, NLT_CLONE_FILES)
+	__NLT_FN(t, clone_files, NLT_CLONE_FILES)			\
+	static int t##__pre_before(char *why, size_t len)		\
+	{ return nlt_before(&t, why, len); }				\
+	static int t##__pre_after(char *why, size_t len)		\
+	{ return nlt_after(&t, why, len); }
 
 /* The path entries, "native" being @native's way (sendmsg or sendto, as
  * the public exploit sends); the other of the two is left out. */
@@ -88,6 +101,7 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 	{ "io-uring", t##__io_uring },					\
 	{ "scm-rights", t##__scm_rights },				\
 	{ "clone-files", t##__clone_files },				\
+	{ "pre-existing", t##__pre_after, t##__pre_before },		\
 	{ #other, t##__##other }
 
 #endif

@@ -226,38 +226,110 @@ int ks_case_from(int rc, int err, const char *what, char *why, size_t len)
 	return -err;
 }
 
-/* Run @fn in a child; map its exit to a case result. */
-static int run_case(ks_case_fn fn, char *why, size_t len)
-{
-	int pfd[2], status;
-	ssize_t n;
+/* A case's child: forked, maybe waiting (set up before the load) until
+ * case_finish() lets it go on. */
+struct case_proc {
 	pid_t pid;
+	int why_fd;	/* what the case says, read at the end */
+	int go_fd;	/* closed by case_finish(): the child goes on */
+};
 
-	why[0] = '\0';
+static int case_exit(int rc)
+{
+	return rc == KS_CASE_PASSED ? 0 : rc == KS_CASE_REFUSED ? 1 :
+	       rc == KS_CASE_EFFECT ? 4 : rc == KS_CASE_NOEFFECT ? 5 : 2;
+}
+
+/* Fork the case @run (after @before, when given). With @hold, the child
+ * runs @before, says so, and waits for case_finish() before @run; this
+ * returns once @before is done. 0 or -errno. */
+static int case_start(ks_case_fn before, ks_case_fn run, bool hold, struct case_proc *c)
+{
+	int pfd[2], go[2] = { -1, -1 }, ready[2] = { -1, -1 };
+	char byte;
+
+	c->pid = -1;
+	c->go_fd = -1;
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
+	if (hold && (pipe2(go, O_CLOEXEC) || pipe2(ready, O_CLOEXEC))) {
+		int err = -errno;
+
+		close(pfd[0]);
+		close(pfd[1]);
+		if (go[0] >= 0) {
+			close(go[0]);
+			close(go[1]);
+		}
+		return err;
+	}
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
+	c->pid = fork();
+	if (c->pid < 0) {
+		int err = -errno;
+
+		close(pfd[0]);
+		close(pfd[1]);
+		if (hold) {
+			close(go[0]); close(go[1]); close(ready[0]); close(ready[1]);
+		}
+		return err;
+	}
+	if (c->pid == 0) {
 		char buf[512] = "";
-		int rc;
+		int rc = KS_CASE_PASSED;
 
 		close(pfd[0]);
 		alarm(CASE_TIMEOUT_S);
-		rc = fn(buf, sizeof(buf));
+		if (before)
+			rc = before(buf, sizeof(buf));
+		if (hold) {
+			close(go[1]);
+			close(ready[0]);
+			if (rc == KS_CASE_PASSED) {
+				alarm(0);	/* the load may take long (5.10 verifier) */
+				if (write(ready[1], "r", 1) != 1 || read(go[0], &byte, 1) < 0)
+					_exit(3);
+				alarm(CASE_TIMEOUT_S);
+			}
+			close(ready[1]);
+		}
+		if (rc == KS_CASE_PASSED)
+			rc = run(buf, sizeof(buf));
 		if (write(pfd[1], buf, strlen(buf)) < 0)
 			_exit(3);
-		_exit(rc == KS_CASE_PASSED ? 0 : rc == KS_CASE_REFUSED ? 1 :
-		      rc == KS_CASE_EFFECT ? 4 : rc == KS_CASE_NOEFFECT ? 5 : 2);
+		_exit(case_exit(rc));
 	}
 	close(pfd[1]);
-	n = read(pfd[0], why, len - 1);
+	c->why_fd = pfd[0];
+	if (hold) {
+		close(go[0]);
+		close(ready[1]);
+		c->go_fd = go[1];
+		/* Ready, or the child ended (@before failed): either way on. */
+		if (read(ready[0], &byte, 1) < 0)
+			byte = 0;
+		close(ready[0]);
+	}
+	return 0;
+}
+
+/* Let a held child go on, wait for it; map its exit to a case result. */
+static int case_finish(struct case_proc *c, char *why, size_t len)
+{
+	int status;
+	ssize_t n;
+
+	why[0] = '\0';
+	if (c->go_fd >= 0)
+		close(c->go_fd);
+	c->go_fd = -1;
+	n = read(c->why_fd, why, len - 1);
 	why[n > 0 ? n : 0] = '\0';
-	close(pfd[0]);
-	if (waitpid(pid, &status, 0) < 0)
+	close(c->why_fd);
+	if (waitpid(c->pid, &status, 0) < 0)
 		return -errno;
+	c->pid = -1;
 	if (WIFSIGNALED(status)) {
 		if (WTERMSIG(status) == SIGKILL)
 			return KS_CASE_REFUSED;
@@ -275,6 +347,27 @@ static int run_case(ks_case_fn fn, char *why, size_t len)
 			snprintf(why, len, "case failed to run");
 		return -EIO;
 	}
+}
+
+/* Run a case in a child (@before, then @fn); map its exit to a case result. */
+static int run_case2(ks_case_fn before, ks_case_fn fn, char *why, size_t len)
+{
+	struct case_proc c;
+	int err;
+
+	why[0] = '\0';
+	err = case_start(before, fn, false, &c);
+	return err ? err : case_finish(&c, why, len);
+}
+
+static int run_case(ks_case_fn fn, char *why, size_t len)
+{
+	return run_case2(NULL, fn, why, len);
+}
+
+static int run_path(const struct ks_path *p, char *why, size_t len)
+{
+	return run_case2(p->before, p->run, why, len);
 }
 
 const char *ks_case_str(int r)
@@ -426,7 +519,7 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 
 	for (int i = 0; i < t->npaths; i++) {
 		struct ks_path_result *p = &r->paths[i];
-		int c = run_case(t->paths[i].run, why, sizeof(why));
+		int c = run_path(&t->paths[i], why, sizeof(why));
 
 		p->baseline = c;
 		if (c == KS_CASE_EFFECT)	/* the evidence that the bug is live */
@@ -500,7 +593,7 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 
 /* 2. Enforcing: hold each runnable path to what the variant claims. */
 static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
-		    struct ks_test_result *r)
+		    struct ks_test_result *r, struct case_proc *held)
 {
 	char why[512], missed[192] = "";
 	int nprev = 0, nprev_ok = 0, ndet = 0, ncov_hit = 0, first = -1;
@@ -514,7 +607,9 @@ static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
 			continue;
 		p->cov = ks_meta_coverage(meta, r->variant, p->name, NULL);
 		before = hits(t->shield, KS_VERDICT_REFUSED);
-		c = run_case(t->paths[i].run, why, sizeof(why));
+		/* A pre-existing path's child set up before the load: let it on. */
+		c = held[i].pid > 0 ? case_finish(&held[i], why, sizeof(why))
+				    : run_path(&t->paths[i], why, sizeof(why));
 		p->ran_enforce = true;
 		p->enforce = c;
 		p->hit = hits(t->shield, KS_VERDICT_REFUSED) > before;
@@ -572,6 +667,7 @@ static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
 
 int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_test_result *r)
 {
+	struct case_proc held[KS_MAX_PATHS];
 	struct ks_meta meta;
 	char why[512];
 	__u64 before;
@@ -596,15 +692,27 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	if (!baseline(t, object, r) || r->error[0])
 		goto out;
 
-	/* 2. Enforce. */
+	/* 2. Enforce. Pre-existing paths set up their objects first, while
+	 * nothing guards them, and go on once the shield is loaded. */
+	for (int i = 0; i < t->npaths; i++) {
+		held[i].pid = -1;
+		if (t->paths[i].before && !r->paths[i].not_applicable &&
+		    case_start(t->paths[i].before, t->paths[i].run, true, &held[i]))
+			held[i].pid = -1;	/* could not fork: run it the plain way */
+	}
 	err = ks_shield_load(object, KS_MODE_ENFORCE, &r->load);
 	if (err) {
 		r->unsupported = r->load.ntried > 0 && !r->load.variant[0];
 		FAIL("%s", ks_errmsg());
+		for (int i = 0; i < t->npaths; i++)
+			if (held[i].pid > 0) {
+				kill(held[i].pid, SIGKILL);
+				case_finish(&held[i], why, sizeof(why));
+			}
 		goto out;
 	}
 	snprintf(r->variant, sizeof(r->variant), "%s", r->load.variant);
-	enforce(t, &meta, r);
+	enforce(t, &meta, r, held);
 
 	/* 3. Ordinary use of the subsystem. */
 	c = run_case(t->benign, why, sizeof(why));
@@ -626,7 +734,7 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 			if (p->not_applicable || !p->ran_enforce || p->cov == KS_COV_NONE)
 				continue;
 			before = hits(t->shield, KS_VERDICT_AUDITED);
-			c = run_case(t->paths[i].run, why, sizeof(why));
+			c = run_path(&t->paths[i], why, sizeof(why));
 			p->ran_audit = true;
 			p->audit = c;
 			p->audited = hits(t->shield, KS_VERDICT_AUDITED) > before;
@@ -651,7 +759,7 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 
 			if (p->not_applicable)
 				continue;
-			c = run_case(t->paths[i].run, why, sizeof(why));
+			c = run_path(&t->paths[i], why, sizeof(why));
 			p->ran_unload = true;
 			p->unload = c;
 			if (!went_through(c)) {

@@ -57,10 +57,18 @@
 
 typedef int (*ks_case_fn)(char *why, size_t len);
 
-/* One known path to the bug: a trigger case. */
+/* One known path to the bug: a trigger case. A path whose object is set
+ * up before the shield loads ("pre-existing": a socket bound, a netlink
+ * socket opened, a user namespace entered while nothing guarded it) gives
+ * @before: it runs in the case's child first, and while the shield is
+ * being loaded for the enforce step that child waits (its objects open)
+ * until the load is done; then @run goes on in the same child. In the
+ * other steps the two run back to back. @before returns KS_CASE_PASSED
+ * (0) or <0 with @why filled, like a case. */
 struct ks_path {
 	const char *name;	/* short, stable, lower-case */
 	ks_case_fn run;
+	ks_case_fn before;	/* NULL: none */
 };
 
 struct ks_shield_test {
@@ -74,7 +82,10 @@ struct ks_shield_test {
 void ks_test_register(struct ks_shield_test *t);
 
 #define KSHIELD_TEST_PATHS(name_, benign_, ...)				\
+	_Pragma("GCC diagnostic push")					\
+	_Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"") \
 	static const struct ks_path __ks_paths[] = { __VA_ARGS__ };	\
+	_Pragma("GCC diagnostic pop")					\
 	_Static_assert(sizeof(__ks_paths) / sizeof(__ks_paths[0]) <= KS_MAX_PATHS, \
 		       "too many paths");				\
 	static struct ks_shield_test __ks_test = {			\
@@ -85,7 +96,7 @@ void ks_test_register(struct ks_shield_test *t);
 	{ ks_test_register(&__ks_test); }
 
 #define KSHIELD_TEST(name_, trigger_, benign_)				\
-	KSHIELD_TEST_PATHS(name_, benign_, { "native", trigger_ })
+	KSHIELD_TEST_PATHS(name_, benign_, { "native", trigger_, NULL })
 
 /* Helpers for cases. */
 /* Become root of a new user namespace (and a new network namespace when
