@@ -403,8 +403,17 @@ int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
 						it->action = KS_SYNC_MODE;
 				}
 			} else {
-				load_one(res, it, e.path[i], buf, len, NULL, first_mode(cfg, e.path[i],
-					 name, meta.sha256, gated, mode, it), KS_SYNC_REPLACED);
+				enum ks_mode first = first_mode(cfg, e.path[i], name, meta.sha256,
+								gated, mode, it);
+
+				/* An unproven replacement of an enforcing object is a
+				 * weakening: with the guard on, it needs a token. */
+				if (st.cfg.mode == KS_MODE_ENFORCE && first == KS_MODE_AUDIT &&
+				    !may_weaken(cfg, res, it, "audit", name))
+					it->mode = st.cfg.mode;	/* the old object stays, enforcing */
+				else
+					load_one(res, it, e.path[i], buf, len, NULL, first,
+						 KS_SYNC_REPLACED);
 			}
 		} else {
 			load_one(res, it, e.path[i], buf, len, NULL, first_mode(cfg, e.path[i], name,
