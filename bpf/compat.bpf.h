@@ -111,6 +111,10 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_socket		198
 #define KS_NR_io_uring_register	427
 #define KS_NR_mmap		222
+#define KS_NR_kill		129
+#define KS_NR_tgkill		131
+#define KS_NR_bpf		280
+#define KS_NR_unlinkat		35
 #else
 #define KS_NR_bind		49
 #define KS_NR_accept		43
@@ -125,6 +129,10 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_socket		41
 #define KS_NR_io_uring_register	427
 #define KS_NR_mmap		9
+#define KS_NR_kill		62
+#define KS_NR_tgkill		234
+#define KS_NR_bpf		321
+#define KS_NR_unlinkat		263
 #endif
 
 /* Is the current syscall a 32-bit one: ia32 (TS_COMPAT) on x86-64, an
@@ -164,17 +172,18 @@ static __always_inline bool ks_in_compat32(void)
 #endif
 
 /* KS_SYSCALL_ENTER(tp__bind, bind) { ... args[1] ... }: the body sees the
- * six arguments as `const __u64 *args` and returns the program's value. */
+ * six arguments as `const __u64 *args`, and `noloop` (a constant: true in
+ * the raw twin, which must not call bpf_loop), and returns the program's
+ * value. */
 #define KS_SYSCALL_ENTER(prog, sc)					\
-static __always_inline int ____##prog(const __u64 *args);		\
+static __always_inline int ____##prog(const __u64 *args, bool noloop);	\
 SEC("tracepoint/syscalls/sys_enter_" #sc)				\
 int prog(struct trace_event_raw_sys_enter *ctx)				\
 {									\
-	__u64 a[6];							\
+	__u64 a[6] = { ctx->args[0], ctx->args[1], ctx->args[2],	\
+		       ctx->args[3], ctx->args[4], ctx->args[5] };	\
 									\
-	for (int i = 0; i < 6; i++)					\
-		a[i] = ctx->args[i];					\
-	return ____##prog(a);						\
+	return ____##prog(a, false);					\
 }									\
 SEC("raw_tp/sys_enter")							\
 int prog##__raw(struct bpf_raw_tracepoint_args *ctx)			\
@@ -185,9 +194,9 @@ int prog##__raw(struct bpf_raw_tracepoint_args *ctx)			\
 	if (ctx->args[1] != KS_NR_##sc || ks_in_compat32())		\
 		return 0;						\
 	KS_SYS_ARGS(regs, a);						\
-	return ____##prog(a);						\
+	return ____##prog(a, true);					\
 }									\
-static __always_inline int ____##prog(const __u64 *args)
+static __always_inline int ____##prog(const __u64 *args, bool noloop)
 
 /* KS_SYSCALL_EXIT(tp__unshare_exit, unshare) { ... ret ... } */
 #define KS_SYSCALL_EXIT(prog, sc)					\
