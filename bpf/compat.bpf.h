@@ -115,6 +115,13 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_tgkill		131
 #define KS_NR_bpf		280
 #define KS_NR_unlinkat		35
+#define KS_NR_sendmsg		211
+#define KS_NR_sendto		206
+#define KS_NR_write		64
+#define KS_NR_writev		66
+#define KS_NR_sendmmsg		269
+#define KS_NR_pwritev2		287
+#define KS_NR_io_uring_enter	426
 #else
 #define KS_NR_bind		49
 #define KS_NR_accept		43
@@ -133,6 +140,13 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_tgkill		234
 #define KS_NR_bpf		321
 #define KS_NR_unlinkat		263
+#define KS_NR_sendmsg		46
+#define KS_NR_sendto		44
+#define KS_NR_write		1
+#define KS_NR_writev		20
+#define KS_NR_sendmmsg		307
+#define KS_NR_pwritev2		328
+#define KS_NR_io_uring_enter	426
 #endif
 
 /* Is the current syscall a 32-bit one: ia32 (TS_COMPAT) on x86-64, an
