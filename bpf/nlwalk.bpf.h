@@ -333,25 +333,48 @@ static __always_inline int nlw_walk_iov(struct nlw *w, const struct iovec *iov, 
 }
 
 /* The same without bpf_loop (the raw tracepoint twins, kernels before
- * 5.15, which all lack bpf_loop): one iovec only, walked by the bounded
- * walk; more iovecs are reported as truncated (callers fail closed). */
-static __always_inline int nlw_walk_iov1(struct nlw *w, const struct iovec *iov, __u64 n)
+ * 5.15, which all lack bpf_loop): one bounded loop over every iovec, with
+ * one budget of NLW_NOLOOP_STEPS headers (plus one step per iovec) for the
+ * whole request, as the bounded walk has for one buffer: a step either
+ * starts the next iovec or walks one header. A request that needs more is
+ * reported as truncated (callers fail closed). */
+static __always_inline int nlw_walk_iov_noloop(struct nlw *w, const struct iovec *iov, __u64 n)
 {
+	struct nlw_ref r = { .w = w };
 	struct iovec v;
-	int truncated;
+	__u32 k = 0;
 
-	if (n == 0)
-		return 0;
-	if (n > 1)
+	if (n > NLW_IOVS)
 		return 1;
-	if (bpf_probe_read_user(&v, sizeof(v), iov)) {
-		w->fault = 1;
-		return 1;
+	w->done = 1;		/* the first step starts iovec 0 */
+	w->pos = w->len = 0;
+	for (__u32 i = 0; i < NLW_NOLOOP_STEPS + NLW_IOVS; i++) {
+		if (w->hit || w->fault)
+			return 0;
+		if (!w->done) {
+			nlw_step(i, &r);
+			continue;
+		}
+		/* Stopped before the end of the iovec: a message ran past it. */
+		if (w->pos < w->len)
+			return 1;
+		if (k >= n)
+			return 0;
+		if (bpf_probe_read_user(&v, sizeof(v), &iov[k])) {
+			w->fault = 1;
+			return 1;
+		}
+		if (v.iov_len > 0xffffffffull)
+			return 1;
+		k++;
+		w->data = (__u64)(long)v.iov_base;
+		w->len = v.iov_len;
+		w->pos = 0;
+		w->depth = 0;
+		w->user = 1;
+		w->done = 0;
 	}
-	if (v.iov_len > 0xffffffffull)
-		return 1;
-	truncated = nlw_walk_(w, (__u64)(long)v.iov_base, v.iov_len, true, true);
-	return truncated || (!w->hit && !w->fault && w->pos < w->len);
+	return !(w->hit || w->fault || (w->done && w->pos >= w->len && k >= n));
 }
 
 /* Tracepoint fallbacks: what the sender asked to send, from its own memory. */
@@ -377,10 +400,10 @@ static __always_inline int nlw_tp_walk(struct nlw *w, int kind, __u64 a, __u64 b
 
 		if (bpf_probe_read_user(&m, sizeof(m), (const void *)(long)a))
 			return NLW_UNPARSED;
-		truncated = noloop ? nlw_walk_iov1(w, m.msg_iov, m.msg_iovlen) :
+		truncated = noloop ? nlw_walk_iov_noloop(w, m.msg_iov, m.msg_iovlen) :
 				     nlw_walk_iov(w, m.msg_iov, m.msg_iovlen);
 	} else if (kind == NLW_SEND_IOV) {
-		truncated = noloop ? nlw_walk_iov1(w, (const struct iovec *)(long)a, b) :
+		truncated = noloop ? nlw_walk_iov_noloop(w, (const struct iovec *)(long)a, b) :
 				     nlw_walk_iov(w, (const struct iovec *)(long)a, b);
 	} else {
 		return NLW_UNPARSED;
