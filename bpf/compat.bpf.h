@@ -25,9 +25,11 @@
  *
  * bpf_loop (5.17+) cannot be hidden the same way: its callback is passed as
  * a function pointer, which verifiers before 5.13 reject even in dead code.
- * A program that calls it is reported by the loader as needing bpf_loop;
- * scans of a few hundred steps use a plain bounded loop (5.3+) instead,
- * which every supported kernel verifies.
+ * A program that calls it gets a twin "X__noloop" (a bounded loop, 5.3+,
+ * which the verifier walks one iteration at a time: keep it to a few
+ * hundred cheap steps, or step by larger units) that the loader loads
+ * instead where bpf_loop is missing; one without a twin is reported by the
+ * loader as needing bpf_loop.
  */
 #ifndef KSHIELD_COMPAT_BPF_H
 #define KSHIELD_COMPAT_BPF_H

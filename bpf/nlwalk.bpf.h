@@ -334,21 +334,24 @@ static __always_inline int nlw_walk_iov(struct nlw *w, const struct iovec *iov, 
 
 /* The same without bpf_loop (the raw tracepoint twins, kernels before
  * 5.15, which all lack bpf_loop): one bounded loop over every iovec, with
- * one budget of NLW_NOLOOP_STEPS headers (plus one step per iovec) for the
- * whole request, as the bounded walk has for one buffer: a step either
- * starts the next iovec or walks one header. A request that needs more is
- * reported as truncated (callers fail closed). */
+ * one budget of NLW_NOLOOP_IOV_STEPS steps for the whole request: a step
+ * either starts the next iovec or walks one header. A request that needs
+ * more (or has more than NLW_NOLOOP_IOVS iovecs) is reported as truncated
+ * (callers fail closed). Bounded by the 5.10 verifier: a budget of 192
+ * exceeded its million instructions on arm64 5.10. */
+#define NLW_NOLOOP_IOV_STEPS	64
+#define NLW_NOLOOP_IOVS		16
 static __always_inline int nlw_walk_iov_noloop(struct nlw *w, const struct iovec *iov, __u64 n)
 {
 	struct nlw_ref r = { .w = w };
 	struct iovec v;
 	__u32 k = 0;
 
-	if (n > NLW_IOVS)
+	if (n > NLW_NOLOOP_IOVS)
 		return 1;
 	w->done = 1;		/* the first step starts iovec 0 */
 	w->pos = w->len = 0;
-	for (__u32 i = 0; i < NLW_NOLOOP_STEPS + NLW_IOVS; i++) {
+	for (__u32 i = 0; i < NLW_NOLOOP_IOV_STEPS; i++) {
 		if (w->hit || w->fault)
 			return 0;
 		if (!w->done) {
