@@ -77,6 +77,7 @@ struct nlw {
 	__u64 arg;			/* shield-defined detail of the hit */
 	__u32 msg_type;			/* type of the message being walked */
 	__u32 seen;			/* shield-defined message-level state */
+	__u32 iov;			/* nlw_walk_iov_noloop: iovecs started */
 };
 
 /* The walk's state lives in task storage, not on the stack: the verifier
@@ -345,10 +346,14 @@ static __always_inline int nlw_walk_iov_noloop(struct nlw *w, const struct iovec
 {
 	struct nlw_ref r = { .w = w };
 	struct iovec v;
-	__u32 k = 0;
 
 	if (n > NLW_NOLOOP_IOVS)
 		return 1;
+	/* The iovec count lives in the map value, not a register: opaque to
+	 * the verifier, so the paths that start an iovec and those that walk
+	 * a header reach each iteration in one state (a register count made
+	 * every (step, iovec) pair a state of its own). */
+	w->iov = 0;
 	w->done = 1;		/* the first step starts iovec 0 */
 	w->pos = w->len = 0;
 	for (__u32 i = 0; i < NLW_NOLOOP_IOV_STEPS; i++) {
@@ -361,15 +366,15 @@ static __always_inline int nlw_walk_iov_noloop(struct nlw *w, const struct iovec
 		/* Stopped before the end of the iovec: a message ran past it. */
 		if (w->pos < w->len)
 			return 1;
-		if (k >= n)
+		if (w->iov >= n)
 			return 0;
-		if (bpf_probe_read_user(&v, sizeof(v), &iov[k])) {
+		if (bpf_probe_read_user(&v, sizeof(v), &iov[w->iov & (NLW_NOLOOP_IOVS - 1)])) {
 			w->fault = 1;
 			return 1;
 		}
 		if (v.iov_len > 0xffffffffull)
 			return 1;
-		k++;
+		w->iov++;
 		w->data = (__u64)(long)v.iov_base;
 		w->len = v.iov_len;
 		w->pos = 0;
@@ -377,7 +382,7 @@ static __always_inline int nlw_walk_iov_noloop(struct nlw *w, const struct iovec
 		w->user = 1;
 		w->done = 0;
 	}
-	return !(w->hit || w->fault || (w->done && w->pos >= w->len && k >= n));
+	return !(w->hit || w->fault || (w->done && w->pos >= w->len && w->iov >= n));
 }
 
 /* Tracepoint fallbacks: what the sender asked to send, from its own memory. */
