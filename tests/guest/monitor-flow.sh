@@ -34,10 +34,8 @@ n_flows() {
 		2>>/tmp/hunt.err | sed -n 's/.*"n":\([0-9]*\).*/\1/p'
 }
 # the close records reach the store a drain period or more later (TCG is
-# slow): wait for the long connection's two, at most 10 s, then stop (5 s
-# was once not enough on 5.10 under TCG on a loaded host: long_final 0,
-# the next boot of the same build had both)
-i=0; while [ "$(n_flows 5004 1 "> 0")" != 2 ] && [ $i -lt 50 ]; do sleep 0.2; i=$((i+1)); done
+# slow): wait for the long connection's two, at most 5 s, then stop
+i=0; while [ "$(n_flows 5004 1 "> 0")" != 2 ] && [ $i -lt 25 ]; do sleep 0.2; i=$((i+1)); done
 kill -TERM $AG; wait $AG
 # TCP retransmissions count again (README): at most an eighth more
 t4=$(n_flows 5001 1 "BETWEEN 1000000 AND 1125000"); t6=$(n_flows 5002 1 "BETWEEN 1000000 AND 1125000")
