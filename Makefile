@@ -144,15 +144,16 @@ $(BUILD)/tests/kshield-tests: $(TEST_SRCS) $(wildcard tests/*.h)
 
 # Unit tests of the library's pure functions (tests/unit/*.c): linked
 # against libkshield.a, not the binary (plus cli.o, the option parser every
-# command uses); no kernel, no root needed.
+# command uses); no root needed, nothing loaded (test_compat_select opens
+# the shield objects and reads the kernel's BTF).
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
 $(BUILD)/tests/unit-tests: $(UNIT_SRCS) $(BUILD)/obj/src/cmd/cli.o $(BUILD)/libkshield.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(UNIT_SRCS) $(BUILD)/obj/src/cmd/cli.o $(BUILD)/libkshield.a -lcriterion $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -DKS_TEST_BUILD='"$(BUILD)"' $(UNIT_SRCS) $(BUILD)/obj/src/cmd/cli.o $(BUILD)/libkshield.a -lcriterion $(LDLIBS) -o $@
 
-test-unit: $(BUILD)/tests/unit-tests
+test-unit: $(BUILD)/tests/unit-tests $(SHIELD_OBJS)
 	$(Q)$(BUILD)/tests/unit-tests --jobs 1
 
 test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES) $(BUILD)/bench/store_ingest

@@ -14,12 +14,22 @@
  *                                     the cookie the kernel has generated so
  *                                     far, 0 until the socket's first packet
  *   ks_ksym_exists(sym)               libbpf 1.2's bpf_ksym_exists for 1.1
+ *   KS_SYSCALL_ENTER(prog, sc)        one body, two programs: "prog" on
+ *   KS_SYSCALL_EXIT(prog, sc)         tracepoint syscalls/sys_{enter,exit}_sc,
+ *                                     "prog__raw" on raw_tp/sys_{enter,exit}
+ *                                     filtered by syscall number; the loader
+ *                                     loads the raw twin only where
+ *                                     tracepoint links cannot be pinned
+ *                                     (BPF perf links, 5.15): raw tracepoint
+ *                                     links pin since 5.7
  *
  * bpf_loop (5.17+) cannot be hidden the same way: its callback is passed as
  * a function pointer, which verifiers before 5.13 reject even in dead code.
- * A program that calls it is reported by the loader as needing bpf_loop;
- * scans of a few hundred steps use a plain bounded loop (5.3+) instead,
- * which every supported kernel verifies.
+ * A program that calls it gets a twin "X__noloop" (a bounded loop, 5.3+,
+ * which the verifier walks one iteration at a time: keep it to a few
+ * hundred cheap steps, or step by larger units) that the loader loads
+ * instead where bpf_loop is missing; one without a twin is reported by the
+ * loader as needing bpf_loop.
  */
 #ifndef KSHIELD_COMPAT_BPF_H
 #define KSHIELD_COMPAT_BPF_H
@@ -76,5 +86,151 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 		return bpf_get_socket_cookie((void *)sk);
 	return BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
 }
+
+/* ---- Raw tracepoint twins (kernels without BPF perf links, before 5.15) ----
+ * A tracepoint program's link lives only as long as its loader there, so a
+ * shield's fallback would stop with kshield. A raw tracepoint's link pins
+ * (5.7+): each syscall tracepoint program gets a "__raw" twin on
+ * raw_tp/sys_enter (or sys_exit), which runs on every syscall and keeps
+ * only its own number; the loader (src/lib/kernel/compat.c) loads the twin
+ * instead of the tracepoint program only where perf links are missing.
+ * The syscall tracepoints skip 32-bit compat calls; so do the twins, so
+ * that both see the same calls. A twin also runs without bpf_loop (5.17):
+ * write its body without it (the *__noloop convention). */
+
+/* Syscall numbers of the native ABI (the object is built per arch). */
+#if defined(__TARGET_ARCH_arm64)
+#define KS_NR_bind		200
+#define KS_NR_accept		202
+#define KS_NR_accept4		242
+#define KS_NR_splice		76
+#define KS_NR_sendfile64	71
+#define KS_NR_unshare		97
+#define KS_NR_setns		268
+#define KS_NR_clone		220
+#define KS_NR_clone3		435
+#define KS_NR_fsconfig		431
+#define KS_NR_socket		198
+#define KS_NR_io_uring_register	427
+#define KS_NR_mmap		222
+#define KS_NR_kill		129
+#define KS_NR_tgkill		131
+#define KS_NR_bpf		280
+#define KS_NR_unlinkat		35
+#define KS_NR_sendmsg		211
+#define KS_NR_sendto		206
+#define KS_NR_write		64
+#define KS_NR_writev		66
+#define KS_NR_sendmmsg		269
+#define KS_NR_pwritev2		287
+#define KS_NR_io_uring_enter	426
+#else
+#define KS_NR_bind		49
+#define KS_NR_accept		43
+#define KS_NR_accept4		288
+#define KS_NR_splice		275
+#define KS_NR_sendfile64	40
+#define KS_NR_unshare		272
+#define KS_NR_setns		308
+#define KS_NR_clone		56
+#define KS_NR_clone3		435
+#define KS_NR_fsconfig		431
+#define KS_NR_socket		41
+#define KS_NR_io_uring_register	427
+#define KS_NR_mmap		9
+#define KS_NR_kill		62
+#define KS_NR_tgkill		234
+#define KS_NR_bpf		321
+#define KS_NR_unlinkat		263
+#define KS_NR_sendmsg		46
+#define KS_NR_sendto		44
+#define KS_NR_write		1
+#define KS_NR_writev		20
+#define KS_NR_sendmmsg		307
+#define KS_NR_pwritev2		328
+#define KS_NR_io_uring_enter	426
+#endif
+
+/* Is the current syscall a 32-bit one: ia32 (TS_COMPAT) on x86-64, an
+ * AArch32 task (TIF_32BIT) on arm64? */
+static __always_inline bool ks_in_compat32(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+#if defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(task, thread_info.flags) & (1UL << 22);
+#else
+	return BPF_CORE_READ(task, thread_info.status) & 0x0002;
+#endif
+}
+
+/* The syscall's number and arguments from its saved user registers. */
+#if defined(__TARGET_ARCH_arm64)
+#define KS_SYS_NR(regs)		BPF_CORE_READ(regs, syscallno)
+#define KS_SYS_ARGS(regs, a) ({						\
+	(a)[0] = BPF_CORE_READ(regs, regs[0]);				\
+	(a)[1] = BPF_CORE_READ(regs, regs[1]);				\
+	(a)[2] = BPF_CORE_READ(regs, regs[2]);				\
+	(a)[3] = BPF_CORE_READ(regs, regs[3]);				\
+	(a)[4] = BPF_CORE_READ(regs, regs[4]);				\
+	(a)[5] = BPF_CORE_READ(regs, regs[5]);				\
+})
+#else
+#define KS_SYS_NR(regs)		BPF_CORE_READ(regs, orig_ax)
+#define KS_SYS_ARGS(regs, a) ({						\
+	(a)[0] = BPF_CORE_READ(regs, di);				\
+	(a)[1] = BPF_CORE_READ(regs, si);				\
+	(a)[2] = BPF_CORE_READ(regs, dx);				\
+	(a)[3] = BPF_CORE_READ(regs, r10);				\
+	(a)[4] = BPF_CORE_READ(regs, r8);				\
+	(a)[5] = BPF_CORE_READ(regs, r9);				\
+})
+#endif
+
+/* KS_SYSCALL_ENTER(tp__bind, bind) { ... args[1] ... }: the body sees the
+ * six arguments as `const __u64 *args`, and `noloop` (a constant: true in
+ * the raw twin, which must not call bpf_loop), and returns the program's
+ * value. */
+#define KS_SYSCALL_ENTER(prog, sc)					\
+static __always_inline int ____##prog(const __u64 *args, bool noloop);	\
+SEC("tracepoint/syscalls/sys_enter_" #sc)				\
+int prog(struct trace_event_raw_sys_enter *ctx)				\
+{									\
+	__u64 a[6] = { ctx->args[0], ctx->args[1], ctx->args[2],	\
+		       ctx->args[3], ctx->args[4], ctx->args[5] };	\
+									\
+	return ____##prog(a, false);					\
+}									\
+SEC("raw_tp/sys_enter")							\
+int prog##__raw(struct bpf_raw_tracepoint_args *ctx)			\
+{									\
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];		\
+	__u64 a[6];							\
+									\
+	if (ctx->args[1] != KS_NR_##sc || ks_in_compat32())		\
+		return 0;						\
+	KS_SYS_ARGS(regs, a);						\
+	return ____##prog(a, true);					\
+}									\
+static __always_inline int ____##prog(const __u64 *args, bool noloop)
+
+/* KS_SYSCALL_EXIT(tp__unshare_exit, unshare) { ... ret ... } */
+#define KS_SYSCALL_EXIT(prog, sc)					\
+static __always_inline int ____##prog(long ret);			\
+SEC("tracepoint/syscalls/sys_exit_" #sc)				\
+int prog(struct trace_event_raw_sys_exit *ctx)				\
+{									\
+	return ____##prog(ctx->ret);					\
+}									\
+SEC("raw_tp/sys_exit")							\
+int prog##__raw(struct bpf_raw_tracepoint_args *ctx)			\
+{									\
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];		\
+									\
+	if (KS_SYS_NR(regs) != KS_NR_##sc || ks_in_compat32())		\
+		return 0;						\
+	return ____##prog((long)ctx->args[1]);				\
+}									\
+static __always_inline int ____##prog(long ret)
 
 #endif /* KSHIELD_COMPAT_BPF_H */

@@ -464,13 +464,14 @@ int BPF_PROG(lsm__ptrace, struct task_struct *child, unsigned int mode)
 	return tamper(c, KS_TAMPER_PTRACE, tgid, mode, NULL, true);
 }
 
-/* ---- tp variant: record only ---- */
+/* ---- tp variant: record only ----
+ * Each program has a raw tracepoint twin (bpf/compat.bpf.h), loaded where
+ * tracepoint links cannot be pinned (before 5.15). */
 
-SEC("tp/syscalls/sys_enter_kill")
-int tp__kill(struct trace_event_raw_sys_enter *ctx)
+KS_SYSCALL_ENTER(tp__kill, kill)
 {
 	struct ks_guard_cfg *c = gcfg();
-	int pid = ctx->args[0], sig = ctx->args[1];
+	int pid = args[0], sig = args[1];
 
 	/* kill(-pgrp) reaches the agent only if it is in that group;
 	 * the agent runs in its own session, so positive pids suffice. */
@@ -480,11 +481,10 @@ int tp__kill(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
-SEC("tp/syscalls/sys_enter_tgkill")
-int tp__tgkill(struct trace_event_raw_sys_enter *ctx)
+KS_SYSCALL_ENTER(tp__tgkill, tgkill)
 {
 	struct ks_guard_cfg *c = gcfg();
-	int tgid = ctx->args[0], sig = ctx->args[2];
+	int tgid = args[0], sig = args[2];
 
 	if (!c || !c->agent_tgid || tgid != (int)c->agent_tgid || !harmful(sig) || trusted(c))
 		return 0;
@@ -492,15 +492,14 @@ int tp__tgkill(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
-SEC("tp/syscalls/sys_enter_bpf")
-int tp__bpf(struct trace_event_raw_sys_enter *ctx)
+KS_SYSCALL_ENTER(tp__bpf, bpf)
 {
 	struct ks_guard_cfg *c = gcfg();
-	int cmd = ctx->args[0];
+	int cmd = args[0];
 
 	if (!c || trusted(c))
 		return 0;
-	check_bpf(c, cmd, attr_fd(cmd, (union bpf_attr *)ctx->args[1], true), false);
+	check_bpf(c, cmd, attr_fd(cmd, (union bpf_attr *)args[1], true), false);
 	return 0;
 }
 
@@ -508,19 +507,18 @@ int tp__bpf(struct trace_event_raw_sys_enter *ctx)
  * everything below the directory it was given) is judged by the directory
  * it is relative to. Absolute names are not resolved here: best effort,
  * the agent's periodic pin check notices and repairs the damage anyway. */
-SEC("tp/syscalls/sys_enter_unlinkat")
-int tp__unlinkat(struct trace_event_raw_sys_enter *ctx)
+KS_SYSCALL_ENTER(tp__unlinkat, unlinkat)
 {
 	struct ks_guard_cfg *c = gcfg();
 	struct task_struct *t;
 	struct dentry *d = NULL;
 	struct file *f;
-	int dfd = ctx->args[0];
+	int dfd = args[0];
 	char first = 0;
 
 	if (!c || trusted(c))
 		return 0;
-	bpf_probe_read_user(&first, 1, (void *)ctx->args[1]);
+	bpf_probe_read_user(&first, 1, (void *)args[1]);
 	if (first == '/')
 		return 0;	/* absolute: left to the agent's pin check */
 	if (dfd == AT_FDCWD) {
@@ -552,8 +550,8 @@ int tp__unlinkat(struct trace_event_raw_sys_enter *ctx)
 			e->op = op;
 			e->ret = 0;
 			e->id = 0;
-			e->arg = ctx->args[2];
-			bpf_probe_read_user_str(e->target, sizeof(e->target), (void *)ctx->args[1]);
+			e->arg = args[2];
+			bpf_probe_read_user_str(e->target, sizeof(e->target), (void *)args[1]);
 			bpf_ringbuf_submit(e, 0);
 		}
 	}

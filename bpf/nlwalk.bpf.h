@@ -77,6 +77,7 @@ struct nlw {
 	__u64 arg;			/* shield-defined detail of the hit */
 	__u32 msg_type;			/* type of the message being walked */
 	__u32 seen;			/* shield-defined message-level state */
+	__u32 iov;			/* nlw_walk_iov_noloop: iovecs started */
 };
 
 /* The walk's state lives in task storage, not on the stack: the verifier
@@ -332,6 +333,59 @@ static __always_inline int nlw_walk_iov(struct nlw *w, const struct iovec *iov, 
 	return c.truncated;
 }
 
+/* The same without bpf_loop (the raw tracepoint twins, kernels before
+ * 5.15, which all lack bpf_loop): one bounded loop over every iovec, with
+ * one budget of NLW_NOLOOP_IOV_STEPS steps for the whole request: a step
+ * either starts the next iovec or walks one header or attribute (the
+ * bounded walk's 128, plus one per iovec). A request that needs more (or
+ * has more than NLW_NOLOOP_IOVS iovecs) is reported as truncated (callers
+ * fail closed). 64 steps refused nf_tables' benign batch of four rules on
+ * arm64 5.10. */
+#define NLW_NOLOOP_IOV_STEPS	(NLW_NOLOOP_STEPS + NLW_NOLOOP_IOVS)
+#define NLW_NOLOOP_IOVS		16
+static __always_inline int nlw_walk_iov_noloop(struct nlw *w, const struct iovec *iov, __u64 n)
+{
+	struct nlw_ref r = { .w = w };
+	struct iovec v;
+
+	if (n > NLW_NOLOOP_IOVS)
+		return 1;
+	/* The iovec count lives in the map value, not a register: opaque to
+	 * the verifier, so the paths that start an iovec and those that walk
+	 * a header reach each iteration in one state (a register count made
+	 * every (step, iovec) pair a state of its own). */
+	w->iov = 0;
+	w->done = 1;		/* the first step starts iovec 0 */
+	w->pos = w->len = 0;
+	for (__u32 i = 0; i < NLW_NOLOOP_IOV_STEPS; i++) {
+		if (w->hit || w->fault)
+			return 0;
+		if (!w->done) {
+			nlw_step(i, &r);
+			continue;
+		}
+		/* Stopped before the end of the iovec: a message ran past it. */
+		if (w->pos < w->len)
+			return 1;
+		if (w->iov >= n)
+			return 0;
+		if (bpf_probe_read_user(&v, sizeof(v), &iov[w->iov & (NLW_NOLOOP_IOVS - 1)])) {
+			w->fault = 1;
+			return 1;
+		}
+		if (v.iov_len > 0xffffffffull)
+			return 1;
+		w->iov++;
+		w->data = (__u64)(long)v.iov_base;
+		w->len = v.iov_len;
+		w->pos = 0;
+		w->depth = 0;
+		w->user = 1;
+		w->done = 0;
+	}
+	return !(w->hit || w->fault || (w->done && w->pos >= w->len && w->iov >= n));
+}
+
 /* Tracepoint fallbacks: what the sender asked to send, from its own memory. */
 enum { NLW_CLEAN = 0, NLW_HIT = 1, NLW_UNPARSED = 2 };
 enum { NLW_SEND_BUF, NLW_SEND_IOV, NLW_SEND_MSG, NLW_SEND_MMSG, NLW_SEND_PIPE };
@@ -342,22 +396,24 @@ enum { NLW_SEND_BUF, NLW_SEND_IOV, NLW_SEND_MSG, NLW_SEND_MMSG, NLW_SEND_PIPE };
  * are in a pipe or a file, not in the sender's memory) are not parsed.
  * Returns NLW_HIT, NLW_CLEAN, or NLW_UNPARSED when the request could not be
  * read whole (callers fail closed). */
-static __always_inline int nlw_tp_walk(struct nlw *w, int kind, __u64 a, __u64 b)
+static __always_inline int nlw_tp_walk(struct nlw *w, int kind, __u64 a, __u64 b, bool noloop)
 {
 	int truncated;
 
 	if (kind == NLW_SEND_BUF) {
 		if (b > 0xffffffffull)
 			return NLW_UNPARSED;
-		truncated = nlw_walk(w, a, b, true);
+		truncated = nlw_walk_(w, a, b, true, noloop);
 	} else if (kind == NLW_SEND_MSG) {
 		struct user_msghdr m;
 
 		if (bpf_probe_read_user(&m, sizeof(m), (const void *)(long)a))
 			return NLW_UNPARSED;
-		truncated = nlw_walk_iov(w, m.msg_iov, m.msg_iovlen);
+		truncated = noloop ? nlw_walk_iov_noloop(w, m.msg_iov, m.msg_iovlen) :
+				     nlw_walk_iov(w, m.msg_iov, m.msg_iovlen);
 	} else if (kind == NLW_SEND_IOV) {
-		truncated = nlw_walk_iov(w, (const struct iovec *)(long)a, b);
+		truncated = noloop ? nlw_walk_iov_noloop(w, (const struct iovec *)(long)a, b) :
+				     nlw_walk_iov(w, (const struct iovec *)(long)a, b);
 	} else {
 		return NLW_UNPARSED;
 	}
@@ -399,7 +455,8 @@ static __always_inline int nlw_lsm_send(struct sock *sk, struct sk_buff *skb, in
 
 /* The tracepoint fallback's verdict on one send (see nlw_tp_walk): SIGKILL
  * on a hit or on what could not be parsed; the send itself completes. */
-static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int protocol)
+static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int protocol,
+				       bool noloop)
 {
 	struct sock *sk = nlw_fd_netlink_sock(fd);
 	struct nlw *w;
@@ -408,7 +465,7 @@ static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int p
 	if (!sk || !nlw_guarded(sk, protocol))
 		return 0;
 	w = nlw_get();
-	r = w ? nlw_tp_walk(w, kind, a, b) : NLW_UNPARSED;
+	r = w ? nlw_tp_walk(w, kind, a, b, noloop) : NLW_UNPARSED;
 	if (r == NLW_CLEAN)
 		return 0;
 	ks_kill("sys_enter_send", w ? w->msg_type : 0, w ? w->arg : 0, w ? w->hit : 0, r);
@@ -520,7 +577,13 @@ static __always_inline struct file *nlw_uring_file(int fd, __u32 flags)
 	return file;
 }
 
-static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 flags, int protocol)
+/* SQEs looked at per enter without bpf_loop (the raw twins, before 5.15):
+ * a submission of more is judged by its first NLW_SQ_SCAN_NOLOOP, and
+ * killed whole when the submitter lives in a child user namespace. */
+#define NLW_SQ_SCAN_NOLOOP		16
+
+static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 flags, int protocol,
+					      bool noloop)
 {
 	struct nlw_uring_scan c = { .protocol = protocol, .hit = -1 };
 	struct io_ring_ctx *ctx;
@@ -549,7 +612,15 @@ static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 fla
 	c.sqes = (__u64)(long)BPF_CORE_READ(ctx, sq_sqes);
 	c.sq_array = BPF_CORE_READ(ctx, sq_array);
 	c.stride = (BPF_CORE_READ(ctx, flags) & NLW_IORING_SETUP_SQE128) ? 128 : 64;
-	bpf_loop(NLW_SQ_SCAN, nlw_uring_step, &c, 0);
+	if (noloop) {
+		for (__u32 i = 0; i < NLW_SQ_SCAN_NOLOOP; i++)
+			if (nlw_uring_step(i, &c))
+				break;
+		if (c.hit < 0 && c.n > NLW_SQ_SCAN_NOLOOP && ks_in_child_userns())
+			c.hit = fd;
+	} else {
+		bpf_loop(NLW_SQ_SCAN, nlw_uring_step, &c, 0);
+	}
 	if (c.hit >= 0)
 		ks_kill("sys_enter_io_uring_enter", 0, c.hit, 0, NLW_UNPARSED);
 	return 0;
@@ -566,6 +637,12 @@ SEC("lsm/netlink_send")							\
 int BPF_PROG(lsm__netlink_send__noloop, struct sock *sk, struct sk_buff *skb) \
 {									\
 	return nlw_lsm_send(sk, skb, protocol, true);			\
+}									\
+SEC("fmod_ret/security_netlink_send")					\
+int BPF_PROG(fmod_ret__netlink_send__noloop, struct sock *sk, struct sk_buff *skb, \
+	     int prev)							\
+{									\
+	return prev ? prev : nlw_lsm_send(sk, skb, protocol, true);	\
 }
 
 /* Coverage of the trigger paths every netlink shield's test registers
@@ -589,7 +666,8 @@ int BPF_PROG(lsm__netlink_send__noloop, struct sock *sk, struct sk_buff *skb) \
  * write, writev and pwritev2 (offset -1 is a plain writev, the only form a
  * socket accepts) with user buffers; sendmmsg, splice and sendfile into the
  * socket, unparsed (killed when guarded: nothing sends netlink requests that
- * way). Per-syscall events, not raw_tp/sys_enter: measured on the 6.18 host
+ * way). Per-syscall events, not raw_tp/sys_enter (except the __raw twins
+ * where tracepoint links cannot be pinned, bpf/compat.bpf.h): measured on the 6.18 host
  * (CPU time of 1M calls), an empty classic sys_enter_write program adds
  * ~220 ns to write() and nothing to other syscalls, an empty
  * raw_tp/sys_enter ~150 ns to every syscall. io_uring sends are judged at
@@ -599,51 +677,42 @@ int BPF_PROG(lsm__netlink_send__noloop, struct sock *sk, struct sk_buff *skb) \
  * fmod_ret variants close. vmsplice and tee only fill pipes: the splice out of the pipe is
  * what is seen. */
 #define NLW_TP_PROGRAMS(protocol)					\
-SEC("tracepoint/syscalls/sys_enter_sendmsg")				\
-int tp__sendmsg(struct trace_event_raw_sys_enter *ctx)			\
+KS_SYSCALL_ENTER(tp__sendmsg, sendmsg)					\
 {									\
-	return nlw_tp_send((int)ctx->args[0], NLW_SEND_MSG, ctx->args[1], 0, protocol); \
+	return nlw_tp_send((int)args[0], NLW_SEND_MSG, args[1], 0, protocol, noloop); \
 }									\
-SEC("tracepoint/syscalls/sys_enter_sendto")				\
-int tp__sendto(struct trace_event_raw_sys_enter *ctx)			\
+KS_SYSCALL_ENTER(tp__sendto, sendto)					\
 {									\
-	return nlw_tp_send((int)ctx->args[0], NLW_SEND_BUF, ctx->args[1], ctx->args[2], protocol); \
+	return nlw_tp_send((int)args[0], NLW_SEND_BUF, args[1], args[2], protocol, noloop); \
 }									\
-SEC("tracepoint/syscalls/sys_enter_write")				\
-int tp__write(struct trace_event_raw_sys_enter *ctx)			\
+KS_SYSCALL_ENTER(tp__write, write)					\
 {									\
-	return nlw_tp_send((int)ctx->args[0], NLW_SEND_BUF, ctx->args[1], ctx->args[2], protocol); \
+	return nlw_tp_send((int)args[0], NLW_SEND_BUF, args[1], args[2], protocol, noloop); \
 }									\
-SEC("tracepoint/syscalls/sys_enter_writev")				\
-int tp__writev(struct trace_event_raw_sys_enter *ctx)			\
+KS_SYSCALL_ENTER(tp__writev, writev)					\
 {									\
-	return nlw_tp_send((int)ctx->args[0], NLW_SEND_IOV, ctx->args[1], ctx->args[2], protocol); \
+	return nlw_tp_send((int)args[0], NLW_SEND_IOV, args[1], args[2], protocol, noloop); \
 }									\
-SEC("tracepoint/syscalls/sys_enter_sendmmsg")				\
-int tp__sendmmsg(struct trace_event_raw_sys_enter *ctx)			\
+KS_SYSCALL_ENTER(tp__sendmmsg, sendmmsg)				\
 {									\
-	return nlw_tp_send((int)ctx->args[0], NLW_SEND_MMSG, ctx->args[1], ctx->args[2], protocol); \
+	return nlw_tp_send((int)args[0], NLW_SEND_MMSG, args[1], args[2], protocol, noloop); \
 }									\
-SEC("tracepoint/syscalls/sys_enter_pwritev2")				\
-int tp__pwritev2(struct trace_event_raw_sys_enter *ctx)			\
+KS_SYSCALL_ENTER(tp__pwritev2, pwritev2)				\
 {									\
-	return nlw_tp_send((int)ctx->args[0], NLW_SEND_IOV, ctx->args[1], ctx->args[2], protocol); \
+	return nlw_tp_send((int)args[0], NLW_SEND_IOV, args[1], args[2], protocol, noloop); \
 }									\
-SEC("tracepoint/syscalls/sys_enter_splice")				\
-int tp__splice(struct trace_event_raw_sys_enter *ctx)			\
+KS_SYSCALL_ENTER(tp__splice, splice)					\
 {									\
-	return nlw_tp_send((int)ctx->args[2], NLW_SEND_PIPE, 0, 0, protocol); \
+	return nlw_tp_send((int)args[2], NLW_SEND_PIPE, 0, 0, protocol, noloop); \
 }									\
-SEC("tracepoint/syscalls/sys_enter_sendfile64")				\
-int tp__sendfile(struct trace_event_raw_sys_enter *ctx)			\
+KS_SYSCALL_ENTER(tp__sendfile, sendfile64)				\
 {									\
-	return nlw_tp_send((int)ctx->args[0], NLW_SEND_PIPE, 0, 0, protocol); \
-}								\
-SEC("tracepoint/syscalls/sys_enter_io_uring_enter")			\
-int tp__io_uring_enter(struct trace_event_raw_sys_enter *ctx)		\
+	return nlw_tp_send((int)args[0], NLW_SEND_PIPE, 0, 0, protocol, noloop); \
+}									\
+KS_SYSCALL_ENTER(tp__io_uring_enter, io_uring_enter)			\
 {									\
-	return nlw_tp_uring_enter((int)ctx->args[0], (__u32)ctx->args[1], \
-				  (__u32)ctx->args[3], protocol);	\
+	return nlw_tp_uring_enter((int)args[0], (__u32)args[1],	\
+				  (__u32)args[3], protocol, noloop);	\
 }
 
 #endif /* KSHIELD_NLWALK_BPF_H */

@@ -25,12 +25,16 @@ kernel=${2:?}
 initrd=${3:?}
 lsm=${4:?}
 log=${5:?}
+sigs=
 if [ -d "$kernel" ]; then
+	# Modules fetched from the pool without an index checksum (fetch.sh):
+	# the kernel loads only those signed by its own build.
+	[ -f "$kernel/.unindexed" ] && sigs=module.sig_enforce=1
 	k=$("$(dirname "$0")/kver.sh" "$kernel" 2>&1) || { echo "no boot: $k"; exit 1; }
 	kernel=${k##* }
 fi
 cache=${KSHIELD_MATRIX_CACHE:-/var/cache/kshield-matrix}
-append="quiet loglevel=2 panic=-1 lsm=$lsm ${KSHIELD_MATRIX_APPEND:-}"
+append="quiet loglevel=2 panic=-1 lsm=$lsm $sigs ${KSHIELD_MATRIX_APPEND:-}"
 
 case $arch in
 x86_64)

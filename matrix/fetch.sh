@@ -54,11 +54,20 @@ aptd=$cache/apt
 # now (by-name/ is written after each unpack; an index update newer than
 # the entry sends the name through apt again). apt-cache over seven suites
 # costs 5-40 s of a loaded 2-core machine per call; this costs nothing.
+# complete DIR: an unpacked tree fit for use. A split kernel's tree made
+# before fetch.sh looked in the pool (binary, no modules, and no note that
+# the pool had none) is made again.
+complete() {
+	[ -f "$1/.unpacked" ] || return 1
+	compgen -G "$1/usr/share/doc/linux-binary-*" >/dev/null || return 0
+	[ -f "$1/.nomodules" ] && return 0
+	compgen -G "$1/usr/lib/modules/*/kernel" >/dev/null || compgen -G "$1/lib/modules/*/kernel" >/dev/null
+}
 byname=$cache/unpacked/by-name/$darch/$pkg
 if [ -z "${KSHIELD_MATRIX_UPDATE:-}" ] && [ -f "$byname" ] &&
 	! [ "$aptd/lists/.updated" -nt "$byname" ]; then
 	dir=$(cat "$byname")
-	if [ -f "$dir/.unpacked" ]; then
+	if complete "$dir"; then
 		echo "$dir"
 		exit 0
 	fi
@@ -155,12 +164,40 @@ fetch1() {
 	echo "$deb"
 }
 
+# fetch_pool PKG IMAGEINFO: PKG (a linux-modules-/linux-base- package of the
+# same build as the image, so the image's version) from the archive's pool,
+# where the index no longer lists it: no index SHA256 to check it against.
+# Its modules are checked instead by the guest kernel itself: each carries
+# the build's signature (an ephemeral key built into that very vmlinuz,
+# which did come through the index), and boot.sh boots such a tree with
+# module.sig_enforce=1, so a module of any other origin is refused. Prints
+# the .deb's path; nothing (status 1) when the pool has no such file.
+fetch_pool() {
+	local p=$1 ver file deb url
+	ver=$(awk '/^Version:/ { print $2; exit }' <<<"$2")
+	file=${p}_${ver//:/%3a}_$darch.deb
+	deb=$cache/debs/$file
+	url=${mirror%/}/pool/main/l/linux/${p}_${ver#*:}_$darch.deb
+	if ! [ -s "$deb" ]; then
+		/usr/lib/apt/apt-helper download-file "$url" "$deb.part" >/dev/null 2>&1 || {
+			rm -f "$deb.part"
+			echo "fetch: $p ($darch): not in the index nor in the pool ($url)" >&2
+			return 1
+		}
+		dpkg-deb -I "$deb.part" >/dev/null 2>&1 || { rm -f "$deb.part"; return 1; }
+		mv "$deb.part" "$deb"
+	fi
+	echo "$deb"
+}
+unindexed=()
+nomodules=
+
 sha=$(awk '/^SHA256:/ { print $2; exit }' <<<"$info")
 [ -n "$sha" ] || die "package index has no SHA256"
 dir=$cache/unpacked/$pkg-${sha:0:12}
 
 remember() { mkdir -p "${byname%/*}" && echo "$dir" >"$byname.$$" && mv "$byname.$$" "$byname"; }
-if [ -f "$dir/.unpacked" ]; then
+if complete "$dir"; then
 	remember
 	echo "$dir"
 	exit 0
@@ -173,9 +210,18 @@ if [[ $pkg == linux-image-* ]]; then
 	for dep in $(awk '/^Depends:/ { sub(/^Depends: */, ""); print; exit }' <<<"$info" |
 		tr ',|' '\n\n' | awk '{ print $1 }' | grep -E '^linux-(binary|modules|base)-[0-9]' || true); do
 		dinfo=$(index "$dep") || die "depends on $dep, which is not in the index"
-		# a virtual package (6.18's linux-base-KVER is one): nothing to fetch
-		grep -q '^SHA256:' <<<"$dinfo" || continue
-		debs+=("$(fetch1 "$dep" "$dinfo")")
+		if ! grep -q '^SHA256:' <<<"$dinfo"; then
+			# Not in the index: a virtual package (6.18's linux-base-KVER
+			# is one), or, for 6.19, 7.0 and 7.1, the modules and base
+			# packages the archive's index dropped when the linux source
+			# moved on, while the pool still serves them.
+			[[ $dep == linux-modules-* || $dep == linux-base-* ]] || continue
+			deb=$(fetch_pool "$dep" "$info") || { nomodules=1; continue; }
+			debs+=("$deb")
+			unindexed+=("$dep")
+		else
+			debs+=("$(fetch1 "$dep" "$dinfo")")
+		fi
 	done
 fi
 
@@ -189,6 +235,10 @@ for base in "$dir.tmp" "$dir.tmp/usr"; do	# lib/modules or usr/lib/modules
 		depmod -b "$base" "$(basename "$m")" || die "depmod failed"
 	done
 done
+# Packages from the pool without an index entry: boot.sh enforces module
+# signatures for this tree.
+[ ${#unindexed[@]} -eq 0 ] || printf '%s\n' "${unindexed[@]}" >"$dir.tmp/.unindexed"
+[ -z "$nomodules" ] || touch "$dir.tmp/.nomodules"
 touch "$dir.tmp/.unpacked"
 rm -rf "$dir"
 mv "$dir.tmp" "$dir"

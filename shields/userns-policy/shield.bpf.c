@@ -21,7 +21,7 @@ KSHIELD_META(hunt, "SELECT * FROM events WHERE ts BETWEEN :since AND :until AND 
 KSHIELD_VARIANTS("lsm,fmod_ret,tp");
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
 KSHIELD_META(variant_fmod_ret, "fmod_ret on security_create_user_ns (6.1+): the lsm body without bpf in lsm= (needs BPF trampolines); EPERM");
-KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at task:task_newtask for clone/clone3 with CLONE_NEWUSER (the caller, and the new child at its return from clone, before it runs its own code), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit compat unshare is not seen (syscall tracepoints skip compat calls)");
+KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at task:task_newtask for clone/clone3 with CLONE_NEWUSER (the caller, and the new child at its return from clone, before it runs its own code), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit compat unshare is not seen (syscall tracepoints skip compat calls); where tracepoint links cannot be pinned (before 5.15) the same programs run on raw tracepoints (sys_enter/sys_exit filtered by syscall number, task_newtask)");
 KSHIELD_META(prevents_lsm, "native,clone,clone3,setns-zombie");
 KSHIELD_META(prevents_fmod_ret, "native,clone,clone3,setns-zombie");
 KSHIELD_META(prevents_tp, "native,clone,clone3,setns-zombie");
@@ -168,24 +168,22 @@ static __always_inline void doomed_exit(long ret)
 	bpf_send_signal(SIGKILL);
 }
 
-SEC("tracepoint/syscalls/sys_enter_unshare")
-int tp__unshare(struct trace_event_raw_sys_enter *ctx)
+KS_SYSCALL_ENTER(tp__unshare, unshare)
 {
 	struct ks_userns_allow_key key = {};
 
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u8 one = 1;
 
-	if ((ctx->args[0] & CLONE_NEWUSER) && !allowed(&key) &&
-	    ks_kill("sys_enter_unshare", key.dev, key.ino, ctx->args[0], 0))
+	if ((args[0] & CLONE_NEWUSER) && !allowed(&key) &&
+	    ks_kill("sys_enter_unshare", key.dev, key.ino, args[0], 0))
 		bpf_map_update_elem(&doomed, &tid, &one, BPF_ANY);
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_unshare")
-int tp__unshare_exit(struct trace_event_raw_sys_exit *ctx)
+KS_SYSCALL_EXIT(tp__unshare_exit, unshare)
 {
-	doomed_exit(ctx->ret);
+	doomed_exit(ret);
 	return 0;
 }
 
@@ -193,12 +191,11 @@ int tp__unshare_exit(struct trace_event_raw_sys_exit *ctx)
  * of its zombie, an nsfs fd or a pidfd): judged at the return, where the
  * caller's credentials already name the namespace it entered, whichever
  * kind of descriptor it used. */
-SEC("tracepoint/syscalls/sys_exit_setns")
-int tp__setns_exit(struct trace_event_raw_sys_exit *ctx)
+KS_SYSCALL_EXIT(tp__setns_exit, setns)
 {
 	struct ns_key k;
 
-	if (ctx->ret != 0)
+	if (ret != 0)
 		return 0;
 	k = current_ns();
 	if (bpf_map_lookup_elem(&doomed_ns, &k))
@@ -206,12 +203,9 @@ int tp__setns_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
-SEC("tracepoint/task/task_newtask")
-int tp__newtask(struct trace_event_raw_task_newtask *ctx)
+static __always_inline int newtask(__u64 flags, __u32 child)
 {
 	struct ks_userns_allow_key key = {};
-	__u64 flags = ctx->clone_flags;
-	__u32 child = ctx->pid;
 	__u8 one = 1;
 
 	if (!(flags & CLONE_NEWUSER) || allowed(&key))
@@ -221,16 +215,29 @@ int tp__newtask(struct trace_event_raw_task_newtask *ctx)
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_clone")
-int tp__clone_exit(struct trace_event_raw_sys_exit *ctx)
+SEC("tracepoint/task/task_newtask")
+int tp__newtask(struct trace_event_raw_task_newtask *ctx)
 {
-	doomed_exit(ctx->ret);
+	return newtask(ctx->clone_flags, ctx->pid);
+}
+
+/* Its twin where tracepoint links cannot be pinned (compat.bpf.h). */
+SEC("raw_tp/task_newtask")
+int tp__newtask__raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx->args[0];
+
+	return newtask(ctx->args[1], BPF_CORE_READ(child, pid));
+}
+
+KS_SYSCALL_EXIT(tp__clone_exit, clone)
+{
+	doomed_exit(ret);
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_clone3")
-int tp__clone3_exit(struct trace_event_raw_sys_exit *ctx)
+KS_SYSCALL_EXIT(tp__clone3_exit, clone3)
 {
-	doomed_exit(ctx->ret);
+	doomed_exit(ret);
 	return 0;
 }

@@ -72,23 +72,57 @@ static bool has_loop(void)
 	return has;
 }
 
+static bool has_suffix(const char *p, const char *sfx)
+{
+	size_t len = strlen(p), n = strlen(sfx);
+
+	return len > n && !strcmp(p + len - n, sfx);
+}
+
+/* Is there an autoload program named @base followed by @sfx? */
+static bool has_twin(struct bpf_object *obj, const char *base, size_t blen, const char *sfx)
+{
+	struct bpf_program *twin;
+	char name[256];
+
+	snprintf(name, sizeof(name), "%.*s%s", (int)blen, base, sfx);
+	twin = bpf_object__find_program_by_name(obj, name);
+	return twin && bpf_program__autoload(twin);
+}
+
+/* Of "X", "X__noloop" and "X__raw" (each where present among the autoload
+ * programs), exactly one loads: "X__raw" without perf links (it is written
+ * without bpf_loop: kernels without perf links predate it), else
+ * "X__noloop" without bpf_loop, else "X". Decided for every program before
+ * any autoload flag changes. */
 void ks_compat_select(struct bpf_object *obj)
 {
-	struct bpf_program *prog, *twin;
-	size_t n = strlen(KS_NOLOOP_SUFFIX);
-	char name[256];
+	struct bpf_program *prog;
+	bool keep[1024];
+	size_t i = 0, nl = strlen(KS_NOLOOP_SUFFIX);
 
 	bpf_object__for_each_program(prog, obj) {
 		const char *p = bpf_program__name(prog);
 		size_t len = strlen(p);
+		bool k = bpf_program__autoload(prog);
 
-		if (!bpf_program__autoload(prog) || len <= n || strcmp(p + len - n, KS_NOLOOP_SUFFIX))
-			continue;
-		bpf_program__set_autoload(prog, !has_loop());
-		snprintf(name, sizeof(name), "%.*s", (int)(len - n), p);
-		twin = bpf_object__find_program_by_name(obj, name);
-		if (twin && bpf_program__autoload(twin))
-			bpf_program__set_autoload(twin, has_loop());
+		if (i >= sizeof(keep) / sizeof(keep[0]))
+			break;
+		if (k && has_suffix(p, KS_RAW_SUFFIX))
+			k = !ks_compat_perf_links();
+		else if (k && has_suffix(p, KS_NOLOOP_SUFFIX))
+			k = !has_loop() && !(has_twin(obj, p, len - nl, KS_RAW_SUFFIX) &&
+					     !ks_compat_perf_links());
+		else if (k)
+			k = !(has_twin(obj, p, len, KS_NOLOOP_SUFFIX) && !has_loop()) &&
+			    !(has_twin(obj, p, len, KS_RAW_SUFFIX) && !ks_compat_perf_links());
+		keep[i++] = k;
+	}
+	i = 0;
+	bpf_object__for_each_program(prog, obj) {
+		if (i >= sizeof(keep) / sizeof(keep[0]))
+			break;
+		bpf_program__set_autoload(prog, keep[i++]);
 	}
 }
 

@@ -17,10 +17,13 @@ struct bpf_link;
  * bpf/compat.bpf.h reads them either way. Call after open, before load. */
 int ks_compat_prepare(struct bpf_object *obj);
 
-/* Suffix of a program's twin for kernels without bpf_loop (5.17): of the
- * autoload programs, "X__noloop" loads only where bpf_loop is missing and
- * its twin "X" only where it is present. Call after choosing the variant. */
+/* Suffixes of a program's twins: "X__noloop" for kernels without bpf_loop
+ * (5.17), "X__raw" (a raw tracepoint, bpf/compat.bpf.h KS_SYSCALL_ENTER)
+ * for kernels that cannot pin tracepoint links (5.15). Of the autoload
+ * programs exactly one of X, X__noloop, X__raw loads. Call after choosing
+ * the variant. */
 #define KS_NOLOOP_SUFFIX "__noloop"
+#define KS_RAW_SUFFIX "__raw"
 void ks_compat_select(struct bpf_object *obj);
 
 /* Whether @prog (autoload or not) calls a helper this kernel does not have

@@ -1,0 +1,66 @@
+/* test_compat_select.c - ks_compat_select (src/lib/kernel/compat.c): of a
+ * program "X" and its twins "X__noloop" and "X__raw" exactly one loads,
+ * chosen by what this kernel has (bpf_loop, BPF perf links). Reads the
+ * built shield objects; nothing is loaded into the kernel. */
+#include <bpf/libbpf.h>
+#include <criterion/criterion.h>
+#include <string.h>
+#include "compat.h"
+
+#ifndef KS_TEST_BUILD
+#define KS_TEST_BUILD "build"
+#endif
+
+/* Open @shield's object with only the programs of variant @v autoloaded,
+ * then let compat choose. */
+static struct bpf_object *open_variant(const char *shield, const char *v)
+{
+	char path[256], pfx[32];
+	struct bpf_program *p;
+	struct bpf_object *obj;
+
+	snprintf(path, sizeof(path), KS_TEST_BUILD "/shields/%s.bpf.o", shield);
+	snprintf(pfx, sizeof(pfx), "%s__", v);
+	obj = bpf_object__open_file(path, NULL);
+	cr_assert(obj, "open %s", path);
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, !strncmp(bpf_program__name(p), pfx, strlen(pfx)));
+	ks_compat_select(obj);
+	return obj;
+}
+
+static bool loads(struct bpf_object *obj, const char *name)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, name);
+
+	cr_assert(p, "no program %s", name);
+	return bpf_program__autoload(p);
+}
+
+Test(compat_select, raw_twin_only_without_perf_links)
+{
+	struct bpf_object *obj = open_variant("userns-policy", "tp");
+	bool raw = !ks_compat_perf_links();
+
+	cr_expect_eq(loads(obj, "tp__unshare"), !raw);
+	cr_expect_eq(loads(obj, "tp__unshare__raw"), raw);
+	cr_expect_eq(loads(obj, "tp__newtask"), !raw);
+	cr_expect_eq(loads(obj, "tp__newtask__raw"), raw);
+	/* another variant's programs stay off */
+	cr_expect(!loads(obj, "lsm__userns_create"));
+	bpf_object__close(obj);
+}
+
+Test(compat_select, one_of_three)
+{
+	struct bpf_object *obj = open_variant("cve-2026-31431", "tp");
+	int n = loads(obj, "tp__bind") + loads(obj, "tp__bind__raw");
+
+	cr_expect_eq(n, 1, "tp__bind and its raw twin: %d load", n);
+	bpf_object__close(obj);
+	obj = open_variant("cve-2021-3156", "tp");
+	cr_expect_eq(loads(obj, "tp__exec") + loads(obj, "tp__exec__noloop"), 1);
+	cr_expect_eq(loads(obj, "tp__exec__noloop"),
+		     !ks_kernel_enum_has("bpf_func_id", "BPF_FUNC_loop"));
+	bpf_object__close(obj);
+}
