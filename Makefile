@@ -6,6 +6,7 @@ BUILD     ?= build
 CC        ?= gcc
 CLANG     ?= clang-19
 BPFTOOL   ?= bpftool
+LLVM_STRIP ?= llvm-strip-19
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
@@ -85,6 +86,7 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@	# DWARF: unused (BTF and line info stay); a shield ships in one 1 MB NATS message
 
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -94,6 +96,7 @@ $(BUILD)/shields/%.bpf.o: shields/%/shield.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(call msg,SHIELD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@	# DWARF: unused (BTF and line info stay); a shield ships in one 1 MB NATS message
 
 $(BUILD)/obj/%.o: %.c $(SKELS) $(SRC_HDRS)
 	$(call msg,CC,$@)

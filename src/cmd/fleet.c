@@ -243,8 +243,13 @@ static int deploy_preview(const char *path, const char *pg, const char *since_s,
 static int put_object(struct ks_nats *n, const char *key, const void *buf, size_t len,
 		      const char *what)
 {
+	int64_t max = natsConnection_GetMaxPayload(n->nc);
 	natsStatus ns = NATS_OK;
 
+	if (max > 0 && (int64_t)len > max)
+		return ks_err(-EMSGSIZE, "%s: %zu bytes, more than this NATS server's max_payload "
+			      "(%lld): raise max_payload in the server's config, or strip the "
+			      "object's DWARF (llvm-strip -g; BTF stays)", what, len, (long long)max);
 	for (int tries = 0; tries < 40; tries++) {
 		ns = kvStore_Put(NULL, n->objects, key, buf, len);
 		if (ns != NATS_NO_RESPONDERS)
