@@ -893,4 +893,34 @@ Test(lifecycle, t12_gated_enforces_only_where_the_matrix_proved_it, .timeout = 2
 	cr_expect_str_eq(mode_of("fixture-sockopt"), "enforce", "promoted, yet not enforcing");
 	cr_expect_neq(trigger(), 0, "the promoted shield let the trigger through");
 	cr_expect_str_eq(mode_of("cve-2024-1086"), "enforce");
+
+	/* An unproven replacement of the enforcing, proven object (other
+	 * bytes: not the object the matrix tested) would audit: a weakening.
+	 * The guard is on and no token is given, so the proven object stays,
+	 * enforcing; with a token the new one loads, auditing. */
+	{
+		char path[512], sha0[80];
+		json_object *s = shield_state("cve-2024-1086");
+
+		snprintf(sha0, sizeof(sha0), "%s", s ? ka_str(s, "sha256") : "");
+		json_object_put(s);
+		snprintf(path, sizeof(path), "%s/cve-2024-1086.bpf.o", L.shields);
+		cr_assert_eq(ks_runf(NULL, NULL, "printf 'kshield-test-change' >> %s", path), 0);
+		sign_shield("cve-2024-1086");
+		hup();
+		s = shield_state("cve-2024-1086");
+		cr_expect_str_eq(s ? ka_str(s, "sha256") : "", sha0,
+				 "an unproven object replaced the enforcing one without a token");
+		json_object_put(s);
+		cr_expect_str_eq(mode_of("cve-2024-1086"), "enforce", "weakened without a token");
+		t = ks_read_file(L.err);
+		cr_expect(t && strstr(t, "audit:cve-2024-1086 needs a signed token"), "agent log:\n%s", t);
+		free(t);
+		token("audit:cve-2024-1086", NULL);
+		hup();
+		s = shield_state("cve-2024-1086");
+		cr_expect_str_neq(s ? ka_str(s, "sha256") : sha0, sha0, "not replaced with a token");
+		json_object_put(s);
+		cr_expect_str_eq(mode_of("cve-2024-1086"), "audit", "unproven, yet enforcing");
+	}
 }
