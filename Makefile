@@ -208,9 +208,13 @@ static-arm64: $(BUILD)/arm64/vmlinux.h
 matrix-quick: all static $(MATRIX_FIXTURES)
 	$(Q)rc=0; matrix/run.sh --quick || rc=$$?; matrix/selftest.sh && exit $$rc
 
+# Also writes each shield's proven summary into $(BUILD)/matrix/proven/,
+# signed with MATRIX_KEY when given (gated rollouts: README).
 matrix: all static $(MATRIX_FIXTURES)
 	$(Q)rc=0; matrix/run.sh || rc=$$?; \
 	cp $(BUILD)/matrix/coverage.md docs/coverage.md 2>/dev/null || true; \
+	$(BUILD)/kshield shield proven $(BUILD)/matrix/results.json --out $(BUILD)/matrix/proven \
+		$(if $(MATRIX_KEY),--key $(MATRIX_KEY)) >/dev/null || rc=1; \
 	matrix/selftest.sh && exit $$rc
 
 # Shields on inlined kernel functions (docs/inline-sites.md): each row's

@@ -16,8 +16,9 @@ static int proven_help(void)
 		"\n"
 		"Writes DIR/NAME.proven.json for each shield in a matrix results.json: the\n"
 		"kernels (release and GNU build ID) where each variant of that very object\n"
-		"(sha256) passed, and where one failed. Only \"pass\" rows prove; partial,\n"
-		"unprotected and n/a rows do not; a \"fail\" row refuses that variant there.\n"
+		"(sha256) passed, and where one failed. \"pass\" and \"partial\" rows prove\n"
+		"(a partial entry names the paths it does not cover); unprotected and n/a\n"
+		"rows do not; a \"fail\" row refuses that variant there.\n"
 		"--key signs each summary (NAME.proven.json.sig). Put the summaries beside\n"
 		"the objects (NAME.bpf.o): fleet deploy ships one with its object, and gated\n"
 		"agents enforce only on proven kernels (audit elsewhere, until promoted).\n");

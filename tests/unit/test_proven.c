@@ -25,9 +25,9 @@ static const char *rows =
 	"{\"kernel\":\"6.1.0-47-cloud-amd64+nobpf\",\"release\":\"6.1.0-47-cloud-amd64\",\"build_id\":\"" BID1 "\","
 	" \"arch\":\"x86_64\",\"shield\":\"s\",\"variant\":\"fmod_ret\",\"sha256\":\"" SHA_A "\",\"status\":\"fail\","
 	" \"error\":\"native went through\",\"check\":null},"
-	/* partial, unprotected, n/a: prove nothing */
+	/* partial: proves, with its uncovered path; unprotected, n/a: prove nothing */
 	"{\"release\":\"6.12.111+deb12-cloud-amd64\",\"build_id\":\"" BID2 "\",\"shield\":\"s\",\"variant\":\"cgroup\","
-	" \"sha256\":\"" SHA_A "\",\"status\":\"partial\"},"
+	" \"sha256\":\"" SHA_A "\",\"status\":\"partial\",\"not_covered\":[\"pre-existing\"]},"
 	"{\"release\":\"6.12.111+deb12-cloud-amd64\",\"build_id\":\"" BID2 "\",\"shield\":\"t\",\"variant\":null,"
 	" \"sha256\":\"" SHA_B "\",\"status\":\"unprotected\"},"
 	"{\"release\":\"6.12.111+deb12-cloud-amd64\",\"build_id\":\"" BID2 "\",\"shield\":\"t\",\"variant\":null,"
@@ -55,14 +55,14 @@ static size_t len_of(json_object *s, const char *key)
 	return json_object_array_length(json_object_object_get(s, key));
 }
 
-Test(proven, only_pass_rows_bound_to_a_build_prove)
+Test(proven, only_pass_and_partial_rows_bound_to_a_build_prove)
 {
 	json_object *all = summaries(), *s, *t;
 
 	cr_assert_eq(json_object_object_length(all), 2, "shields s and t only (no check rows)");
 	s = json_object_object_get(all, "s");
 	t = json_object_object_get(all, "t");
-	cr_expect_eq(len_of(s, "proven"), 1, "the duplicate pass row listed once");
+	cr_expect_eq(len_of(s, "proven"), 2, "the duplicate pass row listed once, the partial row too");
 	cr_expect_eq(len_of(s, "refused"), 1);
 	cr_expect_eq(len_of(t, "proven"), 0, "n/a, unprotected and unbound rows prove nothing");
 	cr_expect_eq(len_of(t, "refused"), 0);
@@ -91,9 +91,11 @@ Test(proven, judge)
 	cr_expect_eq(ks_proven_judge(s, SHA_A, "6.1.0-47-cloud-amd64", BID1, "fmod_ret", why,
 				     sizeof(why)), KS_GATE_REFUSED, "%s", why);
 	cr_expect(strstr(why, "refused kernel") && strstr(why, "native went through"), "%s", why);
-	/* partial there: unproven, not proven */
+	/* partial there: proven (enforcing refuses more than auditing), and
+	 * the path it does not cover is named */
 	cr_expect_eq(ks_proven_judge(s, SHA_A, "6.12.111+deb12-cloud-amd64", BID2, "cgroup", why,
-				     sizeof(why)), KS_GATE_UNPROVEN, "%s", why);
+				     sizeof(why)), KS_GATE_PROVEN, "%s", why);
+	cr_expect(strstr(why, "not covered: pre-existing"), "%s", why);
 	/* no summary, no build ID */
 	cr_expect_eq(ks_proven_judge(NULL, SHA_A, "6.1.0-47-cloud-amd64", BID1, "lsm", why, sizeof(why)),
 		     KS_GATE_UNPROVEN);
@@ -163,9 +165,13 @@ Test(proven, any_variant_before_a_load)
 	cr_expect_eq(ks_proven_judge(json_object_object_get(all, "s"), SHA_A, "6.1.0-47-cloud-amd64",
 				     BID1, KS_PROVEN_ANY_VARIANT, why, sizeof(why)),
 		     KS_GATE_REFUSED, "%s", why);
-	/* only a partial row on BID2: unproven */
+	/* only a partial row on BID2: proven (cgroup) */
 	cr_expect_eq(ks_proven_judge(json_object_object_get(all, "s"), SHA_A, "6.12.111+deb12-cloud-amd64",
 				     BID2, KS_PROVEN_ANY_VARIANT, why, sizeof(why)),
+		     KS_GATE_PROVEN, "%s", why);
+	/* nothing on another build of that release */
+	cr_expect_eq(ks_proven_judge(json_object_object_get(all, "s"), SHA_A, "6.12.111+deb12-cloud-amd64",
+				     BID1, KS_PROVEN_ANY_VARIANT, why, sizeof(why)),
 		     KS_GATE_UNPROVEN, "%s", why);
 	res = json_tokener_parse(ok);
 	cr_assert_eq(ks_proven_from_results(res, 1000, &mine), 0, "%s", ks_errmsg());

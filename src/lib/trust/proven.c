@@ -103,7 +103,7 @@ int ks_proven_from_results(json_object *results, int64_t now_ms, json_object **o
 			      "use the results.json that matrix/run.sh wrote");
 	*out = json_object_new_object();
 	for (size_t i = 0; i < json_object_array_length(results); i++) {
-		json_object *r = json_object_array_get_idx(results, i), *s, *e;
+		json_object *r = json_object_array_get_idx(results, i), *s, *e, *nc;
 		const char *shield = str(r, "shield"), *status = str(r, "status");
 		const char *variant = str(r, "variant"), *bid = str(r, "build_id");
 		const char *sha = str(r, "sha256"), *release = str(r, "release");
@@ -118,9 +118,12 @@ int ks_proven_from_results(json_object *results, int64_t now_ms, json_object **o
 			continue;	/* a check of the matrix itself, or a boot error */
 		s = summary_of(*out, shield, now_ms);
 		count(s, status);
-		pass = !strcmp(status, "pass");
+		/* A partial row proves too: benign use was unaffected and every
+		 * path the variant claims was refused; enforcing it refuses
+		 * more than auditing would. Its uncovered paths go with it. */
+		pass = !strcmp(status, "pass") || !strcmp(status, "partial");
 		if (!pass && strcmp(status, "fail"))
-			continue;	/* partial, unprotected, n/a: prove nothing */
+			continue;	/* unprotected, n/a: prove nothing */
 		if (!release || !is_hex(bid, 16) || (pass && (!variant || !is_hex(sha, 64)))) {
 			count(s, pass ? "pass_unbound" : "fail_unbound");
 			continue;	/* not bound to a kernel build and object */
@@ -134,6 +137,9 @@ int ks_proven_from_results(json_object *results, int64_t now_ms, json_object **o
 		add_str(e, "kernel", str(r, "kernel"));
 		if (!pass)
 			add_str(e, "error", str(r, "error"));
+		nc = json_object_object_get(r, "not_covered");
+		if (pass && json_object_is_type(nc, json_type_array) && json_object_array_length(nc))
+			json_object_object_add(e, "not_covered", json_object_get(nc));
 		if (is_hex(sha, 64))
 			add_object(s, sha);
 		if (listed(json_object_object_get(s, pass ? "proven" : "refused"), e))
@@ -207,7 +213,15 @@ enum ks_gate ks_proven_judge(json_object *summary, const char *sha256, const cha
 
 		if (same(str(e, "release"), release) && same(str(e, "build_id"), build_id) &&
 		    (any || same(str(e, "variant"), variant)) && same(str(e, "sha256"), sha256)) {
-			snprintf(why, whylen, "proven on %s (%s)", release, str(e, "variant"));
+			json_object *nc = json_object_object_get(e, "not_covered");
+			char paths[256] = "";
+
+			for (size_t k = 0; json_object_is_type(nc, json_type_array) &&
+					   k < json_object_array_length(nc) && k < 8; k++)
+				snprintf(paths + strlen(paths), sizeof(paths) - strlen(paths), "%s%s",
+					 k ? "," : "", json_object_get_string(json_object_array_get_idx(nc, k)));
+			snprintf(why, whylen, "proven on %s (%s%s%s)", release, str(e, "variant"),
+				 paths[0] ? "; not covered: " : "", paths);
 			return KS_GATE_PROVEN;
 		}
 	}
