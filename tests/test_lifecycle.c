@@ -415,6 +415,23 @@ static const char *mode_of(const char *name)
 	return mode;
 }
 
+/* The loaded object's sha256 of shield @name into @out ("" when not loaded). */
+static void sha_of(const char *name, char *out, size_t n)
+{
+	json_object *s = shield_state(name);
+
+	snprintf(out, n, "%s", s ? ka_str(s, "sha256") : "");
+	json_object_put(s);
+}
+
+/* Other bytes for shield @name's object (the same shield), signed again. */
+static void change_object(const char *name)
+{
+	cr_assert_eq(ks_runf(NULL, NULL, "printf 'kshield-test-change' >> %s/%s.bpf.o", L.shields,
+			     name), 0);
+	sign_shield(name);
+}
+
 static bool loaded(const char *name)
 {
 	json_object *s = shield_state(name);
@@ -426,7 +443,6 @@ static bool loaded(const char *name)
 Test(lifecycle, t04_sighup_adds_changes_and_removes)
 {
 	char before[4096], after[4096], path[512], sha0[80], sha1[80];
-	json_object *s;
 
 	/* The guard is on: weakening needs a signed token (t11). */
 	use_keys();
@@ -458,16 +474,10 @@ Test(lifecycle, t04_sighup_adds_changes_and_removes)
 
 	/* changed object (same shield, other bytes): replaced new-before-old */
 	write_conf(NULL);
-	s = shield_state("fixture-sockopt");
-	snprintf(sha0, sizeof(sha0), "%s", ka_str(s, "sha256"));
-	json_object_put(s);
-	snprintf(path, sizeof(path), "%s/fixture-sockopt.bpf.o", L.shields);
-	cr_assert_eq(ks_runf(NULL, NULL, "printf 'kshield-test-change' >> %s", path), 0);
-	sign_shield("fixture-sockopt");
+	sha_of("fixture-sockopt", sha0, sizeof(sha0));
+	change_object("fixture-sockopt");
 	hup();
-	s = shield_state("fixture-sockopt");
-	snprintf(sha1, sizeof(sha1), "%s", ka_str(s, "sha256"));
-	json_object_put(s);
+	sha_of("fixture-sockopt", sha1, sizeof(sha1));
 	cr_expect_str_neq(sha0, sha1, "the changed object was not loaded");
 	cr_expect_str_eq(mode_of("fixture-sockopt"), "enforce");
 	cr_expect_neq(trigger(), 0, "replaced shield does not refuse");
@@ -899,28 +909,22 @@ Test(lifecycle, t12_gated_enforces_only_where_the_matrix_proved_it, .timeout = 2
 	 * The guard is on and no token is given, so the proven object stays,
 	 * enforcing; with a token the new one loads, auditing. */
 	{
-		char path[512], sha0[80];
-		json_object *s = shield_state("cve-2024-1086");
+		char sha0[80], sha1[80];
 
-		snprintf(sha0, sizeof(sha0), "%s", s ? ka_str(s, "sha256") : "");
-		json_object_put(s);
-		snprintf(path, sizeof(path), "%s/cve-2024-1086.bpf.o", L.shields);
-		cr_assert_eq(ks_runf(NULL, NULL, "printf 'kshield-test-change' >> %s", path), 0);
-		sign_shield("cve-2024-1086");
+		sha_of("cve-2024-1086", sha0, sizeof(sha0));
+		change_object("cve-2024-1086");
 		hup();
-		s = shield_state("cve-2024-1086");
-		cr_expect_str_eq(s ? ka_str(s, "sha256") : "", sha0,
+		sha_of("cve-2024-1086", sha1, sizeof(sha1));
+		cr_expect_str_eq(sha1, sha0,
 				 "an unproven object replaced the enforcing one without a token");
-		json_object_put(s);
 		cr_expect_str_eq(mode_of("cve-2024-1086"), "enforce", "weakened without a token");
 		t = ks_read_file(L.err);
 		cr_expect(t && strstr(t, "audit:cve-2024-1086 needs a signed token"), "agent log:\n%s", t);
 		free(t);
 		token("audit:cve-2024-1086", NULL);
 		hup();
-		s = shield_state("cve-2024-1086");
-		cr_expect_str_neq(s ? ka_str(s, "sha256") : sha0, sha0, "not replaced with a token");
-		json_object_put(s);
+		sha_of("cve-2024-1086", sha1, sizeof(sha1));
+		cr_expect_str_neq(sha1[0] ? sha1 : sha0, sha0, "not replaced with a token");
 		cr_expect_str_eq(mode_of("cve-2024-1086"), "audit", "unproven, yet enforcing");
 	}
 }
