@@ -74,15 +74,18 @@ static __always_inline void *ks_task_storage_get(void *map, __u64 flags)
 }
 
 /* bpf_get_socket_cookie() became callable from tracing programs in 5.12,
- * with bpf_get_socket_ptr_cookie_proto. */
-extern const void bpf_get_socket_ptr_cookie_proto __ksym __weak;
+ * through the helper function bpf_get_socket_ptr_cookie. Test the function,
+ * not its bpf_func_proto: kallsyms lists data symbols only with
+ * CONFIG_KALLSYMS_ALL, so without it the proto looks absent on any kernel
+ * and every connect went without its owner. */
+extern const void bpf_get_socket_ptr_cookie __ksym __weak;
 
 /* The cookie of @sk from a tracing program (tp_btf, fentry, lsm). Before
  * 5.12: the cookie as far as the kernel generated it (on the first call of
  * bpf_get_socket_cookie from a socket or skb program), else 0. */
 static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 {
-	if (ks_ksym_exists(bpf_get_socket_ptr_cookie_proto))
+	if (ks_ksym_exists(bpf_get_socket_ptr_cookie))
 		return bpf_get_socket_cookie((void *)sk);
 	return BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
 }
