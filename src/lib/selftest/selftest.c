@@ -397,26 +397,30 @@ static __u64 hits(const char *name, enum ks_verdict v)
 				       : st.hits[v];
 }
 
-/* Is kernel module @name (as in "modules" metadata) loaded or built in? */
-static bool module_present(const char *name, const char *release)
+/* "a, b" list append. */
+static void list_add(char *buf, size_t len, const char *item)
 {
-	char m[64], path[128], line[256];
+	size_t n = strlen(buf);
+
+	if (n < len)
+		snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
+}
+
+/* Does a module index of @release (modules.builtin, modules.dep: lines
+ * "kernel/dir/name.ko[.xz][: deps]") list module @m ('-' read as '_')? */
+static bool module_listed(const char *index, const char *release, const char *m)
+{
+	char path[128], line[1024];
 	bool found = false;
 	FILE *f;
 
-	snprintf(m, sizeof(m), "%s", name);
-	for (char *p = m; *p; p++)
-		if (*p == '-')
-			*p = '_';
-	snprintf(path, sizeof(path), "/sys/module/%s", m);
-	if (!access(path, F_OK))
-		return true;
-	/* Built-in modules without parameters have no /sys/module entry. */
-	snprintf(path, sizeof(path), "/lib/modules/%s/modules.builtin", release);
+	snprintf(path, sizeof(path), "/lib/modules/%s/%s", release, index);
 	f = fopen(path, "re");
 	while (f && !found && fgets(line, sizeof(line), f)) {
-		char *b = strrchr(line, '/'), *dot;
+		char *b, *dot;
 
+		line[strcspn(line, ":\n")] = '\0';
+		b = strrchr(line, '/');
 		b = b ? b + 1 : line;
 		dot = strstr(b, ".ko");
 		if (!dot)
@@ -432,26 +436,53 @@ static bool module_present(const char *name, const char *release)
 	return found;
 }
 
+/* Kernel module @name (as in "modules" metadata): 1 loaded or built in,
+ * 0 in this kernel's modules.dep but not loaded, -1 unknown to this
+ * kernel (not built, or renamed: aes_generic is library code in 7.x). */
+static int module_state(const char *name, const char *release)
+{
+	char m[64], path[128];
+
+	snprintf(m, sizeof(m), "%s", name);
+	for (char *p = m; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	snprintf(path, sizeof(path), "/sys/module/%s", m);
+	if (!access(path, F_OK))
+		return 1;
+	/* Built-in modules without parameters have no /sys/module entry. */
+	if (module_listed("modules.builtin", release, m))
+		return 1;
+	return module_listed("modules.dep", release, m) ? 0 : -1;
+}
+
 /* The modules of @object's "modules" metadata this kernel has neither
- * loaded nor built in, as "a, b" in @buf ("" when none). */
+ * loaded nor built in, in @buf as "a, b not loaded; c not in this kernel"
+ * ("" when none). */
 static void modules_absent(const char *object, char *buf, size_t len)
 {
 	struct ks_meta meta;
 	const char *list;
 	struct utsname u;
-	char *copy, *save = NULL;
-	size_t n = 0;
+	char *copy, *save = NULL, unloaded[256] = "", unknown[256] = "";
 
 	buf[0] = '\0';
 	if (uname(&u) || ks_meta_read(object, &meta))
 		return;
 	list = ks_meta_get(&meta, "modules");
 	copy = list ? strdup(list) : NULL;
-	for (char *m = copy ? strtok_r(copy, ",", &save) : NULL; m; m = strtok_r(NULL, ",", &save))
-		if (*m && !module_present(m, u.release) && n < len)
-			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", m);
+	for (char *m = copy ? strtok_r(copy, ",", &save) : NULL; m; m = strtok_r(NULL, ",", &save)) {
+		int st = *m ? module_state(m, u.release) : 1;
+
+		if (st == 0)
+			list_add(unloaded, sizeof(unloaded), m);
+		else if (st < 0)
+			list_add(unknown, sizeof(unknown), m);
+	}
 	free(copy);
 	ks_meta_free(&meta);
+	snprintf(buf, len, "%s%s%s%s%s", unloaded, unloaded[0] ? " not loaded" : "",
+		 unloaded[0] && unknown[0] ? "; " : "", unknown, unknown[0] ? " not in this kernel" : "");
 }
 
 /* Programs of @object already loaded in this kernel (by name, as the kernel
@@ -499,15 +530,6 @@ static void loaded_elsewhere(const char *object, char *buf, size_t len)
 /* Record the first failure only: it is the one that explains the rest. */
 #define FAIL(...) do { if (!r->error[0]) snprintf(r->error, sizeof(r->error), __VA_ARGS__); } while (0)
 
-/* "a, b" list append. */
-static void list_add(char *buf, size_t len, const char *item)
-{
-	size_t n = strlen(buf);
-
-	if (n < len)
-		snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
-}
-
 /* 1. Baseline: each path without the shield. Paths that cannot run here
  * are n/a; any other path must go through. Returns the number that went
  * through. */
@@ -545,8 +567,11 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 		}
 		if (c < 0 && absent[0]) {
 			p->not_applicable = true;
-			snprintf(p->why, sizeof(p->why), "module(s) %s not loaded or built in here "
-				 "(trigger: %s)", absent, why[0] ? why : "failed");
+			/* What failed first: the shield's module list may
+			 * name modules this kernel never needed (renamed,
+			 * built in as library code). */
+			snprintf(p->why, sizeof(p->why), "trigger: %s; the shield's module(s) %s",
+				 why[0] ? why : "failed", absent);
 			continue;
 		}
 		/* Refused: most likely by this very shield, loaded elsewhere
