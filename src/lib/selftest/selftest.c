@@ -592,24 +592,34 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 			 "by %s, this shield loaded elsewhere (another bpffs root or the agent: see "
 			 "'kshield status'); unload it there to test", r->refused_by);
 	if (!nrun && !r->error[0]) {
-		/* Nothing to protect here: n/a, with every path's reason (once
-		 * when they all share it). */
+		/* Nothing to protect here: n/a, with each distinct reason
+		 * once, after the paths that share it ("all N paths" when
+		 * they all do). */
 		bool same = true;
 
 		r->not_applicable = true;
 		for (int i = 1; i < t->npaths; i++)
 			same &= !strcmp(r->paths[i].why, r->paths[0].why);
-		if (same && t->npaths > 1)
+		if (t->npaths == 1)
+			snprintf(r->na_reason, sizeof(r->na_reason), "%s", r->paths[0].why);
+		else if (same)
 			snprintf(r->na_reason, sizeof(r->na_reason), "%s (all %d paths)",
 				 r->paths[0].why, t->npaths);
-		for (int i = 0; !(same && t->npaths > 1) && i < t->npaths; i++) {
+		for (int i = 0; !same && i < t->npaths; i++) {
+			char names[KS_MAX_PATHS * KS_PATH_NAME_LEN] = "";
 			size_t n = strlen(r->na_reason);
+			bool seen = false;
 
-			if (t->npaths == 1)
-				snprintf(r->na_reason, sizeof(r->na_reason), "%s", r->paths[i].why);
-			else if (n < sizeof(r->na_reason))
+			for (int j = 0; j < i && !seen; j++)
+				seen = !strcmp(r->paths[j].why, r->paths[i].why);
+			if (seen)
+				continue;
+			for (int k = i; k < t->npaths; k++)
+				if (!strcmp(r->paths[k].why, r->paths[i].why))
+					list_add(names, sizeof(names), r->paths[k].name);
+			if (n < sizeof(r->na_reason))
 				snprintf(r->na_reason + n, sizeof(r->na_reason) - n, "%s%s: %s",
-					 n ? "; " : "", r->paths[i].name, r->paths[i].why);
+					 n ? "; " : "", names, r->paths[i].why);
 		}
 		FAIL("no trigger path can run here: %s", r->na_reason);
 	}
