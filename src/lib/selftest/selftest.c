@@ -397,26 +397,30 @@ static __u64 hits(const char *name, enum ks_verdict v)
 				       : st.hits[v];
 }
 
-/* Is kernel module @name (as in "modules" metadata) loaded or built in? */
-static bool module_present(const char *name, const char *release)
+/* "a, b" list append. */
+static void list_add(char *buf, size_t len, const char *item)
 {
-	char m[64], path[128], line[256];
+	size_t n = strlen(buf);
+
+	if (n < len)
+		snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
+}
+
+/* Does a module index of @release (modules.builtin, modules.dep: lines
+ * "kernel/dir/name.ko[.xz][: deps]") list module @m ('-' read as '_')? */
+static bool module_listed(const char *index, const char *release, const char *m)
+{
+	char path[128], line[1024];
 	bool found = false;
 	FILE *f;
 
-	snprintf(m, sizeof(m), "%s", name);
-	for (char *p = m; *p; p++)
-		if (*p == '-')
-			*p = '_';
-	snprintf(path, sizeof(path), "/sys/module/%s", m);
-	if (!access(path, F_OK))
-		return true;
-	/* Built-in modules without parameters have no /sys/module entry. */
-	snprintf(path, sizeof(path), "/lib/modules/%s/modules.builtin", release);
+	snprintf(path, sizeof(path), "/lib/modules/%s/%s", release, index);
 	f = fopen(path, "re");
 	while (f && !found && fgets(line, sizeof(line), f)) {
-		char *b = strrchr(line, '/'), *dot;
+		char *b, *dot;
 
+		line[strcspn(line, ":\n")] = '\0';
+		b = strrchr(line, '/');
 		b = b ? b + 1 : line;
 		dot = strstr(b, ".ko");
 		if (!dot)
@@ -432,26 +436,53 @@ static bool module_present(const char *name, const char *release)
 	return found;
 }
 
+/* Kernel module @name (as in "modules" metadata): 1 loaded or built in,
+ * 0 in this kernel's modules.dep but not loaded, -1 unknown to this
+ * kernel (not built, or renamed: aes_generic is library code in 7.x). */
+static int module_state(const char *name, const char *release)
+{
+	char m[64], path[128];
+
+	snprintf(m, sizeof(m), "%s", name);
+	for (char *p = m; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	snprintf(path, sizeof(path), "/sys/module/%s", m);
+	if (!access(path, F_OK))
+		return 1;
+	/* Built-in modules without parameters have no /sys/module entry. */
+	if (module_listed("modules.builtin", release, m))
+		return 1;
+	return module_listed("modules.dep", release, m) ? 0 : -1;
+}
+
 /* The modules of @object's "modules" metadata this kernel has neither
- * loaded nor built in, as "a, b" in @buf ("" when none). */
+ * loaded nor built in, in @buf as "a, b not loaded; c not in this kernel"
+ * ("" when none). */
 static void modules_absent(const char *object, char *buf, size_t len)
 {
 	struct ks_meta meta;
 	const char *list;
 	struct utsname u;
-	char *copy, *save = NULL;
-	size_t n = 0;
+	char *copy, *save = NULL, unloaded[256] = "", unknown[256] = "";
 
 	buf[0] = '\0';
 	if (uname(&u) || ks_meta_read(object, &meta))
 		return;
 	list = ks_meta_get(&meta, "modules");
 	copy = list ? strdup(list) : NULL;
-	for (char *m = copy ? strtok_r(copy, ",", &save) : NULL; m; m = strtok_r(NULL, ",", &save))
-		if (*m && !module_present(m, u.release) && n < len)
-			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", m);
+	for (char *m = copy ? strtok_r(copy, ",", &save) : NULL; m; m = strtok_r(NULL, ",", &save)) {
+		int st = *m ? module_state(m, u.release) : 1;
+
+		if (st == 0)
+			list_add(unloaded, sizeof(unloaded), m);
+		else if (st < 0)
+			list_add(unknown, sizeof(unknown), m);
+	}
 	free(copy);
 	ks_meta_free(&meta);
+	snprintf(buf, len, "%s%s%s%s%s", unloaded, unloaded[0] ? " not loaded" : "",
+		 unloaded[0] && unknown[0] ? "; " : "", unknown, unknown[0] ? " not in this kernel" : "");
 }
 
 /* Programs of @object already loaded in this kernel (by name, as the kernel
@@ -499,15 +530,6 @@ static void loaded_elsewhere(const char *object, char *buf, size_t len)
 /* Record the first failure only: it is the one that explains the rest. */
 #define FAIL(...) do { if (!r->error[0]) snprintf(r->error, sizeof(r->error), __VA_ARGS__); } while (0)
 
-/* "a, b" list append. */
-static void list_add(char *buf, size_t len, const char *item)
-{
-	size_t n = strlen(buf);
-
-	if (n < len)
-		snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
-}
-
 /* 1. Baseline: each path without the shield. Paths that cannot run here
  * are n/a; any other path must go through. Returns the number that went
  * through. */
@@ -545,8 +567,11 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 		}
 		if (c < 0 && absent[0]) {
 			p->not_applicable = true;
-			snprintf(p->why, sizeof(p->why), "module(s) %s not loaded or built in here "
-				 "(trigger: %s)", absent, why[0] ? why : "failed");
+			/* What failed first: the shield's module list may
+			 * name modules this kernel never needed (renamed,
+			 * built in as library code). */
+			snprintf(p->why, sizeof(p->why), "trigger: %s; the shield's module(s) %s",
+				 why[0] ? why : "failed", absent);
 			continue;
 		}
 		/* Refused: most likely by this very shield, loaded elsewhere
@@ -567,24 +592,34 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 			 "by %s, this shield loaded elsewhere (another bpffs root or the agent: see "
 			 "'kshield status'); unload it there to test", r->refused_by);
 	if (!nrun && !r->error[0]) {
-		/* Nothing to protect here: n/a, with every path's reason (once
-		 * when they all share it). */
+		/* Nothing to protect here: n/a, with each distinct reason
+		 * once, after the paths that share it ("all N paths" when
+		 * they all do). */
 		bool same = true;
 
 		r->not_applicable = true;
 		for (int i = 1; i < t->npaths; i++)
 			same &= !strcmp(r->paths[i].why, r->paths[0].why);
-		if (same && t->npaths > 1)
+		if (t->npaths == 1)
+			snprintf(r->na_reason, sizeof(r->na_reason), "%s", r->paths[0].why);
+		else if (same)
 			snprintf(r->na_reason, sizeof(r->na_reason), "%s (all %d paths)",
 				 r->paths[0].why, t->npaths);
-		for (int i = 0; !(same && t->npaths > 1) && i < t->npaths; i++) {
+		for (int i = 0; !same && i < t->npaths; i++) {
+			char names[KS_MAX_PATHS * KS_PATH_NAME_LEN] = "";
 			size_t n = strlen(r->na_reason);
+			bool seen = false;
 
-			if (t->npaths == 1)
-				snprintf(r->na_reason, sizeof(r->na_reason), "%s", r->paths[i].why);
-			else if (n < sizeof(r->na_reason))
+			for (int j = 0; j < i && !seen; j++)
+				seen = !strcmp(r->paths[j].why, r->paths[i].why);
+			if (seen)
+				continue;
+			for (int k = i; k < t->npaths; k++)
+				if (!strcmp(r->paths[k].why, r->paths[i].why))
+					list_add(names, sizeof(names), r->paths[k].name);
+			if (n < sizeof(r->na_reason))
 				snprintf(r->na_reason + n, sizeof(r->na_reason) - n, "%s%s: %s",
-					 n ? "; " : "", r->paths[i].name, r->paths[i].why);
+					 n ? "; " : "", names, r->paths[i].why);
 		}
 		FAIL("no trigger path can run here: %s", r->na_reason);
 	}

@@ -146,6 +146,22 @@ int ks_fx_loopback_up(void)
 	return err;
 }
 
+int ks_fx_af_alg_restricted(const char *type, const char *name, char *why, size_t len)
+{
+	FILE *f = fopen("/proc/sys/crypto/af_alg_restrict", "re");
+	int level = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &level) != 1)
+		level = 0;
+	fclose(f);
+	if (level > 0)
+		snprintf(why, len, KS_CASE_NA "this kernel's AF_ALG allowlist refuses %s %s "
+			 "(/proc/sys/crypto/af_alg_restrict=%d; 0 lifts it)", type, name, level);
+	return level > 0 ? level : 0;
+}
+
 int ks_fx_uring_op(const struct io_uring_sqe *one, char *why, size_t len)
 {
 	struct io_uring_params p = { 0 };

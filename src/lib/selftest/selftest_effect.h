@@ -62,6 +62,13 @@ int ks_fx_splice_send(int sock, const void *hdr, size_t hlen, int file, size_t n
  * namespaces start with it down). 0 or -errno. */
 int ks_fx_loopback_up(void);
 
+/* An AF_ALG bind of @type @name failed with ENOENT: was it this kernel's
+ * AF_ALG allowlist (/proc/sys/crypto/af_alg_restrict, Linux 7.3+, default
+ * 1: a short list of algorithms, never authenc/authencesn) rather than a
+ * missing algorithm? Its level (1, 2) with @why set to a KS_CASE_NA reason
+ * naming the sysctl, or 0 (no such sysctl, or 0: unrestricted). */
+int ks_fx_af_alg_restricted(const char *type, const char *name, char *why, size_t len);
+
 /* Wait up to @ms for ks_fx_page_cache() to see a change (the effect may
  * come from a softirq or a crypto worker after the call returned). */
 int ks_fx_page_cache_wait(int fd, const void *orig, size_t n, const char *what, int ms,
