@@ -702,3 +702,58 @@ Test(agent, t14_resident_memory_under_20_mb_in_a_connect_storm, .timeout = 240)
 	cr_expect_lt(all - ring, 20 * 1024, "agent RSS %lld kB without the ring buffer (%lld kB): "
 		     "over the 20 MB target", all - ring, ring);
 }
+
+/* A wrapper at @path that runs the kshield under test with @soname hidden
+ * (/dev/null bind-mounted over it in a mount namespace of its own: the
+ * host's file is untouched), exec'ing all the way so the pid stays. */
+static void hiding_wrapper(const char *path, const char *soname)
+{
+	FILE *f = fopen(path, "we");
+
+	cr_assert_not_null(f);
+	fprintf(f, "#!/bin/sh\nexec unshare -m sh -c 'lib=$(readlink -f \"$(ldconfig -p | "
+		"awk \"/%s / {print \\$NF; exit}\")\") && [ -f \"$lib\" ] && "
+		"mount --bind /dev/null \"$lib\" && exec %s \"$@\"' sh \"$@\"\n", soname, ks_bin());
+	fclose(f);
+	chmod(path, 0755);
+}
+
+/* Libraries loaded on first use (src/lib/base/dl.h): when one is missing,
+ * the feature that needs it says which package to install, in one line,
+ * and the rest works (the agent stores events, without metrics). */
+Test(agent, t15_a_missing_optional_library_is_one_line_and_the_rest_works)
+{
+	char wrap[300], real[PATH_MAX], q[160], *out = NULL, *err = NULL;
+	long long rows = 0;
+	pid_t gen;
+	int rc;
+
+	/* the fleet without libnats: refused before any connect */
+	snprintf(wrap, sizeof(wrap), "%s/no-nats", env.dir);
+	hiding_wrapper(wrap, "libnats.so.3.4");
+	rc = ks_runf(&out, &err, "%s fleet status --nats nats://127.0.0.1:1", wrap);
+	cr_expect_neq(rc, 0);
+	cr_expect_str_eq(err, "error: the fleet (NATS) needs libnats.so.3.4, which is not installed: "
+			 "apt-get install libnats3.4\n");
+	free(out);
+	free(err);
+	/* the agent without libmicrohttpd: no metrics, said once, events stored */
+	snprintf(wrap, sizeof(wrap), "%s/no-mhd", env.dir);
+	hiding_wrapper(wrap, "libmicrohttpd.so.12");
+	snprintf(real, sizeof(real), "%s", ks_bin());
+	setenv("KSHIELD", wrap, 1);
+	ka_start(&env, "--metrics 127.0.0.1:1");
+	setenv("KSHIELD", real, 1);
+	gen = alg_sockets(100);
+	waitpid(gen, NULL, 0);
+	snprintf(q, sizeof(q), "SELECT count(*) FROM events WHERE kind = 'socket' AND pid = %d", gen);
+	for (double t0 = ka_now(); ka_now() - t0 < 10 && rows < 100; usleep(100000))
+		rows = ka_sql_int(env.store, q);
+	cr_expect_eq(rows, 100, "%lld of 100 socket events stored", rows);
+	err = ka_agent_err(&env);
+	cr_expect(strstr(err, "kshield agent: metrics: the metrics server needs libmicrohttpd.so.12, "
+			 "which is not installed: apt-get install libmicrohttpd12; no metrics served\n"),
+		  "%s", err);
+	cr_expect_null(strstr(err, "serving http"), "%s", err);
+	free(err);
+}
