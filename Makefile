@@ -18,7 +18,11 @@ LIB_DIRS  := $(sort $(dir $(wildcard src/lib/*/*.c)))
 CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Isrc/cmd \
              $(patsubst %/,-I%,$(LIB_DIRS)) -I$(BUILD) \
              -DKSHIELD_VERSION='"$(VERSION)"'
-LDLIBS    := -lbpf -lelf -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -lnats -lpq -ldw -ldebuginfod -lmicrohttpd
+# libnats, libpq, libdebuginfod and libmicrohttpd are not linked: they are
+# loaded when a feature first needs them (src/lib/base/dl.h; their -dev
+# packages give the headers), so an agent without fleet or metrics never
+# maps them and OpenSSL, GnuTLS, Kerberos and curl under them.
+LDLIBS    := -lbpf -lelf -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -ldl -ldw
 STATIC_LDLIBS := -Wl,--start-group -lbpf -ldw -lelf -llzma -lbz2 -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -ldl -Wl,--end-group
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
               -Iinclude -Ibpf -I$(BUILD)

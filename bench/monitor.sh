@@ -248,11 +248,16 @@ store_check() {
 	esac
 }
 
-declare -A RSS RINGRSS
-agent_rss() {	# agent_rss MODE
+# agent_rss MODE: the agent's resident kB (VmRSS), the part in bpf-map
+# mappings (the ring buffer: the monitor sizes it, not the agent), and of
+# the rest, anonymous (heap, stacks) and file-backed (binary, libraries).
+declare -A RSS RINGRSS ANONRSS
+agent_rss() {
 	RSS[$1]=$(awk '/VmRSS/ {print $2}' "/proc/$AGENT/status")
-	RINGRSS[$1]=$(awk '/^[0-9a-f]/ {m=($6 ~ /bpf-map/)} m && /^Rss:/ {s+=$2} END {print s+0}' "/proc/$AGENT/smaps")
+	read -r "RINGRSS[$1]" "ANONRSS[$1]" < <(awk '/^[0-9a-f]/ {m=($6 ~ /bpf-map/); a=($6 == "" || $6 ~ /^\[/)}
+		/^Rss:/ {if (m) r+=$2; else if (a) n+=$2} END {print r+0, n+0}' "/proc/$AGENT/smaps")
 }
+RSS_TARGET_KB=20480	# issue 17: under 20 MB, ring buffer excluded
 
 # hook_costs WORKLOAD CMD...: with the default configuration loaded, every
 # program's runs and run time during CMD.
@@ -275,8 +280,10 @@ if [ -z "$ONLY" ] || [ "$ONLY" = connect ]; then
 	echo "== 2. loopback TCP connect/accept storm: $N_CONN connections, $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
 	storms connect "$B/connect_storm" "$N_CONN"
 	for m in "${!RSS[@]}"; do
-		printf '  agent RSS during the storm (last round), %s: %d kB, of which %d kB the mapped ring buffer; %d kB without it\n' \
-			"$m" "${RSS[$m]}" "${RINGRSS[$m]}" "$((RSS[$m] - RINGRSS[$m]))"
+		own=$((RSS[$m] - RINGRSS[$m]))
+		printf '  agent RSS during the storm (last round), %s: %d kB, of which %d kB the mapped ring buffer; %d kB without it (%d kB heap and stacks, %d kB binary and libraries): %s the %d kB target\n' \
+			"$m" "${RSS[$m]}" "${RINGRSS[$m]}" "$own" "${ANONRSS[$m]}" "$((own - ANONRSS[$m]))" \
+			"$( [ "$own" -lt "$RSS_TARGET_KB" ] && echo under || echo OVER)" "$RSS_TARGET_KB"
 	done
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = flow ]; then

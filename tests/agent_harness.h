@@ -40,10 +40,10 @@ static inline double ka_now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* Start `kshield agent --store <store> --no-shields <extra>` with stdout and
- * stderr in <dir>/agent.out and <dir>/agent.err; wait until it says it is
- * storing (or failing to store) events. Returns its pid. */
-static inline pid_t ka_start(struct ka_env *e, const char *extra)
+/* Start `kshield agent --store <store> <args>` with stdout and stderr in
+ * <dir>/agent.out and <dir>/agent.err; wait until it says it is storing (or
+ * failing to store) events. Returns its pid. */
+static inline pid_t ka_start_args(struct ka_env *e, const char *args)
 {
 	char out[300], err[300], *text;
 	pid_t pid;
@@ -62,8 +62,7 @@ static inline pid_t ka_start(struct ka_env *e, const char *extra)
 		setsid();
 		char cmd[1024];
 
-		snprintf(cmd, sizeof(cmd), "exec %s agent --no-shields --store %s %s", ks_bin(),
-			 e->store, extra ? extra : "");
+		snprintf(cmd, sizeof(cmd), "exec %s agent --store %s %s", ks_bin(), e->store, args);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -78,6 +77,15 @@ static inline pid_t ka_start(struct ka_env *e, const char *extra)
 	}
 	e->agent = pid;
 	return pid;
+}
+
+/* The same with --no-shields <extra>: the monitor alone. */
+static inline pid_t ka_start(struct ka_env *e, const char *extra)
+{
+	char args[900];
+
+	snprintf(args, sizeof(args), "--no-shields %s", extra ? extra : "");
+	return ka_start_args(e, args);
 }
 
 /* The agent's stderr so far (free() it). */

@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <glob.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
@@ -587,4 +589,171 @@ Test(agent, t13_a_full_disk_keeps_exact_accounting)
 		     rows, stored);
 	free(err);
 	ks_runf(NULL, NULL, "umount %s", mnt);
+}
+
+/* @n loopback TCP connections (connect, accept, close) from a child;
+ * returns the child's pid, reaped. */
+static pid_t connect_burst(long n)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t len = sizeof(a);
+		int l = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 128) ||
+		    getsockname(l, (struct sockaddr *)&a, &len))
+			_exit(1);
+		for (long i = 0; i < n; i++) {
+			int c = socket(AF_INET, SOCK_STREAM, 0), s;
+
+			if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)))
+				_exit(1);
+			if ((s = accept(l, NULL, NULL)) < 0)
+				_exit(1);
+			close(c);
+			close(s);
+		}
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+/* Resident kB of @pid: all of it, and the part in bpf-map mappings (the
+ * ring buffer, whose size the monitor sets, not the agent's own memory). */
+static void rss_of(pid_t pid, long long *all, long long *maps)
+{
+	char path[64], line[512];
+	bool map = false;
+	long long kb;
+	FILE *f;
+
+	*all = *maps = 0;
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, ' ') && strchr(line, '-') < strchr(line, ' '))
+			map = strstr(line, "anon_inode:bpf-map") != NULL;	/* a mapping's header */
+		else if (sscanf(line, "Rss: %lld kB", &kb) == 1) {
+			*all += kb;
+			if (map)
+				*maps += kb;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Issue 17: the agent as `make run` starts it (packaging/kshield.conf:
+ * monitor, flows, every bundled shield, metrics served) stays under 20 MB
+ * resident through a connect storm, the ring buffer excluded. 10 MB
+ * measured (22.7 before the kernel BTF was freed after load, SQLite's cache
+ * cut to 1 MB and the fleet, metrics and debuginfod libraries loaded on
+ * use); bench/monitor.sh prints the figure each run. */
+Test(agent, t14_resident_memory_under_20_mb_in_a_connect_storm, .timeout = 240)
+{
+	char args[900], root[PATH_MAX], pattern[PATH_MAX], q[160], *err;
+	long long all, ring, rows = 0;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	const long n = 20000;
+	int s = socket(AF_INET, SOCK_STREAM, 0), loaded = 0;
+	size_t want;
+	glob_t g;
+	pid_t gen;
+
+	/* a loopback port nobody listens on, for the metrics server */
+	cr_assert(s >= 0 && !bind(s, (struct sockaddr *)&a, sizeof(a)) &&
+		  !getsockname(s, (struct sockaddr *)&a, &len));
+	close(s);
+	cr_assert_not_null(getcwd(root, sizeof(root)));
+	snprintf(pattern, sizeof(pattern), "%s/*.bpf.o", ks_shields_dir());
+	cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "no shields in %s", ks_shields_dir());
+	want = g.gl_pathc;
+	globfree(&g);
+	snprintf(args, sizeof(args), "--config %s/packaging/kshield.conf --shields-dir %s "
+		 "--metrics 127.0.0.1:%d", root, ks_shields_dir(), ntohs(a.sin_port));
+	ka_start_args(&env, args);
+	/* every bundled shield loaded (or its failure said): the default set */
+	for (double t0 = ka_now(); ka_now() - t0 < 120; usleep(100000)) {
+		err = ka_agent_err(&env);
+		loaded = 0;
+		for (char *p = err; p && (p = strstr(p, "kshield agent: shield ")); p++)
+			loaded++;
+		free(err);
+		if ((size_t)loaded >= want)
+			break;
+	}
+	cr_assert_geq((size_t)loaded, want, "%d of %zu shields reported", loaded, want);
+	err = ka_agent_err(&env);
+	cr_assert(strstr(err, "metrics: serving"), "%s", err);	/* libmicrohttpd mapped too */
+	free(err);
+	gen = connect_burst(n);
+	snprintf(q, sizeof(q), "SELECT count(*) FROM events WHERE kind = 'connect' AND pid = %d", gen);
+	for (double t0 = ka_now(); ka_now() - t0 < 30 && rows < n; usleep(200000))
+		rows = ka_sql_int(env.store, q);
+	cr_assert_eq(rows, n, "%lld of %ld connects stored", rows, n);
+	rss_of(env.agent, &all, &ring);
+	cr_log_info("agent RSS %lld kB, %lld kB of it bpf maps (ring buffer), %lld kB without",
+		    all, ring, all - ring);
+	cr_assert_gt(ring, 0, "no bpf-map mapping resident: not the agent's smaps?");
+	cr_expect_lt(all - ring, 20 * 1024, "agent RSS %lld kB without the ring buffer (%lld kB): "
+		     "over the 20 MB target", all - ring, ring);
+}
+
+/* A wrapper at @path that runs the kshield under test with @soname hidden
+ * (/dev/null bind-mounted over it in a mount namespace of its own: the
+ * host's file is untouched), exec'ing all the way so the pid stays. */
+static void hiding_wrapper(const char *path, const char *soname)
+{
+	FILE *f = fopen(path, "we");
+
+	cr_assert_not_null(f);
+	fprintf(f, "#!/bin/sh\nexec unshare -m sh -c 'lib=$(readlink -f \"$(ldconfig -p | "
+		"awk \"/%s / {print \\$NF; exit}\")\") && [ -f \"$lib\" ] && "
+		"mount --bind /dev/null \"$lib\" && exec %s \"$@\"' sh \"$@\"\n", soname, ks_bin());
+	fclose(f);
+	chmod(path, 0755);
+}
+
+/* Libraries loaded on first use (src/lib/base/dl.h): when one is missing,
+ * the feature that needs it says which package to install, in one line,
+ * and the rest works (the agent stores events, without metrics). */
+Test(agent, t15_a_missing_optional_library_is_one_line_and_the_rest_works)
+{
+	char wrap[300], real[PATH_MAX], q[160], *out = NULL, *err = NULL;
+	long long rows = 0;
+	pid_t gen;
+	int rc;
+
+	/* the fleet without libnats: refused before any connect */
+	snprintf(wrap, sizeof(wrap), "%s/no-nats", env.dir);
+	hiding_wrapper(wrap, "libnats.so.3.4");
+	rc = ks_runf(&out, &err, "%s fleet status --nats nats://127.0.0.1:1", wrap);
+	cr_expect_neq(rc, 0);
+	cr_expect_str_eq(err, "error: the fleet (NATS) needs libnats.so.3.4, which is not installed: "
+			 "apt-get install libnats3.4\n");
+	free(out);
+	free(err);
+	/* the agent without libmicrohttpd: no metrics, said once, events stored */
+	snprintf(wrap, sizeof(wrap), "%s/no-mhd", env.dir);
+	hiding_wrapper(wrap, "libmicrohttpd.so.12");
+	snprintf(real, sizeof(real), "%s", ks_bin());
+	setenv("KSHIELD", wrap, 1);
+	ka_start(&env, "--metrics 127.0.0.1:1");
+	setenv("KSHIELD", real, 1);
+	gen = alg_sockets(100);
+	waitpid(gen, NULL, 0);
+	snprintf(q, sizeof(q), "SELECT count(*) FROM events WHERE kind = 'socket' AND pid = %d", gen);
+	for (double t0 = ka_now(); ka_now() - t0 < 10 && rows < 100; usleep(100000))
+		rows = ka_sql_int(env.store, q);
+	cr_expect_eq(rows, 100, "%lld of 100 socket events stored", rows);
+	err = ka_agent_err(&env);
+	cr_expect(strstr(err, "kshield agent: metrics: the metrics server needs libmicrohttpd.so.12, "
+			 "which is not installed: apt-get install libmicrohttpd12; no metrics served\n"),
+		  "%s", err);
+	cr_expect_null(strstr(err, "serving http"), "%s", err);
+	free(err);
 }

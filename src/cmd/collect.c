@@ -26,6 +26,7 @@
 #include "fleet_cli.h"
 #include "fleet_pg.h"
 #include "metrics.h"
+#include "fleet_dl.h"
 #include "metrics_http.h"	/* --metrics */
 
 #define COLLECT_DURABLE "kshield-collect"
@@ -58,10 +59,10 @@ static int64_t msg_ms(natsMsg *m)
 	jsMsgMetaData *md = NULL;
 	int64_t ms;
 
-	if (natsMsg_GetMetaData(&md, m) != NATS_OK)
+	if (nats_fn.natsMsg_GetMetaData(&md, m) != NATS_OK)
 		return ks_now_ms();
 	ms = md->Timestamp / 1000000;
-	jsMsgMetaData_Destroy(md);
+	nats_fn.jsMsgMetaData_Destroy(md);
 	return ms;
 }
 
@@ -84,13 +85,13 @@ struct job {
  * Returns the length, or -1 for a frame that does not decompress. */
 static ssize_t msg_lines(struct job *j, natsMsg *m, const char **p)
 {
-	const char *enc = NULL, *d = natsMsg_GetData(m);
-	int n = natsMsg_GetDataLength(m);
+	const char *enc = NULL, *d = nats_fn.natsMsg_GetData(m);
+	int n = nats_fn.natsMsg_GetDataLength(m);
 	unsigned long long sz;
 	size_t r;
 
 	*p = d;
-	if (natsMsgHeader_Get(m, KS_EVENTS_ENCODING, &enc) != NATS_OK || !enc)
+	if (nats_fn.natsMsgHeader_Get(m, KS_EVENTS_ENCODING, &enc) != NATS_OK || !enc)
 		return n;
 	if (strcmp(enc, "zstd"))
 		return -1;
@@ -197,7 +198,7 @@ out:
 static void job_free(struct job *j)
 {
 	ks_pg_batch_free(&j->rows);
-	natsMsgList_Destroy(&j->list);
+	nats_fn.natsMsgList_Destroy(&j->list);
 	free(j->z);
 	free(j);
 }
@@ -282,7 +283,7 @@ static int64_t job_write(struct ks_pg *pg, struct job *j, int64_t *retries)
 		r = write_retry(pg, &j->rows, retries);
 		if (r == -EINVAL) {
 			fprintf(stderr, "collect: dropping a message of %d events from %s: %s\n",
-				j->rows.rows, natsMsg_GetSubject(j->list.Msgs[i]), ks_errmsg());
+				j->rows.rows, nats_fn.natsMsg_GetSubject(j->list.Msgs[i]), ks_errmsg());
 			j->bad = j->events;
 		} else if (r < 0) {
 			return r;
@@ -336,18 +337,18 @@ static int durable_ensure(jsCtx *js)
 	uint64_t start = 0;
 	natsStatus ns;
 
-	if (js_GetConsumerInfo(&ci, js, KS_EVENTS_STREAM, COLLECT_DURABLE, NULL, &jerr) == NATS_OK) {
+	if (nats_fn.js_GetConsumerInfo(&ci, js, KS_EVENTS_STREAM, COLLECT_DURABLE, NULL, &jerr) == NATS_OK) {
 		bool ack_all = ci->Config->AckPolicy == js_AckAll;
 
 		start = ci->AckFloor.Stream + 1;
-		jsConsumerInfo_Destroy(ci);
+		nats_fn.jsConsumerInfo_Destroy(ci);
 		if (!ack_all)
 			return 0;
-		ns = js_DeleteConsumer(js, KS_EVENTS_STREAM, COLLECT_DURABLE, NULL, &jerr);
+		ns = nats_fn.js_DeleteConsumer(js, KS_EVENTS_STREAM, COLLECT_DURABLE, NULL, &jerr);
 		if (ns != NATS_OK)
 			return ks_nats_err(ns, "replacing the ack-all durable " COLLECT_DURABLE);
 	}
-	jsConsumerConfig_Init(&cc);
+	nats_fn.jsConsumerConfig_Init(&cc);
 	cc.Durable = COLLECT_DURABLE;
 	cc.AckPolicy = js_AckExplicit;	/* one ack per frame of events */
 	cc.AckWait = (int64_t)30 * 1000000000LL;
@@ -356,9 +357,9 @@ static int durable_ensure(jsCtx *js)
 		cc.DeliverPolicy = js_DeliverByStartSequence;
 		cc.OptStartSeq = start;
 	}
-	ns = js_AddConsumer(&ci, js, KS_EVENTS_STREAM, &cc, NULL, &jerr);
+	ns = nats_fn.js_AddConsumer(&ci, js, KS_EVENTS_STREAM, &cc, NULL, &jerr);
 	if (ns == NATS_OK)
-		jsConsumerInfo_Destroy(ci);
+		nats_fn.jsConsumerInfo_Destroy(ci);
 	/* Another collector may have created it meanwhile: binding says. */
 	return 0;
 }
@@ -371,7 +372,7 @@ static void *fetch_loop(void *arg)
 
 	double per_msg = 1024;	/* events a message carries, as last seen */
 
-	jsFetchRequest_Init(&fr);
+	nats_fn.jsFetchRequest_Init(&fr);
 	fr.MaxBytes = FETCH_MAX_BYTES;
 	while (!collect_stop) {
 		struct job *j = calloc(1, sizeof(*j));
@@ -391,13 +392,13 @@ static void *fetch_loop(void *arg)
 		fr.Batch = fr.Batch < 1 ? 1 : fr.Batch > 5000 ? 5000 : fr.Batch;
 		fr.NoWait = true;
 		fr.Expires = (int64_t)50 * 1000000;
-		ns = natsSubscription_FetchRequest(&j->list, pp->sub, &fr);
+		ns = nats_fn.natsSubscription_FetchRequest(&j->list, pp->sub, &fr);
 		if (ns != NATS_OK || !j->list.Count) {
-			natsMsgList_Destroy(&j->list);
+			nats_fn.natsMsgList_Destroy(&j->list);
 			fr.NoWait = false;
 			fr.Batch = 1;
 			fr.Expires = (int64_t)1000 * 1000000;	/* 1 s */
-			ns = natsSubscription_FetchRequest(&j->list, pp->sub, &fr);
+			ns = nats_fn.natsSubscription_FetchRequest(&j->list, pp->sub, &fr);
 		}
 		if (ns == NATS_TIMEOUT || (ns == NATS_OK && !j->list.Count)) {
 			job_free(j);
@@ -479,7 +480,7 @@ static void *write_loop(void *arg)
 
 		if (r >= 0)	/* committed: ack each message (frame) */
 			for (int i = 0; i < j->list.Count; i++)
-				natsMsg_Ack(j->list.Msgs[i], NULL);
+				nats_fn.natsMsg_Ack(j->list.Msgs[i], NULL);
 		pthread_mutex_lock(&pp->mu);
 		if (r < 0) {
 			/* Stopped: this batch stays unacked (redelivered). */
@@ -602,10 +603,10 @@ int do_collect(int argc, char **argv)
 	err = durable_ensure(n.js);
 	if (err)
 		goto out;
-	jsSubOptions_Init(&so);
+	nats_fn.jsSubOptions_Init(&so);
 	so.Stream = KS_EVENTS_STREAM;
 	so.Consumer = COLLECT_DURABLE;
-	ns = js_PullSubscribe(&sub, n.js, KS_EVENTS_SUBJECT ".>", COLLECT_DURABLE, NULL, &so, &jerr);
+	ns = nats_fn.js_PullSubscribe(&sub, n.js, KS_EVENTS_SUBJECT ".>", COLLECT_DURABLE, NULL, &so, &jerr);
 	if (ns != NATS_OK) {
 		err = ks_nats_err(ns, "subscribing to " KS_EVENTS_STREAM);
 		goto out;
@@ -670,7 +671,7 @@ int do_collect(int argc, char **argv)
 out:
 	ks_metrics_http_stop(http);
 	if (sub) {
-		natsSubscription_Destroy(sub);	/* bound, not created: the durable stays */
+		nats_fn.natsSubscription_Destroy(sub);	/* bound, not created: the durable stays */
 	}
 	ks_nats_close(&n);
 	ks_pg_close(&pg);

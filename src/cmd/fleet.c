@@ -25,6 +25,7 @@
 #include "meta.h"
 #include "proven.h"
 #include "sign.h"
+#include "fleet_dl.h"
 
 /* "90", "90s", "500ms", "5m", "2h" -> milliseconds; -1 when malformed. */
 static int64_t parse_duration_ms(const char *s)
@@ -161,7 +162,7 @@ static int deploy_sites(struct ks_nats *n, const char *const *files, int nfiles,
 		crypto_hash_sha256(h, (unsigned char *)buf, len);
 		sodium_bin2hex(shahex, sizeof(shahex), h, 32);
 		if (!err) {
-			ns = kvStore_Put(NULL, n->objects, shahex, buf, len);
+			ns = nats_fn.kvStore_Put(NULL, n->objects, shahex, buf, len);
 			if (ns != NATS_OK)
 				err = ks_nats_err(ns, "storing a sites manifest");
 		}
@@ -243,7 +244,7 @@ static int deploy_preview(const char *path, const char *pg, const char *since_s,
 static int put_object(struct ks_nats *n, const char *key, const void *buf, size_t len,
 		      const char *what)
 {
-	int64_t max = natsConnection_GetMaxPayload(n->nc);
+	int64_t max = nats_fn.natsConnection_GetMaxPayload(n->nc);
 	natsStatus ns = NATS_OK;
 
 	if (max > 0 && (int64_t)len > max)
@@ -251,10 +252,10 @@ static int put_object(struct ks_nats *n, const char *key, const void *buf, size_
 			      "(%lld): raise max_payload in the server's config, or strip the "
 			      "object's DWARF (llvm-strip -g; BTF stays)", what, len, (long long)max);
 	for (int tries = 0; tries < 40; tries++) {
-		ns = kvStore_Put(NULL, n->objects, key, buf, len);
+		ns = nats_fn.kvStore_Put(NULL, n->objects, key, buf, len);
 		if (ns != NATS_NO_RESPONDERS)
 			break;
-		nats_Sleep(250);	/* new bucket: no stream leader yet */
+		nats_fn.nats_Sleep(250);	/* new bucket: no stream leader yet */
 	}
 	return ns == NATS_OK ? 0 : ks_nats_denied(n, ks_nats_err(ns, what));
 }

@@ -47,6 +47,7 @@
 #include "loader.h"
 #include "proven.h"
 #include "sign.h"
+#include "fleet_dl.h"
 
 #define FA_MAX_SHIELDS 64
 
@@ -200,16 +201,16 @@ static int fetch_verified(struct fa *a, enum ks_sign_kind kind, const char *sha,
 	/* The desired record can be seen before the object it names: a
 	 * replica serving the read may not have applied the put yet. Only
 	 * an object still missing after 2 s is refused. */
-	for (int i = 0; (ns = kvStore_Get(&e, a->n->objects, sha)) == NATS_NOT_FOUND && i < 20; i++)
+	for (int i = 0; (ns = nats_fn.kvStore_Get(&e, a->n->objects, sha)) == NATS_NOT_FOUND && i < 20; i++)
 		usleep(100 * 1000);
 	if (ns != NATS_OK) {
 		*transient = ns != NATS_NOT_FOUND;
 		return ks_nats_err(ns, "fetching object");
 	}
-	*len = kvEntry_ValueLen(e);
+	*len = nats_fn.kvEntry_ValueLen(e);
 	*obj = malloc(*len + 1);
-	memcpy(*obj, kvEntry_Value(e), *len);
-	kvEntry_Destroy(e);
+	memcpy(*obj, nats_fn.kvEntry_Value(e), *len);
+	nats_fn.kvEntry_Destroy(e);
 	crypto_hash_sha256(h, (unsigned char *)*obj, *len);
 	sha_hex(h, hh);
 	if (strcmp(hh, sha))
@@ -785,9 +786,9 @@ static void take_keys(struct fa *a, json_object *rec, bool startup)
 
 static void handle_entry(struct fa *a, kvEntry *e)
 {
-	const char *key = kvEntry_Key(e);
-	json_object *rec = kvEntry_Operation(e) == kvOp_Put ?
-			   json_tokener_parse(kvEntry_ValueString(e)) : NULL;
+	const char *key = nats_fn.kvEntry_Key(e);
+	json_object *rec = nats_fn.kvEntry_Operation(e) == kvOp_Put ?
+			   json_tokener_parse(nats_fn.kvEntry_ValueString(e)) : NULL;
 	struct fa_shield *s;
 
 	if (!strcmp(key, KS_KEYS_KEY)) {
@@ -817,15 +818,15 @@ static void *fa_loop(void *arg)
 		natsStatus ns;
 
 		if (a->w && (a->gen != a->n->reconnects || now - a->w_made > resync_ms)) {
-			kvWatcher_Destroy(a->w);
+			nats_fn.kvWatcher_Destroy(a->w);
 			a->w = NULL;
 		}
 		if (!a->w) {
 			kvWatchOptions wo;
 
-			kvWatchOptions_Init(&wo);
+			nats_fn.kvWatchOptions_Init(&wo);
 			a->gen = a->n->reconnects;
-			if (kvStore_WatchAll(&a->w, a->n->desired, &wo) != NATS_OK) {
+			if (nats_fn.kvStore_WatchAll(&a->w, a->n->desired, &wo) != NATS_OK) {
 				a->w = NULL;
 				usleep(300 * 1000);
 				continue;
@@ -833,12 +834,12 @@ static void *fa_loop(void *arg)
 			a->w_made = now;
 			register_host(a);
 		}
-		ns = kvWatcher_Next(&e, a->w, 250);
+		ns = nats_fn.kvWatcher_Next(&e, a->w, 250);
 		if (ns == NATS_OK && e) {
 			handle_entry(a, e);
-			kvEntry_Destroy(e);
+			nats_fn.kvEntry_Destroy(e);
 		} else if (ns != NATS_OK && ns != NATS_TIMEOUT) {
-			kvWatcher_Destroy(a->w);
+			nats_fn.kvWatcher_Destroy(a->w);
 			a->w = NULL;
 			usleep(200 * 1000);
 		}
@@ -848,7 +849,7 @@ static void *fa_loop(void *arg)
 		}
 	}
 	if (a->w)
-		kvWatcher_Destroy(a->w);
+		nats_fn.kvWatcher_Destroy(a->w);
 	for (int i = 0; i < a->nsh; i++) {
 		json_object_put(a->sh[i].desired);
 		json_object_put(a->sh[i].raw);

@@ -9,25 +9,26 @@
 #include <string.h>
 #include "err.h"
 #include "fleet_kv.h"
+#include "fleet_dl.h"
 
 int ks_kv_get_json(kvStore *kv, const char *key, json_object **o, uint64_t *rev)
 {
 	kvEntry *e = NULL;
-	natsStatus s = kvStore_Get(&e, kv, key);
+	natsStatus s = nats_fn.kvStore_Get(&e, kv, key);
 
 	*o = NULL;
 	if (s == NATS_NOT_FOUND)
 		return ks_err(-ENOENT, "%s: not found", key);
 	if (s != NATS_OK)
 		return ks_nats_err(s, key);
-	if (kvEntry_Operation(e) != kvOp_Put) {
-		kvEntry_Destroy(e);
+	if (nats_fn.kvEntry_Operation(e) != kvOp_Put) {
+		nats_fn.kvEntry_Destroy(e);
 		return ks_err(-ENOENT, "%s: deleted", key);
 	}
-	*o = json_tokener_parse(kvEntry_ValueString(e));
+	*o = json_tokener_parse(nats_fn.kvEntry_ValueString(e));
 	if (rev)
-		*rev = kvEntry_Revision(e);
-	kvEntry_Destroy(e);
+		*rev = nats_fn.kvEntry_Revision(e);
+	nats_fn.kvEntry_Destroy(e);
 	if (!*o)
 		return ks_err(-EINVAL, "%s: value is not JSON", key);
 	return 0;
@@ -43,12 +44,12 @@ int ks_kv_put_json(kvStore *kv, const char *key, json_object *o, uint64_t last)
 	 * leader for a moment: "no responders". Retry that for a few seconds. */
 	for (int tries = 0; tries < 40; tries++) {
 		if (last)
-			s = kvStore_UpdateString(NULL, kv, key, txt, last);
+			s = nats_fn.kvStore_UpdateString(NULL, kv, key, txt, last);
 		else
-			s = kvStore_PutString(NULL, kv, key, txt);
+			s = nats_fn.kvStore_PutString(NULL, kv, key, txt);
 		if (s != NATS_NO_RESPONDERS)
 			break;
-		nats_Sleep(250);
+		nats_fn.nats_Sleep(250);
 	}
 	if (s == NATS_OK)
 		return 0;
@@ -66,27 +67,27 @@ int ks_kv_all_json(kvStore *kv, const char *filter, json_object **out)
 	kvEntry *e;
 	natsStatus s;
 
-	kvWatchOptions_Init(&wo);
+	nats_fn.kvWatchOptions_Init(&wo);
 	wo.IgnoreDeletes = true;
-	s = kvStore_Watch(&w, kv, filter, &wo);
+	s = nats_fn.kvStore_Watch(&w, kv, filter, &wo);
 	/* A stream leader being elected (a server just died) answers nothing
 	 * for a few seconds. */
 	for (int tries = 0; tries < 20 && (s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS); tries++) {
-		nats_Sleep(250);
-		s = kvStore_Watch(&w, kv, filter, &wo);
+		nats_fn.nats_Sleep(250);
+		s = nats_fn.kvStore_Watch(&w, kv, filter, &wo);
 	}
 	if (s != NATS_OK)
 		return ks_nats_err(s, "reading bucket");
 	*out = json_object_new_object();
 	/* The initial values end with a NULL entry. */
-	while ((s = kvWatcher_Next(&e, w, 5000)) == NATS_OK && e) {
-		json_object *v = json_tokener_parse(kvEntry_ValueString(e));
+	while ((s = nats_fn.kvWatcher_Next(&e, w, 5000)) == NATS_OK && e) {
+		json_object *v = json_tokener_parse(nats_fn.kvEntry_ValueString(e));
 
 		if (v)
-			json_object_object_add(*out, kvEntry_Key(e), v);
-		kvEntry_Destroy(e);
+			json_object_object_add(*out, nats_fn.kvEntry_Key(e), v);
+		nats_fn.kvEntry_Destroy(e);
 	}
-	kvWatcher_Destroy(w);
+	nats_fn.kvWatcher_Destroy(w);
 	if (s != NATS_OK) {
 		json_object_put(*out);
 		*out = NULL;

@@ -12,13 +12,14 @@
 #include <unistd.h>
 #include "err.h"
 #include "fleet_nats.h"
+#include "fleet_dl.h"
 
 int ks_nats_err(natsStatus s, const char *what)
 {
-	const char *last = nats_GetLastError(NULL);
+	const char *last = nats_fn.nats_GetLastError(NULL);
 
 	return ks_err(s == NATS_TIMEOUT ? -ETIMEDOUT : s == NATS_NOT_FOUND ? -ENOENT : -EIO,
-		      "%s: %s%s%s", what, natsStatus_GetText(s),
+		      "%s: %s%s%s", what, nats_fn.natsStatus_GetText(s),
 		      last && *last ? ": " : "", last && *last ? last : "");
 }
 
@@ -26,7 +27,7 @@ int ks_nats_denied(struct ks_nats *n, int err)
 {
 	const char *txt = NULL;
 
-	if (err && n->nc && natsConnection_GetLastError(n->nc, &txt) == NATS_NOT_PERMITTED)
+	if (err && n->nc && nats_fn.natsConnection_GetLastError(n->nc, &txt) == NATS_NOT_PERMITTED)
 		return ks_err(-EACCES, "the NATS server refused this user: %s (changing desired "
 			      "state or objects takes the operator's credentials)", txt ? txt : "");
 	return err;
@@ -95,7 +96,7 @@ static void on_pub_error(jsCtx *js, jsPubAckErr *pae, void *closure)
  * opposed to a cluster still electing leaders)? */
 static bool single_server_refusal(void)
 {
-	const char *e = nats_GetLastError(NULL);
+	const char *e = nats_fn.nats_GetLastError(NULL);
 
 	return e && (strstr(e, "non-clustered") || strstr(e, "insufficient resources") ||
 		     strstr(e, "replicas"));
@@ -112,21 +113,21 @@ static int ensure_kv(struct ks_nats *n, kvStore **kv, const char *bucket, int hi
 	 * may not be elected, and several agents may be creating the same
 	 * bucket at once: bind, else create, and retry either for a while. */
 	for (;;) {
-		s = js_KeyValue(kv, n->js, bucket);
+		s = nats_fn.js_KeyValue(kv, n->js, bucket);
 		if (s == NATS_OK)
 			return 0;
 		if (s == NATS_NOT_FOUND && create) {
-			kvConfig_Init(&cfg);
+			nats_fn.kvConfig_Init(&cfg);
 			cfg.Bucket = bucket;
 			cfg.History = history;
 			cfg.StorageType = js_FileStorage;
 			cfg.Replicas = replicas ? replicas : 3;
 			cfg.MaxValueSize = -1;
-			s = js_CreateKeyValue(kv, n->js, &cfg);
+			s = nats_fn.js_CreateKeyValue(kv, n->js, &cfg);
 			if (s != NATS_OK && !replicas && single_server_refusal()) {
 				/* A single server cannot hold 3 replicas. */
 				cfg.Replicas = 1;
-				if (js_CreateKeyValue(kv, n->js, &cfg) == NATS_OK)
+				if (nats_fn.js_CreateKeyValue(kv, n->js, &cfg) == NATS_OK)
 					return 0;
 			}
 			if (s == NATS_OK)
@@ -136,7 +137,7 @@ static int ensure_kv(struct ks_nats *n, kvStore **kv, const char *bucket, int hi
 		}
 		if (ks_now_ms() > deadline)
 			return ks_nats_err(s, bucket);
-		nats_Sleep(250);
+		nats_fn.nats_Sleep(250);
 	}
 }
 
@@ -149,13 +150,13 @@ static int ensure_stream(struct ks_nats *n, int replicas)
 	jsErrCode jerr = 0;
 	natsStatus s;
 
-	s = js_GetStreamInfo(&si, n->js, KS_EVENTS_STREAM, NULL, &jerr);
+	s = nats_fn.js_GetStreamInfo(&si, n->js, KS_EVENTS_STREAM, NULL, &jerr);
 	if (s == NATS_OK) {
-		jsStreamInfo_Destroy(si);
+		nats_fn.jsStreamInfo_Destroy(si);
 		return 0;
 	}
 	for (int i = 0; i < (replicas ? 1 : 2); i++) {
-		jsStreamConfig_Init(&sc);
+		nats_fn.jsStreamConfig_Init(&sc);
 		sc.Name = KS_EVENTS_STREAM;
 		sc.Subjects = subj;
 		sc.SubjectsLen = 1;
@@ -165,17 +166,17 @@ static int ensure_stream(struct ks_nats *n, int replicas)
 		 * cover an agent re-sending a batch after a reconnect. */
 		sc.Duplicates = (int64_t)20 * 60 * 1000000000LL;
 		sc.MaxAge = (int64_t)7 * 24 * 3600 * 1000000000LL;
-		s = js_AddStream(&si, n->js, &sc, NULL, &jerr);
+		s = nats_fn.js_AddStream(&si, n->js, &sc, NULL, &jerr);
 		if (s == NATS_OK) {
-			jsStreamInfo_Destroy(si);
+			nats_fn.jsStreamInfo_Destroy(si);
 			return 0;
 		}
 		if (!single_server_refusal())
 			break;
 	}
 	/* Created by someone else meanwhile? */
-	if (js_GetStreamInfo(&si, n->js, KS_EVENTS_STREAM, NULL, &jerr) == NATS_OK) {
-		jsStreamInfo_Destroy(si);
+	if (nats_fn.js_GetStreamInfo(&si, n->js, KS_EVENTS_STREAM, NULL, &jerr) == NATS_OK) {
+		nats_fn.jsStreamInfo_Destroy(si);
 		return 0;
 	}
 	return ks_nats_err(s, "creating stream " KS_EVENTS_STREAM);
@@ -206,7 +207,9 @@ int ks_nats_open(struct ks_nats *n, const struct ks_nats_opts *o, bool create, b
 	memset(n, 0, sizeof(*n));
 	if (!o->urls || !*o->urls)
 		return ks_err(-EINVAL, "no NATS servers: use --nats URLS or set KSHIELD_NATS");
-	s = natsOptions_Create(&opts);
+	if ((err = ks_fleet_nats_load()))
+		return err;
+	s = nats_fn.natsOptions_Create(&opts);
 	if (s == NATS_OK) {
 		/* SetServers wants an array; split the comma list in place. */
 		char *copy = strdup(o->urls), *save, *tok;
@@ -215,41 +218,41 @@ int ks_nats_open(struct ks_nats *n, const struct ks_nats_opts *o, bool create, b
 
 		for (tok = strtok_r(copy, ",", &save); tok && cnt < 32; tok = strtok_r(NULL, ",", &save))
 			list[cnt++] = tok;
-		s = natsOptions_SetServers(opts, list, cnt);
+		s = nats_fn.natsOptions_SetServers(opts, list, cnt);
 		free(copy);
 	}
 	if (s == NATS_OK)
-		s = natsOptions_SetMaxReconnect(opts, -1);
+		s = nats_fn.natsOptions_SetMaxReconnect(opts, -1);
 	if (s == NATS_OK)
-		s = natsOptions_SetReconnectWait(opts, 250);
+		s = nats_fn.natsOptions_SetReconnectWait(opts, 250);
 	if (s == NATS_OK)
-		s = natsOptions_SetReconnectBufSize(opts, 64 * 1024 * 1024);
+		s = nats_fn.natsOptions_SetReconnectBufSize(opts, 64 * 1024 * 1024);
 	if (s == NATS_OK)
-		s = natsOptions_SetTimeout(opts, 2000);
+		s = nats_fn.natsOptions_SetTimeout(opts, 2000);
 	if (s == NATS_OK)
-		s = natsOptions_SetReconnectedCB(opts, on_reconnected, n);
+		s = nats_fn.natsOptions_SetReconnectedCB(opts, on_reconnected, n);
 	if (s == NATS_OK)
-		s = natsOptions_SetDisconnectedCB(opts, on_disconnected, n);
+		s = nats_fn.natsOptions_SetDisconnectedCB(opts, on_disconnected, n);
 	if (s == NATS_OK)
-		s = natsOptions_SetErrorHandler(opts, on_async_error, n);
+		s = nats_fn.natsOptions_SetErrorHandler(opts, on_async_error, n);
 	if (s == NATS_OK)
-		s = natsOptions_SetClosedCB(opts, on_closed, n);
+		s = nats_fn.natsOptions_SetClosedCB(opts, on_closed, n);
 	if (s == NATS_OK && o->retry_connect)
-		s = natsOptions_SetRetryOnFailedConnect(opts, true, on_connected, n);
+		s = nats_fn.natsOptions_SetRetryOnFailedConnect(opts, true, on_connected, n);
 	if (s == NATS_OK && (o->tls_ca || o->tls_cert))
-		s = natsOptions_SetSecure(opts, true);
+		s = nats_fn.natsOptions_SetSecure(opts, true);
 	if (s == NATS_OK && o->tls_ca)
-		s = natsOptions_LoadCATrustedCertificates(opts, o->tls_ca);
+		s = nats_fn.natsOptions_LoadCATrustedCertificates(opts, o->tls_ca);
 	if (s == NATS_OK && o->tls_cert)
-		s = natsOptions_LoadCertificatesChain(opts, o->tls_cert, o->tls_key);
+		s = nats_fn.natsOptions_LoadCertificatesChain(opts, o->tls_cert, o->tls_key);
 	if (s == NATS_OK && o->creds)
-		s = natsOptions_SetUserCredentialsFromFiles(opts, o->creds, NULL);
+		s = nats_fn.natsOptions_SetUserCredentialsFromFiles(opts, o->creds, NULL);
 	if (s != NATS_OK) {
-		natsOptions_Destroy(opts);
+		nats_fn.natsOptions_Destroy(opts);
 		return ks_nats_err(s, "nats options");
 	}
-	s = natsConnection_Connect(&n->nc, opts);
-	natsOptions_Destroy(opts);
+	s = nats_fn.natsConnection_Connect(&n->nc, opts);
+	nats_fn.natsOptions_Destroy(opts);
 	if (s == NATS_NOT_YET_CONNECTED) {
 		s = NATS_OK;	/* retry_connect: on_connected will fire later */
 	} else if (s == NATS_OK) {
@@ -257,12 +260,12 @@ int ks_nats_open(struct ks_nats *n, const struct ks_nats_opts *o, bool create, b
 	} else {
 		return ks_nats_err(s, "can't connect to NATS");
 	}
-	jsOptions_Init(&jo);
+	nats_fn.jsOptions_Init(&jo);
 	jo.Wait = 5000;
 	jo.PublishAsync.MaxPending = 65536;
 	jo.PublishAsync.ErrHandler = on_pub_error;
 	jo.PublishAsync.ErrHandlerClosure = n;
-	s = natsConnection_JetStream(&n->js, n->nc, &jo);
+	s = nats_fn.natsConnection_JetStream(&n->js, n->nc, &jo);
 	if (s != NATS_OK) {
 		err = ks_nats_err(s, "jetstream");
 		ks_nats_close(n);
@@ -286,22 +289,22 @@ int ks_nats_ensure_stream(struct ks_nats *n, int replicas)
 void ks_nats_close(struct ks_nats *n)
 {
 	if (n->desired)
-		kvStore_Destroy(n->desired);
+		nats_fn.kvStore_Destroy(n->desired);
 	if (n->objects)
-		kvStore_Destroy(n->objects);
+		nats_fn.kvStore_Destroy(n->objects);
 	if (n->status)
-		kvStore_Destroy(n->status);
+		nats_fn.kvStore_Destroy(n->status);
 	if (n->audit)
-		kvStore_Destroy(n->audit);
+		nats_fn.kvStore_Destroy(n->audit);
 	if (n->js)
-		jsCtx_Destroy(n->js);
+		nats_fn.jsCtx_Destroy(n->js);
 	if (n->nc) {
 		/* Callbacks run on the library's own thread and get @n: wait
 		 * for the last one (closed) before @n may go away. */
-		natsConnection_Close(n->nc);
+		nats_fn.natsConnection_Close(n->nc);
 		for (int i = 0; i < 300 && !n->closed; i++)
-			nats_Sleep(10);
-		natsConnection_Destroy(n->nc);
+			nats_fn.nats_Sleep(10);
+		nats_fn.natsConnection_Destroy(n->nc);
 	}
 	memset(n, 0, sizeof(*n));
 }

@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "err.h"
 #include "fleet_pg.h"
+#include "fleet_dl.h"
 
 static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS ks_events ("
@@ -36,30 +37,30 @@ static const char schema_sql[] =
 
 static int pg_fail(struct ks_pg *pg, const char *what)
 {
-	return ks_err(-EIO, "postgresql: %s: %s", what, strtok(PQerrorMessage(pg->c), "\n") ?: "?");
+	return ks_err(-EIO, "postgresql: %s: %s", what, strtok(pq_fn.PQerrorMessage(pg->c), "\n") ?: "?");
 }
 
 /* A failed statement: -EINVAL when the data itself was refused (SQLSTATE
  * class 22, data exception), -EEXIST for a unique violation, else -EIO. */
 static int res_fail(struct ks_pg *pg, PGresult *r, const char *what)
 {
-	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	const char *state = r ? pq_fn.PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
 	int err = pg_fail(pg, what);
 
 	if (state && !strcmp(state, "23505"))
 		err = -EEXIST;
 	else if (state && !strncmp(state, "22", 2))
 		err = -EINVAL;
-	PQclear(r);
+	pq_fn.PQclear(r);
 	return err;
 }
 
 static int exec_ok(struct ks_pg *pg, const char *sql, const char *what)
 {
-	PGresult *r = PQexec(pg->c, sql);
+	PGresult *r = pq_fn.PQexec(pg->c, sql);
 
-	if (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK) {
-		PQclear(r);
+	if (pq_fn.PQresultStatus(r) == PGRES_COMMAND_OK || pq_fn.PQresultStatus(r) == PGRES_TUPLES_OK) {
+		pq_fn.PQclear(r);
 		return 0;
 	}
 	return res_fail(pg, r, what);
@@ -67,19 +68,23 @@ static int exec_ok(struct ks_pg *pg, const char *sql, const char *what)
 
 int ks_pg_open(struct ks_pg *pg, const char *conninfo)
 {
+	int err;
+
+	if ((err = ks_fleet_pq_load()))
+		return err;
 	if (!pg->conninfo) {
 		memset(pg, 0, sizeof(*pg));
 		pg->conninfo = strdup(conninfo);
 	}
-	if (pg->c && PQstatus(pg->c) == CONNECTION_OK)
+	if (pg->c && pq_fn.PQstatus(pg->c) == CONNECTION_OK)
 		return 0;
 	if (pg->c)
-		PQfinish(pg->c);
+		pq_fn.PQfinish(pg->c);
 	pg->ndays = 0;
-	pg->c = PQconnectdb(pg->conninfo);
-	if (PQstatus(pg->c) != CONNECTION_OK)
+	pg->c = pq_fn.PQconnectdb(pg->conninfo);
+	if (pq_fn.PQstatus(pg->c) != CONNECTION_OK)
 		return pg_fail(pg, "connect");
-	PQsetNoticeProcessor(pg->c, NULL, NULL);
+	pq_fn.PQsetNoticeProcessor(pg->c, NULL, NULL);
 	if (exec_ok(pg, "SET client_min_messages = warning", "set") ||
 	    exec_ok(pg, schema_sql, "creating ks_events") ||
 	    exec_ok(pg, "CREATE TEMP TABLE IF NOT EXISTS ks_stage (host text, seq bigint,"
@@ -91,7 +96,7 @@ int ks_pg_open(struct ks_pg *pg, const char *conninfo)
 void ks_pg_close(struct ks_pg *pg)
 {
 	if (pg->c)
-		PQfinish(pg->c);
+		pq_fn.PQfinish(pg->c);
 	free(pg->conninfo);
 	memset(pg, 0, sizeof(*pg));
 }
@@ -198,30 +203,30 @@ static int copy_in(struct ks_pg *pg, const struct ks_pg_batch *b, const char *ta
 	int err = 0;
 
 	snprintf(sql, sizeof(sql), "COPY %s (" PG_COLUMNS ") FROM STDIN", table);
-	r = PQexec(pg->c, sql);
-	if (PQresultStatus(r) != PGRES_COPY_IN)
+	r = pq_fn.PQexec(pg->c, sql);
+	if (pq_fn.PQresultStatus(r) != PGRES_COPY_IN)
 		return res_fail(pg, r, "copy");
-	PQclear(r);
-	if (PQputCopyData(pg->c, b->buf, b->len) != 1 || PQputCopyEnd(pg->c, NULL) != 1)
+	pq_fn.PQclear(r);
+	if (pq_fn.PQputCopyData(pg->c, b->buf, b->len) != 1 || pq_fn.PQputCopyEnd(pg->c, NULL) != 1)
 		return pg_fail(pg, "copy data");
-	while ((r = PQgetResult(pg->c))) {
-		if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+	while ((r = pq_fn.PQgetResult(pg->c))) {
+		if (pq_fn.PQresultStatus(r) != PGRES_COMMAND_OK) {
 			if (!err)
 				err = res_fail(pg, r, "copy");
 			else
-				PQclear(r);
+				pq_fn.PQclear(r);
 			continue;
 		}
-		*n = atoll(PQcmdTuples(r));
-		PQclear(r);
+		*n = atoll(pq_fn.PQcmdTuples(r));
+		pq_fn.PQclear(r);
 	}
 	return err;
 }
 
 static void rollback(struct ks_pg *pg)
 {
-	if (PQstatus(pg->c) == CONNECTION_OK)
-		PQclear(PQexec(pg->c, "ROLLBACK"));
+	if (pq_fn.PQstatus(pg->c) == CONNECTION_OK)
+		pq_fn.PQclear(pq_fn.PQexec(pg->c, "ROLLBACK"));
 }
 
 /* The slow path: through the staging table, skipping what is already
@@ -237,15 +242,15 @@ static int64_t write_staged(struct ks_pg *pg, const struct ks_pg_batch *b)
 	if ((err = exec_ok(pg, "TRUNCATE ks_stage", "truncating the staging table")) ||
 	    (err = copy_in(pg, b, "ks_stage", &n)))
 		goto rollback;
-	r = PQexec(pg->c, "INSERT INTO ks_events (" PG_COLUMNS ") "
+	r = pq_fn.PQexec(pg->c, "INSERT INTO ks_events (" PG_COLUMNS ") "
 		   "SELECT DISTINCT ON (host, seq, ts) host, seq, ts, kind, data::jsonb FROM ks_stage "
 		   "ON CONFLICT DO NOTHING");
-	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+	if (pq_fn.PQresultStatus(r) != PGRES_COMMAND_OK) {
 		err = res_fail(pg, r, "insert");
 		goto rollback;
 	}
-	n = atoll(PQcmdTuples(r));
-	PQclear(r);
+	n = atoll(pq_fn.PQcmdTuples(r));
+	pq_fn.PQclear(r);
 	if ((err = exec_ok(pg, "COMMIT", "commit")))
 		return err;
 	return n;
@@ -284,8 +289,8 @@ int64_t ks_pg_write(struct ks_pg *pg, struct ks_pg_batch *b)
 	}
 out:
 	/* A broken connection is reopened by the next write. */
-	if (err && pg->c && PQstatus(pg->c) != CONNECTION_OK) {
-		PQfinish(pg->c);
+	if (err && pg->c && pq_fn.PQstatus(pg->c) != CONNECTION_OK) {
+		pq_fn.PQfinish(pg->c);
 		pg->c = NULL;
 	}
 	return err ? (err == -EEXIST ? -EIO : err) : n;
@@ -302,14 +307,14 @@ int ks_pg_retain(struct ks_pg *pg, int days)
 		return err;
 	strftime(cut, sizeof(cut), "%Y%m%d", gmtime_r(&t, &tm));
 	/* Partitions are named ks_events_YYYYMMDD: compare names, drop whole days. */
-	r = PQexec(pg->c, "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+	r = pq_fn.PQexec(pg->c, "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
 		   "JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'ks_events'");
-	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		PQclear(r);
+	if (pq_fn.PQresultStatus(r) != PGRES_TUPLES_OK) {
+		pq_fn.PQclear(r);
 		return pg_fail(pg, "listing partitions");
 	}
-	for (int i = 0; i < PQntuples(r); i++) {
-		const char *name = PQgetvalue(r, i, 0);
+	for (int i = 0; i < pq_fn.PQntuples(r); i++) {
+		const char *name = pq_fn.PQgetvalue(r, i, 0);
 
 		if (strlen(name) != 18 || strcmp(name + 10, cut) >= 0)
 			continue;
@@ -317,7 +322,7 @@ int ks_pg_retain(struct ks_pg *pg, int days)
 		if (!exec_ok(pg, sql, "dropping a partition"))
 			dropped++;
 	}
-	PQclear(r);
+	pq_fn.PQclear(r);
 	pg->ndays = 0;
 	return dropped;
 }

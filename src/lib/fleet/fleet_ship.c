@@ -30,6 +30,7 @@
 #include "buf.h"
 #include "err.h"
 #include "fleet_ship.h"
+#include "fleet_dl.h"
 
 #define SHIP_CHUNK 16384	/* rows per read of the store */
 #define SHIP_ACK_WAIT_MS 10000	/* per frame, then the pass gives up */
@@ -330,7 +331,7 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void
 	const char *id = NULL;
 
 	(void)js;
-	natsMsgHeader_Get(msg, "Nats-Msg-Id", &id);
+	nats_fn.natsMsgHeader_Get(msg, "Nats-Msg-Id", &id);
 	pthread_mutex_lock(&s->mu);
 	for (int k = 0; id && k < s->count; k++) {
 		struct frame *f = &s->win[(s->head + k) % SHIP_WINDOW];
@@ -351,7 +352,7 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void
 	}
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
-	natsMsg_Destroy(msg);
+	nats_fn.natsMsg_Destroy(msg);
 }
 
 /* Wait until fewer than @below frames are in flight (0: none), a frame
@@ -402,10 +403,10 @@ static natsStatus frame_msg(struct ks_ship *s, natsMsg **msg)
 	}
 	z = ZSTD_compressCCtx(s->zc, s->zbuf, s->zcap, s->buf, s->len, 1);
 	if (ZSTD_isError(z))
-		return natsMsg_Create(msg, s->subject, NULL, s->buf, (int)s->len);
-	ns = natsMsg_Create(msg, s->subject, NULL, s->zbuf, (int)z);
+		return nats_fn.natsMsg_Create(msg, s->subject, NULL, s->buf, (int)s->len);
+	ns = nats_fn.natsMsg_Create(msg, s->subject, NULL, s->zbuf, (int)z);
 	if (ns == NATS_OK)
-		ns = natsMsgHeader_Set(*msg, KS_EVENTS_ENCODING, "zstd");
+		ns = nats_fn.natsMsgHeader_Set(*msg, KS_EVENTS_ENCODING, "zstd");
 	return ns;
 }
 
@@ -430,13 +431,13 @@ static int frame_send(struct ks_ship *s)
 	f->acked = false;
 	s->count++;
 	pthread_mutex_unlock(&s->mu);
-	jsPubOptions_Init(&po);
+	nats_fn.jsPubOptions_Init(&po);
 	po.MsgId = f->id;
 	po.MaxWait = SHIP_ACK_WAIT_MS;
 	ns = frame_msg(s, &msg);
 	if (ns == NATS_OK)
-		ns = js_PublishMsgAsync(s->js, &msg, &po);
-	natsMsg_Destroy(msg);	/* NULL once the library took it */
+		ns = nats_fn.js_PublishMsgAsync(s->js, &msg, &po);
+	nats_fn.natsMsg_Destroy(msg);	/* NULL once the library took it */
 	s->len = 0;
 	s->rows = 0;
 	if (ns != NATS_OK) {
@@ -455,8 +456,8 @@ static void window_drop(struct ks_ship *s)
 	natsMsgList pending;
 
 	window_wait(s, 0);
-	if (js_PublishAsyncGetPendingList(&pending, s->js) == NATS_OK)
-		natsMsgList_Destroy(&pending);
+	if (nats_fn.js_PublishAsyncGetPendingList(&pending, s->js) == NATS_OK)
+		nats_fn.natsMsgList_Destroy(&pending);
 	pthread_mutex_lock(&s->mu);
 	s->head = s->count = 0;
 	pthread_mutex_unlock(&s->mu);
@@ -560,7 +561,7 @@ static void ship_free(struct ks_ship *s)
 	if (!s)
 		return;
 	if (s->js)
-		jsCtx_Destroy(s->js);
+		nats_fn.jsCtx_Destroy(s->js);
 	ZSTD_freeCCtx(s->zc);
 	free(s->zbuf);
 	if (s->db)
@@ -603,12 +604,12 @@ static int ship_new(struct ks_ship **out, struct ks_nats *n, const char *host, c
 		ship_free(s);
 		return ks_err(-ENOMEM, "out of memory");
 	}
-	jsOptions_Init(&jo);
+	nats_fn.jsOptions_Init(&jo);
 	jo.Wait = 5000;
 	jo.PublishAsync.MaxPending = SHIP_WINDOW * 2;
 	jo.PublishAsync.AckHandler = on_ack;
 	jo.PublishAsync.AckHandlerClosure = s;
-	ns = natsConnection_JetStream(&s->js, n->nc, &jo);
+	ns = nats_fn.natsConnection_JetStream(&s->js, n->nc, &jo);
 	if (ns != NATS_OK) {
 		ship_free(s);
 		return ks_nats_err(ns, "jetstream");

@@ -165,19 +165,23 @@ char *ks_hunt_pg_translate(const char *sql, int *nparams)
 
 #ifndef KSHIELD_STATIC
 #include <postgresql/libpq-fe.h>
+#include "fleet_dl.h"
 
 int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long long since,
 	       long long until, const char *binary, long long bytes, const char *cidrs,
 	       long long limit, ks_hunt_pg_row_fn row, void *ctx)
 {
-	PGconn *c = PQconnectdb(conninfo);
+	PGconn *c;
 	char *q = NULL, *grouped = NULL, sv[32], uv[32], bv[32];
 	const char *params[5];
 	PGresult *r = NULL;
 	int err = 0, np;
 
-	if (PQstatus(c) != CONNECTION_OK) {
-		err = ks_err(-EIO, "postgresql: connect: %s", strtok(PQerrorMessage(c), "\n") ?: "?");
+	if ((err = ks_fleet_pq_load()))
+		return err;
+	c = pq_fn.PQconnectdb(conninfo);
+	if (pq_fn.PQstatus(c) != CONNECTION_OK) {
+		err = ks_err(-EIO, "postgresql: connect: %s", strtok(pq_fn.PQerrorMessage(c), "\n") ?: "?");
 		goto out;
 	}
 	char *view = ks_hunt_pg_view_sql();
@@ -186,14 +190,14 @@ int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long lon
 		err = ks_err(-ENOMEM, "out of memory");
 		goto out;
 	}
-	r = PQexec(c, view);
+	r = pq_fn.PQexec(c, view);
 	free(view);
-	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+	if (pq_fn.PQresultStatus(r) != PGRES_COMMAND_OK) {
 		err = ks_err(-EIO, "postgresql: %s (has `kshield collect` run?)",
-			     strtok(PQerrorMessage(c), "\n") ?: "?");
+			     strtok(pq_fn.PQerrorMessage(c), "\n") ?: "?");
 		goto out;
 	}
-	PQclear(r);
+	pq_fn.PQclear(r);
 	q = ks_hunt_pg_translate(sql, &np);
 	if (!q) {
 		err = ks_err(-ENOMEM, "out of memory");
@@ -219,29 +223,29 @@ int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long lon
 	params[4] = cidrs;
 	/* Typed, so that one a hunt skips (:binary in exfil) is not an error:
 	 * int8, int8, text, int8, text. */
-	r = PQexec(c, "START TRANSACTION READ ONLY");
-	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-		err = ks_err(-EIO, "postgresql: %s", strtok(PQerrorMessage(c), "\n") ?: "?");
+	r = pq_fn.PQexec(c, "START TRANSACTION READ ONLY");
+	if (pq_fn.PQresultStatus(r) != PGRES_COMMAND_OK) {
+		err = ks_err(-EIO, "postgresql: %s", strtok(pq_fn.PQerrorMessage(c), "\n") ?: "?");
 		goto out;
 	}
-	PQclear(r);
-	r = PQexecParams(c, grouped, np, (const Oid[]){ 20, 20, 25, 20, 25 }, params, NULL, NULL, 0);
-	PQclear(PQexec(c, "ROLLBACK"));
-	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+	pq_fn.PQclear(r);
+	r = pq_fn.PQexecParams(c, grouped, np, (const Oid[]){ 20, 20, 25, 20, 25 }, params, NULL, NULL, 0);
+	pq_fn.PQclear(pq_fn.PQexec(c, "ROLLBACK"));
+	if (pq_fn.PQresultStatus(r) != PGRES_TUPLES_OK) {
 		char msg[512];
 
-		snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(r));
+		snprintf(msg, sizeof(msg), "%s", pq_fn.PQresultErrorMessage(r));
 		err = ks_err(-EINVAL, "hunt %s fleet-wide: %s", name, strtok(msg, "\n") ?: "?");
 		goto out;
 	}
-	for (int i = 0; i < PQntuples(r); i++)
-		row(PQgetvalue(r, i, 0), atoll(PQgetvalue(r, i, 1)), atoll(PQgetvalue(r, i, 2)),
-		    atoll(PQgetvalue(r, i, 3)), ctx);
+	for (int i = 0; i < pq_fn.PQntuples(r); i++)
+		row(pq_fn.PQgetvalue(r, i, 0), atoll(pq_fn.PQgetvalue(r, i, 1)), atoll(pq_fn.PQgetvalue(r, i, 2)),
+		    atoll(pq_fn.PQgetvalue(r, i, 3)), ctx);
 out:
-	PQclear(r);
+	pq_fn.PQclear(r);
 	free(q);
 	free(grouped);
-	PQfinish(c);
+	pq_fn.PQfinish(c);
 	return err;
 }
 #endif /* KSHIELD_STATIC */

@@ -11,29 +11,16 @@
 /* Threads whose task storage an LRU fallback keeps at once. */
 #define KS_TASK_STORAGE_FALLBACK 16384
 
-static struct btf *vmlinux_btf(void)
+/* Whether @btf's enum @type has a value named @value; no BTF: true
+ * (nothing CO-RE loads anyway; do not guess). */
+static bool enum_has(const struct btf *btf, const char *type, const char *value)
 {
-	static struct btf *btf;
-	static bool tried;
-
-	if (!tried) {
-		tried = true;
-		btf = btf__load_vmlinux_btf();
-		if (libbpf_get_error(btf))
-			btf = NULL;
-	}
-	return btf;
-}
-
-bool ks_kernel_enum_has(const char *type, const char *value)
-{
-	struct btf *btf = vmlinux_btf();
 	const struct btf_type *t;
 	const struct btf_enum *e;
 	int id;
 
 	if (!btf)
-		return true;	/* no BTF: nothing CO-RE loads anyway; do not guess */
+		return true;
 	id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
 	if (id < 0)
 		return false;
@@ -45,12 +32,48 @@ bool ks_kernel_enum_has(const char *type, const char *value)
 	return false;
 }
 
+static struct btf *load_vmlinux_btf(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+
+	return libbpf_get_error(btf) ? NULL : btf;
+}
+
+/* The kernel's BTF parsed is megabytes (6 MB on 6.18), so it is never kept:
+ * the three facts the loaders ask are read in one pass and cached. */
+static struct kfacts { bool task_storage, loop, perf_links; } kfacts;
+
+static const struct kfacts *facts(void)
+{
+	static bool read;
+
+	if (!read) {
+		struct btf *btf = load_vmlinux_btf();
+
+		kfacts.task_storage = enum_has(btf, "bpf_map_type", "BPF_MAP_TYPE_TASK_STORAGE");
+		kfacts.loop = enum_has(btf, "bpf_func_id", "BPF_FUNC_loop");
+		kfacts.perf_links = enum_has(btf, "bpf_link_type", "BPF_LINK_TYPE_PERF_EVENT");
+		btf__free(btf);
+		read = true;
+	}
+	return &kfacts;
+}
+
+bool ks_kernel_enum_has(const char *type, const char *value)
+{
+	struct btf *btf = load_vmlinux_btf();
+	bool has = enum_has(btf, type, value);
+
+	btf__free(btf);
+	return has;
+}
+
 int ks_compat_prepare(struct bpf_object *obj)
 {
 	struct bpf_map *map;
 	int err;
 
-	if (ks_kernel_enum_has("bpf_map_type", "BPF_MAP_TYPE_TASK_STORAGE"))
+	if (facts()->task_storage)
 		return 0;
 	bpf_object__for_each_map(map, obj) {
 		if (bpf_map__type(map) != BPF_MAP_TYPE_TASK_STORAGE)
@@ -65,11 +88,7 @@ int ks_compat_prepare(struct bpf_object *obj)
 
 static bool has_loop(void)
 {
-	static int has = -1;
-
-	if (has < 0)
-		has = ks_kernel_enum_has("bpf_func_id", "BPF_FUNC_loop");
-	return has;
+	return facts()->loop;
 }
 
 static bool has_suffix(const char *p, const char *sfx)
@@ -144,11 +163,7 @@ bool ks_compat_prog_missing(const struct bpf_program *prog, char *why, size_t le
 
 bool ks_compat_perf_links(void)
 {
-	static int has = -1;
-
-	if (has < 0)
-		has = ks_kernel_enum_has("bpf_link_type", "BPF_LINK_TYPE_PERF_EVENT");
-	return has;
+	return facts()->perf_links;
 }
 
 bool ks_compat_link_unpinnable(const struct bpf_program *prog)

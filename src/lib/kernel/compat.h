@@ -40,7 +40,8 @@ bool ks_compat_perf_links(void);
 /* Whether the link of @prog is one of those on a kernel that cannot pin it. */
 bool ks_compat_link_unpinnable(const struct bpf_program *prog);
 
-/* Does the running kernel's BTF enum @type have a value named @value? */
+/* Does the running kernel's BTF enum @type have a value named @value?
+ * Parses the BTF (megabytes) each call and frees it: not for hot paths. */
 bool ks_kernel_enum_has(const char *type, const char *value);
 
 #endif

@@ -6,9 +6,27 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+#include "dl.h"
 #include "err.h"
 #include "metrics_http.h"
 #include "sockaddr.h"
+
+/* libmicrohttpd (and GnuTLS under it) is mapped only once a server starts
+ * (dl.h): an agent with metrics = off never pays for it. */
+#define MHD_FNS(X) X(MHD_start_daemon) X(MHD_stop_daemon) X(MHD_run) \
+	X(MHD_create_response_from_buffer) X(MHD_add_response_header) \
+	X(MHD_queue_response) X(MHD_destroy_response)
+static struct { MHD_FNS(KS_DL_PTR) } mhd;
+static struct ks_dl mhd_dl = KS_DL_INIT("libmicrohttpd.so.12", "libmicrohttpd12",
+					"the metrics server");
+
+static int mhd_bind(struct ks_dl *d)
+{
+#define BIND(f) KS_DL_BIND(d, mhd, f)
+	MHD_FNS(BIND)
+#undef BIND
+	return 0;
+}
 
 struct ks_metrics_http {
 	struct MHD_Daemon *d;
@@ -38,13 +56,13 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
 		static const char msg[] = "kshield: GET /metrics\n";
 
 		free(text);
-		r = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+		r = mhd.MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
 	} else {
-		r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-		MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+		r = mhd.MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+		mhd.MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
 	}
-	ret = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
+	ret = mhd.MHD_queue_response(c, code, r);
+	mhd.MHD_destroy_response(r);
 	return ret;
 }
 
@@ -58,12 +76,14 @@ int ks_metrics_http_start(const char *spec, const char *what, bool own_thread,
 	*out = NULL;
 	if ((err = ks_addr_port_parse(spec, what, &ss)))
 		return err;
+	if ((err = ks_dl_load(&mhd_dl, mhd_bind)))
+		return err;
 	if (!(h = calloc(1, sizeof(*h))))
 		return ks_err(-ENOMEM, "out of memory");
 	h->text = text;
 	h->ctx = ctx;
 	errno = 0;
-	h->d = MHD_start_daemon((own_thread ? MHD_USE_INTERNAL_POLLING_THREAD : 0) |
+	h->d = mhd.MHD_start_daemon((own_thread ? MHD_USE_INTERNAL_POLLING_THREAD : 0) |
 				(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL, on_http, h,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
@@ -80,14 +100,14 @@ int ks_metrics_http_start(const char *spec, const char *what, bool own_thread,
 void ks_metrics_http_run(struct ks_metrics_http *h)
 {
 	if (h)
-		MHD_run(h->d);
+		mhd.MHD_run(h->d);
 }
 
 void ks_metrics_http_stop(struct ks_metrics_http *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->d);
+	mhd.MHD_stop_daemon(h->d);
 	free(h);
 }
 #endif /* KSHIELD_STATIC */

@@ -428,8 +428,11 @@ int ks_monitor_start(struct ks_monitor *m, const struct ks_monitor_cfg *cfg)
 		cfg = &defcfg;
 	}
 	err = load(m, hash, cfg);
-	if (err) {
-		close_fds(m);
+	if (err || !m->unpinned) {
+		/* Every link pinned: the pins hold the programs, the fds above
+		 * the maps; the parsed object (BTF, programs: ~200 KB) goes. */
+		if (err)
+			close_fds(m);
 		monitor_bpf__destroy(m->skel);
 		m->skel = NULL;
 	}

@@ -14,7 +14,7 @@
 #include <kshield/event.h>
 
 struct ks_monitor {
-	struct monitor_bpf *skel;	/* NULL when adopted */
+	struct monitor_bpf *skel;	/* held only for links that cannot be pinned */
 	int events_fd;			/* ks_events ring buffer */
 	int lost_fd;			/* ks_lost */
 	int config_fd;			/* mon_config */

@@ -23,9 +23,26 @@
 #include <gelf.h>
 #ifndef KSHIELD_STATIC
 #include <elfutils/debuginfod.h>
+#include "dl.h"
 #endif
 #include "err.h"
 #include "dwsites.h"
+
+#ifndef KSHIELD_STATIC
+/* libdebuginfod (and curl, GnuTLS, Kerberos under it) is mapped only when
+ * a lookup asks the servers (dl.h). */
+#define DEBUGINFOD_FNS(X) X(debuginfod_begin) X(debuginfod_end) X(debuginfod_find_debuginfo)
+static struct { DEBUGINFOD_FNS(KS_DL_PTR) } dif;
+static struct ks_dl dif_dl = KS_DL_INIT("libdebuginfod.so.1", "libdebuginfod1", "debuginfod");
+
+static int dif_bind(struct ks_dl *d)
+{
+#define BIND(f) KS_DL_BIND(d, dif, f)
+	DEBUGINFOD_FNS(BIND)
+#undef BIND
+	return 0;
+}
+#endif
 
 /* ---- ELF helpers -------------------------------------------------------- */
 
@@ -206,13 +223,15 @@ static int lookup_by_build_id(const char *build_id, unsigned flags, char *path,
 	}
 #ifndef KSHIELD_STATIC
 	if (!(flags & KS_DEBUG_LOCAL) && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")) {
-		debuginfod_client *c = debuginfod_begin();
+		debuginfod_client *c;
 		char *got = NULL;
 		int fd = -1;
 
-		if (c) {
-			fd = debuginfod_find_debuginfo(c, (const unsigned char *)build_id, 0, &got);
-			debuginfod_end(c);
+		if ((err = ks_dl_load(&dif_dl, dif_bind)))
+			return err;	/* not installed: say so, not "no debug info" */
+		if ((c = dif.debuginfod_begin())) {
+			fd = dif.debuginfod_find_debuginfo(c, (const unsigned char *)build_id, 0, &got);
+			dif.debuginfod_end(c);
 		}
 		if (fd >= 0) {
 			close(fd);

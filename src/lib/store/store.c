@@ -279,12 +279,12 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 		return 0;
 	}
 	long long page = 0;
-	char pragmas[160];
+	char pragmas[192];
 
 	pragma_int(s->db, "PRAGMA page_size", &page);
 	snprintf(pragmas, sizeof(pragmas), "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-		 "PRAGMA wal_autocheckpoint=%lld; PRAGMA cache_size=-4096;",
-		 KS_STORE_WAL_BYTES / (page > 0 ? page : 4096));
+		 "PRAGMA wal_autocheckpoint=%lld; PRAGMA cache_size=-%d;",
+		 KS_STORE_WAL_BYTES / (page > 0 ? page : 4096), KS_STORE_CACHE_KB);
 	rc = sqlite3_exec(s->db, pragmas, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = schema_tx(s->db, ks_schema_apply);
