@@ -61,6 +61,22 @@ void ks_row_set_static(struct ks_row *r, enum ks_col c, const char *s)
 	r->str[c] = s;
 }
 
+void ks_row_copy(struct ks_row *dst, const struct ks_row *src)
+{
+	dst->set = src->set;
+	dst->used = src->used;
+	memcpy(dst->num, src->num, sizeof(dst->num));
+	memcpy(dst->buf, src->buf, src->used);
+	/* strings in src's buf move with it; static ones stay */
+	for (int c = 0; c < KS_COL_MAX; c++) {
+		uintptr_t p = (uintptr_t)src->str[c], b = (uintptr_t)src->buf;
+
+		if (!(src->set & (1u << c)) || ks_cols[c].type != KS_COL_TEXT)
+			continue;
+		dst->str[c] = p - b < sizeof(src->buf) ? dst->buf + (p - b) : src->str[c];
+	}
+}
+
 /* Room for a string of at most @max bytes (NUL included) for column @c;
  * ks_row_commit() says how much was used. */
 static char *row_reserve(struct ks_row *r, enum ks_col c, size_t *max)

@@ -142,6 +142,8 @@ void ks_row_set_num(struct ks_row *r, enum ks_col c, __s64 v);
 void ks_row_set_str(struct ks_row *r, enum ks_col c, const char *s);
 /* Point column @c at @s, which outlives the row. */
 void ks_row_set_static(struct ks_row *r, enum ks_col c, const char *s);
+/* Copy @src into @dst: its columns and the bytes of buf it uses. */
+void ks_row_copy(struct ks_row *dst, const struct ks_row *src);
 
 /* Decode a ring-buffer record into @r; strings are made printable.
  * @boot_to_real is added to its CLOCK_BOOTTIME timestamp. Returns 0, or

@@ -225,7 +225,7 @@ static void put(struct buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
-void ks_schema_insert_sql(sqlite3 *db, enum ks_tab tab, char *out, size_t len)
+int ks_schema_insert_sql(sqlite3 *db, enum ks_tab tab, int rows, char *out, size_t len)
 {
 	struct buf b = { out, 0, len };
 	int n = 0;
@@ -235,10 +235,14 @@ void ks_schema_insert_sql(sqlite3 *db, enum ks_tab tab, char *out, size_t len)
 	for (int i = 0, c; i < C_MAX; i++)
 		if (stores(tab, c = col_at(tab, i)))
 			put(&b, "%s%s", n++ ? "," : "", phys(tab, c));
-	put(&b, ") VALUES(");
-	for (int i = 0; i < n; i++)
-		put(&b, i ? ",?" : "?");
-	put(&b, ")");
+	put(&b, ") VALUES");
+	for (int r = 0; r < rows; r++) {
+		put(&b, r ? ",(" : "(");
+		for (int i = 0; i < n; i++)
+			put(&b, i ? ",?" : "?");
+		put(&b, ")");
+	}
+	return b.len < b.cap ? SQLITE_OK : SQLITE_TOOBIG;
 }
 
 static void bind_text(sqlite3_stmt *st, int i, const char *s)
@@ -249,12 +253,12 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
 		sqlite3_bind_null(st, i);
 }
 
-void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, const struct ks_row *r,
+void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, int row, const struct ks_row *r,
 		    sqlite3_int64 ts, sqlite3_int64 bin)
 {
 	plan_init();
-	for (int i = 1; i <= plan_n[tab]; i++) {
-		int c = plan[tab][i - 1];
+	for (int j = 0, i = row * plan_n[tab] + 1; j < plan_n[tab]; j++, i++) {
+		int c = plan[tab][j];
 
 		if (c == C_TS)
 			sqlite3_bind_int64(st, i, ts);
