@@ -88,6 +88,7 @@ struct ks_row {
 	__u32 set;			/* KS_COL(x): the row has column x */
 	__s64 num[KS_COL_MAX];		/* INT and ID columns */
 	const char *str[KS_COL_MAX];	/* TEXT columns */
+	__u16 len[KS_COL_MAX];		/* their lengths */
 	size_t used;			/* bytes of buf taken */
 	char buf[2048];
 };
@@ -133,6 +134,12 @@ static inline __s64 ks_row_num(const struct ks_row *r, enum ks_col c)
 static inline const char *ks_row_str(const struct ks_row *r, enum ks_col c)
 {
 	return ks_row_has(r, c) && r->str[c] ? r->str[c] : "";
+}
+
+/* strlen(ks_row_str(r, c)), without counting. */
+static inline size_t ks_row_str_len(const struct ks_row *r, enum ks_col c)
+{
+	return ks_row_has(r, c) && r->str[c] ? r->len[c] : 0;
 }
 
 /* An empty row. */

@@ -51,6 +51,7 @@ static struct tab_def {
 	const char *name, *kind;
 	__u16 family, flags;		/* of the typical record */
 	const char *detail;
+	size_t detail_len;
 	__u32 cols;			/* KS_COL(x) it stores */
 } tabs[KS_TAB_MAX] = {
 	[KS_TAB_EXEC]		= { "ev_exec", "exec", 0, 0, "" },
@@ -94,6 +95,7 @@ static void tabs_init(void)
 		if (!ks_row_decode(&rec, sizeof(rec), 0, &r)) {
 			snprintf(details[t], sizeof(details[t]), "%s", ks_row_str(&r, C_DETAIL));
 			tabs[t].detail = details[t];
+			tabs[t].detail_len = strlen(details[t]);
 		}
 	}
 }
@@ -245,10 +247,10 @@ int ks_schema_insert_sql(sqlite3 *db, enum ks_tab tab, int rows, char *out, size
 	return b.len < b.cap ? SQLITE_OK : SQLITE_TOOBIG;
 }
 
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
+static void bind_text(sqlite3_stmt *st, int i, const char *s, size_t len)
 {
-	if (s && *s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	if (len)
+		sqlite3_bind_text(st, i, s, len, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, i);
 }
@@ -268,10 +270,11 @@ void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, int row, const struct ks_
 			sqlite3_bind_null(st, i);
 		else if (ks_cols[c].type != KS_COL_TEXT)
 			sqlite3_bind_int64(st, i, r->num[c]);
-		else if (c == C_DETAIL && tabs[tab].detail && !strcmp(ks_row_str(r, c), tabs[tab].detail))
+		else if (c == C_DETAIL && tabs[tab].detail && ks_row_str_len(r, c) == tabs[tab].detail_len &&
+			 !memcmp(r->str[c], tabs[tab].detail, tabs[tab].detail_len))
 			sqlite3_bind_null(st, i);
 		else
-			bind_text(st, i, r->str[c]);
+			bind_text(st, i, r->str[c], ks_row_str_len(r, c));
 	}
 }
 
