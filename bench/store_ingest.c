@@ -81,7 +81,7 @@ static union rec *pool_make(long nbin)
 		r->cn.laddr[3] = r->cn.raddr[3] = 1;
 		r->cn.lport = i % 2 ? 5000 : 32768 + (i / 2) % 28000;
 		r->cn.rport = i % 2 ? 32768 + (i / 2) % 28000 : 5000;
-		r->cn.flags = KS_CONN_ESTABLISHED;
+		r->cn.flags = i % 2 ? 0 : KS_CONN_ESTABLISHED;	/* as the monitor sends them */
 	}
 	for (long i = 0; pool && !conn_mix && i < POOL; i++) {
 		union rec *r = &pool[i];

@@ -35,6 +35,8 @@
 #define C_DETAIL	KS_COL_DETAIL
 #define C_MAX		KS_COL_MAX
 
+static bool exists(sqlite3 *db, const char *type, const char *name);
+
 static const char *col_type(int c)
 {
 	return c == C_TS ? "INTEGER PRIMARY KEY" : c == C_KIND ? "TEXT NOT NULL" :
@@ -57,12 +59,40 @@ static struct tab_def {
 	[KS_TAB_EXEC]		= { "ev_exec", "exec", 0, 0, "" },
 	[KS_TAB_EXIT]		= { "ev_exit", "exit" },
 	[KS_TAB_CONNECT]	= { "ev_connect", "connect", AF_INET, KS_CONN_ESTABLISHED, "" },
-	[KS_TAB_ACCEPT]		= { "ev_accept", "accept", AF_INET, KS_CONN_ESTABLISHED, "" },
+	/* accepts never carry established (a connect's flag); until schema
+	 * version 4 the default said they did, and every accept stored its
+	 * detail in full */
+	[KS_TAB_ACCEPT]		= { "ev_accept", "accept", AF_INET, 0, "" },
 	[KS_TAB_LISTEN]		= { "ev_listen", "listen", AF_INET, 0, "" },
 	[KS_TAB_FLOW]		= { "ev_flow", "flow" },
 	[KS_TAB_OTHER]		= { "ev_other", NULL },
 };
 #define V1_TABLE "ev_v1"
+
+/* The decoder's detail of a record of kind @k with @family and @flags
+ * into @buf; false when it can't be made. */
+static bool typical_detail(const struct ks_kind_def *k, __u16 family, __u16 flags, char *buf,
+			   size_t len)
+{
+	union {
+		struct ks_hdr h;
+		struct ks_exec_event exec;
+		struct ks_conn_event conn;
+	} rec = {};
+	struct ks_row r;
+
+	rec.h.kind = k - ks_kinds;
+	if (rec.h.kind == KS_EV_EXEC) {
+		rec.exec.flags = flags;
+	} else {
+		rec.conn.family = family;
+		rec.conn.flags = flags;
+	}
+	if (ks_row_decode(&rec, sizeof(rec), 0, &r))
+		return false;
+	snprintf(buf, len, "%s", ks_row_str(&r, C_DETAIL));
+	return true;
+}
 
 /* Fill in tabs[]'s columns and typical details from the event table. */
 static void tabs_init(void)
@@ -75,29 +105,37 @@ static void tabs_init(void)
 	done = true;
 	for (int t = 0; t < KS_TAB_MAX; t++) {
 		const struct ks_kind_def *k = tabs[t].kind ? ks_kind_find(tabs[t].kind) : NULL;
-		union {
-			struct ks_hdr h;
-			struct ks_exec_event exec;
-			struct ks_conn_event conn;
-		} rec = {};
-		struct ks_row r;
 
 		tabs[t].cols = k ? k->cols & ~KS_COL(KIND) : (1u << C_MAX) - 1;
 		if (!k || !tabs[t].detail)
 			continue;
-		rec.h.kind = k - ks_kinds;
-		if (rec.h.kind == KS_EV_EXEC) {
-			rec.exec.flags = tabs[t].flags;
-		} else {
-			rec.conn.family = tabs[t].family;
-			rec.conn.flags = tabs[t].flags;
-		}
-		if (!ks_row_decode(&rec, sizeof(rec), 0, &r)) {
-			snprintf(details[t], sizeof(details[t]), "%s", ks_row_str(&r, C_DETAIL));
+		if (typical_detail(k, tabs[t].family, tabs[t].flags, details[t], sizeof(details[t]))) {
 			tabs[t].detail = details[t];
 			tabs[t].detail_len = strlen(details[t]);
 		}
 	}
+}
+
+/* Schema version 3 and older read an ev_accept row without detail as an
+ * established connection's (the default was wrong, so none was written;
+ * a NULL there would be a hand-made row): write that detail into such
+ * rows before the new default gives NULL its new meaning. */
+static int migrate_v3_accept_detail(sqlite3 *db)
+{
+	char old[256], sql[512];
+	long long ver = 0;
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return sqlite3_errcode(db);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		ver = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (ver >= 4 || !exists(db, "table", "ev_accept") ||
+	    !typical_detail(ks_kind_find("accept"), AF_INET, KS_CONN_ESTABLISHED, old, sizeof(old)))
+		return SQLITE_OK;
+	snprintf(sql, sizeof(sql), "UPDATE ev_accept SET detail = '%s' WHERE detail IS NULL", old);
+	return sqlite3_exec(db, sql, NULL, NULL, NULL);
 }
 
 /* Exec rows go to chunks, ev_exec then ev_exec_1, ev_exec_2, ...: the
@@ -540,6 +578,8 @@ int ks_schema_apply(sqlite3 *db)
 			return rc;
 	}
 	v1 = exists(db, "table", V1_TABLE);
+	if ((rc = migrate_v3_accept_detail(db)) != SQLITE_OK)
+		return rc;
 	load_chunks(db);
 	put(&b, "CREATE TABLE IF NOT EXISTS binaries(id INTEGER PRIMARY KEY, path TEXT NOT NULL "
 	    "UNIQUE, first INTEGER);");
