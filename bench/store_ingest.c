@@ -342,6 +342,14 @@ static int run(const char *dir, long n, long hunt_n)
 	printf("  ratio store/raw: %.2fx wall, %.2fx per CPU second\n", ours.per_s / base.per_s,
 	       ours.per_cpu_s / base.per_cpu_s);
 	unlink(db); unlink(raw);
+	conn_mix = true;
+	if (ingest(db, n, 0, 2000, &ours))
+		return 1;
+	conn_mix = false;
+	printf("  connect storm's mix (loopback connect + accept): %8.0f events/s wall, %8.0f per "
+	       "CPU second, %.1f MB per million events\n", ours.per_s, ours.per_cpu_s,
+	       file_size(db) / 1e6 * 1e6 / n);
+	unlink(db);
 	if (!hunt_n)
 		return 0;
 
