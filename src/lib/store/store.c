@@ -3,7 +3,8 @@
  * Written by the agent alone, read by `events`, `hunt` and `stats`. The
  * write path is built for a sustained stream: WAL with synchronous=NORMAL
  * (a commit is a WAL append, fsync only at checkpoints), one prepared
- * INSERT per table, rows batched into transactions of at most
+ * INSERT per table taking KS_STORE_MULTI queued rows at once, rows
+ * batched into transactions of at most
  * KS_STORE_BATCH rows or KS_STORE_BATCH_MS, and no secondary index on the
  * frequent kinds' tables (store_schema.c says why and how hunts stay fast).
  *
