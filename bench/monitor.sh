@@ -73,9 +73,12 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b ? a / b : 0}'; }
 
 # agent_start [ARGS]: the agent as `make run` starts it (its config file,
-# the bundled shields), store and bpffs root of this bench's own.
+# the bundled shields), store (new) and bpffs root of this bench's own.
 agent_start() {
 	rm -rf "$KSHIELD_BPFFS"
+	# a new store each run: every run starts alike, and a BASE binary of
+	# an older store schema refuses a store migrated by this one
+	rm -f "$STORE" "$STORE-wal" "$STORE-shm"
 	"$AGENT_BIN" agent --config packaging/kshield.conf --shields-dir "$SHIELDS" --store "$STORE" "$@" \
 		> "$DIR/agent.log" 2>&1 &
 	AGENT=$!

@@ -8,7 +8,8 @@
  *
  *	store_ingest run DIR N [HUNT_N]  all of it, with ratios (HUNT_N 10M;
  *	                                 0: no hunts)
- *	store_ingest ingest DB N         events/s through ks_store_add
+ *	store_ingest ingest DB N [connect]  events/s through ks_store_add
+ *	                                 (connect: the connect storm's mix)
  *	store_ingest baseline DB N       rows/s, raw SQLite
  *	store_ingest fill DB N DAYS B    N events over DAYS days, B binaries
  */
@@ -59,11 +60,30 @@ union rec {
 	struct ks_conn_event cn;
 };
 
+/* The connect storm's mix (bench/connect_storm): one process's loopback
+ * connections, a connect and an accept each. */
+static bool conn_mix;
+
 static union rec *pool_make(long nbin)
 {
 	union rec *pool = calloc(POOL, sizeof(*pool));
 
-	for (long i = 0; pool && i < POOL; i++) {
+	for (long i = 0; pool && conn_mix && i < POOL; i++) {
+		union rec *r = &pool[i];
+
+		hdr(&r->hdr, i % 2 ? KS_EV_ACCEPT : KS_EV_CONNECT, sizeof(r->cn), 0, 0);
+		snprintf(r->hdr.comm, sizeof(r->hdr.comm), "connect_storm");
+		r->hdr.pid = 4242 + i % 2;
+		r->hdr.tgid = 4242;
+		r->hdr.cgroup_id = 0x2a4fULL;
+		r->cn.family = AF_INET;
+		r->cn.laddr[0] = r->cn.raddr[0] = 127;
+		r->cn.laddr[3] = r->cn.raddr[3] = 1;
+		r->cn.lport = i % 2 ? 5000 : 32768 + (i / 2) % 28000;
+		r->cn.rport = i % 2 ? 32768 + (i / 2) % 28000 : 5000;
+		r->cn.flags = i % 2 ? 0 : KS_CONN_ESTABLISHED;	/* as the monitor sends them */
+	}
+	for (long i = 0; pool && !conn_mix && i < POOL; i++) {
 		union rec *r = &pool[i];
 
 		switch (i % 10) {
@@ -322,6 +342,14 @@ static int run(const char *dir, long n, long hunt_n)
 	printf("  ratio store/raw: %.2fx wall, %.2fx per CPU second\n", ours.per_s / base.per_s,
 	       ours.per_cpu_s / base.per_cpu_s);
 	unlink(db); unlink(raw);
+	conn_mix = true;
+	if (ingest(db, n, 0, 2000, &ours))
+		return 1;
+	conn_mix = false;
+	printf("  connect storm's mix (loopback connect + accept): %8.0f events/s wall, %8.0f per "
+	       "CPU second, %.1f MB per million events\n", ours.per_s, ours.per_cpu_s,
+	       file_size(db) / 1e6 * 1e6 / n);
+	unlink(db);
 	if (!hunt_n)
 		return 0;
 
@@ -360,8 +388,12 @@ int main(int argc, char **argv)
 {
 	struct rate r;
 
+	if (argc == 5 && !strcmp(argv[1], "ingest") && !strcmp(argv[4], "connect")) {
+		conn_mix = true;
+		argc--;
+	}
 	if (argc == 4 && !strcmp(argv[1], "ingest") && !ingest(argv[2], atol(argv[3]), 0, 2000, &r))
-		return printf("%.0f\n", r.per_s), 0;
+		return printf("%.0f events/s, %.0f per CPU second\n", r.per_s, r.per_cpu_s), 0;
 	if (argc == 4 && !strcmp(argv[1], "baseline") && !baseline(argv[2], atol(argv[3]), &r))
 		return printf("%.0f\n", r.per_s), 0;
 	if (argc == 6 && !strcmp(argv[1], "fill") &&
@@ -372,6 +404,6 @@ int main(int argc, char **argv)
 	if (argc >= 2 && strstr("ingest baseline fill run", argv[1]))
 		return 1;
 	fprintf(stderr, "usage: store_ingest run DIR N [HUNT_N]   ingest and hunts, with ratios\n"
-		"       store_ingest ingest|baseline DB N | fill DB N DAYS BINARIES\n");
+		"       store_ingest ingest DB N [connect] | baseline DB N | fill DB N DAYS BINARIES\n");
 	return 2;
 }

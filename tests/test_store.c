@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include "agent_harness.h"
+#include "store.h"	/* KS_STORE_VERSION */
 
 static struct ka_env env;
 
@@ -356,7 +357,7 @@ Test(store_migrate, m01_a_version_1_store_keeps_its_rows_and_hunts)
 	/* the agent migrates it: the old table becomes one arm of the view */
 	ka_start(&menv, NULL);
 	ka_stop(&menv, SIGTERM);
-	cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), 3);
+	cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), KS_STORE_VERSION);
 	cr_expect_eq(ka_sql_int(menv.store, "SELECT count(*) FROM sqlite_master WHERE "
 				"name = 'events' AND type = 'view'"), 1);
 	cr_expect_eq(count_2020(), 4);
@@ -401,15 +402,18 @@ Test(store_migrate, m02_a_newer_store_is_refused_in_one_line)
 {
 	char *out = NULL, *err = NULL;
 
-	make_v1_store(menv.store, 4);
+	make_v1_store(menv.store, KS_STORE_VERSION + 1);
 	int rc = ks_runf(&out, &err, "%s events --store %s", ks_bin(), menv.store);
+	char want[32];
+
+	snprintf(want, sizeof(want), "store schema %d", KS_STORE_VERSION + 1);
 	cr_expect_eq(rc, 1);
-	cr_expect(strstr(err, "store schema 4") && strstr(err, "newer kshield") &&
+	cr_expect(strstr(err, want) && strstr(err, "newer kshield") &&
 		  strchr(err, '\n') == err + strlen(err) - 1, "want one line: %s", err);
 	/* and the agent leaves it alone */
 	ka_start(&menv, NULL);
 	ka_stop(&menv, SIGTERM);
-	cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), 4);
+	cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), KS_STORE_VERSION + 1);
 	cr_expect_eq(ka_sql_int(menv.store, "SELECT count(*) FROM sqlite_master WHERE "
 				"name = 'events' AND type = 'table'"), 1);
 	free(out);
@@ -442,7 +446,7 @@ Test(store_migrate, m04_a_version_2_store_keeps_its_rows_with_pid_the_process)
 		if (pass) {
 			ka_start(&menv, NULL);
 			ka_stop(&menv, SIGTERM);
-			cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), 3);
+			cr_expect_eq(ka_sql_int(menv.store, "PRAGMA user_version"), KS_STORE_VERSION);
 			cr_expect_eq(ka_sql_int(menv.store, "SELECT count(*) FROM pragma_table_info('ev_connect') "
 						"WHERE name IN ('pid', 'tid')"), 2);
 		}

@@ -348,6 +348,135 @@ Test(events, every_kind_round_trips_through_the_store)
 	cr_expect_eq(system(rm), 0);
 }
 
+/* The store queues a table's rows and inserts them many to a statement:
+ * rows of three tables interleaved, more than one statement's worth each
+ * plus a remainder, and ties in time, come back all, in order, each once;
+ * an aborted batch leaves nothing, queued or inserted, and is counted. */
+Test(events, rows_inserted_many_to_a_statement_come_back_in_order_and_counted)
+{
+	static const unsigned kinds[] = { KS_EV_CONNECT, KS_EV_ACCEPT, KS_EV_EXEC };
+	char dir[] = "/tmp/ks-unit-XXXXXX", path[64], rm[128];
+	struct ks_store *s;
+	sqlite3_stmt *st;
+	struct ks_row r;
+	long n = 3 * 100 + 7, i = 0;
+	long long prev = 0;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/events.db", dir);
+	cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
+	for (i = 0; i < n; i++) {
+		size_t len = make(kinds[i % 3], i / 2);	/* pairs share a time */
+
+		rec.h.tgid = 5000 + i;
+		cr_assert_eq(ks_row_decode(&rec, len, BOOT_TO_REAL, &r), 0);
+		cr_assert_eq(ks_store_add_row(s, &r), 0, "%s", ks_errmsg());
+	}
+	cr_assert_eq(ks_store_commit(s), n);
+	/* a batch given up: 40 connections (one statement's worth inserted,
+	 * the rest queued) */
+	for (i = 0; i < 40; i++) {
+		size_t len = make(KS_EV_CONNECT, 1000 + i);
+
+		cr_assert_eq(ks_row_decode(&rec, len, BOOT_TO_REAL, &r), 0);
+		cr_assert_eq(ks_store_add_row(s, &r), 0, "%s", ks_errmsg());
+	}
+	cr_expect_eq(ks_store_abort(s), 40);
+	cr_expect_eq(ks_store_commit(s), 0);
+	cr_expect_eq(ks_store_committed(s), (__u64)n);
+	cr_expect_eq(ks_store_dropped(s), 40);
+	ks_store_close(s);
+
+	cr_assert_eq(ks_store_open(&s, path, KS_STORE_RDONLY), 0, "%s", ks_errmsg());
+	cr_assert_eq(sqlite3_prepare_v2(ks_store_db(s), "SELECT ts, kind, pid, comm FROM events "
+					"ORDER BY ts", -1, &st, NULL), SQLITE_OK);
+	for (i = 0; sqlite3_step(st) == SQLITE_ROW; i++) {
+		long long ts = sqlite3_column_int64(st, 0);
+		char comm[16];
+
+		snprintf(comm, sizeof(comm), "comm%u", kinds[i % 3]);
+		cr_expect_gt(ts, prev, "row %ld: ts %lld after %lld", i, ts, prev);
+		cr_expect_str_eq((const char *)sqlite3_column_text(st, 1), ks_kind_name(kinds[i % 3]),
+				 "row %ld", i);
+		cr_expect_eq(sqlite3_column_int64(st, 2), 5000 + i, "row %ld", i);
+		cr_expect_str_eq((const char *)sqlite3_column_text(st, 3), comm, "row %ld", i);
+		prev = ts;
+	}
+	cr_expect_eq(i, n);
+	sqlite3_finalize(st);
+	ks_store_close(s);
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	cr_expect_eq(system(rm), 0);
+}
+
+/* An accept is stored without its usual detail (flags 0); a store of
+ * schema version 3, where a row without detail read as established, gets
+ * that detail written into such rows when opened for writing. */
+Test(events, accepts_store_no_usual_detail_and_a_version_3_store_keeps_its_meaning)
+{
+	char dir[] = "/tmp/ks-unit-XXXXXX", path[64], rm[128], sql[256];
+	struct ks_store *s;
+	sqlite3_stmt *st;
+	struct ks_row r;
+	sqlite3 *db;
+	long long t[3];
+
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/events.db", dir);
+	cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
+	for (int i = 0; i < 2; i++) {
+		size_t len = make(KS_EV_ACCEPT, i);
+
+		rec.conn.family = AF_INET;
+		rec.conn.flags = 0;
+		cr_assert_eq(ks_row_decode(&rec, len, BOOT_TO_REAL, &r), 0);
+		t[i] = ks_row_num(&r, KS_COL_TS);
+		cr_assert_eq(ks_store_add_row(s, &r), 0, "%s", ks_errmsg());
+	}
+	cr_assert_eq(ks_store_commit(s), 2);
+	ks_store_close(s);
+	/* as version 3 wrote it: row 0 with its detail in full, row 1 hand-made
+	 * without (established, to version 3) */
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	snprintf(sql, sizeof(sql), "UPDATE ev_accept SET detail = '{\"family\":2,\"established\":0,"
+		 "\"owner_unknown\":0}' WHERE ts = %lld; PRAGMA user_version = 3", t[0]);
+	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
+	size_t len = make(KS_EV_ACCEPT, 2);
+	rec.conn.family = AF_INET;
+	rec.conn.flags = 0;
+	cr_assert_eq(ks_row_decode(&rec, len, BOOT_TO_REAL, &r), 0);
+	t[2] = ks_row_num(&r, KS_COL_TS);
+	cr_assert_eq(ks_store_add_row(s, &r), 0, "%s", ks_errmsg());
+	cr_assert_eq(ks_store_commit(s), 1);
+	st = NULL;
+	cr_assert_eq(sqlite3_prepare_v2(ks_store_db(s), "SELECT ts, detail, (SELECT detail IS NULL FROM "
+					"ev_accept a WHERE a.ts = e.ts), (SELECT user_version FROM "
+					"pragma_user_version) FROM events e WHERE kind = 'accept' ORDER BY ts",
+					-1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(ks_store_db(s)));
+	for (int i = 0; i < 3; i++) {
+		struct json_object *d;
+
+		cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "row %d", i);
+		cr_expect_eq(sqlite3_column_int64(st, 0), t[i]);
+		d = json_tokener_parse((const char *)sqlite3_column_text(st, 1));
+		cr_assert(d, "row %d: %s", i, sqlite3_column_text(st, 1));
+		cr_expect_eq(dnum(d, "established"), i == 1, "row %d: %s", i, sqlite3_column_text(st, 1));
+		cr_expect_eq(dnum(d, "family"), 2);
+		json_object_put(d);
+		/* stored in full: the old rows; the new one without */
+		cr_expect_eq(sqlite3_column_int(st, 2), i == 2, "row %d", i);
+		cr_expect_eq(sqlite3_column_int(st, 3), KS_STORE_VERSION);
+	}
+	cr_expect_eq(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+	ks_store_close(s);
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	cr_expect_eq(system(rm), 0);
+}
+
 Test(events, json_and_summary_shapes)
 {
 	struct ks_row r;

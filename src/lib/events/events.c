@@ -59,10 +59,28 @@ void ks_row_set_static(struct ks_row *r, enum ks_col c, const char *s)
 {
 	r->set |= 1u << c;
 	r->str[c] = s;
+	r->len[c] = s ? strlen(s) : 0;
+}
+
+void ks_row_copy(struct ks_row *dst, const struct ks_row *src)
+{
+	dst->set = src->set;
+	dst->used = src->used;
+	memcpy(dst->num, src->num, sizeof(dst->num));
+	memcpy(dst->len, src->len, sizeof(dst->len));
+	memcpy(dst->buf, src->buf, src->used);
+	/* strings in src's buf move with it; static ones stay */
+	for (int c = 0; c < KS_COL_MAX; c++) {
+		uintptr_t p = (uintptr_t)src->str[c], b = (uintptr_t)src->buf;
+
+		if (!(src->set & (1u << c)) || ks_cols[c].type != KS_COL_TEXT)
+			continue;
+		dst->str[c] = p - b < sizeof(src->buf) ? dst->buf + (p - b) : src->str[c];
+	}
 }
 
 /* Room for a string of at most @max bytes (NUL included) for column @c;
- * ks_row_commit() says how much was used. */
+ * row_commit() says how much was used. */
 static char *row_reserve(struct ks_row *r, enum ks_col c, size_t *max)
 {
 	size_t left = sizeof(r->buf) - r->used;
@@ -75,9 +93,16 @@ static char *row_reserve(struct ks_row *r, enum ks_col c, size_t *max)
 	return r->buf + r->used;
 }
 
+/* Column @c's string, reserved, is @n bytes long. */
+static void row_commit_len(struct ks_row *r, enum ks_col c, size_t n)
+{
+	r->len[c] = n;
+	r->used += n + 1;
+}
+
 static void row_commit(struct ks_row *r, enum ks_col c)
 {
-	r->used += strlen(r->str[c]) + 1;
+	row_commit_len(r, c, strlen(r->str[c]));
 }
 
 void ks_row_set_str(struct ks_row *r, enum ks_col c, const char *s)
@@ -89,12 +114,12 @@ void ks_row_set_str(struct ks_row *r, enum ks_col c, const char *s)
 		memcpy(p, s, max - 1);
 		p[max - 1] = '\0';
 	}
-	row_commit(r, c);
+	row_commit_len(r, c, max ? max - 1 : 0);
 }
 
 /* Copy a fixed-size, maybe unterminated kernel string into column @c,
  * printable only (and without '"' or '\\', so details need no escaping). */
-static void clean_str(char *dst, size_t dlen, const char *src, size_t max)
+static size_t clean_str(char *dst, size_t dlen, const char *src, size_t max)
 {
 	size_t n = strnlen(src, max), i;
 
@@ -106,6 +131,7 @@ static void clean_str(char *dst, size_t dlen, const char *src, size_t max)
 		dst[i] = isprint(c) && c != '"' && c != '\\' ? c : '?';
 	}
 	dst[n] = '\0';
+	return n;
 }
 
 static void set_kstr(struct ks_row *r, enum ks_col c, const char *src, size_t max)
@@ -113,9 +139,7 @@ static void set_kstr(struct ks_row *r, enum ks_col c, const char *src, size_t ma
 	size_t room = max + 1;
 	char *p = row_reserve(r, c, &room);
 
-	if (room)
-		clean_str(p, room, src, max);
-	row_commit(r, c);
+	row_commit_len(r, c, room ? clean_str(p, room, src, max) : 0);
 }
 
 /* A bounded string builder for details. */
@@ -123,24 +147,29 @@ struct out {
 	char *p, *end;
 };
 
-static void o_s(struct out *o, const char *s)
+static inline void o_mem(struct out *o, const char *s, size_t n)
 {
-	while (*s && o->p < o->end)
-		*o->p++ = *s++;
+	if (n > (size_t)(o->end - o->p))
+		n = o->end - o->p;
+	memcpy(o->p, s, n);
+	o->p += n;
 	*o->p = '\0';
+}
+
+/* inline: the length of a literal is known when compiled */
+static inline void o_s(struct out *o, const char *s)
+{
+	o_mem(o, s, strlen(s));
 }
 
 static void o_u(struct out *o, uint64_t v)
 {
-	char d[21];
-	int n = 0;
+	char d[20], *q = d + sizeof(d);
 
 	do
-		d[n++] = '0' + v % 10;
+		*--q = '0' + v % 10;
 	while ((v /= 10));
-	while (n && o->p < o->end)
-		*o->p++ = d[--n];
-	*o->p = '\0';
+	o_mem(o, q, d + sizeof(d) - q);
 }
 
 /* Start column @c's text (at most @max bytes). */
@@ -149,6 +178,12 @@ static struct out o_start(struct ks_row *r, enum ks_col c, size_t max)
 	char *p = row_reserve(r, c, &max);
 
 	return (struct out){ p, p + (max ? max - 1 : 0) };
+}
+
+/* Column @c's text, started by o_start(), ends at @o. */
+static void o_commit(struct ks_row *r, enum ks_col c, const struct out *o)
+{
+	row_commit_len(r, c, o->p - r->str[c]);
 }
 
 /* One flag bit of a record and its key in the detail. */
@@ -177,7 +212,8 @@ static void o_flags(struct out *o, __u32 flags, const struct flag *f, int n, boo
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static void addr_str(int family, const __u8 *a, char *buf, size_t len)
+/* The text of address @a in @buf; its length. */
+static size_t addr_str(int family, const __u8 *a, char *buf, size_t len)
 {
 	/* IPv4 by hand: glibc's inet_ntop formats it with sprintf */
 	if (family != AF_INET6 && len >= 16) {
@@ -188,9 +224,11 @@ static void addr_str(int family, const __u8 *a, char *buf, size_t len)
 			if (i < 3)
 				o_s(&o, ".");
 		}
-	} else if (!inet_ntop(AF_INET6, a, buf, len)) {
-		snprintf(buf, len, "?");
+		return o.p - buf;
 	}
+	if (!inet_ntop(AF_INET6, a, buf, len))
+		snprintf(buf, len, "?");
+	return strlen(buf);
 }
 
 static void set_addr(struct ks_row *r, enum ks_col c, int family, const __u8 *a)
@@ -198,9 +236,7 @@ static void set_addr(struct ks_row *r, enum ks_col c, int family, const __u8 *a)
 	size_t max = 48;
 	char *p = row_reserve(r, c, &max);
 
-	if (max)
-		addr_str(family, a, p, max);
-	row_commit(r, c);
+	row_commit_len(r, c, max ? addr_str(family, a, p, max) : 0);
 }
 
 /* ---- decoders, one per kind ---- */
@@ -231,12 +267,12 @@ static void decode_exec(const void *rec, struct ks_row *r)
 	while (o.p > r->str[KS_COL_ARGS] && o.p[-1] == ' ')
 		o.p--;
 	*o.p = '\0';
-	row_commit(r, KS_COL_ARGS);
+	o_commit(r, KS_COL_ARGS, &o);
 	o = o_start(r, KS_COL_DETAIL, 256);
 	o_s(&o, "{");
 	o_flags(&o, e->flags, exec_flags, N(exec_flags), true);
 	o_s(&o, "}");
-	row_commit(r, KS_COL_DETAIL);
+	o_commit(r, KS_COL_DETAIL, &o);
 }
 
 static void decode_exit(const void *rec, struct ks_row *r)
@@ -251,7 +287,7 @@ static void decode_exit(const void *rec, struct ks_row *r)
 	o_s(&o, ",\"lifetime_ns\":");
 	o_u(&o, e->lifetime_ns);
 	o_s(&o, "}");
-	row_commit(r, KS_COL_DETAIL);
+	o_commit(r, KS_COL_DETAIL, &o);
 }
 
 static const struct flag conn_flags[] = {
@@ -275,7 +311,7 @@ static void decode_conn(const void *rec, struct ks_row *r)
 	o_u(&o, e->family);
 	o_flags(&o, e->flags, conn_flags, N(conn_flags), false);
 	o_s(&o, "}");
-	row_commit(r, KS_COL_DETAIL);
+	o_commit(r, KS_COL_DETAIL, &o);
 }
 
 static const struct flag flow_flags[] = {
@@ -313,7 +349,7 @@ static void decode_flow(const void *rec, struct ks_row *r)
 	o_s(&o, "-");
 	o_u(&o, e->start_ns);
 	o_s(&o, "\"}");
-	row_commit(r, KS_COL_DETAIL);
+	o_commit(r, KS_COL_DETAIL, &o);
 }
 
 /* The rare kinds: printf is fine. */

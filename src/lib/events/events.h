@@ -88,6 +88,7 @@ struct ks_row {
 	__u32 set;			/* KS_COL(x): the row has column x */
 	__s64 num[KS_COL_MAX];		/* INT and ID columns */
 	const char *str[KS_COL_MAX];	/* TEXT columns */
+	__u16 len[KS_COL_MAX];		/* their lengths */
 	size_t used;			/* bytes of buf taken */
 	char buf[2048];
 };
@@ -135,6 +136,12 @@ static inline const char *ks_row_str(const struct ks_row *r, enum ks_col c)
 	return ks_row_has(r, c) && r->str[c] ? r->str[c] : "";
 }
 
+/* strlen(ks_row_str(r, c)), without counting. */
+static inline size_t ks_row_str_len(const struct ks_row *r, enum ks_col c)
+{
+	return ks_row_has(r, c) && r->str[c] ? r->len[c] : 0;
+}
+
 /* An empty row. */
 void ks_row_clear(struct ks_row *r);
 void ks_row_set_num(struct ks_row *r, enum ks_col c, __s64 v);
@@ -142,6 +149,8 @@ void ks_row_set_num(struct ks_row *r, enum ks_col c, __s64 v);
 void ks_row_set_str(struct ks_row *r, enum ks_col c, const char *s);
 /* Point column @c at @s, which outlives the row. */
 void ks_row_set_static(struct ks_row *r, enum ks_col c, const char *s);
+/* Copy @src into @dst: its columns and the bytes of buf it uses. */
+void ks_row_copy(struct ks_row *dst, const struct ks_row *src);
 
 /* Decode a ring-buffer record into @r; strings are made printable.
  * @boot_to_real is added to its CLOCK_BOOTTIME timestamp. Returns 0, or

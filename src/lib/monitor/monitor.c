@@ -527,13 +527,39 @@ int ks_monitor_read_agent(struct ks_agent_stats *st)
 
 int ks_monitor_links(void)
 {
-	struct monitor_bpf *probe = monitor_bpf__open();
-	bool all;
-	int n;
+	/* The object's programs, read once: opening it parses its BTF, which
+	 * the agent's tamper check would do every few seconds. */
+	static struct { char name[128]; bool flow; } progs[64];
+	static int nprogs = -1;
+	char path[PATH_MAX], name[160];
+	int n = 0;
 
-	if (!probe)
-		return -errno;
-	n = count_link_pins(probe->obj, &all);
-	monitor_bpf__destroy(probe);
+	if (nprogs < 0) {
+		struct monitor_bpf *probe = monitor_bpf__open();
+		struct bpf_program *prog;
+		int i = 0;
+
+		if (!probe)
+			return -errno;
+		bpf_object__for_each_program(prog, probe->obj) {
+			if (i == (int)(sizeof(progs) / sizeof(progs[0]))) {
+				i = -1;		/* never: the monitor has fewer */
+				break;
+			}
+			snprintf(progs[i].name, sizeof(progs[i].name), "%s", bpf_program__name(prog));
+			progs[i++].flow = is_flow(prog);
+		}
+		monitor_bpf__destroy(probe);
+		if (i < 0)
+			return -E2BIG;
+		nprogs = i;
+	}
+	for (int i = 0; i < nprogs; i++) {
+		if (!flow_on && progs[i].flow)
+			continue;
+		snprintf(name, sizeof(name), KS_PIN_LINK "%s", progs[i].name);
+		mon_path(path, sizeof(path), name);
+		n += access(path, F_OK) == 0;
+	}
 	return n;
 }

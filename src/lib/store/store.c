@@ -3,7 +3,8 @@
  * Written by the agent alone, read by `events`, `hunt` and `stats`. The
  * write path is built for a sustained stream: WAL with synchronous=NORMAL
  * (a commit is a WAL append, fsync only at checkpoints), one prepared
- * INSERT per table, rows batched into transactions of at most
+ * INSERT per table taking KS_STORE_MULTI queued rows at once, rows
+ * batched into transactions of at most
  * KS_STORE_BATCH rows or KS_STORE_BATCH_MS, and no secondary index on the
  * frequent kinds' tables (store_schema.c says why and how hunts stay fast).
  *
@@ -34,10 +35,21 @@
  * page size. */
 #define KS_STORE_PAGE_SIZE	8192
 #define KS_STORE_WAL_BYTES	(16 << 20)
+/* Rows of one table queued and inserted by one statement: a statement's
+ * step, reset and halt, and the b-tree seek to the table's end, are paid
+ * once per KS_STORE_MULTI rows instead of per row. */
+#define KS_STORE_MULTI		32
 
 struct ks_store {
 	sqlite3 *db;
 	sqlite3_stmt *ins[KS_TAB_MAX];	/* one INSERT per table */
+	sqlite3_stmt *multi[KS_TAB_MAX];	/* and one of KS_STORE_MULTI rows */
+	struct queue {			/* rows waiting for their table's multi */
+		struct ks_row *rows;	/* KS_STORE_MULTI, allocated on first use */
+		sqlite3_int64 ts[KS_STORE_MULTI], bin[KS_STORE_MULTI];
+		bool note[KS_STORE_MULTI];
+		int n;
+	} q[KS_TAB_MAX];
 	sqlite3_stmt *bin_get, *bin_add;
 	struct bin_slot {		/* binary path -> id, a direct-mapped cache */
 		__u64 hash;
@@ -147,16 +159,29 @@ static int schema_tx(sqlite3 *db, int (*fn)(sqlite3 *db))
 #define DAY_NS 86400000000000LL
 
 /* The INSERT into the current exec chunk, and how full that chunk is. */
+/* The INSERTs of table @t, of one row and of KS_STORE_MULTI rows. */
+static int ins_prepare(struct ks_store *s, enum ks_tab t)
+{
+	char q[8192];
+	int rc = SQLITE_OK;
+
+	for (int multi = 0; multi < 2 && rc == SQLITE_OK; multi++) {
+		sqlite3_stmt **st = multi ? &s->multi[t] : &s->ins[t];
+
+		sqlite3_finalize(*st);
+		*st = NULL;
+		rc = ks_schema_insert_sql(s->db, t, multi ? KS_STORE_MULTI : 1, q, sizeof(q));
+		if (rc == SQLITE_OK)
+			rc = sqlite3_prepare_v3(s->db, q, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+	}
+	return rc;
+}
+
 static int exec_prepare(struct ks_store *s)
 {
 	long long newest = 0;
-	char q[1024];
-	int rc;
+	int rc = ins_prepare(s, KS_TAB_EXEC);
 
-	sqlite3_finalize(s->ins[KS_TAB_EXEC]);
-	s->ins[KS_TAB_EXEC] = NULL;
-	ks_schema_insert_sql(s->db, KS_TAB_EXEC, q, sizeof(q));
-	rc = sqlite3_prepare_v3(s->db, q, -1, SQLITE_PREPARE_PERSISTENT, &s->ins[KS_TAB_EXEC], NULL);
 	if (rc == SQLITE_OK)
 		rc = ks_schema_exec_current(s->db, &s->exec_rows, &newest);
 	s->exec_day = newest / DAY_NS;
@@ -190,8 +215,11 @@ static void bins_forget(struct ks_store *s)
 
 static void ks_store_close_db(struct ks_store *s)
 {
-	for (int t = 0; t < KS_TAB_MAX; t++)
+	for (int t = 0; t < KS_TAB_MAX; t++) {
 		sqlite3_finalize(s->ins[t]);
+		sqlite3_finalize(s->multi[t]);
+		free(s->q[t].rows);
+	}
 	sqlite3_finalize(s->bin_get);
 	sqlite3_finalize(s->bin_add);
 	bins_forget(s);
@@ -297,14 +325,8 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 		rc = pragma_int(s->db, q, &last);
 		s->last_ts = last > s->last_ts ? last : s->last_ts;
 	}
-	for (int t = 0; rc == SQLITE_OK && t < KS_TAB_MAX; t++) {
-		char q[1024];
-
-		ks_schema_insert_sql(s->db, t, q, sizeof(q));
-		rc = sqlite3_prepare_v3(s->db, q, -1, SQLITE_PREPARE_PERSISTENT, &s->ins[t], NULL);
-	}
-	if (rc == SQLITE_OK)
-		rc = exec_prepare(s);
+	for (int t = 0; rc == SQLITE_OK && t < KS_TAB_MAX; t++)
+		rc = t == KS_TAB_EXEC ? exec_prepare(s) : ins_prepare(s, t);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v3(s->db, "SELECT id FROM binaries WHERE path = ?1", -1,
 					SQLITE_PREPARE_PERSISTENT, &s->bin_get, NULL);
@@ -360,6 +382,13 @@ void ks_store_row_read(sqlite3_stmt *st, struct ks_row *r)
 	}
 }
 
+/* Rows queued are in the open transaction's counts, not yet in SQLite. */
+static void queues_forget(struct ks_store *s)
+{
+	for (int t = 0; t < KS_TAB_MAX; t++)
+		s->q[t].n = 0;
+}
+
 /* SQLite rolls a transaction back by itself on some errors (SQLITE_FULL,
  * IOERR, NOMEM): its rows are gone, and what follows would autocommit row
  * by row. Notice it, count the rows lost, and start over. */
@@ -370,6 +399,7 @@ static bool rolled_back(struct ks_store *s)
 	s->dropped += s->pending;
 	s->in_tx = false;
 	s->pending = s->pending_notes = 0;
+	queues_forget(s);
 	bins_forget(s);
 	return true;
 }
@@ -424,10 +454,51 @@ static sqlite3_int64 bin_id(struct ks_store *s, const char *path, sqlite3_int64 
 	return id;
 }
 
+/* Insert table @tab's queued rows: KS_STORE_MULTI of them in one
+ * statement, fewer (at a commit) one by one. Rows a failed statement did
+ * not insert leave the open batch's counts, as dropped. */
+static int flush(struct ks_store *s, enum ks_tab tab)
+{
+	struct queue *q = &s->q[tab];
+	bool multi = q->n == KS_STORE_MULTI;
+	sqlite3_stmt *st = multi ? s->multi[tab] : s->ins[tab];
+	int rc = SQLITE_DONE, i, done = 0;
+
+	for (i = 0; i < q->n && rc == SQLITE_DONE; i++) {
+		ks_schema_bind(st, tab, multi ? i : 0, &q->rows[i], q->ts[i], q->bin[i]);
+		if (multi && i < q->n - 1)
+			continue;
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc == SQLITE_DONE)
+			done = i + 1;
+	}
+	for (i = done; i < q->n; i++) {
+		if (q->note[i]) {
+			s->pending_notes--;
+		} else {
+			s->pending--;
+			s->dropped++;
+		}
+	}
+	q->n = 0;
+	return rc == SQLITE_DONE ? 0 : sql_err(s->db, rc, "can't store an event");
+}
+
+static int flush_all(struct ks_store *s)
+{
+	int err = 0;
+
+	for (int t = 0; t < KS_TAB_MAX; t++)
+		if (s->q[t].n && !err)
+			err = flush(s, t);
+	queues_forget(s);
+	return err;
+}
+
 static int add_row(struct ks_store *s, const struct ks_row *r, bool note, bool *queued)
 {
 	enum ks_tab tab = ks_schema_tab(ks_row_str(r, KS_COL_KIND));
-	sqlite3_stmt *st = s->ins[tab];
 	sqlite3_int64 bin = 0;
 	int rc, err;
 
@@ -447,7 +518,6 @@ static int add_row(struct ks_store *s, const struct ks_row *r, bool note, bool *
 		    (day != s->exec_day || s->exec_rows >= KS_EXEC_CHUNK_ROWS)) {
 			if ((err = exec_roll(s)) || (err = begin(s)))
 				return err;
-			st = s->ins[tab];
 		}
 		if (!s->exec_rows)
 			s->exec_day = day;
@@ -456,17 +526,22 @@ static int add_row(struct ks_store *s, const struct ks_row *r, bool note, bool *
 		if (*binary && !(bin = bin_id(s, binary, s->last_ts)))
 			return sql_err(s->db, sqlite3_errcode(s->db), "can't store an event's binary");
 	}
-	ks_schema_bind(st, tab, r, s->last_ts, bin);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		return sql_err(s->db, rc, "can't store an event");
+	struct queue *q = &s->q[tab];
+
+	if (!q->rows && !(q->rows = malloc(KS_STORE_MULTI * sizeof(*q->rows))))
+		return ks_err(-ENOMEM, "out of memory");
+	ks_row_copy(&q->rows[q->n], r);
+	q->ts[q->n] = s->last_ts;
+	q->bin[q->n] = bin;
+	q->note[q->n++] = note;
 	s->exec_rows += tab == KS_TAB_EXEC;
 	*queued = true;
 	if (note)
 		s->pending_notes++;
 	else
 		s->pending++;
+	if (q->n == KS_STORE_MULTI && (err = flush(s, tab)))
+		return err;
 	if (s->pending + s->pending_notes >= KS_STORE_BATCH) {
 		rc = ks_store_commit(s);
 		return rc < 0 ? rc : 0;
@@ -519,6 +594,7 @@ int ks_store_abort(struct ks_store *s)
 		return n;
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	queues_forget(s);
 	bins_forget(s);		/* ids added in the transaction are gone */
 	s->dropped += s->in_tx ? n : 0;
 	s->in_tx = false;
@@ -528,15 +604,19 @@ int ks_store_abort(struct ks_store *s)
 
 int ks_store_commit(struct ks_store *s)
 {
-	int rc, n = s->pending;
+	int rc, n, err;
 
 	if (rolled_back(s))
 		return sql_err(s->db, SQLITE_FULL, "a batch was rolled back by SQLite");
 	if (!s->in_tx)
 		return 0;
+	err = flush_all(s);
+	if (rolled_back(s))
+		return err ? err : sql_err(s->db, SQLITE_FULL, "a batch was rolled back by SQLite");
+	n = s->pending;
 	s->in_tx = false;
 	s->pending = s->pending_notes = 0;
-	rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	rc = err ? SQLITE_ABORT : sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	if (rc == SQLITE_OK) {
 		s->committed += n;
 		return n;
@@ -545,7 +625,8 @@ int ks_store_commit(struct ks_store *s)
 	/* The batch is gone either way; leave no transaction open. */
 	char what[64];
 	snprintf(what, sizeof(what), "can't commit %d events", n);
-	int err = sql_err(s->db, rc, what);
+	if (!err)
+		err = sql_err(s->db, rc, what);
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	bins_forget(s);

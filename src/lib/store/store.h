@@ -22,7 +22,10 @@
  * one is migrated by the agent when it opens it: a version 1 store's one
  * table `events` becomes one more arm of the view until retention empties
  * it; version 2 and older columns pid (the thread) and tgid (the process)
- * are renamed tid and pid. A reader (RDONLY) of a store not migrated yet
+ * are renamed tid and pid; version 3 and older gave ev_accept rows
+ * without a detail an established connection's (version 4: an accept's
+ * own, flags 0, which every accept then stored in full), so such rows get
+ * that detail written in. A reader (RDONLY) of a store not migrated yet
  * sees today's columns through a temporary view.
  */
 #ifndef KSHIELD_STORE_H
@@ -37,7 +40,7 @@
 #include "events.h"
 
 #define KS_STORE_APP_ID		0x6b736864	/* "kshd" */
-#define KS_STORE_VERSION	3
+#define KS_STORE_VERSION	4
 #define KS_STORE_BATCH		8192		/* rows per transaction at most */
 #define KS_STORE_BATCH_MS	500		/* ... and at most this old */
 /* The writer's page cache, on the agent's heap. Measured with

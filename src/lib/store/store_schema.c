@@ -35,6 +35,8 @@
 #define C_DETAIL	KS_COL_DETAIL
 #define C_MAX		KS_COL_MAX
 
+static bool exists(sqlite3 *db, const char *type, const char *name);
+
 static const char *col_type(int c)
 {
 	return c == C_TS ? "INTEGER PRIMARY KEY" : c == C_KIND ? "TEXT NOT NULL" :
@@ -51,17 +53,46 @@ static struct tab_def {
 	const char *name, *kind;
 	__u16 family, flags;		/* of the typical record */
 	const char *detail;
+	size_t detail_len;
 	__u32 cols;			/* KS_COL(x) it stores */
 } tabs[KS_TAB_MAX] = {
 	[KS_TAB_EXEC]		= { "ev_exec", "exec", 0, 0, "" },
 	[KS_TAB_EXIT]		= { "ev_exit", "exit" },
 	[KS_TAB_CONNECT]	= { "ev_connect", "connect", AF_INET, KS_CONN_ESTABLISHED, "" },
-	[KS_TAB_ACCEPT]		= { "ev_accept", "accept", AF_INET, KS_CONN_ESTABLISHED, "" },
+	/* accepts never carry established (a connect's flag); until schema
+	 * version 4 the default said they did, and every accept stored its
+	 * detail in full */
+	[KS_TAB_ACCEPT]		= { "ev_accept", "accept", AF_INET, 0, "" },
 	[KS_TAB_LISTEN]		= { "ev_listen", "listen", AF_INET, 0, "" },
 	[KS_TAB_FLOW]		= { "ev_flow", "flow" },
 	[KS_TAB_OTHER]		= { "ev_other", NULL },
 };
 #define V1_TABLE "ev_v1"
+
+/* The decoder's detail of a record of kind @k with @family and @flags
+ * into @buf; false when it can't be made. */
+static bool typical_detail(const struct ks_kind_def *k, __u16 family, __u16 flags, char *buf,
+			   size_t len)
+{
+	union {
+		struct ks_hdr h;
+		struct ks_exec_event exec;
+		struct ks_conn_event conn;
+	} rec = {};
+	struct ks_row r;
+
+	rec.h.kind = k - ks_kinds;
+	if (rec.h.kind == KS_EV_EXEC) {
+		rec.exec.flags = flags;
+	} else {
+		rec.conn.family = family;
+		rec.conn.flags = flags;
+	}
+	if (ks_row_decode(&rec, sizeof(rec), 0, &r))
+		return false;
+	snprintf(buf, len, "%s", ks_row_str(&r, C_DETAIL));
+	return true;
+}
 
 /* Fill in tabs[]'s columns and typical details from the event table. */
 static void tabs_init(void)
@@ -74,28 +105,37 @@ static void tabs_init(void)
 	done = true;
 	for (int t = 0; t < KS_TAB_MAX; t++) {
 		const struct ks_kind_def *k = tabs[t].kind ? ks_kind_find(tabs[t].kind) : NULL;
-		union {
-			struct ks_hdr h;
-			struct ks_exec_event exec;
-			struct ks_conn_event conn;
-		} rec = {};
-		struct ks_row r;
 
 		tabs[t].cols = k ? k->cols & ~KS_COL(KIND) : (1u << C_MAX) - 1;
 		if (!k || !tabs[t].detail)
 			continue;
-		rec.h.kind = k - ks_kinds;
-		if (rec.h.kind == KS_EV_EXEC) {
-			rec.exec.flags = tabs[t].flags;
-		} else {
-			rec.conn.family = tabs[t].family;
-			rec.conn.flags = tabs[t].flags;
-		}
-		if (!ks_row_decode(&rec, sizeof(rec), 0, &r)) {
-			snprintf(details[t], sizeof(details[t]), "%s", ks_row_str(&r, C_DETAIL));
+		if (typical_detail(k, tabs[t].family, tabs[t].flags, details[t], sizeof(details[t]))) {
 			tabs[t].detail = details[t];
+			tabs[t].detail_len = strlen(details[t]);
 		}
 	}
+}
+
+/* Schema version 3 and older read an ev_accept row without detail as an
+ * established connection's (the default was wrong, so none was written;
+ * a NULL there would be a hand-made row): write that detail into such
+ * rows before the new default gives NULL its new meaning. */
+static int migrate_v3_accept_detail(sqlite3 *db)
+{
+	char old[256], sql[512];
+	long long ver = 0;
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return sqlite3_errcode(db);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		ver = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (ver >= 4 || !exists(db, "table", "ev_accept") ||
+	    !typical_detail(ks_kind_find("accept"), AF_INET, KS_CONN_ESTABLISHED, old, sizeof(old)))
+		return SQLITE_OK;
+	snprintf(sql, sizeof(sql), "UPDATE ev_accept SET detail = '%s' WHERE detail IS NULL", old);
+	return sqlite3_exec(db, sql, NULL, NULL, NULL);
 }
 
 /* Exec rows go to chunks, ev_exec then ev_exec_1, ev_exec_2, ...: the
@@ -225,7 +265,7 @@ static void put(struct buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
-void ks_schema_insert_sql(sqlite3 *db, enum ks_tab tab, char *out, size_t len)
+int ks_schema_insert_sql(sqlite3 *db, enum ks_tab tab, int rows, char *out, size_t len)
 {
 	struct buf b = { out, 0, len };
 	int n = 0;
@@ -235,26 +275,30 @@ void ks_schema_insert_sql(sqlite3 *db, enum ks_tab tab, char *out, size_t len)
 	for (int i = 0, c; i < C_MAX; i++)
 		if (stores(tab, c = col_at(tab, i)))
 			put(&b, "%s%s", n++ ? "," : "", phys(tab, c));
-	put(&b, ") VALUES(");
-	for (int i = 0; i < n; i++)
-		put(&b, i ? ",?" : "?");
-	put(&b, ")");
+	put(&b, ") VALUES");
+	for (int r = 0; r < rows; r++) {
+		put(&b, r ? ",(" : "(");
+		for (int i = 0; i < n; i++)
+			put(&b, i ? ",?" : "?");
+		put(&b, ")");
+	}
+	return b.len < b.cap ? SQLITE_OK : SQLITE_TOOBIG;
 }
 
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
+static void bind_text(sqlite3_stmt *st, int i, const char *s, size_t len)
 {
-	if (s && *s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	if (len)
+		sqlite3_bind_text(st, i, s, len, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, i);
 }
 
-void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, const struct ks_row *r,
+void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, int row, const struct ks_row *r,
 		    sqlite3_int64 ts, sqlite3_int64 bin)
 {
 	plan_init();
-	for (int i = 1; i <= plan_n[tab]; i++) {
-		int c = plan[tab][i - 1];
+	for (int j = 0, i = row * plan_n[tab] + 1; j < plan_n[tab]; j++, i++) {
+		int c = plan[tab][j];
 
 		if (c == C_TS)
 			sqlite3_bind_int64(st, i, ts);
@@ -264,10 +308,11 @@ void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, const struct ks_row *r,
 			sqlite3_bind_null(st, i);
 		else if (ks_cols[c].type != KS_COL_TEXT)
 			sqlite3_bind_int64(st, i, r->num[c]);
-		else if (c == C_DETAIL && tabs[tab].detail && !strcmp(ks_row_str(r, c), tabs[tab].detail))
+		else if (c == C_DETAIL && tabs[tab].detail && ks_row_str_len(r, c) == tabs[tab].detail_len &&
+			 !memcmp(r->str[c], tabs[tab].detail, tabs[tab].detail_len))
 			sqlite3_bind_null(st, i);
 		else
-			bind_text(st, i, r->str[c]);
+			bind_text(st, i, r->str[c], ks_row_str_len(r, c));
 	}
 }
 
@@ -533,6 +578,8 @@ int ks_schema_apply(sqlite3 *db)
 			return rc;
 	}
 	v1 = exists(db, "table", V1_TABLE);
+	if ((rc = migrate_v3_accept_detail(db)) != SQLITE_OK)
+		return rc;
 	load_chunks(db);
 	put(&b, "CREATE TABLE IF NOT EXISTS binaries(id INTEGER PRIMARY KEY, path TEXT NOT NULL "
 	    "UNIQUE, first INTEGER);");

@@ -42,9 +42,9 @@ int ks_schema_compat_view(sqlite3 *db);
 int ks_schema_tables(sqlite3 *db, const char *names[], int max);
 /* Rows per kind, counted table by table: @fn once per kind and table. */
 int ks_schema_count(sqlite3 *db, void (*fn)(void *arg, const char *kind, long long n), void *arg);
-/* "INSERT INTO <table>(...) VALUES(...)" for @tab (execs: the current
- * chunk). */
-void ks_schema_insert_sql(sqlite3 *db, enum ks_tab tab, char *buf, size_t len);
+/* "INSERT INTO <table>(...) VALUES(...),(...)" of @rows rows for @tab
+ * (execs: the current chunk); SQLITE_TOOBIG when @buf is too short. */
+int ks_schema_insert_sql(sqlite3 *db, enum ks_tab tab, int rows, char *buf, size_t len);
 /* Seal the current exec chunk (build its index) and start the next one;
  * SQLITE_FULL when there are as many chunks as the view can hold (the
  * current one then keeps taking rows). Runs in the caller's transaction. */
@@ -54,9 +54,9 @@ int ks_schema_exec_current(sqlite3 *db, long long *rows, long long *newest);
 /* Drop the exec chunks (but the current one) and the version 1 table that
  * retention emptied, and rewrite the view without them. */
 int ks_schema_prune(sqlite3 *db);
-/* Bind every column of @tab's insert for @r, stored at @ts with binary id
- * @bin (0: none). */
-void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, const struct ks_row *r,
+/* Bind every column of row @row (from 0) of @tab's insert for @r, stored
+ * at @ts with binary id @bin (0: none). */
+void ks_schema_bind(sqlite3_stmt *st, enum ks_tab tab, int row, const struct ks_row *r,
 		    sqlite3_int64 ts, sqlite3_int64 bin);
 
 #endif
