@@ -154,6 +154,38 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_io_uring_enter	426
 #endif
 
+/* Syscall numbers of the 32-bit ABI (i386 on x86-64, AArch32 EABI on
+ * arm64), as raw_tp/sys_enter sees them for a 32-bit call. */
+#if defined(__TARGET_ARCH_arm64)
+#define KS_NR32_write		4
+#define KS_NR32_writev		146
+#define KS_NR32_sendfile	187
+#define KS_NR32_sendfile64	239
+#define KS_NR32_send		289
+#define KS_NR32_sendto		290
+#define KS_NR32_sendmsg		296
+#define KS_NR32_splice		340
+#define KS_NR32_pwritev		362
+#define KS_NR32_sendmmsg	374
+#define KS_NR32_pwritev2	393
+#define KS_NR32_io_uring_enter	426
+#define KS_NR32_socketcall	(-1)	/* OABI only: not on arm64 */
+#else
+#define KS_NR32_write		4
+#define KS_NR32_socketcall	102
+#define KS_NR32_writev		146
+#define KS_NR32_sendfile	187
+#define KS_NR32_sendfile64	239
+#define KS_NR32_splice		313
+#define KS_NR32_pwritev		334
+#define KS_NR32_sendmmsg	345
+#define KS_NR32_sendto		369
+#define KS_NR32_sendmsg		370
+#define KS_NR32_pwritev2	379
+#define KS_NR32_io_uring_enter	426
+#define KS_NR32_send		(-1)	/* i386 sends through socketcall */
+#endif
+
 /* Is the current syscall a 32-bit one: ia32 (TS_COMPAT) on x86-64, an
  * AArch32 task (TIF_32BIT) on arm64? */
 static __always_inline bool ks_in_compat32(void)
@@ -187,6 +219,22 @@ static __always_inline bool ks_in_compat32(void)
 	(a)[3] = BPF_CORE_READ(regs, r10);				\
 	(a)[4] = BPF_CORE_READ(regs, r8);				\
 	(a)[5] = BPF_CORE_READ(regs, r9);				\
+})
+#endif
+
+/* The same for a 32-bit syscall (ks_in_compat32): i386 passes its
+ * arguments in ebx, ecx, edx, esi, edi, ebp; AArch32 in r0-r5, which are
+ * regs[0-5] of arm64's pt_regs. Zero-extended 32-bit values. */
+#if defined(__TARGET_ARCH_arm64)
+#define KS_SYS_ARGS32(regs, a)	KS_SYS_ARGS(regs, a)
+#else
+#define KS_SYS_ARGS32(regs, a) ({					\
+	(a)[0] = (__u32)BPF_CORE_READ(regs, bx);			\
+	(a)[1] = (__u32)BPF_CORE_READ(regs, cx);			\
+	(a)[2] = (__u32)BPF_CORE_READ(regs, dx);			\
+	(a)[3] = (__u32)BPF_CORE_READ(regs, si);			\
+	(a)[4] = (__u32)BPF_CORE_READ(regs, di);			\
+	(a)[5] = (__u32)BPF_CORE_READ(regs, bp);			\
 })
 #endif
 
