@@ -41,7 +41,8 @@ SHIELDS   := $(notdir $(SHIELD_DIRS))
 SHIELD_OBJS := $(patsubst %,$(BUILD)/shields/%.bpf.o,$(SHIELDS))
 LIB_SRCS  := $(wildcard src/lib/*/*.c)
 CMD_SRCS  := $(wildcard src/cmd/*.c) $(wildcard shields/*/test.c)
-SRC_HDRS  := $(wildcard src/cmd/*.h src/lib/*/*.h) $(wildcard include/kshield/*.h)
+SRC_HDRS  := $(wildcard src/cmd/*.h src/lib/*/*.h) $(wildcard include/kshield/*.h) \
+             $(wildcard shields/*/*.h)
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRCS))
 STATIC_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(LIB_SRCS))
@@ -70,7 +71,7 @@ COMPAT_BINS := $(patsubst shields/%.c,$(BUILD)/shields/%.$(COMPAT_ABI),$(wildcar
 
 all: $(BUILD)/kshield $(SHIELD_OBJS) $(COMPAT_BINS)
 
-$(BUILD)/shields/%.$(COMPAT_ABI): shields/%.c
+$(BUILD)/shields/%.$(COMPAT_ABI): shields/%.c $(wildcard shields/*/*.h)
 	$(call msg,CC32,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(COMPAT_CC) -static -O2 -Wall -Wextra -Werror -o $@ $<

@@ -22,6 +22,9 @@
  *                                     tracepoint links cannot be pinned
  *                                     (BPF perf links, 5.15): raw tracepoint
  *                                     links pin since 5.7
+ *   KS_SYSCALL_ENTER32(prog, sc)      "prog32": the same body for 32-bit
+ *                                     compat calls, which both skip
+ *   ks_in_compat32(), KS_SYS_ARGS32   is this a 32-bit syscall, its args
  *
  * bpf_loop (5.17+) cannot be hidden the same way: its callback is passed as
  * a function pointer, which verifiers before 5.13 reject even in dead code.
@@ -169,6 +172,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_sendmmsg	374
 #define KS_NR32_pwritev2	393
 #define KS_NR32_io_uring_enter	426
+#define KS_NR32_fsconfig	431
 #define KS_NR32_socketcall	(-1)	/* OABI only: not on arm64 */
 #else
 #define KS_NR32_write		4
@@ -183,6 +187,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_sendmsg		370
 #define KS_NR32_pwritev2	379
 #define KS_NR32_io_uring_enter	426
+#define KS_NR32_fsconfig	431
 #define KS_NR32_send		(-1)	/* i386 sends through socketcall */
 #endif
 
@@ -264,6 +269,26 @@ int prog##__raw(struct bpf_raw_tracepoint_args *ctx)			\
 	return ____##prog(a, true);					\
 }									\
 static __always_inline int ____##prog(const __u64 *args, bool noloop)
+
+/* KS_SYSCALL_ENTER32(tp__fsconfig, fsconfig), after KS_SYSCALL_ENTER of
+ * the same program: a third program, "prog32" on raw_tp/sys_enter, runs
+ * the same body for the 32-bit calls of syscall @sc (KS_NR32_<sc>), which
+ * the syscall tracepoints and the raw twins skip. It loads wherever the
+ * variant does (its link pins since 5.7), and costs every syscall a
+ * program run. The body gets zero-extended 32-bit arguments and
+ * `noloop` true. */
+#define KS_SYSCALL_ENTER32(prog, sc)					\
+SEC("raw_tp/sys_enter")							\
+int prog##32(struct bpf_raw_tracepoint_args *ctx)			\
+{									\
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];		\
+	__u64 a[6];							\
+									\
+	if ((long)ctx->args[1] != KS_NR32_##sc || !ks_in_compat32())	\
+		return 0;						\
+	KS_SYS_ARGS32(regs, a);						\
+	return ____##prog(a, true);					\
+}
 
 /* KS_SYSCALL_EXIT(tp__unshare_exit, unshare) { ... ret ... } */
 #define KS_SYSCALL_EXIT(prog, sc)					\
