@@ -173,6 +173,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_pwritev2	393
 #define KS_NR32_io_uring_enter	426
 #define KS_NR32_fsconfig	431
+#define KS_NR32_socket		281
 #define KS_NR32_socketcall	(-1)	/* OABI only: not on arm64 */
 #else
 #define KS_NR32_write		4
@@ -188,6 +189,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_pwritev2	379
 #define KS_NR32_io_uring_enter	426
 #define KS_NR32_fsconfig	431
+#define KS_NR32_socket		359
 #define KS_NR32_send		(-1)	/* i386 sends through socketcall */
 #endif
 
