@@ -22,8 +22,9 @@
  *                                     tracepoint links cannot be pinned
  *                                     (BPF perf links, 5.15): raw tracepoint
  *                                     links pin since 5.7
- *   KS_SYSCALL_ENTER32(prog, sc)      "prog32": the same body for 32-bit
- *                                     compat calls, which both skip
+ *   KS_SYSCALL_ENTER32(prog, sc)      "prog__compat32": the same body for
+ *                                     32-bit calls, which both skip (loaded
+ *                                     only where 32-bit code runs)
  *   ks_in_compat32(), KS_SYS_ARGS32   is this a 32-bit syscall, its args
  *
  * bpf_loop (5.17+) cannot be hidden the same way: its callback is passed as
@@ -273,15 +274,15 @@ int prog##__raw(struct bpf_raw_tracepoint_args *ctx)			\
 static __always_inline int ____##prog(const __u64 *args, bool noloop)
 
 /* KS_SYSCALL_ENTER32(tp__fsconfig, fsconfig), after KS_SYSCALL_ENTER of
- * the same program: a third program, "prog32" on raw_tp/sys_enter, runs
- * the same body for the 32-bit calls of syscall @sc (KS_NR32_<sc>), which
- * the syscall tracepoints and the raw twins skip. It loads wherever the
- * variant does (its link pins since 5.7), and costs every syscall a
- * program run. The body gets zero-extended 32-bit arguments and
+ * the same program: a third program, "prog__compat32" on raw_tp/sys_enter,
+ * runs the same body for the 32-bit calls of syscall @sc (KS_NR32_<sc>),
+ * which the syscall tracepoints and the raw twins skip. It costs every
+ * syscall a program run, so the loader loads it only where the kernel runs
+ * 32-bit code (KS_COMPAT32_SUFFIX); its link pins since 5.7. The body gets zero-extended 32-bit arguments and
  * `noloop` true. */
 #define KS_SYSCALL_ENTER32(prog, sc)					\
 SEC("raw_tp/sys_enter")							\
-int prog##32(struct bpf_raw_tracepoint_args *ctx)			\
+int prog##__compat32(struct bpf_raw_tracepoint_args *ctx)			\
 {									\
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];		\
 	__u64 a[6];							\

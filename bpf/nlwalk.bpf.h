@@ -634,7 +634,8 @@ static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 fla
  * of any io_uring submission to one, unparsed: the 32-bit layouts
  * (compat_msghdr, compat_iovec) are not walked, and nothing sends netlink
  * requests from 32-bit code in a user namespace (fail closed). Costs every
- * syscall of every task a program run (the number is compared first). */
+ * syscall of every task a program run (the number is compared first): the
+ * loader loads it only where the kernel runs 32-bit code. */
 static __always_inline int nlw_tp_compat(struct bpf_raw_tracepoint_args *ctx, int protocol)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
@@ -730,8 +731,9 @@ int BPF_PROG(fmod_ret__netlink_send__noloop, struct sock *sk, struct sk_buff *sk
  * io_uring_enter from the submission ring (nlw_tp_uring_enter); rings
  * polled by a kernel thread (SQPOLL) do not pass these tracepoints: the
  * fallback's documented gap, which only the LSM and fmod_ret variants
- * close. 32-bit compat syscalls skip them too: tp__compat32 (one
- * raw_tp/sys_enter program) kills those senders unparsed. vmsplice and tee only fill pipes: the splice out of the pipe is
+ * close. 32-bit compat syscalls skip them too: tp__send__compat32 (one
+ * raw_tp/sys_enter program, loaded only where the kernel runs 32-bit
+ * code) kills those senders unparsed. vmsplice and tee only fill pipes: the splice out of the pipe is
  * what is seen. */
 #define NLW_TP_PROGRAMS(protocol)					\
 KS_SYSCALL_ENTER(tp__sendmsg, sendmsg)					\
@@ -772,7 +774,7 @@ KS_SYSCALL_ENTER(tp__io_uring_enter, io_uring_enter)			\
 				  (__u32)args[3], protocol, noloop);	\
 }									\
 SEC("raw_tp/sys_enter")							\
-int tp__compat32(struct bpf_raw_tracepoint_args *ctx)			\
+int tp__send__compat32(struct bpf_raw_tracepoint_args *ctx)			\
 {									\
 	return nlw_tp_compat(ctx, protocol);				\
 }
