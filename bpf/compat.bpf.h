@@ -26,6 +26,7 @@
  *                                     32-bit calls, which both skip (loaded
  *                                     only where 32-bit code runs)
  *   ks_in_compat32(), KS_SYS_ARGS32   is this a 32-bit syscall, its args
+ *   ks_socketcall32(ctx, a)           an i386 socketcall's call and args
  *
  * bpf_loop (5.17+) cannot be hidden the same way: its callback is passed as
  * a function pointer, which verifiers before 5.13 reject even in dead code.
@@ -175,6 +176,9 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_io_uring_enter	426
 #define KS_NR32_fsconfig	431
 #define KS_NR32_socket		281
+#define KS_NR32_bind		282
+#define KS_NR32_accept		285
+#define KS_NR32_accept4		366
 #define KS_NR32_socketcall	(-1)	/* OABI only: not on arm64 */
 #else
 #define KS_NR32_write		4
@@ -191,6 +195,9 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_io_uring_enter	426
 #define KS_NR32_fsconfig	431
 #define KS_NR32_socket		359
+#define KS_NR32_bind		361
+#define KS_NR32_accept4		364
+#define KS_NR32_accept		(-1)	/* socketcall only */
 #define KS_NR32_send		(-1)	/* i386 sends through socketcall */
 #endif
 
@@ -280,17 +287,48 @@ static __always_inline int ____##prog(const __u64 *args, bool noloop)
  * syscall a program run, so the loader loads it only where the kernel runs
  * 32-bit code (KS_COMPAT32_SUFFIX); its link pins since 5.7. The body gets zero-extended 32-bit arguments and
  * `noloop` true. */
-#define KS_SYSCALL_ENTER32(prog, sc)					\
+#define KS_SYSCALL_ENTER32(prog, sc)	KS_SYSCALL_ENTER32_OR(prog, sc, sc)
+/* The same for either of two syscalls (sendfile and sendfile64). */
+#define KS_SYSCALL_ENTER32_OR(prog, sc, sc2)				\
 SEC("raw_tp/sys_enter")							\
 int prog##__compat32(struct bpf_raw_tracepoint_args *ctx)			\
 {									\
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];		\
+	long nr = (long)ctx->args[1];					\
 	__u64 a[6];							\
 									\
-	if ((long)ctx->args[1] != KS_NR32_##sc || !ks_in_compat32())	\
+	if (nr < 0 || (nr != KS_NR32_##sc && nr != KS_NR32_##sc2) ||	\
+	    !ks_in_compat32())						\
 		return 0;						\
 	KS_SYS_ARGS32(regs, a);						\
 	return ____##prog(a, true);					\
+}
+
+/* i386 socketcall(call, args) from raw_tp/sys_enter: for a 32-bit
+ * socketcall, its call number (SYS_SOCKET 1, SYS_BIND 2, ...) with the
+ * first three of its 32-bit arguments in @a (read from user memory); -1
+ * for any other syscall, on arm64 (AArch32 EABI has no socketcall), or
+ * when the array is unreadable (the call then fails with EFAULT). */
+static __always_inline long ks_socketcall32(struct bpf_raw_tracepoint_args *ctx, __u64 *a)
+{
+#if defined(__TARGET_ARCH_arm64)
+	return -1;
+#else
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u32 a32[3];
+	long call;
+
+	if ((long)ctx->args[1] != KS_NR32_socketcall || !ks_in_compat32())
+		return -1;
+	call = (__u32)BPF_CORE_READ(regs, bx);
+	if (bpf_probe_read_user(a32, sizeof(a32), (const void *)(long)(__u32)BPF_CORE_READ(regs, cx)))
+		return -1;
+	a[0] = a32[0];
+	a[1] = a32[1];
+	a[2] = a32[2];
+	a[3] = a[4] = a[5] = 0;
+	return call;
+#endif
 }
 
 /* KS_SYSCALL_EXIT(tp__unshare_exit, unshare) { ... ret ... } */

@@ -644,6 +644,8 @@ static __always_inline int nlw_tp_compat(struct bpf_raw_tracepoint_args *ctx, in
 	__u64 a[6];
 	int fd;
 
+	if (nr < 0)	/* KS_NR32_* of -1: no such call in this ABI */
+		return 0;
 	if (nr != KS_NR32_write && nr != KS_NR32_writev && nr != KS_NR32_pwritev &&
 	    nr != KS_NR32_pwritev2 && nr != KS_NR32_sendmsg && nr != KS_NR32_sendto &&
 	    nr != KS_NR32_send && nr != KS_NR32_sendmmsg && nr != KS_NR32_splice &&
