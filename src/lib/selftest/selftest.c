@@ -216,6 +216,21 @@ int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
 	return -EIO;
 }
 
+int ks_test_run_compat_fd(const char *shield, const char *prog, int fd, const char *arg,
+			  char *why, size_t len)
+{
+	char fdarg[16];
+	char *argv[] = { fdarg, (char *)arg, NULL };
+	int dfd = fcntl(fd, F_DUPFD, 3), rc;
+
+	if (dfd < 0)
+		return ks_case_from(-1, errno, "fcntl(F_DUPFD)", why, len);
+	snprintf(fdarg, sizeof(fdarg), "%d", dfd);
+	rc = ks_test_run_compat(shield, prog, argv, why, len);
+	close(dfd);
+	return rc;
+}
+
 int ks_test_socket_compat(int family, int type, int protocol, int socketcall,
 			  char *why, size_t len)
 {

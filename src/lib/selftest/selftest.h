@@ -120,6 +120,11 @@ int ks_test_drop_to(unsigned uid, unsigned gid);
  * a missing binary is an error. */
 int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
 		       char *why, size_t len);
+/* ks_test_run_compat(@shield, @prog, { "<fd>", @arg }) with @fd inherited
+ * (a copy without FD_CLOEXEC, closed again here): the 32-bit program works
+ * on an object the test made (a context, a scratch file). */
+int ks_test_run_compat_fd(const char *shield, const char *prog, int fd, const char *arg,
+			  char *why, size_t len);
 /* A socket made by 32-bit code (the shared compat program "socket",
  * shields/common/compat/socket.c, through the 32-bit socket syscall, or
  * i386 socketcall(SYS_SOCKET) when @socketcall), passed back here: the fd,
