@@ -11,7 +11,9 @@
  * attacker's position), prepares it with @setup, sends what @build writes,
  * and reads the replies: the kernel queues one for each message it
  * processed (every message asks for an ack), which is how a path that
- * outlives a SIGKILL shows that its request still went through.
+ * outlives a SIGKILL shows that its request still went through. The
+ * compat ways hand the built request to a 32-bit sender (nlt_send_compat)
+ * and read the replies here, so each message is written once.
  */
 #ifndef KSHIELD_NLTRIGGER_H
 #define KSHIELD_NLTRIGGER_H
