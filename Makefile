@@ -264,6 +264,8 @@ install: all
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPDIR) $(DESTDIR)$(SYSCONFDIR)/kshield
 	$(Q)install -m 0755 $(BUILD)/kshield $(DESTDIR)$(SBINDIR)/kshield
 	$(Q)$(if $(SHIELD_OBJS),install -m 0644 $(SHIELD_OBJS) $(DESTDIR)$(KSLIBDIR)/shields/)
+	$(Q)for c in $(COMPAT_BINS); do \
+	    install -D -m 0755 $$c $(DESTDIR)$(KSLIBDIR)/shields/$${c#$(BUILD)/shields/}; done	# kshield test's compat paths
 	$(Q)if [ ! -d $(DESTDIR)$(SYSCONFDIR)/kshield/shields.d ]; then \
 	    install -d $(DESTDIR)$(SYSCONFDIR)/kshield/shields.d && \
 	    for s in $(SHIELDS); do \
