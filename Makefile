@@ -45,7 +45,8 @@ SHIELDS   := $(notdir $(SHIELD_DIRS))
 SHIELD_OBJS := $(patsubst %,$(BUILD)/shields/%.bpf.o,$(SHIELDS))
 LIB_SRCS  := $(wildcard src/lib/*/*.c)
 CMD_SRCS  := $(wildcard src/cmd/*.c) $(wildcard shields/*/test.c)
-SRC_HDRS  := $(wildcard src/cmd/*.h src/lib/*/*.h) $(wildcard include/kshield/*.h)
+SRC_HDRS  := $(wildcard src/cmd/*.h src/lib/*/*.h) $(wildcard include/kshield/*.h) \
+             $(wildcard shields/*/*.h)
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRCS))
 STATIC_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(LIB_SRCS))
@@ -74,7 +75,7 @@ COMPAT_BINS := $(patsubst shields/%.c,$(BUILD)/shields/%.$(COMPAT_ABI),$(wildcar
 
 all: $(BUILD)/kshield $(SHIELD_OBJS) $(COMPAT_BINS)
 
-$(BUILD)/shields/%.$(COMPAT_ABI): shields/%.c
+$(BUILD)/shields/%.$(COMPAT_ABI): shields/%.c $(wildcard shields/*/*.h)
 	$(call msg,CC32,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(COMPAT_CC) -static -O2 -Wall -Wextra -Werror -o $@ $<
@@ -267,6 +268,8 @@ install: all
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPDIR) $(DESTDIR)$(SYSCONFDIR)/kshield
 	$(Q)install -m 0755 $(BUILD)/kshield $(DESTDIR)$(SBINDIR)/kshield
 	$(Q)$(if $(SHIELD_OBJS),install -m 0644 $(SHIELD_OBJS) $(DESTDIR)$(KSLIBDIR)/shields/)
+	$(Q)for c in $(COMPAT_BINS); do \
+	    install -D -m 0755 $$c $(DESTDIR)$(KSLIBDIR)/shields/$${c#$(BUILD)/shields/}; done	# kshield test's compat paths
 	$(Q)if [ ! -d $(DESTDIR)$(SYSCONFDIR)/kshield/shields.d ]; then \
 	    install -d $(DESTDIR)$(SYSCONFDIR)/kshield/shields.d && \
 	    for s in $(SHIELDS); do \

@@ -22,6 +22,11 @@
  *                                     tracepoint links cannot be pinned
  *                                     (BPF perf links, 5.15): raw tracepoint
  *                                     links pin since 5.7
+ *   KS_SYSCALL_ENTER32(prog, sc)      "prog__compat32": the same body for
+ *                                     32-bit calls, which both skip (loaded
+ *                                     only where 32-bit code runs)
+ *   ks_in_compat32(), KS_SYS_ARGS32   is this a 32-bit syscall, its args
+ *   ks_socketcall32(ctx, a)           an i386 socketcall's call and args
  *
  * bpf_loop (5.17+) cannot be hidden the same way: its callback is passed as
  * a function pointer, which verifiers before 5.13 reject even in dead code.
@@ -154,6 +159,48 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_io_uring_enter	426
 #endif
 
+/* Syscall numbers of the 32-bit ABI (i386 on x86-64, AArch32 EABI on
+ * arm64), as raw_tp/sys_enter sees them for a 32-bit call. */
+#if defined(__TARGET_ARCH_arm64)
+#define KS_NR32_write		4
+#define KS_NR32_writev		146
+#define KS_NR32_sendfile	187
+#define KS_NR32_sendfile64	239
+#define KS_NR32_send		289
+#define KS_NR32_sendto		290
+#define KS_NR32_sendmsg		296
+#define KS_NR32_splice		340
+#define KS_NR32_pwritev		362
+#define KS_NR32_sendmmsg	374
+#define KS_NR32_pwritev2	393
+#define KS_NR32_io_uring_enter	426
+#define KS_NR32_fsconfig	431
+#define KS_NR32_socket		281
+#define KS_NR32_bind		282
+#define KS_NR32_accept		285
+#define KS_NR32_accept4		366
+#define KS_NR32_socketcall	(-1)	/* OABI only: not on arm64 */
+#else
+#define KS_NR32_write		4
+#define KS_NR32_socketcall	102
+#define KS_NR32_writev		146
+#define KS_NR32_sendfile	187
+#define KS_NR32_sendfile64	239
+#define KS_NR32_splice		313
+#define KS_NR32_pwritev		334
+#define KS_NR32_sendmmsg	345
+#define KS_NR32_sendto		369
+#define KS_NR32_sendmsg		370
+#define KS_NR32_pwritev2	379
+#define KS_NR32_io_uring_enter	426
+#define KS_NR32_fsconfig	431
+#define KS_NR32_socket		359
+#define KS_NR32_bind		361
+#define KS_NR32_accept4		364
+#define KS_NR32_accept		(-1)	/* socketcall only */
+#define KS_NR32_send		(-1)	/* i386 sends through socketcall */
+#endif
+
 /* Is the current syscall a 32-bit one: ia32 (TS_COMPAT) on x86-64, an
  * AArch32 task (TIF_32BIT) on arm64? */
 static __always_inline bool ks_in_compat32(void)
@@ -190,6 +237,22 @@ static __always_inline bool ks_in_compat32(void)
 })
 #endif
 
+/* The same for a 32-bit syscall (ks_in_compat32): i386 passes its
+ * arguments in ebx, ecx, edx, esi, edi, ebp; AArch32 in r0-r5, which are
+ * regs[0-5] of arm64's pt_regs. Zero-extended 32-bit values. */
+#if defined(__TARGET_ARCH_arm64)
+#define KS_SYS_ARGS32(regs, a)	KS_SYS_ARGS(regs, a)
+#else
+#define KS_SYS_ARGS32(regs, a) ({					\
+	(a)[0] = (__u32)BPF_CORE_READ(regs, bx);			\
+	(a)[1] = (__u32)BPF_CORE_READ(regs, cx);			\
+	(a)[2] = (__u32)BPF_CORE_READ(regs, dx);			\
+	(a)[3] = (__u32)BPF_CORE_READ(regs, si);			\
+	(a)[4] = (__u32)BPF_CORE_READ(regs, di);			\
+	(a)[5] = (__u32)BPF_CORE_READ(regs, bp);			\
+})
+#endif
+
 /* KS_SYSCALL_ENTER(tp__bind, bind) { ... args[1] ... }: the body sees the
  * six arguments as `const __u64 *args`, and `noloop` (a constant: true in
  * the raw twin, which must not call bpf_loop), and returns the program's
@@ -216,6 +279,57 @@ int prog##__raw(struct bpf_raw_tracepoint_args *ctx)			\
 	return ____##prog(a, true);					\
 }									\
 static __always_inline int ____##prog(const __u64 *args, bool noloop)
+
+/* KS_SYSCALL_ENTER32(tp__fsconfig, fsconfig), after KS_SYSCALL_ENTER of
+ * the same program: a third program, "prog__compat32" on raw_tp/sys_enter,
+ * runs the same body for the 32-bit calls of syscall @sc (KS_NR32_<sc>),
+ * which the syscall tracepoints and the raw twins skip. It costs every
+ * syscall a program run, so the loader loads it only where the kernel runs
+ * 32-bit code (KS_COMPAT32_SUFFIX); its link pins since 5.7. The body gets zero-extended 32-bit arguments and
+ * `noloop` true. */
+#define KS_SYSCALL_ENTER32(prog, sc)	KS_SYSCALL_ENTER32_OR(prog, sc, sc)
+/* The same for either of two syscalls (sendfile and sendfile64). */
+#define KS_SYSCALL_ENTER32_OR(prog, sc, sc2)				\
+SEC("raw_tp/sys_enter")							\
+int prog##__compat32(struct bpf_raw_tracepoint_args *ctx)			\
+{									\
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];		\
+	long nr = (long)ctx->args[1];					\
+	__u64 a[6];							\
+									\
+	if (nr < 0 || (nr != KS_NR32_##sc && nr != KS_NR32_##sc2) ||	\
+	    !ks_in_compat32())						\
+		return 0;						\
+	KS_SYS_ARGS32(regs, a);						\
+	return ____##prog(a, true);					\
+}
+
+/* i386 socketcall(call, args) from raw_tp/sys_enter: for a 32-bit
+ * socketcall, its call number (SYS_SOCKET 1, SYS_BIND 2, ...) with the
+ * first three of its 32-bit arguments in @a (read from user memory); -1
+ * for any other syscall, on arm64 (AArch32 EABI has no socketcall), or
+ * when the array is unreadable (the call then fails with EFAULT). */
+static __always_inline long ks_socketcall32(struct bpf_raw_tracepoint_args *ctx, __u64 *a)
+{
+#if defined(__TARGET_ARCH_arm64)
+	return -1;
+#else
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u32 a32[3];
+	long call;
+
+	if ((long)ctx->args[1] != KS_NR32_socketcall || !ks_in_compat32())
+		return -1;
+	call = (__u32)BPF_CORE_READ(regs, bx);
+	if (bpf_probe_read_user(a32, sizeof(a32), (const void *)(long)(__u32)BPF_CORE_READ(regs, cx)))
+		return -1;
+	a[0] = a32[0];
+	a[1] = a32[1];
+	a[2] = a32[2];
+	a[3] = a[4] = a[5] = 0;
+	return call;
+#endif
+}
 
 /* KS_SYSCALL_EXIT(tp__unshare_exit, unshare) { ... ret ... } */
 #define KS_SYSCALL_EXIT(prog, sc)					\

@@ -626,6 +626,58 @@ static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 fla
 	return 0;
 }
 
+/* 32-bit compat syscalls for the tp variant. The syscall tracepoints
+ * (and their raw twins) skip them, so this one raw_tp/sys_enter program
+ * watches every 32-bit call (i386 binaries and `int $0x80` on x86-64,
+ * AArch32 tasks on arm64) and kills the sender of any send, write, splice,
+ * sendfile or socketcall send to a guarded netlink socket of @protocol, and
+ * of any io_uring submission to one, unparsed: the 32-bit layouts
+ * (compat_msghdr, compat_iovec) are not walked, and nothing sends netlink
+ * requests from 32-bit code in a user namespace (fail closed). Costs every
+ * syscall of every task a program run (the number is compared first): the
+ * loader loads it only where the kernel runs 32-bit code. */
+static __always_inline int nlw_tp_compat(struct bpf_raw_tracepoint_args *ctx, int protocol)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	long nr = (long)ctx->args[1];
+	struct sock *sk;
+	__u64 a[6];
+	int fd;
+
+	if (nr < 0)	/* KS_NR32_* of -1: no such call in this ABI */
+		return 0;
+	if (nr != KS_NR32_write && nr != KS_NR32_writev && nr != KS_NR32_pwritev &&
+	    nr != KS_NR32_pwritev2 && nr != KS_NR32_sendmsg && nr != KS_NR32_sendto &&
+	    nr != KS_NR32_send && nr != KS_NR32_sendmmsg && nr != KS_NR32_splice &&
+	    nr != KS_NR32_sendfile && nr != KS_NR32_sendfile64 &&
+	    nr != KS_NR32_io_uring_enter && nr != KS_NR32_socketcall)
+		return 0;
+	if (!ks_in_compat32())
+		return 0;
+	KS_SYS_ARGS32(regs, a);
+	if (nr == KS_NR32_io_uring_enter)
+		return nlw_tp_uring_enter((int)a[0], (__u32)a[1], (__u32)a[3], protocol, true);
+	fd = (int)a[0];
+	if (nr == KS_NR32_splice) {
+		fd = (int)a[2];
+	} else if (nr == KS_NR32_socketcall) {
+		__u32 fd32;
+
+		/* SYS_SEND, SYS_SENDTO, SYS_SENDMSG, SYS_SENDMMSG: the socket
+		 * is the first of the 32-bit arguments at a[1]. */
+		if (a[0] != 9 && a[0] != 11 && a[0] != 16 && a[0] != 20)
+			return 0;
+		if (bpf_probe_read_user(&fd32, sizeof(fd32), (const void *)(long)a[1]))
+			return 0;	/* the call fails with EFAULT */
+		fd = (int)fd32;
+	}
+	sk = nlw_fd_netlink_sock(fd);
+	if (!sk || !nlw_guarded(sk, protocol))
+		return 0;
+	ks_kill("sys_enter_compat32", nr, fd, 0, NLW_UNPARSED);
+	return 0;
+}
+
 /* The "lsm" and "fmod_ret" (security_netlink_send) variants of a netlink
  * shield for sockets of @protocol. */
 #define NLW_LSM_PROGRAM(protocol)					\
@@ -654,11 +706,18 @@ int BPF_PROG(fmod_ret__netlink_send__noloop, struct sock *sk, struct sk_buff *sk
  * shares the socket (clone-files: a sibling sends and is killed, the other
  * keeps the committed state) is only seen. io_uring sends are judged at
  * io_uring_enter (nlw_tp_uring_enter: not with SQPOLL rings); 32-bit
- * compat sends pass none of the syscall tracepoints: not covered by tp.
+ * compat sends pass none of the syscall tracepoints: tp kills their
+ * senders from raw_tp/sys_enter (nlw_tp_compat), like native.
  * pre-existing (namespace entered, socket opened and set up before the
- * shield loaded, the trigger sent after) is judged at the send like native. */
-#define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,clone-files,pre-existing"
-#define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,pre-existing"
+ * shield loaded, the trigger sent after) is judged at the send like native.
+ * The compat paths are named by the 32-bit ABI of the object's arch. */
+#if defined(__TARGET_ARCH_arm64)
+#define NLW_PATHS_COMPAT "compat-arm,compat-arm-write"
+#else
+#define NLW_PATHS_COMPAT "compat-i386,compat-i386-write,compat-i386-socketcall"
+#endif
+#define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,clone-files,pre-existing," NLW_PATHS_COMPAT
+#define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,pre-existing," NLW_PATHS_COMPAT
 #define NLW_PATHS_TP_SEEN "clone-files"
 
 /* The "tp" variant: the syscalls that reach netlink_sendmsg(), each
@@ -672,9 +731,11 @@ int BPF_PROG(fmod_ret__netlink_send__noloop, struct sock *sk, struct sk_buff *sk
  * ~220 ns to write() and nothing to other syscalls, an empty
  * raw_tp/sys_enter ~150 ns to every syscall. io_uring sends are judged at
  * io_uring_enter from the submission ring (nlw_tp_uring_enter); rings
- * polled by a kernel thread (SQPOLL) and 32-bit compat syscalls do not pass
- * these tracepoints: the fallback's documented gap, which only the LSM and
- * fmod_ret variants close. vmsplice and tee only fill pipes: the splice out of the pipe is
+ * polled by a kernel thread (SQPOLL) do not pass these tracepoints: the
+ * fallback's documented gap, which only the LSM and fmod_ret variants
+ * close. 32-bit compat syscalls skip them too: tp__send__compat32 (one
+ * raw_tp/sys_enter program, loaded only where the kernel runs 32-bit
+ * code) kills those senders unparsed. vmsplice and tee only fill pipes: the splice out of the pipe is
  * what is seen. */
 #define NLW_TP_PROGRAMS(protocol)					\
 KS_SYSCALL_ENTER(tp__sendmsg, sendmsg)					\
@@ -713,6 +774,11 @@ KS_SYSCALL_ENTER(tp__io_uring_enter, io_uring_enter)			\
 {									\
 	return nlw_tp_uring_enter((int)args[0], (__u32)args[1],	\
 				  (__u32)args[3], protocol, noloop);	\
+}									\
+SEC("raw_tp/sys_enter")							\
+int tp__send__compat32(struct bpf_raw_tracepoint_args *ctx)			\
+{									\
+	return nlw_tp_compat(ctx, protocol);				\
 }
 
 #endif /* KSHIELD_NLWALK_BPF_H */

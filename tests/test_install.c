@@ -10,6 +10,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <glob.h>
 #include <limits.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -95,6 +96,24 @@ static void make_install(const char *dest, const char *extra)
 }
 
 /* Each built shield object is installed, and linked from shields.d. */
+/* Each 32-bit test program (<shield>/compat/<prog>.<abi>) is installed
+ * beside the objects: kshield test runs them for the compat paths. */
+static void expect_compat(const char *dest, const char *libdir)
+{
+	char pattern[PATH_MAX], path[PATH_MAX];
+	glob_t g;
+	size_t skip = strlen(ks_shields_dir());
+
+	snprintf(pattern, sizeof(pattern), "%s/*/compat/*", ks_shields_dir());
+	cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "no compat test programs built in %s",
+		     ks_shields_dir());
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		snprintf(path, sizeof(path), "%s%s/shields%s", dest, libdir, g.gl_pathv[i] + skip);
+		expect_mode(path, 0755);
+	}
+	globfree(&g);
+}
+
 static void expect_shields(const char *dest, const char *libdir)
 {
 	DIR *d = opendir(ks_shields_dir());
@@ -120,6 +139,7 @@ static void expect_shields(const char *dest, const char *libdir)
 	}
 	closedir(d);
 	cr_expect_gt(n, 0, "no shield objects were built in %s", ks_shields_dir());
+	expect_compat(dest, libdir);
 }
 
 /* Every line of the default config is blank, a comment, or `key = value`. */

@@ -24,6 +24,11 @@ int ks_compat_prepare(struct bpf_object *obj);
  * the variant. */
 #define KS_NOLOOP_SUFFIX "__noloop"
 #define KS_RAW_SUFFIX "__raw"
+/* "X__compat32" (bpf/compat.bpf.h KS_SYSCALL_ENTER32, nlwalk's compat
+ * sender check): a raw_tp/sys_enter program for 32-bit syscalls, which
+ * taxes every syscall; the loader loads it only where the kernel runs
+ * 32-bit code. */
+#define KS_COMPAT32_SUFFIX "__compat32"
 void ks_compat_select(struct bpf_object *obj);
 
 /* Whether @prog (autoload or not) calls a helper this kernel does not have

@@ -22,6 +22,8 @@ static const char *const names[NLT_PATH_MAX] = {
 	[NLT_WRITEV] = "writev", [NLT_PWRITEV2] = "pwritev2", [NLT_SENDMMSG] = "sendmmsg",
 	[NLT_SPLICE] = "splice", [NLT_SENDFILE] = "sendfile", [NLT_IO_URING] = "io-uring",
 	[NLT_SCM_RIGHTS] = "scm-rights", [NLT_CLONE_FILES] = "clone-files",
+	[NLT_COMPAT_SENDMSG] = "32-bit sendmsg", [NLT_COMPAT_WRITE] = "32-bit write",
+	[NLT_COMPAT_SOCKETCALL] = "32-bit socketcall",
 };
 
 const char *nlt_path_name(enum nlt_path p)
@@ -230,6 +232,42 @@ static int send_from_sibling(int fd, struct nlbuild *b, int *killed)
 	return WIFEXITED(status) ? -WEXITSTATUS(status) : 0;
 }
 
+/* The 32-bit nlsend (shields/common/compat/nlsend.c) is run in this
+ * process's namespaces; the descriptors reach it by exec (copies without
+ * O_CLOEXEC), the request in a memfd. */
+int nlt_send_compat(int fd, struct nlbuild *b, enum nlt_path p, char *why, size_t len)
+{
+	static const char *const way[NLT_PATH_MAX] = {
+		[NLT_COMPAT_SENDMSG] = "sendmsg", [NLT_COMPAT_WRITE] = "write",
+		[NLT_COMPAT_SOCKETCALL] = "socketcall",
+	};
+	char sfd[16], rfd[16];
+	char *argv[] = { (char *)way[p], sfd, rfd, NULL };
+	int mfd, dfd, rc;
+
+	if (b->overflow)
+		return ks_case_from(-1, ENOBUFS, nlt_path_name(p), why, len);
+	mfd = memfd_create("kshield-nl32", 0);
+	if (mfd < 0)
+		return ks_case_from(-1, errno, "memfd_create", why, len);
+	if (pwrite(mfd, b->buf, b->len, 0) != (ssize_t)b->len) {
+		close(mfd);
+		return ks_case_from(-1, EIO, "pwrite(memfd)", why, len);
+	}
+	dfd = fcntl(fd, F_DUPFD, 3);
+	if (dfd < 0) {
+		rc = ks_case_from(-1, errno, "fcntl(F_DUPFD)", why, len);
+		close(mfd);
+		return rc;
+	}
+	snprintf(sfd, sizeof(sfd), "%d", dfd);
+	snprintf(rfd, sizeof(rfd), "%d", mfd);
+	rc = ks_test_run_compat("common", "nlsend", argv, why, len);
+	close(dfd);
+	close(mfd);
+	return rc;
+}
+
 /* The socket of @t for way @p, in the attacker's position, set up. */
 static int prepare(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 {
@@ -256,7 +294,16 @@ static int finish(const struct nlt_trigger *t, enum nlt_path p, int fd, char *wh
 
 	nlb_init(&b, buf, sizeof(buf));
 	t->build(&b);
-	if (p == NLT_CLONE_FILES)
+	if (p >= NLT_COMPAT_SENDMSG) {
+		/* The 32-bit sender refused or killed is the attacker stopped,
+		 * as for the native ways (this process only holds the socket
+		 * to read what went through). */
+		err = nlt_send_compat(fd, &b, p, why, len);
+		if (err != KS_CASE_PASSED) {
+			close(fd);
+			return err;
+		}
+	} else if (p == NLT_CLONE_FILES)
 		err = send_from_sibling(fd, &b, &killed);
 	else	/* scm-rights: the exploit's own sendmsg on the passed socket */
 		err = nlt_send(fd, &b, p == NLT_SCM_RIGHTS ? NLT_SENDMSG : p);

@@ -11,7 +11,9 @@
  * attacker's position), prepares it with @setup, sends what @build writes,
  * and reads the replies: the kernel queues one for each message it
  * processed (every message asks for an ack), which is how a path that
- * outlives a SIGKILL shows that its request still went through.
+ * outlives a SIGKILL shows that its request still went through. The
+ * compat ways hand the built request to a 32-bit sender (nlt_send_compat)
+ * and read the replies here, so each message is written once.
  */
 #ifndef KSHIELD_NLTRIGGER_H
 #define KSHIELD_NLTRIGGER_H
@@ -34,6 +36,10 @@ enum nlt_path {
 	NLT_SCM_RIGHTS,		/* socket made in the namespace, sent out to its owner */
 	NLT_CLONE_FILES,	/* sent by a process sharing the descriptor table,
 				 * the replies read by the one that stays */
+	NLT_COMPAT_SENDMSG,	/* a 32-bit process (i386, AArch32) in the same
+				 * namespaces sends it: sendmsg ... */
+	NLT_COMPAT_WRITE,	/* ... write ... */
+	NLT_COMPAT_SOCKETCALL,	/* ... socketcall(SYS_SENDMSG) (i386 only) */
 	NLT_PATH_MAX,
 };
 
@@ -55,9 +61,15 @@ struct nlt_trigger {
 
 const char *nlt_path_name(enum nlt_path p);
 /* Send everything built in @b on @fd by way of @p (socket ways only: not
- * NLT_SCM_RIGHTS / NLT_CLONE_FILES). 0 or -errno; -ENOSYS when this
+ * NLT_SCM_RIGHTS / NLT_CLONE_FILES / NLT_COMPAT_*). 0 or -errno; -ENOSYS when this
  * kernel lacks the way (io_uring). */
 int nlt_send(int fd, struct nlbuild *b, enum nlt_path p);
+/* Send @b on @fd by a 32-bit process (NLT_COMPAT_*: the shared
+ * shields/common/compat/nlsend, in this process's namespaces); the replies
+ * stay queued on @fd for this process. A case result: PASSED (sent),
+ * REFUSED (EPERM, or the sender killed), <0 with @why (n/a where no 32-bit
+ * code runs). */
+int nlt_send_compat(int fd, struct nlbuild *b, enum nlt_path p, char *why, size_t len);
 /* Run @t by way of @p: a case result. */
 int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len);
 /* The "pre-existing" path: nlt_before() enters the namespace, opens the
@@ -69,6 +81,12 @@ int nlt_after(const struct nlt_trigger *t, char *why, size_t len);
 #define __NLT_FN(t, name, p)						\
 	static int t##__##name(char *why, size_t len)			\
 	{ return nlt_run(&t, p, why, len); }
+
+#if defined(__aarch64__)
+#define __NLT_COMPAT_SOCKETCALL_FN(t)	/* AArch32 (EABI) has no socketcall */
+#else
+#define __NLT_COMPAT_SOCKETCALL_FN(t)	__NLT_FN(t, compat_socketcall, NLT_COMPAT_SOCKETCALL)
+#endif
 
 /* One case function per way in, for the trigger @t. */
 #define NLT_PATH_FNS(t)							\
@@ -83,10 +101,28 @@ int nlt_after(const struct nlt_trigger *t, char *why, size_t len);
 	__NLT_FN(t, io_uring, NLT_IO_URING)				\
 	__NLT_FN(t, scm_rights, NLT_SCM_RIGHTS)				\
 	__NLT_FN(t, clone_files, NLT_CLONE_FILES)			\
+	__NLT_FN(t, compat_sendmsg, NLT_COMPAT_SENDMSG)			\
+	__NLT_FN(t, compat_write, NLT_COMPAT_WRITE)			\
+	__NLT_COMPAT_SOCKETCALL_FN(t)					\
 	static int t##__pre_before(char *why, size_t len)		\
 	{ return nlt_before(&t, why, len); }				\
 	static int t##__pre_after(char *why, size_t len)		\
 	{ return nlt_after(&t, why, len); }
+
+/* The compat paths: the request sent by a 32-bit program (the shared
+ * shields/common/compat/nlsend.c), named by the 32-bit ABI of this
+ * build's architecture (the BPF side's NLW_PATHS_COMPAT); n/a where the
+ * kernel runs no 32-bit code. */
+#if defined(__aarch64__)
+#define NLT_COMPAT_PATHS(t)						\
+	{ "compat-arm", t##__compat_sendmsg },				\
+	{ "compat-arm-write", t##__compat_write }
+#else
+#define NLT_COMPAT_PATHS(t)						\
+	{ "compat-i386", t##__compat_sendmsg },				\
+	{ "compat-i386-write", t##__compat_write },			\
+	{ "compat-i386-socketcall", t##__compat_socketcall }
+#endif
 
 /* The path entries, "native" being @native's way (sendmsg or sendto, as
  * the public exploit sends); the other of the two is left out. */
@@ -102,6 +138,7 @@ int nlt_after(const struct nlt_trigger *t, char *why, size_t len);
 	{ "scm-rights", t##__scm_rights },				\
 	{ "clone-files", t##__clone_files },				\
 	{ "pre-existing", t##__pre_after, t##__pre_before },		\
-	{ #other, t##__##other }
+	{ #other, t##__##other },					\
+	NLT_COMPAT_PATHS(t)
 
 #endif

@@ -216,6 +216,63 @@ int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
 	return -EIO;
 }
 
+int ks_test_run_compat_fd(const char *shield, const char *prog, int fd, const char *arg,
+			  char *why, size_t len)
+{
+	char fdarg[16];
+	char *argv[] = { fdarg, (char *)arg, NULL };
+	int dfd = fcntl(fd, F_DUPFD, 3), rc;
+
+	if (dfd < 0)
+		return ks_case_from(-1, errno, "fcntl(F_DUPFD)", why, len);
+	snprintf(fdarg, sizeof(fdarg), "%d", dfd);
+	rc = ks_test_run_compat(shield, prog, argv, why, len);
+	close(dfd);
+	return rc;
+}
+
+int ks_test_socket_compat(int family, int type, int protocol, int socketcall,
+			  char *why, size_t len)
+{
+	char a[4][16], cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, byte;
+	char *argv[] = { a[0], a[1], a[2], socketcall ? "socketcall" : "socket", a[3], NULL };
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int sv[2], dfd, rc, fd = -1;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return ks_case_from(-1, errno, "socketpair", why, len);
+	dfd = fcntl(sv[1], F_DUPFD, 3);		/* without FD_CLOEXEC: for the exec */
+	close(sv[1]);
+	if (dfd < 0) {
+		rc = ks_case_from(-1, errno, "fcntl(F_DUPFD)", why, len);
+		close(sv[0]);
+		return rc;
+	}
+	snprintf(a[0], sizeof(a[0]), "%d", family);
+	snprintf(a[1], sizeof(a[1]), "%d", type);
+	snprintf(a[2], sizeof(a[2]), "%d", protocol);
+	snprintf(a[3], sizeof(a[3]), "%d", dfd);
+	rc = ks_test_run_compat("common", "socket", argv, why, len);
+	close(dfd);
+	if (rc == KS_CASE_PASSED) {
+		if (recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) > 0 &&
+		    (c = CMSG_FIRSTHDR(&m)) && c->cmsg_level == SOL_SOCKET &&
+		    c->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+		if (fd < 0) {
+			snprintf(why, len, "the 32-bit socket program passed no descriptor");
+			rc = -EIO;
+		}
+	}
+	close(sv[0]);
+	if (rc == KS_CASE_PASSED)
+		return fd;
+	return rc == KS_CASE_REFUSED ? -EPERM : rc >= 0 ? -EIO : rc;
+}
+
 int ks_case_from(int rc, int err, const char *what, char *why, size_t len)
 {
 	if (rc >= 0)

@@ -52,7 +52,7 @@
 #define KS_CASE_NOEFFECT	3
 #define KS_CASE_NA	"not applicable: "
 
-#define KS_MAX_PATHS	16
+#define KS_MAX_PATHS	24
 #define KS_PATH_NAME_LEN 32
 
 typedef int (*ks_case_fn)(char *why, size_t len);
@@ -120,6 +120,18 @@ int ks_test_drop_to(unsigned uid, unsigned gid);
  * a missing binary is an error. */
 int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
 		       char *why, size_t len);
+/* ks_test_run_compat(@shield, @prog, { "<fd>", @arg }) with @fd inherited
+ * (a copy without FD_CLOEXEC, closed again here): the 32-bit program works
+ * on an object the test made (a context, a scratch file). */
+int ks_test_run_compat_fd(const char *shield, const char *prog, int fd, const char *arg,
+			  char *why, size_t len);
+/* A socket made by 32-bit code (the shared compat program "socket",
+ * shields/common/compat/socket.c, through the 32-bit socket syscall, or
+ * i386 socketcall(SYS_SOCKET) when @socketcall), passed back here: the fd,
+ * -EPERM when refused (or the program killed), or <0 with @why (n/a
+ * where no 32-bit code runs). */
+int ks_test_socket_compat(int family, int type, int protocol, int socketcall,
+			  char *why, size_t len);
 /* Where the shield objects (and their compat/ programs) are; set by
  * `kshield test`. */
 extern const char *ks_test_shields_dir;

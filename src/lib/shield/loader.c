@@ -49,6 +49,15 @@ static __u64 realtime_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* Is @prog for 32-bit syscalls only (KS_COMPAT32_SUFFIX)? */
+static bool is_compat32(const struct bpf_program *prog)
+{
+	const char *name = bpf_program__name(prog);
+	size_t n = strlen(name), s = strlen(KS_COMPAT32_SUFFIX);
+
+	return n > s && !strcmp(name + n - s, KS_COMPAT32_SUFFIX);
+}
+
 /* Does @prog belong to @variant ("<variant>__...")? */
 /* Does this kernel have 32-bit compat syscalls? Functions of their entry
  * and of a compat-only syscall are in kallsyms exactly when it does (the
@@ -316,7 +325,7 @@ static int try_variant(const char *path, const void *buf, size_t len,
 	bpf_object__for_each_program(prog, obj) {
 		bool mine = prog_in_variant(prog, v);
 
-		bpf_program__set_autoload(prog, mine);
+		bpf_program__set_autoload(prog, mine && !(is_compat32(prog) && !kernel_has_compat()));
 		if (mine)
 			nprogs++;
 	}
