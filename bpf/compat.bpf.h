@@ -14,6 +14,10 @@
  *                                     the cookie the kernel has generated so
  *                                     far, 0 until the socket's first packet
  *   ks_ksym_exists(sym)               libbpf 1.2's bpf_ksym_exists for 1.1
+ *   ks_syscall_nr()                   the syscall the current task is in,
+ *                                     from any program (LSM, fmod_ret):
+ *                                     bpf_task_pt_regs (5.15+); before, the
+ *                                     frame at the top of the task's stack
  *   KS_SYSCALL_ENTER(prog, sc)        one body, two programs: "prog" on
  *   KS_SYSCALL_EXIT(prog, sc)         tracepoint syscalls/sys_{enter,exit}_sc,
  *                                     "prog__raw" on raw_tp/sys_{enter,exit}
@@ -131,6 +135,8 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_writev		66
 #define KS_NR_sendmmsg		269
 #define KS_NR_pwritev2		287
+#define KS_NR_pwrite64		68
+#define KS_NR_pwritev		70
 #define KS_NR_io_uring_enter	426
 #else
 #define KS_NR_bind		49
@@ -156,6 +162,8 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_writev		20
 #define KS_NR_sendmmsg		307
 #define KS_NR_pwritev2		328
+#define KS_NR_pwrite64		18
+#define KS_NR_pwritev		296
 #define KS_NR_io_uring_enter	426
 #endif
 
@@ -164,6 +172,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #if defined(__TARGET_ARCH_arm64)
 #define KS_NR32_write		4
 #define KS_NR32_writev		146
+#define KS_NR32_pwrite64	181
 #define KS_NR32_sendfile	187
 #define KS_NR32_sendfile64	239
 #define KS_NR32_send		289
@@ -184,6 +193,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_write		4
 #define KS_NR32_socketcall	102
 #define KS_NR32_writev		146
+#define KS_NR32_pwrite64	181
 #define KS_NR32_sendfile	187
 #define KS_NR32_sendfile64	239
 #define KS_NR32_splice		313
@@ -252,6 +262,47 @@ static __always_inline bool ks_in_compat32(void)
 	(a)[5] = (__u32)BPF_CORE_READ(regs, bp);			\
 })
 #endif
+
+#define KS_PF_IO_WORKER		0x00000010
+#define KS_PF_KTHREAD		0x00200000
+/* THREAD_SIZE of x86-64 and arm64 (4 KiB pages) without KASAN, as every
+ * Debian build has it: only the pre-5.15 fallback below uses it, and a
+ * frame not found there reads as "unknown", never as another syscall. */
+#define KS_THREAD_SIZE		16384
+
+/* Is @regs a frame saved on entry from user space (64- or 32-bit)? */
+static __always_inline bool ks_user_frame(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_arm64)
+	return (BPF_CORE_READ(regs, pstate) & 0xf) == 0;	/* EL0t, AArch64 or 32 */
+#else
+	return (BPF_CORE_READ(regs, cs) & 3) == 3;		/* CPL 3 */
+#endif
+}
+
+/* The number of the syscall the current task is in (in the table of its
+ * ABI: ks_in_compat32() says which), read from the registers saved at
+ * entry, which no other thread can change; -1 when there is none to read:
+ * kernel threads and io_uring workers (their saved registers are zeros or
+ * a copy of their creator's, not a syscall of theirs), or a frame that is
+ * not a user-mode one. bpf_task_pt_regs is 5.15+; before it the frame is
+ * the last struct pt_regs of the task's stack (task_pt_regs()). */
+static __always_inline long ks_syscall_nr(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pt_regs *regs;
+
+	if (BPF_CORE_READ(task, flags) & (KS_PF_KTHREAD | KS_PF_IO_WORKER))
+		return -1;
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	else
+		regs = (struct pt_regs *)((char *)BPF_CORE_READ(task, stack) + KS_THREAD_SIZE -
+					  bpf_core_type_size(struct pt_regs));
+	if (!regs || !ks_user_frame(regs))
+		return -1;
+	return (long)KS_SYS_NR(regs);
+}
 
 /* KS_SYSCALL_ENTER(tp__bind, bind) { ... args[1] ... }: the body sees the
  * six arguments as `const __u64 *args`, and `noloop` (a constant: true in

@@ -487,6 +487,12 @@ static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int p
 #define NLW_IO_RINGFD_REG_MAX		16
 #define NLW_SQ_SCAN			4096	/* SQEs looked at per enter */
 
+/* A shield may guard other targets of these operations too: it defines
+ * NLW_URING_TARGET(opcode, fd) (true: kill) before including this file. */
+#ifndef NLW_URING_TARGET
+#define NLW_URING_TARGET(op, fd) false
+#endif
+
 static __always_inline bool nlw_uring_op_sends(__u8 op)
 {
 	switch (op) {
@@ -538,6 +544,10 @@ static long nlw_uring_step(__u32 i, void *arg)
 			return 1;
 		}
 		return 0;
+	}
+	if (NLW_URING_TARGET(sqe.opcode, sqe.fd)) {
+		c->hit = sqe.fd;
+		return 1;
 	}
 	sk = nlw_fd_netlink_sock(sqe.fd);
 	if (sk && nlw_guarded(sk, c->protocol)) {
@@ -737,6 +747,14 @@ int BPF_PROG(fmod_ret__netlink_send__noloop, struct sock *sk, struct sk_buff *sk
  * raw_tp/sys_enter program, loaded only where the kernel runs 32-bit
  * code) kills those senders unparsed. vmsplice and tee only fill pipes: the splice out of the pipe is
  * what is seen. */
+/* A shield that also guards what splice or sendfile feed into other
+ * sockets defines NLW_TP_PIPE_SEND(fd_out, is_sendfile) before including
+ * this file: it runs first in the same two programs (no second program on
+ * raw_tp/sys_enter, which every syscall would pay for). */
+#ifndef NLW_TP_PIPE_SEND
+#define NLW_TP_PIPE_SEND(fd, is_sendfile) do { } while (0)
+#endif
+
 #define NLW_TP_PROGRAMS(protocol)					\
 KS_SYSCALL_ENTER(tp__sendmsg, sendmsg)					\
 {									\
@@ -764,10 +782,12 @@ KS_SYSCALL_ENTER(tp__pwritev2, pwritev2)				\
 }									\
 KS_SYSCALL_ENTER(tp__splice, splice)					\
 {									\
+	NLW_TP_PIPE_SEND((int)args[2], 0);				\
 	return nlw_tp_send((int)args[2], NLW_SEND_PIPE, 0, 0, protocol, noloop); \
 }									\
 KS_SYSCALL_ENTER(tp__sendfile, sendfile64)				\
 {									\
+	NLW_TP_PIPE_SEND((int)args[0], 1);				\
 	return nlw_tp_send((int)args[0], NLW_SEND_PIPE, 0, 0, protocol, noloop); \
 }									\
 KS_SYSCALL_ENTER(tp__io_uring_enter, io_uring_enter)			\

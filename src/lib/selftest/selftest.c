@@ -378,8 +378,19 @@ static int case_finish(struct case_proc *c, char *why, size_t len)
 	ssize_t n;
 
 	why[0] = '\0';
-	if (c->go_fd >= 0)
+	if (c->go_fd >= 0) {
+		/* A byte, not only EOF: children held after this one inherited
+		 * its write end (fork without exec), so closing it alone is not
+		 * seen while they wait. The child may be gone already (its
+		 * @before failed): no SIGPIPE for that. */
+		void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+
+		if (write(c->go_fd, "g", 1) < 0) {
+			/* gone: its result is read below all the same */
+		}
+		signal(SIGPIPE, old);
 		close(c->go_fd);
+	}
 	c->go_fd = -1;
 	n = read(c->why_fd, why, len - 1);
 	why[n > 0 ? n : 0] = '\0';
