@@ -184,6 +184,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_pwritev2	393
 #define KS_NR32_io_uring_enter	426
 #define KS_NR32_fsconfig	431
+#define KS_NR32_unshare		337
 #define KS_NR32_socket		281
 #define KS_NR32_bind		282
 #define KS_NR32_accept		285
@@ -204,6 +205,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_pwritev2	379
 #define KS_NR32_io_uring_enter	426
 #define KS_NR32_fsconfig	431
+#define KS_NR32_unshare		310
 #define KS_NR32_socket		359
 #define KS_NR32_bind		361
 #define KS_NR32_accept4		364

@@ -21,10 +21,10 @@ KSHIELD_META(hunt, "SELECT * FROM events WHERE ts BETWEEN :since AND :until AND 
 KSHIELD_VARIANTS("lsm,fmod_ret,tp");
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
 KSHIELD_META(variant_fmod_ret, "fmod_ret on security_create_user_ns (6.1+): the lsm body without bpf in lsm= (needs BPF trampolines); EPERM");
-KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at task:task_newtask for clone/clone3 with CLONE_NEWUSER (the caller, and the new child at its return from clone, before it runs its own code), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit compat unshare is not seen (syscall tracepoints skip compat calls); where tracepoint links cannot be pinned (before 5.15) the same programs run on raw tracepoints (sys_enter/sys_exit filtered by syscall number, task_newtask)");
-KSHIELD_META(prevents_lsm, "native,clone,clone3,setns-zombie");
-KSHIELD_META(prevents_fmod_ret, "native,clone,clone3,setns-zombie");
-KSHIELD_META(prevents_tp, "native,clone,clone3,setns-zombie");
+KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at task:task_newtask for clone/clone3 with CLONE_NEWUSER (the caller, and the new child at its return from clone, before it runs its own code), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit unshare from raw_tp/sys_enter (loaded where the kernel runs 32-bit code), but a namespace made by a killed 32-bit caller is not recorded for the setns check; where tracepoint links cannot be pinned (before 5.15) the same programs run on raw tracepoints (sys_enter/sys_exit filtered by syscall number, task_newtask)");
+KSHIELD_META(prevents_lsm, "native,clone,clone3,setns-zombie,compat-i386,compat-arm");
+KSHIELD_META(prevents_fmod_ret, "native,clone,clone3,setns-zombie,compat-i386,compat-arm");
+KSHIELD_META(prevents_tp, "native,clone,clone3,setns-zombie,compat-i386,compat-arm");
 
 #define CLONE_NEWUSER	0x10000000
 
@@ -180,6 +180,10 @@ KS_SYSCALL_ENTER(tp__unshare, unshare)
 		bpf_map_update_elem(&doomed, &tid, &one, BPF_ANY);
 	return 0;
 }
+/* 32-bit unshare (raw_tp/sys_enter, loaded where 32-bit code runs); its
+ * exit is not watched: a namespace made by a killed 32-bit caller is not
+ * recorded for the setns check. */
+KS_SYSCALL_ENTER32(tp__unshare, unshare)
 
 KS_SYSCALL_EXIT(tp__unshare_exit, unshare)
 {

@@ -227,8 +227,27 @@ out:
 	return rc;
 }
 
+/* compat-i386, compat-arm: the unshare made by a 32-bit program
+ * (compat/unshare.c) run as nobody. */
+static int trigger_compat(char *why, size_t len)
+{
+	char *argv[] = { NULL };
+	int err = ks_test_drop_to(NOBODY, NOBODY);
+
+	if (err) {
+		snprintf(why, len, "drop to uid %d: %s", NOBODY, strerror(-err));
+		return err;
+	}
+	return ks_test_run_compat("userns-policy", "unshare", argv, why, len);
+}
+
 KSHIELD_TEST_PATHS("userns-policy", benign,
 	{ "native", trigger_native },
 	{ "clone", trigger_clone },
 	{ "clone3", trigger_clone3 },
-	{ "setns-zombie", trigger_setns_zombie });
+	{ "setns-zombie", trigger_setns_zombie },
+#if defined(__aarch64__)
+	{ "compat-arm", trigger_compat });
+#else
+	{ "compat-i386", trigger_compat });
+#endif
