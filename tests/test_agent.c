@@ -612,6 +612,11 @@ static pid_t connect_burst(long n)
 				_exit(1);
 			if ((s = accept(l, NULL, NULL)) < 0)
 				_exit(1);
+			/* Reset, not FIN: 20000 TIME_WAITs would hold most of
+			 * the ephemeral ports for a minute, and the later tests'
+			 * servers (PostgreSQL, NATS) could not bind theirs. */
+			setsockopt(c, SOL_SOCKET, SO_LINGER, &(struct linger){ .l_onoff = 1 },
+				   sizeof(struct linger));
 			close(c);
 			close(s);
 		}
