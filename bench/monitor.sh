@@ -16,8 +16,9 @@
 #     and the peers (bench/install-peers): auditd, libbpf-tools
 #     (execsnoop / tcplife), bpftrace printing each event.
 #     Per mode: wall of the workload, machine CPU (busy time of every CPU
-#     from the start to 1 s after the end, /proc/stat: the agent's and the
-#     peers' work included, and the neighbours' too), and attributed CPU
+#     from the start to 1 s after the end, and on until the agent or peer
+#     is idle (settle): /proc/stat, the agent's and the peers' work
+#     included, and the neighbours' too), and attributed CPU
 #     (the workload's own plus the agent's or peer's process); the ratio
 #     of each is taken against the none run of the same round, median
 #     over ROUNDS. For the agent modes, the events stored are counted (by
@@ -184,6 +185,24 @@ stored() {
 	echo "$n"
 }
 
+# settle: after a workload, 1 s, and on until WHO (the agent or peer) has
+# used no CPU for 300 ms (at most 5 s): its drain of what the workload
+# made counts in machine CPU however late it comes (the agent drains a
+# burst after it, up to KS_DRAIN_MS later). Reading /proc costs nothing
+# that would count against it.
+settle() {
+	local t=0 prev cur
+	sleep 1
+	[ -n "$WHO" ] || return 0
+	prev=$(ticks_of "$WHO")
+	while [ "$t" -lt 40 ]; do
+		sleep 0.3; t=$((t + 3))
+		cur=$(ticks_of "$WHO")
+		[ "$cur" = "$prev" ] && return 0
+		prev=$cur
+	done
+}
+
 # storms WORKLOAD CMD...: ROUNDS rounds; in each, every mode once (none
 # first), ratios against that round's none. Prints a table.
 storms() {
@@ -199,7 +218,7 @@ storms() {
 			case $m in default|no-shields|no-flow|base) lost0=$(lost_total) ;; esac
 			b0=$(busy); a0=$(ticks_of "$WHO")
 			read -r w c pid < <("$@")
-			sleep 1		# the agent's (or peer's) drain, within machine CPU
+			settle		# the agent's (or peer's) drain, within machine CPU
 			b1=$(busy); a1=$(ticks_of "$WHO")
 			local mc ac
 			mc=$(awk -v a="$b0" -v b="$b1" -v hz="$HZ" 'BEGIN {print (b - a) / hz}')
