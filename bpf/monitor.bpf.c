@@ -619,7 +619,8 @@ int BPF_PROG(mon_sock_state, const struct sock *sk, int o, int n)
 	if (o == TCP_CLOSE && n == TCP_SYN_SENT) {
 		/* connect(): process context; completed later in softirq */
 		priv_check(KS_PRIV_AT_SYSCALL);
-		ks_fill_hdr(&hdr, KS_EV_CONNECT, sizeof(struct ks_conn_event));
+		/* the record gets its time when sent */
+		ks_fill_owner(&hdr, KS_EV_CONNECT, sizeof(struct ks_conn_event));
 		cookie = ks_sock_cookie(sk);
 		/* before 5.12 no cookie yet: the connect goes without owner */
 		if (cookie)
@@ -667,7 +668,11 @@ int BPF_PROG(mon_sock_state, const struct sock *sk, int o, int n)
 			return 0;
 		cookie = ks_sock_cookie(sk);
 		flow_tcp_close(sk, cookie);
-		bpf_map_delete_elem(&mon_socks, &cookie);
+		/* Only the connecting end has an entry. A delete locks its
+		 * bucket with interrupts off even when it finds nothing
+		 * (under a hypervisor that is the dearest part): look first. */
+		if (bpf_map_lookup_elem(&mon_socks, &cookie))
+			bpf_map_delete_elem(&mon_socks, &cookie);
 	}
 	return 0;
 }
