@@ -317,9 +317,16 @@ struct io_kiocb___ks {
 /* Does this kernel's io_kiocb carry the SQE's fd (req->cqe.fd, 5.19+)? */
 #define ks_uring_req_has_fd() bpf_core_field_exists(((struct io_kiocb___ks *)0)->cqe)
 
-/* The request of a tp_btf/io_uring_submit_sqe program's @ctx. */
-#define ks_uring_sqe_req(ctx)						\
-	((struct io_kiocb *)(long)(ks_uring_req_has_fd() ? (ctx)[0] : (ctx)[1]))
+/* The request of a tp_btf/io_uring_submit_sqe program's @ctx. Both
+ * arguments are read at fixed offsets, then chosen: a choice of offset
+ * compiles to ctx + 8, which verifiers refuse ("dereference of modified
+ * ctx ptr", 5.10). */
+static __always_inline struct io_kiocb *ks_uring_sqe_req(unsigned long long *ctx)
+{
+	__u64 a0 = *(volatile __u64 *)&ctx[0], a1 = *(volatile __u64 *)&ctx[1];
+
+	return (struct io_kiocb *)(long)(ks_uring_req_has_fd() ? a0 : a1);
+}
 
 /* The request's opcode and, where the request carries it, its fd (-1). */
 #define ks_uring_req_op(req)	BPF_CORE_READ((struct io_kiocb___ks *)(req), opcode)
