@@ -310,7 +310,7 @@ struct io_kiocb___ks {
 	struct file *file;
 	struct io_ring_ctx *ctx;
 	__u8 opcode;
-	__u32 flags;	/* u64 from 6.10: the low word (little-endian) */
+	__u32 flags;	/* u64 in 6.12 and later: its low word (little-endian) */
 	struct io_cqe cqe;
 } __attribute__((preserve_access_index));
 
