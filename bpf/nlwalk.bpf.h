@@ -254,36 +254,21 @@ static __always_inline int nlw_walk_(struct nlw *w, __u64 data, __u32 len, bool 
 }
 #define nlw_walk(w, data, len, user) nlw_walk_(w, data, len, user, false)
 
+/* The sock of @file when it is a netlink socket, else NULL. */
+static __always_inline struct sock *nlw_file_netlink_sock(struct file *file)
+{
+	struct sock *sk = ks_file_sock(file);
+
+	if (!sk || BPF_CORE_READ(sk, __sk_common.skc_family) != NLW_AF_NETLINK)
+		return NULL;
+	return sk;
+}
+
 /* The sock behind descriptor @fd of the current task when it is a netlink
  * socket, else NULL. For the tracepoint fallbacks, which only get the fd. */
 static __always_inline struct sock *nlw_fd_netlink_sock(int fd)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds, *file = NULL;
-	struct socket *sock;
-	struct sock *sk;
-	unsigned int max;
-	umode_t mode;
-
-	if (fd < 0 || !fdt)
-		return NULL;
-	max = BPF_CORE_READ(fdt, max_fds);
-	if ((unsigned int)fd >= max)
-		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
-		return NULL;
-	mode = BPF_CORE_READ(file, f_inode, i_mode);
-	if ((mode & NLW_S_IFMT) != NLW_S_IFSOCK)
-		return NULL;
-	sock = BPF_CORE_READ(file, private_data);
-	if (!sock)
-		return NULL;
-	sk = BPF_CORE_READ(sock, sk);
-	if (!sk || BPF_CORE_READ(sk, __sk_common.skc_family) != NLW_AF_NETLINK)
-		return NULL;
-	return sk;
+	return nlw_file_netlink_sock(ks_fd_file(fd));
 }
 
 /* Walk the iovecs of a sendmsg/writev from user memory. Each iovec is
@@ -477,10 +462,12 @@ static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int p
  * the ring (kernel memory, mapped to the submitter): each send or write
  * opcode whose target is a guarded netlink socket of @protocol kills the
  * submitter, unparsed (blunt: nothing sends netlink requests through
- * io_uring). Not seen: rings polled by a kernel thread (IORING_SETUP_SQPOLL
- * submits without io_uring_enter), and targets given as registered files
- * (IOSQE_FIXED_FILE), which are killed only when the submitter itself lives
- * in a child user namespace. */
+ * io_uring). Not seen here: rings polled by their own thread
+ * (IORING_SETUP_SQPOLL submits without io_uring_enter), and targets given
+ * as registered files (IOSQE_FIXED_FILE), which are killed here only when
+ * the submitter itself lives in a child user namespace: both are judged at
+ * submission instead (nlw_tp_uring_req), where the kernel has the
+ * tracepoint. */
 #define NLW_IOSQE_FIXED_FILE		1
 #define NLW_IORING_SETUP_SQE128		(1u << 10)
 #define NLW_IORING_ENTER_REGISTERED	(1u << 4)
@@ -636,6 +623,39 @@ static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 fla
 	return 0;
 }
 
+/* io_uring at submission, for the tp variant: each request as the kernel
+ * submits it (ks_uring_req_file, bpf/shield.bpf.h), from io_uring_enter
+ * or from an SQPOLL ring's thread, which makes no syscall at all. A send
+ * or write opcode whose target (registered files resolved) is a guarded
+ * netlink socket of @protocol kills the submitter's process, unparsed as
+ * at io_uring_enter. The SQPOLL thread is an io thread (PF_IO_WORKER, not
+ * PF_KTHREAD) of that process: bpf_send_signal kills the whole thread
+ * group, the thread included, with SIGKILL pending before the request is
+ * issued. A shield that guards other targets defines
+ * NLW_URING_TARGET_SK(opcode, sk) (true: kill) before including this file. */
+#ifndef NLW_URING_TARGET_SK
+#define NLW_URING_TARGET_SK(op, sk) false
+#endif
+
+static __always_inline int nlw_tp_uring_req(struct io_kiocb *req, int protocol)
+{
+	struct sock *sk;
+	__u8 op;
+
+	op = ks_uring_req_op(req);
+	if (!nlw_uring_op_sends(op))
+		return 0;
+	sk = ks_file_sock(ks_uring_req_file(req));
+	if (!sk)
+		return 0;
+	if (!NLW_URING_TARGET_SK(op, sk) &&
+	    (BPF_CORE_READ(sk, __sk_common.skc_family) != NLW_AF_NETLINK ||
+	     !nlw_guarded(sk, protocol)))
+		return 0;
+	ks_kill("io_uring_submit", op, ks_uring_req_fd(req), 0, NLW_UNPARSED);
+	return 0;
+}
+
 /* 32-bit compat syscalls for the tp variant. The syscall tracepoints
  * (and their raw twins) skip them, so this one raw_tp/sys_enter program
  * watches every 32-bit call (i386 binaries and `int $0x80` on x86-64,
@@ -714,8 +734,10 @@ int BPF_PROG(fmod_ret__netlink_send__noloop, struct sock *sk, struct sk_buff *sk
  * request is committed, and what stops the exploit is that its only holder
  * of the socket and namespace dies before the next step; a process that
  * shares the socket (clone-files: a sibling sends and is killed, the other
- * keeps the committed state) is only seen. io_uring sends are judged at
- * io_uring_enter (nlw_tp_uring_enter: not with SQPOLL rings); 32-bit
+ * keeps the committed state) is only seen. io_uring sends are judged as
+ * each request is submitted (nlw_tp_uring_req: SQPOLL rings and registered
+ * files too; the tracepoint with the request exists on every kernel of the
+ * matrix, 5.10 to 7.3) and at io_uring_enter (nlw_tp_uring_enter); 32-bit
  * compat sends pass none of the syscall tracepoints: tp kills their
  * senders from raw_tp/sys_enter (nlw_tp_compat), like native.
  * pre-existing (namespace entered, socket opened and set up before the
@@ -726,9 +748,9 @@ int BPF_PROG(fmod_ret__netlink_send__noloop, struct sock *sk, struct sk_buff *sk
 #else
 #define NLW_PATHS_COMPAT "compat-i386,compat-i386-write,compat-i386-socketcall"
 #endif
-#define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,clone-files,pre-existing," NLW_PATHS_COMPAT
-#define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,scm-rights,pre-existing," NLW_PATHS_COMPAT
-#define NLW_PATHS_TP_SEEN "clone-files"
+#define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,io-uring-sqpoll,io-uring-sqpoll-fixed,scm-rights,clone-files,clone-files-sqpoll,pre-existing," NLW_PATHS_COMPAT
+#define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,io-uring-sqpoll,io-uring-sqpoll-fixed,scm-rights,pre-existing," NLW_PATHS_COMPAT
+#define NLW_PATHS_TP_SEEN "clone-files,clone-files-sqpoll"
 
 /* The "tp" variant: the syscalls that reach netlink_sendmsg(), each
  * walked by nlw_tp_send() for sockets of @protocol: sendmsg, sendto,
@@ -740,10 +762,13 @@ int BPF_PROG(fmod_ret__netlink_send__noloop, struct sock *sk, struct sk_buff *sk
  * (CPU time of 1M calls), an empty classic sys_enter_write program adds
  * ~220 ns to write() and nothing to other syscalls, an empty
  * raw_tp/sys_enter ~150 ns to every syscall. io_uring sends are judged at
- * io_uring_enter from the submission ring (nlw_tp_uring_enter); rings
- * polled by a kernel thread (SQPOLL) do not pass these tracepoints: the
- * fallback's documented gap, which only the LSM and fmod_ret variants
- * close. 32-bit compat syscalls skip them too: tp__send__compat32 (one
+ * io_uring_enter from the submission ring (nlw_tp_uring_enter), and as
+ * each request is submitted (tp__uring_submit__opt on
+ * tp_btf/io_uring_submit_req, tp__uring_submit_sqe__opt on its name before
+ * 6.3; the loader loads the one this kernel has): rings polled by their
+ * own thread (SQPOLL) make no syscall, and only this one sees them. It runs
+ * for io_uring submissions only, no other syscall pays for it. 32-bit
+ * compat syscalls skip the syscall tracepoints: tp__send__compat32 (one
  * raw_tp/sys_enter program, loaded only where the kernel runs 32-bit
  * code) kills those senders unparsed. vmsplice and tee only fill pipes: the splice out of the pipe is
  * what is seen. */
@@ -799,6 +824,16 @@ SEC("raw_tp/sys_enter")							\
 int tp__send__compat32(struct bpf_raw_tracepoint_args *ctx)			\
 {									\
 	return nlw_tp_compat(ctx, protocol);				\
+}									\
+SEC("tp_btf/io_uring_submit_req")					\
+int BPF_PROG(tp__uring_submit__opt, struct io_kiocb *req)		\
+{									\
+	return nlw_tp_uring_req(req, protocol);				\
+}									\
+SEC("tp_btf/io_uring_submit_sqe")	/* its name before 6.3 */	\
+int tp__uring_submit_sqe__opt(unsigned long long *ctx)			\
+{									\
+	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
 }
 
 #endif /* KSHIELD_NLWALK_BPF_H */

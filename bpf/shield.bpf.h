@@ -236,24 +236,138 @@ static __always_inline struct sock *ks_sockopt_sk(struct bpf_sockopt *ctx)
 	return BPF_CORE_READ(k, sk);
 }
 
-/* The sock behind descriptor @fd of the current task, or NULL when @fd is
- * no socket: for tracepoint fallbacks, which get descriptors, not objects. */
-static __always_inline struct sock *ks_fd_sock(int fd)
+/* The file behind descriptor @fd of the current task, or NULL. */
+static __always_inline struct file *ks_fd_file(int fd)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds, *file = NULL;
-	struct socket *sock;
 
 	if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
 		return NULL;
 	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
 		return NULL;
-	if ((BPF_CORE_READ(file, f_inode, i_mode) & 00170000) != 0140000)	/* S_IFSOCK */
+	return file;
+}
+
+/* The sock of @file, or NULL when it is no socket. */
+static __always_inline struct sock *ks_file_sock(struct file *file)
+{
+	struct socket *sock;
+
+	if (!file || (BPF_CORE_READ(file, f_inode, i_mode) & 00170000) != 0140000)	/* S_IFSOCK */
 		return NULL;
 	sock = BPF_CORE_READ(file, private_data);
 	return sock ? BPF_CORE_READ(sock, sk) : NULL;
+}
+
+/* The sock behind descriptor @fd of the current task, or NULL when @fd is
+ * no socket: for tracepoint fallbacks, which get descriptors, not objects. */
+static __always_inline struct sock *ks_fd_sock(int fd)
+{
+	return ks_file_sock(ks_fd_file(fd));
+}
+
+/* ---- io_uring requests at submission (tp_btf/io_uring_submit_req, 6.3+;
+ * io_uring_submit_sqe before) ----
+ * The tracepoint fires in the submitting task after io_init_req (and the
+ * op's prep): from io_uring_enter, and from the SQPOLL thread, an io
+ * thread of the ring's process (not a kernel thread) that shares its
+ * descriptor table. From 5.19 (6.1 here) req->cqe.fd holds the SQE's fd
+ * and the file is assigned later (at issue), so it is looked up here: in
+ * the task's table, or for IOSQE_FIXED_FILE (REQ_F_FIXED_FILE, bit 0 in
+ * every version) in the ring's registered files, whose layout changed in
+ * 6.13 (io_fixed_file array -> rsrc nodes). Before (Debian's 5.10 carries
+ * 5.15's io_uring since 5.10.162) io_init_req assigned req->file itself,
+ * registered files included, and io_uring_submit_sqe passed (ctx, req,
+ * user_data, opcode, flags, force_nonblock, sq_thread), not (req,
+ * force_nonblock). */
+struct io_fixed_file___ks {
+	unsigned long file_ptr;
+} __attribute__((preserve_access_index));
+struct io_file_table___ks_old {
+	struct io_fixed_file___ks *files;
+} __attribute__((preserve_access_index));
+struct io_ring_ctx___ks_old {
+	struct io_file_table___ks_old file_table;
+	unsigned int nr_user_files;
+} __attribute__((preserve_access_index));
+struct io_rsrc_node___ks {
+	unsigned long file_ptr;
+} __attribute__((preserve_access_index));
+struct io_rsrc_data___ks {
+	unsigned int nr;
+	struct io_rsrc_node___ks **nodes;
+} __attribute__((preserve_access_index));
+struct io_file_table___ks_new {
+	struct io_rsrc_data___ks data;
+} __attribute__((preserve_access_index));
+struct io_ring_ctx___ks_new {
+	struct io_file_table___ks_new file_table;
+} __attribute__((preserve_access_index));
+struct io_kiocb___ks {
+	struct file *file;
+	struct io_ring_ctx *ctx;
+	__u8 opcode;
+	__u32 flags;	/* u64 in 6.12 and later: its low word (little-endian) */
+	struct io_cqe cqe;
+} __attribute__((preserve_access_index));
+
+/* Does this kernel's io_kiocb carry the SQE's fd (req->cqe.fd, 5.19+)? */
+#define ks_uring_req_has_fd() bpf_core_field_exists(((struct io_kiocb___ks *)0)->cqe)
+
+/* The request of a tp_btf/io_uring_submit_sqe program's @ctx. Both
+ * arguments are read at fixed offsets, then chosen: a choice of offset
+ * compiles to ctx + 8, which verifiers refuse ("dereference of modified
+ * ctx ptr", 5.10). */
+static __always_inline struct io_kiocb *ks_uring_sqe_req(unsigned long long *ctx)
+{
+	__u64 a0 = *(volatile __u64 *)&ctx[0], a1 = *(volatile __u64 *)&ctx[1];
+
+	return (struct io_kiocb *)(long)(ks_uring_req_has_fd() ? a0 : a1);
+}
+
+/* The request's opcode and, where the request carries it, its fd (-1). */
+#define ks_uring_req_op(req)	BPF_CORE_READ((struct io_kiocb___ks *)(req), opcode)
+#define ks_uring_req_fd(req)						\
+	(ks_uring_req_has_fd() ? BPF_CORE_READ((struct io_kiocb___ks *)(req), cqe.fd) : -1)
+
+#define KS_REQ_F_FIXED_FILE	1u
+#define KS_FFS_MASK		(~7ul)	/* FFS_* flag bits of a file_ptr */
+
+/* The file a request targets at submission, or NULL. */
+static __always_inline struct file *ks_uring_req_file(struct io_kiocb *r)
+{
+	struct io_kiocb___ks *req = (void *)r;
+	unsigned long ptr = 0;
+	int fd;
+
+	if (!ks_uring_req_has_fd())
+		return BPF_CORE_READ(req, file);
+	fd = BPF_CORE_READ(req, cqe.fd);
+	if (!(BPF_CORE_READ(req, flags) & KS_REQ_F_FIXED_FILE))
+		return ks_fd_file(fd);
+	if (fd < 0)
+		return NULL;
+	if (bpf_core_field_exists(((struct io_ring_ctx___ks_new *)0)->file_table.data.nodes)) {
+		struct io_ring_ctx___ks_new *ctx = (void *)BPF_CORE_READ(req, ctx);
+		struct io_rsrc_node___ks **nodes = BPF_CORE_READ(ctx, file_table.data.nodes);
+		struct io_rsrc_node___ks *node = NULL;
+
+		if ((unsigned int)fd >= BPF_CORE_READ(ctx, file_table.data.nr) ||
+		    bpf_probe_read_kernel(&node, sizeof(node), &nodes[fd]) || !node)
+			return NULL;
+		ptr = BPF_CORE_READ(node, file_ptr);
+	} else if (bpf_core_field_exists(((struct io_ring_ctx___ks_old *)0)->file_table.files)) {
+		struct io_ring_ctx___ks_old *ctx = (void *)BPF_CORE_READ(req, ctx);
+		struct io_fixed_file___ks *files = BPF_CORE_READ(ctx, file_table.files);
+
+		if ((unsigned int)fd >= BPF_CORE_READ(ctx, nr_user_files) ||
+		    bpf_probe_read_kernel(&ptr, sizeof(ptr), &files[fd].file_ptr))
+			return NULL;
+	}
+	return (struct file *)(ptr & KS_FFS_MASK);
 }
 
 #endif /* KSHIELD_SHIELD_BPF_H */

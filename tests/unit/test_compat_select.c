@@ -2,6 +2,7 @@
  * program "X" and its twins "X__noloop" and "X__raw" exactly one loads,
  * chosen by what this kernel has (bpf_loop, BPF perf links). Reads the
  * built shield objects; nothing is loaded into the kernel. */
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include <string.h>
@@ -62,5 +63,23 @@ Test(compat_select, one_of_three)
 	cr_expect_eq(loads(obj, "tp__exec") + loads(obj, "tp__exec__noloop"), 1);
 	cr_expect_eq(loads(obj, "tp__exec__noloop"),
 		     !ks_kernel_enum_has("bpf_func_id", "BPF_FUNC_loop"));
+	bpf_object__close(obj);
+}
+
+/* "X__opt" (KS_OPT_SUFFIX): a tp_btf program loads only where the
+ * kernel's BTF has its tracepoint. The host (6.18) has io_uring_submit_req,
+ * not 6.1's io_uring_submit_sqe. */
+Test(compat_select, opt_only_where_the_tracepoint_is)
+{
+	struct bpf_object *obj = open_variant("cve-2024-1086", "tp");
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool req, sqe;
+
+	cr_assert(!libbpf_get_error(btf), "no vmlinux BTF");
+	req = btf__find_by_name_kind(btf, "btf_trace_io_uring_submit_req", BTF_KIND_TYPEDEF) >= 0;
+	sqe = btf__find_by_name_kind(btf, "btf_trace_io_uring_submit_sqe", BTF_KIND_TYPEDEF) >= 0;
+	btf__free(btf);
+	cr_expect_eq(loads(obj, "tp__uring_submit__opt"), req);
+	cr_expect_eq(loads(obj, "tp__uring_submit_sqe__opt"), sqe);
 	bpf_object__close(obj);
 }

@@ -109,6 +109,20 @@ static bool has_twin(struct bpf_object *obj, const char *base, size_t blen, cons
 	return twin && bpf_program__autoload(twin);
 }
 
+/* An "X__opt" program's hook is in this kernel: a tp_btf program's
+ * tracepoint has its btf_trace_<name> typedef in @btf (no BTF: no tp_btf
+ * program loads anyway). Other program types are not optional. */
+static bool opt_hook_exists(const struct btf *btf, const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+	char name[160];
+
+	if (!btf || strncmp(sec, "tp_btf/", 7))
+		return false;
+	snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
+	return btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) >= 0;
+}
+
 /* Of "X", "X__noloop" and "X__raw" (each where present among the autoload
  * programs), exactly one loads: "X__raw" without perf links (it is written
  * without bpf_loop: kernels without perf links predate it), else
@@ -119,6 +133,8 @@ void ks_compat_select(struct bpf_object *obj)
 	struct bpf_program *prog;
 	bool keep[1024];
 	size_t i = 0, nl = strlen(KS_NOLOOP_SUFFIX);
+	struct btf *btf = NULL;
+	bool btf_read = false;
 
 	bpf_object__for_each_program(prog, obj) {
 		const char *p = bpf_program__name(prog);
@@ -135,6 +151,13 @@ void ks_compat_select(struct bpf_object *obj)
 		else if (k)
 			k = !(has_twin(obj, p, len, KS_NOLOOP_SUFFIX) && !has_loop()) &&
 			    !(has_twin(obj, p, len, KS_RAW_SUFFIX) && !ks_compat_perf_links());
+		if (k && has_suffix(p, KS_OPT_SUFFIX)) {
+			if (!btf_read) {
+				btf = load_vmlinux_btf();
+				btf_read = true;
+			}
+			k = opt_hook_exists(btf, prog);
+		}
 		keep[i++] = k;
 	}
 	i = 0;
@@ -143,6 +166,7 @@ void ks_compat_select(struct bpf_object *obj)
 			break;
 		bpf_program__set_autoload(prog, keep[i++]);
 	}
+	btf__free(btf);
 }
 
 bool ks_compat_prog_missing(const struct bpf_program *prog, char *why, size_t len)

@@ -29,6 +29,11 @@ int ks_compat_prepare(struct bpf_object *obj);
  * taxes every syscall; the loader loads it only where the kernel runs
  * 32-bit code. */
 #define KS_COMPAT32_SUFFIX "__compat32"
+/* "X__opt": a tp_btf program on a tracepoint that not every kernel has
+ * (io_uring_submit_req, 6.3+): loaded only where the kernel's BTF has the
+ * tracepoint (btf_trace_<name>); elsewhere the variant loads without it
+ * and what it would have seen stays uncovered there (README, metadata). */
+#define KS_OPT_SUFFIX "__opt"
 void ks_compat_select(struct bpf_object *obj);
 
 /* Whether @prog (autoload or not) calls a helper this kernel does not have

@@ -21,7 +21,10 @@ static const char *const names[NLT_PATH_MAX] = {
 	[NLT_SENDMSG] = "sendmsg", [NLT_SENDTO] = "sendto", [NLT_WRITE] = "write",
 	[NLT_WRITEV] = "writev", [NLT_PWRITEV2] = "pwritev2", [NLT_SENDMMSG] = "sendmmsg",
 	[NLT_SPLICE] = "splice", [NLT_SENDFILE] = "sendfile", [NLT_IO_URING] = "io-uring",
+	[NLT_IO_URING_SQPOLL] = "io-uring-sqpoll",
+	[NLT_IO_URING_SQPOLL_FIXED] = "io-uring-sqpoll-fixed",
 	[NLT_SCM_RIGHTS] = "scm-rights", [NLT_CLONE_FILES] = "clone-files",
+	[NLT_CLONE_FILES_SQPOLL] = "clone-files-sqpoll",
 	[NLT_COMPAT_SENDMSG] = "32-bit sendmsg", [NLT_COMPAT_WRITE] = "32-bit write",
 	[NLT_COMPAT_SOCKETCALL] = "32-bit socketcall",
 };
@@ -50,8 +53,17 @@ static int split_iov(struct nlbuild *b, struct iovec *iov, int max)
 }
 
 /* IORING_OP_SENDMSG of @m on @fd through a ring of its own, without
- * liburing: setup, map, one SQE, enter and wait, one CQE. */
-static int uring_sendmsg(int fd, struct msghdr *m)
+ * liburing: setup, map, one SQE, enter and wait, one CQE. With @sqpoll the
+ * ring's kernel thread (an io thread of this process, 5.12+) submits the
+ * SQE on its own: io_uring_enter only waits for the completion (to_submit
+ * 0, waking the thread should it have gone idle), as an attacker who
+ * avoids every submitting syscall would. SQPOLL needs CAP_SYS_ADMIN before
+ * 5.11: -ENOSYS there, as for a kernel without io_uring. (The ring cannot
+ * be made before entering the user namespace: unshare(CLONE_NEWUSER)
+ * refuses a process whose SQPOLL thread runs, EINVAL, measured on 6.18.)
+ * With @fixed the socket is registered with the ring first and the SQE
+ * names it by index (IOSQE_FIXED_FILE). */
+static int uring_sendmsg(int fd, struct msghdr *m, int sqpoll, int fixed)
 {
 	struct io_uring_params p = { 0 };
 	size_t sq_sz, cq_sz;
@@ -61,6 +73,10 @@ static int uring_sendmsg(int fd, struct msghdr *m)
 	unsigned *tail, *array, *mask, *ctail, *chead;
 	int ring, res;
 
+	if (sqpoll) {
+		p.flags = IORING_SETUP_SQPOLL;
+		p.sq_thread_idle = 2000;	/* ms */
+	}
 	ring = syscall(__NR_io_uring_setup, 2, &p);
 	if (ring < 0)
 		return errno == EPERM || errno == ENOSYS ? -ENOSYS : -errno;
@@ -84,13 +100,31 @@ static int uring_sendmsg(int fd, struct msghdr *m)
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = IORING_OP_SENDMSG;
 	sqe->fd = fd;
+	if (fixed) {
+		if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0) {
+			res = -errno;
+			close(ring);
+			return res;
+		}
+		sqe->fd = 0;
+		sqe->flags = IOSQE_FIXED_FILE;
+	}
 	sqe->addr = (unsigned long)m;
 	tail = (unsigned *)((char *)sq + p.sq_off.tail);
 	mask = (unsigned *)((char *)sq + p.sq_off.ring_mask);
 	array = (unsigned *)((char *)sq + p.sq_off.array);
 	array[*tail & *mask] = 0;
 	__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
-	res = syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+	if (sqpoll) {
+		unsigned *sqflags = (unsigned *)((char *)sq + p.sq_off.flags);
+		unsigned wake = __atomic_load_n(sqflags, __ATOMIC_ACQUIRE) & IORING_SQ_NEED_WAKEUP ?
+				IORING_ENTER_SQ_WAKEUP : 0;
+
+		res = syscall(__NR_io_uring_enter, ring, 0, 1, IORING_ENTER_GETEVENTS | wake,
+			      NULL, 0);
+	} else {
+		res = syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+	}
 	if (res < 0) {
 		res = -errno;
 	} else {
@@ -171,7 +205,9 @@ int nlt_send(int fd, struct nlbuild *b, enum nlt_path p)
 		errno = err;
 		break;
 	case NLT_IO_URING:
-		return uring_sendmsg(fd, &m);
+	case NLT_IO_URING_SQPOLL:
+	case NLT_IO_URING_SQPOLL_FIXED:
+		return uring_sendmsg(fd, &m, p != NLT_IO_URING, p == NLT_IO_URING_SQPOLL_FIXED);
 	default:
 		return -EINVAL;
 	}
@@ -215,9 +251,9 @@ static int open_socket(const struct nlt_trigger *t, enum nlt_path p, char *why, 
 }
 
 /* clone-files: a process sharing this one's descriptor table sends the
- * request and ends (or is killed). Its exit status carries the send's
- * errno (0: sent). */
-static int send_from_sibling(int fd, struct nlbuild *b, int *killed)
+ * request by way @way and ends (or is killed). Its exit status carries the
+ * send's errno (0: sent). */
+static int send_from_sibling(int fd, struct nlbuild *b, enum nlt_path way, int *killed)
 {
 	int status;
 	pid_t pid = syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
@@ -225,7 +261,7 @@ static int send_from_sibling(int fd, struct nlbuild *b, int *killed)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		_exit(-nlt_send(fd, b, NLT_SENDMSG) & 0xff);
+		_exit(-nlt_send(fd, b, way) & 0xff);
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
 	*killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
@@ -304,7 +340,9 @@ static int finish(const struct nlt_trigger *t, enum nlt_path p, int fd, char *wh
 			return err;
 		}
 	} else if (p == NLT_CLONE_FILES)
-		err = send_from_sibling(fd, &b, &killed);
+		err = send_from_sibling(fd, &b, NLT_SENDMSG, &killed);
+	else if (p == NLT_CLONE_FILES_SQPOLL)
+		err = send_from_sibling(fd, &b, NLT_IO_URING_SQPOLL, &killed);
 	else	/* scm-rights: the exploit's own sendmsg on the passed socket */
 		err = nlt_send(fd, &b, p == NLT_SCM_RIGHTS ? NLT_SENDMSG : p);
 	n = nlb_replies(fd, &ack);
@@ -312,6 +350,12 @@ static int finish(const struct nlt_trigger *t, enum nlt_path p, int fd, char *wh
 		close(fd);
 	if (err == -ENOSYS && p == NLT_IO_URING) {
 		snprintf(why, len, KS_CASE_NA "io_uring is not available here");
+		return -ENOSYS;
+	}
+	if (err == -ENOSYS && (p == NLT_IO_URING_SQPOLL || p == NLT_IO_URING_SQPOLL_FIXED ||
+			       p == NLT_CLONE_FILES_SQPOLL)) {
+		snprintf(why, len, KS_CASE_NA "no SQPOLL ring for a user-namespace root here "
+			 "(IORING_SETUP_SQPOLL needs CAP_SYS_ADMIN before 5.11, or no io_uring)");
 		return -ENOSYS;
 	}
 	if (err)

@@ -33,9 +33,16 @@ enum nlt_path {
 	NLT_SPLICE,		/* write into a pipe, splice the pipe into the socket */
 	NLT_SENDFILE,		/* from a memfd */
 	NLT_IO_URING,		/* IORING_OP_SENDMSG */
+	NLT_IO_URING_SQPOLL,	/* the same on an SQPOLL ring: its kernel thread
+				 * submits, no io_uring_enter submits anything */
+	NLT_IO_URING_SQPOLL_FIXED, /* ... the socket a registered file
+				 * (IOSQE_FIXED_FILE): no descriptor in the SQE */
 	NLT_SCM_RIGHTS,		/* socket made in the namespace, sent out to its owner */
 	NLT_CLONE_FILES,	/* sent by a process sharing the descriptor table,
 				 * the replies read by the one that stays */
+	NLT_CLONE_FILES_SQPOLL,	/* ... by that process's SQPOLL ring: shows
+				 * whether a request killed at submission still
+				 * goes through */
 	NLT_COMPAT_SENDMSG,	/* a 32-bit process (i386, AArch32) in the same
 				 * namespaces sends it: sendmsg ... */
 	NLT_COMPAT_WRITE,	/* ... write ... */
@@ -61,8 +68,8 @@ struct nlt_trigger {
 
 const char *nlt_path_name(enum nlt_path p);
 /* Send everything built in @b on @fd by way of @p (socket ways only: not
- * NLT_SCM_RIGHTS / NLT_CLONE_FILES / NLT_COMPAT_*). 0 or -errno; -ENOSYS when this
- * kernel lacks the way (io_uring). */
+ * NLT_SCM_RIGHTS / NLT_CLONE_FILES* / NLT_COMPAT_*). 0 or -errno; -ENOSYS when this
+ * kernel lacks the way (io_uring; an SQPOLL ring for this user). */
 int nlt_send(int fd, struct nlbuild *b, enum nlt_path p);
 /* Send @b on @fd by a 32-bit process (NLT_COMPAT_*: the shared
  * shields/common/compat/nlsend, in this process's namespaces); the replies
@@ -99,8 +106,11 @@ int nlt_after(const struct nlt_trigger *t, char *why, size_t len);
 	__NLT_FN(t, splice, NLT_SPLICE)					\
 	__NLT_FN(t, sendfile, NLT_SENDFILE)				\
 	__NLT_FN(t, io_uring, NLT_IO_URING)				\
+	__NLT_FN(t, io_uring_sqpoll, NLT_IO_URING_SQPOLL)		\
+	__NLT_FN(t, io_uring_sqpoll_fixed, NLT_IO_URING_SQPOLL_FIXED)	\
 	__NLT_FN(t, scm_rights, NLT_SCM_RIGHTS)				\
 	__NLT_FN(t, clone_files, NLT_CLONE_FILES)			\
+	__NLT_FN(t, clone_files_sqpoll, NLT_CLONE_FILES_SQPOLL)		\
 	__NLT_FN(t, compat_sendmsg, NLT_COMPAT_SENDMSG)			\
 	__NLT_FN(t, compat_write, NLT_COMPAT_WRITE)			\
 	__NLT_COMPAT_SOCKETCALL_FN(t)					\
@@ -135,8 +145,11 @@ int nlt_after(const struct nlt_trigger *t, char *why, size_t len);
 	{ "splice", t##__splice },					\
 	{ "sendfile", t##__sendfile },					\
 	{ "io-uring", t##__io_uring },					\
+	{ "io-uring-sqpoll", t##__io_uring_sqpoll },			\
+	{ "io-uring-sqpoll-fixed", t##__io_uring_sqpoll_fixed },	\
 	{ "scm-rights", t##__scm_rights },				\
 	{ "clone-files", t##__clone_files },				\
+	{ "clone-files-sqpoll", t##__clone_files_sqpoll },		\
 	{ "pre-existing", t##__pre_after, t##__pre_before },		\
 	{ #other, t##__##other },					\
 	NLT_COMPAT_PATHS(t)

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <dirent.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,27 @@ static bool is_compat32(const struct bpf_program *prog)
 	size_t n = strlen(name), s = strlen(KS_COMPAT32_SUFFIX);
 
 	return n > s && !strcmp(name + n - s, KS_COMPAT32_SUFFIX);
+}
+
+/* The program libbpf names when one fails to load: it loads them in
+ * order and stops at the first refusal, but leaves no trace of which on
+ * the object (all are unloaded again). Caught from its own message while
+ * bpf_object__load runs, which still goes on to the previous printer. */
+static libbpf_print_fn_t load_print_next;
+static char load_failed_prog[128];
+
+static int load_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[256];
+	const char *p;
+	va_list aq;
+
+	va_copy(aq, ap);
+	vsnprintf(line, sizeof(line), fmt, aq);
+	va_end(aq);
+	if (!load_failed_prog[0] && (p = strstr(line, "prog '")) && strstr(line, "failed to load"))
+		sscanf(p + 6, "%127[^']", load_failed_prog);
+	return load_print_next ? load_print_next(level, fmt, ap) : 0;
 }
 
 /* Does @prog belong to @variant ("<variant>__...")? */
@@ -336,12 +358,11 @@ static int try_variant(const char *path, const void *buf, size_t len,
 	}
 	/* What this kernel lacks, named before the verifier says EINVAL. */
 	ks_compat_select(obj);
+	/* One log for all: libbpf loads them in order and stops at the
+	 * first refusal, so it ends with the refused program's verifier log. */
 	bpf_object__for_each_program(prog, obj)
-		if (bpf_program__autoload(prog)) {
-			if (log)
-				bpf_program__set_log_buf(prog, log, LOG_BUF_SIZE);
-			break;
-		}
+		if (bpf_program__autoload(prog) && log)
+			bpf_program__set_log_buf(prog, log, LOG_BUF_SIZE);
 	if ((err = ks_compat_prepare(obj))) {
 		snprintf(try->why, sizeof(try->why), "can't fit the maps to this kernel: %s",
 			 strerror(-err));
@@ -371,17 +392,23 @@ static int try_variant(const char *path, const void *buf, size_t len,
 		goto out;
 	}
 	try->why[0] = '\0';
+	load_failed_prog[0] = '\0';
+	load_print_next = libbpf_set_print(load_print);
 	err = bpf_object__load(obj);
+	libbpf_set_print(load_print_next);
 	if (err) {
 		char tail[400] = "";
 
-		/* Find which program failed: the one with a non-empty log, or
-		 * the first of the variant (trampoline refusals log nothing). */
+		/* Which program failed: the one libbpf named, else the first
+		 * of the variant (trampoline refusals log nothing). */
 		if (log && log[0])
 			log_tail(log, tail, sizeof(tail), 3);
-		bpf_object__for_each_program(prog, obj)
-			if (bpf_program__autoload(prog))
-				break;
+		prog = load_failed_prog[0] ? bpf_object__find_program_by_name(obj, load_failed_prog)
+					   : NULL;
+		if (!prog)
+			bpf_object__for_each_program(prog, obj)
+				if (bpf_program__autoload(prog))
+					break;
 		snprintf(try->why, sizeof(try->why), "%s: load: %s%s%s%s%s",
 			 prog ? bpf_program__name(prog) : v, strerror(-err),
 			 err == -EPERM && !tail[0] ? " (program type refused by this kernel)" : "",
