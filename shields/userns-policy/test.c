@@ -9,6 +9,10 @@
  *                the parent opens /proc/CHILD/ns/user of the zombie before
  *                reaping it and setns()es into the namespace: passed when
  *                it got in and lived on.
+ *   compat-i386, compat-arm  unshare(CLONE_NEWUSER) by a static 32-bit
+ *                program (compat/unshare.c)
+ *   setns-zombie-compat-i386, -arm  setns-zombie with that 32-bit program
+ *                as the child
  * benign: root of the initial namespace creates one; then this binary is
  * put on the allow-list (by inode and name, as allow.sh does) and the same
  * unprivileged unshare goes through; the entry is removed again.
@@ -17,6 +21,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -101,11 +106,13 @@ static int trigger_clone3(char *why, size_t len)
 }
 
 /* The namespace of a child that unshared and is gone, entered by its
- * parent through the zombie's /proc/PID/ns/user. */
-static int trigger_setns_zombie(char *why, size_t len)
+ * parent through the zombie's /proc/PID/ns/user. With @compat the child
+ * execs the 32-bit compat/unshare.c (exit 0 made, 1 EPERM, 5 error): a
+ * 32-bit unshare's exit must record the namespace as a native one's. */
+static int setns_zombie(bool compat, char *why, size_t len)
 {
-	int err = ks_test_drop_to(NOBODY, NOBODY), fd, rc;
-	char path[64];
+	int err = ks_test_drop_to(NOBODY, NOBODY), fd, rc, st[2];
+	char path[64], prog[PATH_MAX];
 	siginfo_t si;
 	pid_t pid;
 
@@ -113,34 +120,75 @@ static int trigger_setns_zombie(char *why, size_t len)
 		snprintf(why, len, "drop to uid %d: %s", NOBODY, strerror(-err));
 		return err;
 	}
+	if (compat) {
+		rc = ks_test_compat_path("userns-policy", "unshare", prog, sizeof(prog), why, len);
+		if (rc)
+			return rc;
+	}
 	/* A user's own processes are dumpable; one that dropped from root
-	 * is not, and /proc/PID/ns would be closed to it. */
+	 * is not, and /proc/PID/ns would be closed to it. (An exec by a
+	 * task whose ids all match makes it dumpable again.) */
 	prctl(PR_SET_DUMPABLE, 1);
+	if (pipe2(st, O_CLOEXEC))
+		return -errno;
 	pid = fork();
 	if (pid < 0)
 		return -errno;
-	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER) ? 1 : CHILD_RAN);
+	if (pid == 0) {
+		if (!compat)
+			_exit(unshare(CLONE_NEWUSER) ? 1 : CHILD_RAN);
+		execl(prog, prog, (char *)NULL);
+		err = errno;
+		if (write(st[1], &err, sizeof(err)) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	close(st[1]);
+	if (read(st[0], &err, sizeof(err)) != sizeof(err))
+		err = 0;	/* exec'd (EOF at the exec) */
+	close(st[0]);
 	/* Wait for it to end, without reaping it. */
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_PID, pid, &si, WEXITED | WNOWAIT) < 0)
 		return -errno;
+	if (err) {
+		waitpid(pid, NULL, 0);
+		return ks_test_compat_exec_failed(prog, err, why, len);
+	}
 	if (si.si_code == CLD_EXITED && si.si_status == 1) {
 		waitpid(pid, NULL, 0);
 		return KS_CASE_REFUSED;		/* the unshare itself was refused */
 	}
+	if (si.si_code == CLD_EXITED && si.si_status != 0 && si.si_status != CHILD_RAN) {
+		waitpid(pid, NULL, 0);
+		snprintf(why, len, "the %sunshare child exited with status %d",
+			 compat ? "32-bit " : "", si.si_status);
+		return -EIO;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(why, len, "open %s of the zombie: %s", path, strerror(errno));
+		err = errno;
+		snprintf(why, len, "open %s of the zombie: %s", path, strerror(err));
 		waitpid(pid, NULL, 0);
-		return -errno;
+		return -err;
 	}
 	rc = setns(fd, CLONE_NEWUSER);
 	err = errno;
 	close(fd);
 	waitpid(pid, NULL, 0);
 	return ks_case_from(rc, err, "setns into the zombie's user namespace", why, len);
+}
+
+static int trigger_setns_zombie(char *why, size_t len)
+{
+	return setns_zombie(false, why, len);
+}
+
+/* setns-zombie-compat-i386, -arm: the zombie a 32-bit unshare left. */
+static int trigger_setns_zombie_compat(char *why, size_t len)
+{
+	return setns_zombie(true, why, len);
 }
 
 /* Allow-list key and value of /proc/self/exe. */
@@ -247,7 +295,9 @@ KSHIELD_TEST_PATHS("userns-policy", benign,
 	{ "clone3", trigger_clone3 },
 	{ "setns-zombie", trigger_setns_zombie },
 #if defined(__aarch64__)
-	{ "compat-arm", trigger_compat });
+	{ "compat-arm", trigger_compat },
+	{ "setns-zombie-compat-arm", trigger_setns_zombie_compat });
 #else
-	{ "compat-i386", trigger_compat });
+	{ "compat-i386", trigger_compat },
+	{ "setns-zombie-compat-i386", trigger_setns_zombie_compat });
 #endif

@@ -122,15 +122,11 @@ int ks_test_drop_to(unsigned uid, unsigned gid)
 
 const char *ks_test_shields_dir = "/usr/lib/kshield/shields";
 
-int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
-		       char *why, size_t len)
+int ks_test_compat_path(const char *shield, const char *prog, char *path, size_t plen,
+			char *why, size_t len)
 {
 	const char *abi = NULL;
-	char path[PATH_MAX], *args[16];
-	int out[2], st[2], status, e = 0, n = 0;
 	struct utsname u;
-	ssize_t got;
-	pid_t pid;
 
 	if (uname(&u))
 		return -errno;
@@ -142,12 +138,39 @@ int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
 		snprintf(why, len, KS_CASE_NA "no 32-bit compat test build for %s", u.machine);
 		return -ENOTSUP;
 	}
-	snprintf(path, sizeof(path), "%s/%s/compat/%s.%s", ks_test_shields_dir, shield, prog, abi);
+	snprintf(path, plen, "%s/%s/compat/%s.%s", ks_test_shields_dir, shield, prog, abi);
 	if (access(path, X_OK)) {
 		snprintf(why, len, "compat test program %s: %s (built by make from "
 			 "shields/%s/compat/%s.c)", path, strerror(errno), shield, prog);
 		return -ENOENT;
 	}
+	return 0;
+}
+
+int ks_test_compat_exec_failed(const char *path, int e, char *why, size_t len)
+{
+	if (e == ENOEXEC) {
+		const char *base = strrchr(path, '/');
+
+		snprintf(why, len, KS_CASE_NA "no 32-bit emulation here (exec of %s: %s)",
+			 base ? base + 1 : path, strerror(e));
+		return -ENOEXEC;
+	}
+	snprintf(why, len, "exec %s: %s", path, strerror(e));
+	return -e;
+}
+
+int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
+		       char *why, size_t len)
+{
+	char path[PATH_MAX], *args[16];
+	int out[2], st[2], status, e = 0, n = 0;
+	ssize_t got;
+	pid_t pid;
+
+	e = ks_test_compat_path(shield, prog, path, sizeof(path), why, len);
+	if (e)
+		return e;
 	args[n++] = path;
 	for (int i = 0; argv && argv[i] && n < 15; i++)
 		args[n++] = argv[i];
@@ -186,15 +209,8 @@ int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
 	close(out[0]);
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
-	if (e == ENOEXEC) {
-		snprintf(why, len, KS_CASE_NA "no 32-bit emulation here (exec of the %s build: %s)",
-			 abi, strerror(e));
-		return -ENOEXEC;
-	}
-	if (e) {
-		snprintf(why, len, "exec %s: %s", path, strerror(e));
-		return -e;
-	}
+	if (e)
+		return ks_test_compat_exec_failed(path, e, why, len);
 	if (WIFSIGNALED(status)) {
 		if (WTERMSIG(status) == SIGKILL)
 			return KS_CASE_REFUSED;
