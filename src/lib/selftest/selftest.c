@@ -411,8 +411,12 @@ static int case_finish(struct case_proc *c, char *why, size_t len)
 	n = read(c->why_fd, why, len - 1);
 	why[n > 0 ? n : 0] = '\0';
 	close(c->why_fd);
-	if (waitpid(c->pid, &status, 0) < 0)
-		return -errno;
+	if (waitpid(c->pid, &status, 0) < 0) {
+		int err = errno;
+
+		snprintf(why, len, "waitpid (case): %s", strerror(err));
+		return -err;
+	}
 	c->pid = -1;
 	if (WIFSIGNALED(status)) {
 		if (WTERMSIG(status) == SIGKILL)
@@ -441,6 +445,8 @@ static int run_case2(ks_case_fn before, ks_case_fn fn, char *why, size_t len)
 
 	why[0] = '\0';
 	err = case_start(before, fn, false, &c);
+	if (err)
+		snprintf(why, len, "could not start the case: %s", strerror(-err));
 	return err ? err : case_finish(&c, why, len);
 }
 
@@ -614,6 +620,15 @@ static void loaded_elsewhere(const char *object, char *buf, size_t len)
 /* Record the first failure only: it is the one that explains the rest. */
 #define FAIL(...) do { if (!r->error[0]) snprintf(r->error, sizeof(r->error), __VA_ARGS__); } while (0)
 
+void ks_path_note(struct ks_path_result *p, const char *step, int c, const char *why)
+{
+	if (p->why[0])
+		return;		/* the first reason stays */
+	snprintf(p->why, sizeof(p->why), "%s: %s%s%s", step, ks_case_str(c),
+		 why && why[0] ? ": " : "",
+		 why && why[0] ? why : c < 0 ? " (the trigger gave no reason)" : "");
+}
+
 /* 1. Baseline: each path without the shield. Paths that cannot run here
  * are n/a; any other path must go through. Returns the number that went
  * through. */
@@ -663,8 +678,7 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 		 * test did not run; say so and what to do. */
 		if (c == KS_CASE_REFUSED && !r->refused_by[0])
 			loaded_elsewhere(object, r->refused_by, sizeof(r->refused_by));
-		snprintf(p->why, sizeof(p->why), "does not go through without the shield (%s)%s%s",
-			 ks_case_str(c), why[0] ? ": " : "", why);
+		ks_path_note(p, "does not go through without the shield", c, why);
 		if (t->npaths == 1)
 			FAIL("trigger %s", p->why);
 		else
@@ -735,7 +749,7 @@ static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
 		if (first < 0)
 			first = c;
 		if (c < 0) {
-			snprintf(p->why, sizeof(p->why), "could not run while enforcing: %s", why);
+			ks_path_note(p, "could not run while enforcing", c, why);
 			FAIL("%s: trigger could not run while enforcing%s%s", p->name,
 			     why[0] ? ": " : "", why);
 			continue;
@@ -859,6 +873,10 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 			p->audited = hits(t->shield, KS_VERDICT_AUDITED) > before;
 			if (!went_through(c) || !p->audited) {
 				r->audit_ok = false;
+				if (!went_through(c))
+					ks_path_note(p, "audit mode", c, why);
+				else
+					ks_path_note(p, "audit mode: no audited hit counted", c, why);
 				FAIL("audit mode: %s%strigger %s, audited hits %s",
 				     t->npaths > 1 ? p->name : "", t->npaths > 1 ? ": " : "",
 				     ks_case_str(c), p->audited ? "counted" : "not counted");
@@ -883,6 +901,7 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 			p->unload = c;
 			if (!went_through(c)) {
 				r->unload_ok = false;
+				ks_path_note(p, "after unload", c, why);
 				FAIL("%s%strigger still %s after unload", t->npaths > 1 ? p->name : "",
 				     t->npaths > 1 ? ": " : "", ks_case_str(c));
 			}

@@ -196,6 +196,11 @@ struct ks_test_result {
 };
 
 const char *ks_case_str(int r);
+/* Record in @p->why why step @step of the path failed with case result
+ * @c: the trigger's own @why, or a one-line reason when it gave none, so
+ * that no failed or "error" path is reported without one. The first
+ * reason recorded for a path stays. */
+void ks_path_note(struct ks_path_result *p, const char *step, int c, const char *why);
 struct ks_shield_test *ks_test_find(const char *name);
 struct ks_shield_test *ks_test_first(void);
 /* Run the whole sequence for @t with the object @object. Returns <0 only
