@@ -191,6 +191,9 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_io_uring_enter	426
 #define KS_NR32_fsconfig	431
 #define KS_NR32_unshare		337
+#define KS_NR32_setns		375
+#define KS_NR32_clone		120
+#define KS_NR32_clone3		435
 #define KS_NR32_socket		281
 #define KS_NR32_bind		282
 #define KS_NR32_accept		285
@@ -212,6 +215,9 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_io_uring_enter	426
 #define KS_NR32_fsconfig	431
 #define KS_NR32_unshare		310
+#define KS_NR32_setns		346
+#define KS_NR32_clone		120
+#define KS_NR32_clone3		435
 #define KS_NR32_socket		359
 #define KS_NR32_bind		361
 #define KS_NR32_accept4		364

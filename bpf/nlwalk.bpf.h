@@ -656,6 +656,15 @@ static __always_inline int nlw_tp_uring_req(struct io_kiocb *req, int protocol)
 	return 0;
 }
 
+/* A shield that also guards what splice or sendfile feed into other
+ * sockets defines NLW_TP_PIPE_SEND(fd_out, is_sendfile) before including
+ * this file: it runs first in the same programs, the native splice and
+ * sendfile64 ones and tp__send__compat32 for their 32-bit calls (no second
+ * program on raw_tp/sys_enter, which every syscall would pay for). */
+#ifndef NLW_TP_PIPE_SEND
+#define NLW_TP_PIPE_SEND(fd, is_sendfile) do { } while (0)
+#endif
+
 /* 32-bit compat syscalls for the tp variant. The syscall tracepoints
  * (and their raw twins) skip them, so this one raw_tp/sys_enter program
  * watches every 32-bit call (i386 binaries and `int $0x80` on x86-64,
@@ -701,6 +710,8 @@ static __always_inline int nlw_tp_compat(struct bpf_raw_tracepoint_args *ctx, in
 			return 0;	/* the call fails with EFAULT */
 		fd = (int)fd32;
 	}
+	if (nr == KS_NR32_splice || nr == KS_NR32_sendfile || nr == KS_NR32_sendfile64)
+		NLW_TP_PIPE_SEND(fd, nr != KS_NR32_splice);
 	sk = nlw_fd_netlink_sock(fd);
 	if (!sk || !nlw_guarded(sk, protocol))
 		return 0;
@@ -772,14 +783,6 @@ int BPF_PROG(fmod_ret__netlink_send__noloop, struct sock *sk, struct sk_buff *sk
  * raw_tp/sys_enter program, loaded only where the kernel runs 32-bit
  * code) kills those senders unparsed. vmsplice and tee only fill pipes: the splice out of the pipe is
  * what is seen. */
-/* A shield that also guards what splice or sendfile feed into other
- * sockets defines NLW_TP_PIPE_SEND(fd_out, is_sendfile) before including
- * this file: it runs first in the same two programs (no second program on
- * raw_tp/sys_enter, which every syscall would pay for). */
-#ifndef NLW_TP_PIPE_SEND
-#define NLW_TP_PIPE_SEND(fd, is_sendfile) do { } while (0)
-#endif
-
 #define NLW_TP_PROGRAMS(protocol)					\
 KS_SYSCALL_ENTER(tp__sendmsg, sendmsg)					\
 {									\

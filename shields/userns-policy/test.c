@@ -9,6 +9,12 @@
  *                the parent opens /proc/CHILD/ns/user of the zombie before
  *                reaping it and setns()es into the namespace: passed when
  *                it got in and lived on.
+ *   compat-i386, compat-arm  unshare(CLONE_NEWUSER) by a static 32-bit
+ *                program (compat/unshare.c)
+ *   compat-i386-clone, -clone3 (-arm-)  clone/clone3(CLONE_NEWUSER) by
+ *                that program; went through when its child ran
+ *   setns-zombie-compat-i386, -arm  setns-zombie with that 32-bit program
+ *                as the child
  * benign: root of the initial namespace creates one; then this binary is
  * put on the allow-list (by inode and name, as allow.sh does) and the same
  * unprivileged unshare goes through; the entry is removed again.
@@ -17,6 +23,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -57,37 +64,54 @@ static int trigger_native(char *why, size_t len)
 /* The child of a successful clone: it lived long enough to return. */
 #define CHILD_RAN 42
 
-/* clone or clone3 with CLONE_NEWUSER as nobody: refused when the call
- * failed with EPERM or the child was killed before it ran. */
+/* clone or clone3 with CLONE_NEWUSER as nobody, by a helper process whose
+ * child writes to a pipe: went through when the child ran code of its own
+ * in the namespace, whatever became of the helper (tp kills the caller at
+ * task_newtask: the helper dying says nothing about the child). */
 static int clone_as_nobody(int three, char *why, size_t len)
 {
-	int err = ks_test_drop_to(NOBODY, NOBODY), status;
-	pid_t pid;
+	int p[2], status;
+	pid_t helper, pid;
+	char byte;
+	ssize_t n;
 
-	if (err) {
-		snprintf(why, len, "drop to uid %d: %s", NOBODY, strerror(-err));
-		return err;
-	}
-	if (three) {
-		struct clone_args a = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+	if (pipe2(p, O_CLOEXEC))
+		return ks_case_from(-1, errno, "pipe", why, len);
+	fflush(NULL);
+	helper = fork();
+	if (helper < 0)
+		return ks_case_from(-1, errno, "fork", why, len);
+	if (helper == 0) {
+		close(p[0]);
+		if (ks_test_drop_to(NOBODY, NOBODY))
+			_exit(3);
+		if (three) {
+			struct clone_args a = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
 
-		pid = syscall(SYS_clone3, &a, sizeof(a));
-	} else {
-		pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+			pid = syscall(SYS_clone3, &a, sizeof(a));
+		} else {
+			pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+		}
+		if (pid == 0)
+			_exit(write(p[1], "r", 1) == 1 ? CHILD_RAN : 2);
+		if (pid < 0)
+			_exit(errno == EPERM ? 1 : 2);
+		waitpid(pid, &status, 0);
+		_exit(0);
 	}
-	if (pid == 0)
-		_exit(CHILD_RAN);
-	if (pid < 0)
-		return ks_case_from(-1, errno, three ? "clone3(CLONE_NEWUSER) as nobody" :
-				    "clone(CLONE_NEWUSER) as nobody", why, len);
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == CHILD_RAN)
+	close(p[1]);
+	n = read(p[0], &byte, 1);	/* EOF once helper and child are gone */
+	close(p[0]);
+	if (waitpid(helper, &status, 0) < 0)
+		return ks_case_from(-1, errno, "waitpid (clone helper)", why, len);
+	if (n == 1)
 		return KS_CASE_PASSED;
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+	if ((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ||
+	    (WIFEXITED(status) && WEXITSTATUS(status) == 1))
 		return KS_CASE_REFUSED;
-	snprintf(why, len, "clone child ended with status 0x%x", status);
-	return -EINVAL;
+	snprintf(why, len, "%s(CLONE_NEWUSER) as nobody: the helper ended with status 0x%x "
+		 "and its child wrote nothing", three ? "clone3" : "clone", status);
+	return -EIO;
 }
 
 static int trigger_clone(char *why, size_t len)
@@ -101,11 +125,13 @@ static int trigger_clone3(char *why, size_t len)
 }
 
 /* The namespace of a child that unshared and is gone, entered by its
- * parent through the zombie's /proc/PID/ns/user. */
-static int trigger_setns_zombie(char *why, size_t len)
+ * parent through the zombie's /proc/PID/ns/user. With @compat the child
+ * execs the 32-bit compat/unshare.c (exit 0 made, 1 EPERM, 5 error): a
+ * 32-bit unshare's exit must record the namespace as a native one's. */
+static int setns_zombie(bool compat, char *why, size_t len)
 {
-	int err = ks_test_drop_to(NOBODY, NOBODY), fd, rc;
-	char path[64];
+	int err = ks_test_drop_to(NOBODY, NOBODY), fd, rc, st[2];
+	char path[64], prog[PATH_MAX];
 	siginfo_t si;
 	pid_t pid;
 
@@ -113,34 +139,75 @@ static int trigger_setns_zombie(char *why, size_t len)
 		snprintf(why, len, "drop to uid %d: %s", NOBODY, strerror(-err));
 		return err;
 	}
+	if (compat) {
+		rc = ks_test_compat_path("userns-policy", "unshare", prog, sizeof(prog), why, len);
+		if (rc)
+			return rc;
+	}
 	/* A user's own processes are dumpable; one that dropped from root
-	 * is not, and /proc/PID/ns would be closed to it. */
+	 * is not, and /proc/PID/ns would be closed to it. (An exec by a
+	 * task whose ids all match makes it dumpable again.) */
 	prctl(PR_SET_DUMPABLE, 1);
+	if (pipe2(st, O_CLOEXEC))
+		return -errno;
 	pid = fork();
 	if (pid < 0)
 		return -errno;
-	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER) ? 1 : CHILD_RAN);
+	if (pid == 0) {
+		if (!compat)
+			_exit(unshare(CLONE_NEWUSER) ? 1 : CHILD_RAN);
+		execl(prog, prog, (char *)NULL);
+		err = errno;
+		if (write(st[1], &err, sizeof(err)) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	close(st[1]);
+	if (read(st[0], &err, sizeof(err)) != sizeof(err))
+		err = 0;	/* exec'd (EOF at the exec) */
+	close(st[0]);
 	/* Wait for it to end, without reaping it. */
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_PID, pid, &si, WEXITED | WNOWAIT) < 0)
 		return -errno;
+	if (err) {
+		waitpid(pid, NULL, 0);
+		return ks_test_compat_exec_failed(prog, err, why, len);
+	}
 	if (si.si_code == CLD_EXITED && si.si_status == 1) {
 		waitpid(pid, NULL, 0);
 		return KS_CASE_REFUSED;		/* the unshare itself was refused */
 	}
+	if (si.si_code == CLD_EXITED && si.si_status != 0 && si.si_status != CHILD_RAN) {
+		waitpid(pid, NULL, 0);
+		snprintf(why, len, "the %sunshare child exited with status %d",
+			 compat ? "32-bit " : "", si.si_status);
+		return -EIO;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(why, len, "open %s of the zombie: %s", path, strerror(errno));
+		err = errno;
+		snprintf(why, len, "open %s of the zombie: %s", path, strerror(err));
 		waitpid(pid, NULL, 0);
-		return -errno;
+		return -err;
 	}
 	rc = setns(fd, CLONE_NEWUSER);
 	err = errno;
 	close(fd);
 	waitpid(pid, NULL, 0);
 	return ks_case_from(rc, err, "setns into the zombie's user namespace", why, len);
+}
+
+static int trigger_setns_zombie(char *why, size_t len)
+{
+	return setns_zombie(false, why, len);
+}
+
+/* setns-zombie-compat-i386, -arm: the zombie a 32-bit unshare left. */
+static int trigger_setns_zombie_compat(char *why, size_t len)
+{
+	return setns_zombie(true, why, len);
 }
 
 /* Allow-list key and value of /proc/self/exe. */
@@ -241,13 +308,61 @@ static int trigger_compat(char *why, size_t len)
 	return ks_test_run_compat("userns-policy", "unshare", argv, why, len);
 }
 
+/* compat-i386-clone, -clone3 (and -arm-): clone(CLONE_NEWUSER) by the
+ * 32-bit program, whose child writes to a pipe: went through when the
+ * child ran code of its own in the namespace, whatever became of its
+ * parent (tp kills the caller at task_newtask, the child at its return). */
+static int compat_clone(const char *mode, char *why, size_t len)
+{
+	int err = ks_test_drop_to(NOBODY, NOBODY), p[2], rc;
+	char byte;
+	ssize_t n;
+
+	if (err) {
+		snprintf(why, len, "drop to uid %d: %s", NOBODY, strerror(-err));
+		return err;
+	}
+	if (pipe2(p, O_CLOEXEC))
+		return ks_case_from(-1, errno, "pipe", why, len);
+	rc = ks_test_run_compat_fd("userns-policy", "unshare", p[1], mode, why, len);
+	close(p[1]);
+	/* EOF once the child is gone too (it holds the write end). */
+	n = read(p[0], &byte, 1);
+	close(p[0]);
+	if (rc < 0)
+		return rc;
+	if (n == 1)
+		return KS_CASE_PASSED;	/* the child ran in the namespace */
+	if (rc == KS_CASE_PASSED) {
+		snprintf(why, len, "the 32-bit %s child exited without writing to the pipe", mode);
+		return -EIO;
+	}
+	return KS_CASE_REFUSED;
+}
+
+static int trigger_compat_clone(char *why, size_t len)
+{
+	return compat_clone("clone", why, len);
+}
+
+static int trigger_compat_clone3(char *why, size_t len)
+{
+	return compat_clone("clone3", why, len);
+}
+
 KSHIELD_TEST_PATHS("userns-policy", benign,
 	{ "native", trigger_native },
 	{ "clone", trigger_clone },
 	{ "clone3", trigger_clone3 },
 	{ "setns-zombie", trigger_setns_zombie },
 #if defined(__aarch64__)
-	{ "compat-arm", trigger_compat });
+	{ "compat-arm", trigger_compat },
+	{ "compat-arm-clone", trigger_compat_clone },
+	{ "compat-arm-clone3", trigger_compat_clone3 },
+	{ "setns-zombie-compat-arm", trigger_setns_zombie_compat });
 #else
-	{ "compat-i386", trigger_compat });
+	{ "compat-i386", trigger_compat },
+	{ "compat-i386-clone", trigger_compat_clone },
+	{ "compat-i386-clone3", trigger_compat_clone3 },
+	{ "setns-zombie-compat-i386", trigger_setns_zombie_compat });
 #endif

@@ -122,15 +122,11 @@ int ks_test_drop_to(unsigned uid, unsigned gid)
 
 const char *ks_test_shields_dir = "/usr/lib/kshield/shields";
 
-int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
-		       char *why, size_t len)
+int ks_test_compat_path(const char *shield, const char *prog, char *path, size_t plen,
+			char *why, size_t len)
 {
 	const char *abi = NULL;
-	char path[PATH_MAX], *args[16];
-	int out[2], st[2], status, e = 0, n = 0;
 	struct utsname u;
-	ssize_t got;
-	pid_t pid;
 
 	if (uname(&u))
 		return -errno;
@@ -142,12 +138,39 @@ int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
 		snprintf(why, len, KS_CASE_NA "no 32-bit compat test build for %s", u.machine);
 		return -ENOTSUP;
 	}
-	snprintf(path, sizeof(path), "%s/%s/compat/%s.%s", ks_test_shields_dir, shield, prog, abi);
+	snprintf(path, plen, "%s/%s/compat/%s.%s", ks_test_shields_dir, shield, prog, abi);
 	if (access(path, X_OK)) {
 		snprintf(why, len, "compat test program %s: %s (built by make from "
 			 "shields/%s/compat/%s.c)", path, strerror(errno), shield, prog);
 		return -ENOENT;
 	}
+	return 0;
+}
+
+int ks_test_compat_exec_failed(const char *path, int e, char *why, size_t len)
+{
+	if (e == ENOEXEC) {
+		const char *base = strrchr(path, '/');
+
+		snprintf(why, len, KS_CASE_NA "no 32-bit emulation here (exec of %s: %s)",
+			 base ? base + 1 : path, strerror(e));
+		return -ENOEXEC;
+	}
+	snprintf(why, len, "exec %s: %s", path, strerror(e));
+	return -e;
+}
+
+int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
+		       char *why, size_t len)
+{
+	char path[PATH_MAX], *args[16];
+	int out[2], st[2], status, e = 0, n = 0;
+	ssize_t got;
+	pid_t pid;
+
+	e = ks_test_compat_path(shield, prog, path, sizeof(path), why, len);
+	if (e)
+		return e;
 	args[n++] = path;
 	for (int i = 0; argv && argv[i] && n < 15; i++)
 		args[n++] = argv[i];
@@ -186,15 +209,8 @@ int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
 	close(out[0]);
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
-	if (e == ENOEXEC) {
-		snprintf(why, len, KS_CASE_NA "no 32-bit emulation here (exec of the %s build: %s)",
-			 abi, strerror(e));
-		return -ENOEXEC;
-	}
-	if (e) {
-		snprintf(why, len, "exec %s: %s", path, strerror(e));
-		return -e;
-	}
+	if (e)
+		return ks_test_compat_exec_failed(path, e, why, len);
 	if (WIFSIGNALED(status)) {
 		if (WTERMSIG(status) == SIGKILL)
 			return KS_CASE_REFUSED;
@@ -395,8 +411,12 @@ static int case_finish(struct case_proc *c, char *why, size_t len)
 	n = read(c->why_fd, why, len - 1);
 	why[n > 0 ? n : 0] = '\0';
 	close(c->why_fd);
-	if (waitpid(c->pid, &status, 0) < 0)
-		return -errno;
+	if (waitpid(c->pid, &status, 0) < 0) {
+		int err = errno;
+
+		snprintf(why, len, "waitpid (case): %s", strerror(err));
+		return -err;
+	}
 	c->pid = -1;
 	if (WIFSIGNALED(status)) {
 		if (WTERMSIG(status) == SIGKILL)
@@ -425,6 +445,8 @@ static int run_case2(ks_case_fn before, ks_case_fn fn, char *why, size_t len)
 
 	why[0] = '\0';
 	err = case_start(before, fn, false, &c);
+	if (err)
+		snprintf(why, len, "could not start the case: %s", strerror(-err));
 	return err ? err : case_finish(&c, why, len);
 }
 
@@ -598,6 +620,15 @@ static void loaded_elsewhere(const char *object, char *buf, size_t len)
 /* Record the first failure only: it is the one that explains the rest. */
 #define FAIL(...) do { if (!r->error[0]) snprintf(r->error, sizeof(r->error), __VA_ARGS__); } while (0)
 
+void ks_path_note(struct ks_path_result *p, const char *step, int c, const char *why)
+{
+	if (p->why[0])
+		return;		/* the first reason stays */
+	snprintf(p->why, sizeof(p->why), "%s: %s%s%s", step, ks_case_str(c),
+		 why && why[0] ? ": " : "",
+		 why && why[0] ? why : c < 0 ? " (the trigger gave no reason)" : "");
+}
+
 /* 1. Baseline: each path without the shield. Paths that cannot run here
  * are n/a; any other path must go through. Returns the number that went
  * through. */
@@ -647,8 +678,7 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 		 * test did not run; say so and what to do. */
 		if (c == KS_CASE_REFUSED && !r->refused_by[0])
 			loaded_elsewhere(object, r->refused_by, sizeof(r->refused_by));
-		snprintf(p->why, sizeof(p->why), "does not go through without the shield (%s)%s%s",
-			 ks_case_str(c), why[0] ? ": " : "", why);
+		ks_path_note(p, "does not go through without the shield", c, why);
 		if (t->npaths == 1)
 			FAIL("trigger %s", p->why);
 		else
@@ -719,7 +749,7 @@ static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
 		if (first < 0)
 			first = c;
 		if (c < 0) {
-			snprintf(p->why, sizeof(p->why), "could not run while enforcing: %s", why);
+			ks_path_note(p, "could not run while enforcing", c, why);
 			FAIL("%s: trigger could not run while enforcing%s%s", p->name,
 			     why[0] ? ": " : "", why);
 			continue;
@@ -843,6 +873,10 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 			p->audited = hits(t->shield, KS_VERDICT_AUDITED) > before;
 			if (!went_through(c) || !p->audited) {
 				r->audit_ok = false;
+				if (!went_through(c))
+					ks_path_note(p, "audit mode", c, why);
+				else
+					ks_path_note(p, "audit mode: no audited hit counted", c, why);
 				FAIL("audit mode: %s%strigger %s, audited hits %s",
 				     t->npaths > 1 ? p->name : "", t->npaths > 1 ? ": " : "",
 				     ks_case_str(c), p->audited ? "counted" : "not counted");
@@ -867,6 +901,7 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 			p->unload = c;
 			if (!went_through(c)) {
 				r->unload_ok = false;
+				ks_path_note(p, "after unload", c, why);
 				FAIL("%s%strigger still %s after unload", t->npaths > 1 ? p->name : "",
 				     t->npaths > 1 ? ": " : "", ks_case_str(c));
 			}

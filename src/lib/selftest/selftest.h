@@ -118,6 +118,13 @@ int ks_test_drop_to(unsigned uid, unsigned gid);
  * an error), killed by SIGKILL is REFUSED; what it printed on stderr becomes @why. A kernel
  * that cannot run it (ENOEXEC: no 32-bit emulation) makes the case n/a;
  * a missing binary is an error. */
+/* The path of that 32-bit build in @path: 0, or <0 with @why (n/a on an
+ * arch without a 32-bit ABI, an error when the program is missing). */
+int ks_test_compat_path(const char *shield, const char *prog, char *path, size_t plen,
+			char *why, size_t len);
+/* The case result of a failed exec of @path with errno @e: n/a for ENOEXEC
+ * (no 32-bit emulation), else an error; @why says which. */
+int ks_test_compat_exec_failed(const char *path, int e, char *why, size_t len);
 int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
 		       char *why, size_t len);
 /* ks_test_run_compat(@shield, @prog, { "<fd>", @arg }) with @fd inherited
@@ -189,6 +196,11 @@ struct ks_test_result {
 };
 
 const char *ks_case_str(int r);
+/* Record in @p->why why step @step of the path failed with case result
+ * @c: the trigger's own @why, or a one-line reason when it gave none, so
+ * that no failed or "error" path is reported without one. The first
+ * reason recorded for a path stays. */
+void ks_path_note(struct ks_path_result *p, const char *step, int c, const char *why);
 struct ks_shield_test *ks_test_find(const char *name);
 struct ks_shield_test *ks_test_first(void);
 /* Run the whole sequence for @t with the object @object. Returns <0 only
