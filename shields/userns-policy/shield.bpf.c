@@ -21,22 +21,16 @@ KSHIELD_META(hunt, "SELECT * FROM events WHERE ts BETWEEN :since AND :until AND 
 KSHIELD_VARIANTS("lsm,fmod_ret,tp");
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
 KSHIELD_META(variant_fmod_ret, "fmod_ret on security_create_user_ns (6.1+): the lsm body without bpf in lsm= (needs BPF trampolines); EPERM");
-KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at task:task_newtask for clone/clone3 with CLONE_NEWUSER (the caller, and the new child at its return from clone, before it runs its own code: x86-64; arm64's fork return passes no sys_exit, the child runs: detection only there), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit unshare from raw_tp/sys_enter, the exits of 32-bit unshare, clone, clone3 and setns from raw_tp/sys_exit (both loaded where the kernel runs 32-bit code: a namespace made by a killed 32-bit caller is recorded for the setns check like a native one); where tracepoint links cannot be pinned (before 5.15) the same programs run on raw tracepoints (sys_enter/sys_exit filtered by syscall number, task_newtask)");
+KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at the entry of clone/clone3 with CLONE_NEWUSER (the caller: a fork with a fatal signal pending makes no child), with task:task_newtask behind it for clone3 flags changed by another thread after the entry read (caller killed, child killed at its return from clone on x86-64, at the entry of its first syscall on arm64, where the fork return passes no sys_exit: that syscall completes), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit unshare, clone and clone3 from raw_tp/sys_enter, the exits of 32-bit unshare, clone, clone3 and setns from raw_tp/sys_exit (both loaded where the kernel runs 32-bit code: a namespace made by a killed 32-bit caller is recorded for the setns check like a native one); where tracepoint links cannot be pinned (before 5.15) the same programs run on raw tracepoints (sys_enter/sys_exit filtered by syscall number, task_newtask)");
 KSHIELD_META(prevents_lsm, "native,clone,clone3,setns-zombie,compat-i386,compat-arm,setns-zombie-compat-i386,setns-zombie-compat-arm,compat-i386-clone,compat-i386-clone3,compat-arm-clone,compat-arm-clone3");
 KSHIELD_META(prevents_fmod_ret, "native,clone,clone3,setns-zombie,compat-i386,compat-arm,setns-zombie-compat-i386,setns-zombie-compat-arm,compat-i386-clone,compat-i386-clone3,compat-arm-clone,compat-arm-clone3");
-/* tp and clone: the caller is killed at task_newtask, the doomed child at
- * its return from clone (sys_exit). x86-64's ret_from_fork passes the
- * syscall exit work (sys_exit fires for the child); arm64's returns to user
- * space without it (ret_from_fork -> ret_to_user), so there the child runs
- * code of its own in the namespace: only detected (the caller's kill and
- * hit). Measured by the clone paths' pipe: killed on the 6.18 host (x86-64),
- * ran on 6.1.0-47 and 5.10.0-32 arm64. */
-#if defined(__TARGET_ARCH_arm64)
-KSHIELD_META(prevents_tp, "native,setns-zombie,compat-arm,setns-zombie-compat-arm");
-KSHIELD_META(detects_tp, "clone,clone3,compat-arm-clone,compat-arm-clone3");
-#else
-KSHIELD_META(prevents_tp, "native,clone,clone3,setns-zombie,compat-i386,setns-zombie-compat-i386,compat-i386-clone,compat-i386-clone3");
-#endif
+/* tp and clone: the caller is killed at the entry of clone/clone3, so
+ * copy_process() (which fails a fork with a signal pending) makes no child.
+ * The kill at task_newtask alone came after its checks: the child existed,
+ * and on arm64, whose fork return passes no sys_exit, ran code of its own
+ * in the namespace (measured Dec 4 by the clone paths' pipe on 6.1.0-47 and
+ * 5.10.0-32 arm64; killed on the 6.18 host, x86-64). */
+KSHIELD_META(prevents_tp, "native,clone,clone3,setns-zombie,compat-i386,compat-arm,setns-zombie-compat-i386,setns-zombie-compat-arm,compat-i386-clone,compat-i386-clone3,compat-arm-clone,compat-arm-clone3");
 
 #define CLONE_NEWUSER	0x10000000
 
@@ -110,20 +104,25 @@ KS_SECURITY_HOOK_FN(userns_create, userns_create, security_create_user_ns, const
  * A tracepoint cannot refuse, it can only SIGKILL the current task, and the
  * syscall still completes. unshare() changes only the caller, so killing
  * the caller ends its namespace. clone() creates a child that already lives
- * in the new namespace and would survive its parent's death: the clone is
- * judged at task:task_newtask (the kernel's own flags, no user-memory race),
- * which kills the caller and dooms the child, and the child is killed at
- * its first step, its return from clone, before it runs any code of its own. */
+ * in the new namespace and would survive its parent's death: the caller is
+ * killed at the entry of clone/clone3, before any child exists, and
+ * task:task_newtask (the kernel's own flags, no user-memory race) catches
+ * a clone3 whose flags changed after that read: it kills the caller and
+ * dooms the child, killed at its return from clone (x86-64) or at its first
+ * syscall (arm64). */
 
 /* Tasks whose refusal lands at their syscall's return: children of refused
- * clones, until they reach sys_exit_clone, and refused unshare callers,
+ * clones, until they reach sys_exit_clone (arm64: their first syscall's
+ * entry), and refused unshare callers,
  * until sys_exit_unshare. By thread id. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u8);	/* 1: unshare caller, DOOMED_CHILD: child */
 } doomed SEC(".maps");
+
+#define DOOMED_CHILD	2
 
 /* User namespaces that a killed task created. The namespace outlives its
  * creator while anything holds it: the creator's zombie (its parent can
@@ -192,9 +191,6 @@ KS_SYSCALL_ENTER(tp__unshare, unshare)
 		bpf_map_update_elem(&doomed, &tid, &one, BPF_ANY);
 	return 0;
 }
-/* 32-bit unshare (raw_tp/sys_enter, loaded where 32-bit code runs); its
- * exit is tp__sys_exit__compat32's. */
-KS_SYSCALL_ENTER32(tp__unshare, unshare)
 
 KS_SYSCALL_EXIT(tp__unshare_exit, unshare)
 {
@@ -223,15 +219,158 @@ KS_SYSCALL_EXIT(tp__setns_exit, setns)
 	return 0;
 }
 
-static __always_inline int newtask(__u64 flags, __u32 child)
+/* clone and clone3 with CLONE_NEWUSER: the caller is killed at entry, so
+ * that no child is made at all: copy_process() checks for a pending signal
+ * before it builds the child and again before it makes it visible, and
+ * fails the fork (-ERESTARTNOINTR) when one is pending. A kill only at
+ * task_newtask comes after both checks: the child exists and, on arm64,
+ * whose fork return passes no sys_exit, runs code of its own (a kill at its
+ * first syscall's entry would still let that syscall complete). clone's
+ * flags are a register; clone3's are in user memory, which another thread
+ * may change after this read: task_newtask below judges the kernel's own
+ * copy and catches that race (caller killed, child doomed: killed at its
+ * return from clone on x86-64, not on arm64). */
+static __always_inline int clone_enter(__u64 flags, bool three)
 {
 	struct ks_userns_allow_key key = {};
-	__u8 one = 1;
 
 	if (!(flags & CLONE_NEWUSER) || allowed(&key))
 		return 0;
-	if (ks_kill("task_newtask", key.dev, key.ino, flags, child))
-		bpf_map_update_elem(&doomed, &child, &one, BPF_ANY);
+	if (three)
+		ks_kill("sys_enter_clone3", key.dev, key.ino, flags, 0);
+	else
+		ks_kill("sys_enter_clone", key.dev, key.ino, flags, 0);
+	return 0;
+}
+
+/* clone3's flags: the first u64 of its struct clone_args (the same layout
+ * for 32-bit callers), when the size given covers them; else 0 (the call
+ * fails, or task_newtask sees what it made). */
+static __always_inline __u64 clone3_flags(const __u64 *args)
+{
+	__u64 flags = 0;
+
+	if (args[1] < sizeof(flags) ||
+	    bpf_probe_read_user(&flags, sizeof(flags), (const void *)(long)args[0]))
+		return 0;
+	return flags;
+}
+
+KS_SYSCALL_ENTER(tp__clone, clone)
+{
+	return clone_enter(args[0], false);
+}
+
+KS_SYSCALL_ENTER(tp__clone3, clone3)
+{
+	return clone_enter(clone3_flags(args), true);
+}
+
+/* The entries of 32-bit unshare, clone and clone3, which the syscall
+ * tracepoints and the raw twins skip: one program on raw_tp/sys_enter for
+ * the three (each syscall entry pays one run), loaded only where the kernel
+ * runs 32-bit code; their exits are tp__sys_exit__compat32's. */
+SEC("raw_tp/sys_enter")
+int tp__sys_enter__compat32(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	long nr = (long)ctx->args[1];
+	__u64 a[6];
+
+	if (nr != KS_NR32_unshare && nr != KS_NR32_clone && nr != KS_NR32_clone3)
+		return 0;
+	if (!ks_in_compat32())
+		return 0;
+	KS_SYS_ARGS32(regs, a);
+	if (nr == KS_NR32_unshare)
+		return ____tp__unshare(a, true);
+	if (nr == KS_NR32_clone)
+		return clone_enter(a[0], false);
+	return clone_enter(clone3_flags(a), true);
+}
+
+/* arm64: the child of a clone refused only at task_newtask (clone3 flags
+ * changed by another thread after the entry check) returns to user space
+ * without a sys_exit; it is killed at the entry of its first syscall, which
+ * still completes (post-hoc, as a killed unshare), and the namespace it
+ * lives in is recorded for the setns check. Every syscall runs this
+ * program: the count of such children not yet seen is its fast path, one
+ * load when it is zero. x86-64
+ * kills the child at its return from clone (sys_exit_clone*): not there. */
+#if defined(__TARGET_ARCH_arm64)
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} doomed_children SEC(".maps");
+
+static __always_inline void doomed_child_count(__s64 d)
+{
+	__u32 zero = 0;
+	__s64 *n = bpf_map_lookup_elem(&doomed_children, &zero);
+
+	if (n)
+		__sync_fetch_and_add(n, d);
+}
+
+/* The current task's entry in doomed when it is a doomed child (an unshare
+ * caller's waits for its sys_exit_unshare), and the count; NULL else. */
+static __always_inline __s64 *doomed_child(__u32 tid)
+{
+	__u32 zero = 0;
+	__s64 *n = bpf_map_lookup_elem(&doomed_children, &zero);
+	__u8 *v;
+
+	if (!n || *n <= 0)
+		return NULL;
+	v = bpf_map_lookup_elem(&doomed, &tid);
+	if (!v || *v != DOOMED_CHILD)
+		return NULL;
+	bpf_map_delete_elem(&doomed, &tid);
+	__sync_fetch_and_add(n, -1);
+	return n;
+}
+
+SEC("raw_tp/sys_enter")
+int tp__doomed_child_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct ns_key k;
+	__u8 one = 1;
+
+	if (!doomed_child(tid))
+		return 0;
+	k = current_ns();
+	if (k.addr)
+		bpf_map_update_elem(&doomed_ns, &k, &one, BPF_ANY);
+	bpf_send_signal(SIGKILL);
+	return 0;
+}
+
+/* A doomed child that ends before any syscall (a fault) takes its entry
+ * along: a later task given its thread id must not inherit it. */
+SEC("raw_tp/sched_process_exit")
+int tp__doomed_child_gone(struct bpf_raw_tracepoint_args *ctx)
+{
+	doomed_child((__u32)bpf_get_current_pid_tgid());
+	return 0;
+}
+#else
+static __always_inline void doomed_child_count(__s64 d) {}
+#endif
+
+static __always_inline int newtask(__u64 flags, __u32 child)
+{
+	struct ks_userns_allow_key key = {};
+	__u8 child_mark = DOOMED_CHILD;
+
+	if (!(flags & CLONE_NEWUSER) || allowed(&key))
+		return 0;
+	if (ks_kill("task_newtask", key.dev, key.ino, flags, child)) {
+		bpf_map_update_elem(&doomed, &child, &child_mark, BPF_ANY);
+		doomed_child_count(1);
+	}
 	return 0;
 }
 

@@ -66,8 +66,8 @@ static int trigger_native(char *why, size_t len)
 
 /* clone or clone3 with CLONE_NEWUSER as nobody, by a helper process whose
  * child writes to a pipe: went through when the child ran code of its own
- * in the namespace, whatever became of the helper (tp kills the caller at
- * task_newtask: the helper dying says nothing about the child). */
+ * in the namespace, whatever became of the helper (tp kills the caller:
+ * the helper dying says nothing about the child). */
 static int clone_as_nobody(int three, char *why, size_t len)
 {
 	int p[2], status;
@@ -311,7 +311,7 @@ static int trigger_compat(char *why, size_t len)
 /* compat-i386-clone, -clone3 (and -arm-): clone(CLONE_NEWUSER) by the
  * 32-bit program, whose child writes to a pipe: went through when the
  * child ran code of its own in the namespace, whatever became of its
- * parent (tp kills the caller at task_newtask, the child at its return). */
+ * parent (tp kills the caller; a child it made is killed apart). */
 static int compat_clone(const char *mode, char *why, size_t len)
 {
 	int err = ks_test_drop_to(NOBODY, NOBODY), p[2], rc;
