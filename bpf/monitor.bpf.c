@@ -7,13 +7,10 @@
  * trampolines. Everything is filtered here so that the ring buffer carries
  * only what the store keeps.
  *
- * Records are submitted with BPF_RB_NO_WAKEUP: a wakeup is an
- * inter-processor interrupt, which costs more than the record itself
- * (PLATFORM.md), and a woken agent competes with the very work it records.
- * Every mon_config.wakeup_every records per CPU the fill is checked, and
- * the agent woken only once the buffer is KS_RINGBUF_WAKE_BYTES full; it
- * drains the buffer on a timer otherwise (KS_DRAIN_MS), so a burst that
- * fits in half the buffer is recorded after it, not during it.
+ * Records are submitted with BPF_RB_NO_WAKEUP and a forced wakeup every
+ * mon_config.wakeup_every records per CPU: a wakeup is an inter-processor
+ * interrupt, which costs more than the record itself (PLATFORM.md). The
+ * agent drains the buffer on a short timer for the low-rate case.
  *
  * The shared maps (ks_events, ks_lost, ks_exec_ids) come from kshield.bpf.h;
  * the mon_* maps are the monitor's own, pinned by the agent under
@@ -136,8 +133,7 @@ static __always_inline bool no_flow(void)
 	return c && (c->flags & KS_MON_NO_FLOW);
 }
 
-/* Submit flags: every wakeup_every-th record, wake the consumer if the
- * buffer is KS_RINGBUF_WAKE_BYTES full; never otherwise. */
+/* Submit flags: wake the consumer only every wakeup_every-th record. */
 static __always_inline __u64 wake_flags(void)
 {
 	struct ks_monitor_cfg *c = cfg();
@@ -148,8 +144,7 @@ static __always_inline __u64 wake_flags(void)
 		return 0;
 	if (++*n >= every) {
 		*n = 0;
-		if (bpf_ringbuf_query(&ks_events, BPF_RB_AVAIL_DATA) >= KS_RINGBUF_WAKE_BYTES)
-			return BPF_RB_FORCE_WAKEUP;
+		return BPF_RB_FORCE_WAKEUP;
 	}
 	return BPF_RB_NO_WAKEUP;
 }

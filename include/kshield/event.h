@@ -24,10 +24,6 @@
 
 /* Size of the ring buffer shared by the monitor and every shield. */
 #define KS_RINGBUF_SIZE	(16u << 20)
-/* The monitor wakes the agent once the buffer holds this much; below, the
- * agent drains it every KS_DRAIN_MS (a burst is recorded after it). */
-#define KS_RINGBUF_WAKE_BYTES	(KS_RINGBUF_SIZE / 2)
-#define KS_DRAIN_MS		1000
 
 enum ks_kind {
 	KS_EV_EXEC = 1,
@@ -262,7 +258,7 @@ struct ks_agent_stats {
 #define KS_MON_NO_FLOW	(1u << 0)	/* flow accounting off: no flow records at all */
 
 struct ks_monitor_cfg {
-	__u32 wakeup_every;	/* check the fill for a wakeup every N events (per CPU) */
+	__u32 wakeup_every;	/* force a consumer wakeup every N events (per CPU) */
 	__u32 flags;		/* KS_MON_*; was padding (same layout) */
 	__u64 families;		/* bit per address family to report at socket() */
 	__u32 netlink_protos;	/* bit per netlink protocol to report */

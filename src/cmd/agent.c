@@ -71,7 +71,7 @@ struct agent {
 	__u64 dropped_before;		/* rows lost by stores since closed */
 	__u64 unstored_direct;		/* records never handed to a store */
 	__u64 lost_noted[KS_EV_KIND_MAX], unstored_noted;
-	long long now_ms, retry_at, retain_at, textfile_at, drain_at;
+	long long now_ms, retry_at, retain_at, textfile_at;
 	struct ks_metrics_agent m;	/* per-kind counters for metrics */
 	__u64 pending[KS_EV_KIND_MAX];	/* rows in the open batch, per kind */
 	__u64 committed_seen;		/* ks_store_committed() when last settled */
@@ -508,18 +508,14 @@ static int agent_run(struct agent *a)
 	}
 	shields_sync(a);
 	while (!stop_requested) {
-		/* Woken (and drained by the poll) only when the buffer is
-		 * KS_RINGBUF_WAKE_BYTES full; drained every KS_DRAIN_MS
-		 * otherwise, so a burst is stored after it, in one go. */
+		/* Woken every mon_config.wakeup_every records; the consume
+		 * call drains the low-rate tail that never reaches a wakeup. */
 		err = ring_buffer__poll(a->rb, TICK_MS);
 		if (err < 0 && err != -EINTR) {
 			ks_err(err, "reading the ring buffer: %s", strerror(-err));
 			break;
 		}
-		if (mono_ms() >= a->drain_at) {
-			ring_buffer__consume(a->rb);
-			a->drain_at = mono_ms() + KS_DRAIN_MS;
-		}
+		ring_buffer__consume(a->rb);
 		tick(a);
 		if (reload_requested) {
 			reload_requested = 0;
