@@ -72,6 +72,16 @@ static json_object *stats(void)
 	return ks_run_json(cmd, NULL, NULL);
 }
 
+/* Socket records lost so far (ks_lost, by `kshield stats`), -1 unread. */
+static long long lost_sockets(void)
+{
+	json_object *st = stats();
+	long long n = ka_int(st, "lost.socket");
+
+	json_object_put(st);
+	return n;
+}
+
 Test(agent, t01_restart_adopts_the_pinned_monitor)
 {
 	char *err;
@@ -156,24 +166,19 @@ Test(agent, t03_sigkill_mid_ingest_leaves_a_clean_store)
 Test(agent, t04_a_full_ring_buffer_counts_every_lost_event)
 {
 	const long n = 400000;	/* ~112 bytes each: three times the 16 MiB buffer */
-	json_object *st;
 	long long lost0, lost1, stored;
 	char q[256];
 	pid_t gen;
 
 	ka_start(&env, NULL);
-	st = stats();
-	lost0 = ka_int(st, "lost.socket");
-	json_object_put(st);
+	lost0 = lost_sockets();
 	cr_assert(lost0 >= 0, "no loss counters");
 	ka_stop(&env, SIGTERM);
 
 	/* nobody reads the buffer now: the monitor keeps writing until full */
 	gen = alg_sockets(n);
 	waitpid(gen, NULL, 0);
-	st = stats();
-	lost1 = ka_int(st, "lost.socket");
-	json_object_put(st);
+	lost1 = lost_sockets();
 	cr_expect(lost1 > lost0, "no loss counted after %ld events into a stopped agent", n);
 
 	ka_start(&env, NULL);
@@ -772,22 +777,17 @@ Test(agent, t16_a_burst_larger_than_the_buffer_wakes_the_agent_and_loses_nothing
 {
 	const long n = 200000;	/* ~112 bytes each: 22 MB into the 16 MiB buffer */
 	long long lost0, lost1, stored = 0;
-	json_object *st;
 	char q[256];
 	pid_t gen;
 
 	ka_start(&env, NULL);
-	st = stats();
-	lost0 = ka_int(st, "lost.socket");
-	json_object_put(st);
+	lost0 = lost_sockets();
 	gen = alg_sockets(n);
 	waitpid(gen, NULL, 0);
 	snprintf(q, sizeof(q), "SELECT count(*) FROM events WHERE kind = 'socket' AND pid = %d", gen);
 	for (double t0 = ka_now(); ka_now() - t0 < 30 && stored < n; usleep(200000))
 		stored = ka_sql_int(env.store, q);
-	st = stats();
-	lost1 = ka_int(st, "lost.socket");
-	json_object_put(st);
+	lost1 = lost_sockets();
 	cr_expect_eq(lost1 - lost0, 0, "%lld socket records lost", lost1 - lost0);
 	cr_expect_eq(stored, n, "stored %lld of %ld", stored, n);
 }

@@ -110,17 +110,35 @@ static bool has_twin(struct bpf_object *obj, const char *base, size_t blen, cons
 }
 
 /* An "X__opt" program's hook is in this kernel: a tp_btf program's
- * tracepoint has its btf_trace_<name> typedef in @btf (no BTF: no tp_btf
- * program loads anyway). Other program types are not optional. */
-static bool opt_hook_exists(const struct btf *btf, const struct bpf_program *prog)
+ * tracepoint has its btf_trace_<name> typedef in the kernel's BTF (no BTF:
+ * no tp_btf program loads anyway). Other program types are not optional.
+ * Answers are cached by tracepoint, as facts() caches its own: every
+ * shield asks about the same few, and the BTF is parsed once for all of
+ * them (*@btf, read on the first miss and freed by the caller). */
+static bool opt_hook_exists(struct btf **btf, bool *btf_read, const struct bpf_program *prog)
 {
+	static struct { char name[96]; bool has; } seen[16];
+	static size_t nseen;
 	const char *sec = bpf_program__section_name(prog);
 	char name[160];
+	bool has;
 
-	if (!btf || strncmp(sec, "tp_btf/", 7))
+	if (strncmp(sec, "tp_btf/", 7))
 		return false;
 	snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
-	return btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) >= 0;
+	for (size_t i = 0; i < nseen; i++)
+		if (!strcmp(seen[i].name, name))
+			return seen[i].has;
+	if (!*btf_read) {
+		*btf = load_vmlinux_btf();
+		*btf_read = true;
+	}
+	has = *btf && btf__find_by_name_kind(*btf, name, BTF_KIND_TYPEDEF) >= 0;
+	if (nseen < sizeof(seen) / sizeof(seen[0]) && strlen(name) < sizeof(seen[0].name)) {
+		strcpy(seen[nseen].name, name);
+		seen[nseen++].has = has;
+	}
+	return has;
 }
 
 /* Of "X", "X__noloop" and "X__raw" (each where present among the autoload
@@ -151,13 +169,8 @@ void ks_compat_select(struct bpf_object *obj)
 		else if (k)
 			k = !(has_twin(obj, p, len, KS_NOLOOP_SUFFIX) && !has_loop()) &&
 			    !(has_twin(obj, p, len, KS_RAW_SUFFIX) && !ks_compat_perf_links());
-		if (k && has_suffix(p, KS_OPT_SUFFIX)) {
-			if (!btf_read) {
-				btf = load_vmlinux_btf();
-				btf_read = true;
-			}
-			k = opt_hook_exists(btf, prog);
-		}
+		if (k && has_suffix(p, KS_OPT_SUFFIX))
+			k = opt_hook_exists(&btf, &btf_read, prog);
 		keep[i++] = k;
 	}
 	i = 0;
