@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Cost of the monitor's flow accounting (bpf/flow.bpf.h: cgroup_skb egress
-# and ingress on the cgroup2 root, per packet), as ratios against baselines
+# Cost of the monitor's flow accounting (bpf/flow.bpf.h: per send/receive
+# call on 6.5+, per packet by cgroup_skb on the cgroup2 root before), as
+# ratios against baselines
 # measured in the same run, alternating, median of ROUNDS:
 #   1. one loopback TCP connection moving BULK_BYTES (bench/bulk tcp);
 #   2. UDP_N 64-byte loopback datagrams (bench/bulk udp): the per-packet
@@ -123,8 +124,7 @@ echo "  (runs include any other traffic on the host meanwhile; the share is of t
 agent_start; agent_stop
 L=$KSHIELD_BPFFS/monitor
 for w in "bulk tcp $BULK_BYTES" "bulk udp $UDP_N" "connect_storm $N_CONN"; do
-	out=$("$B/bpf_runtime" "$L/link_mon_flow_egress" "$L/link_mon_flow_ingress" "$L/link_mon_sock_state" \
-		"$L/link_mon_flow_release" -- $B/$w 2>"$DIR/rt")
+	out=$("$B/bpf_runtime" "$L"/link_mon_flow_* "$L/link_mon_sock_state" -- $B/$w 2>"$DIR/rt")
 	cpu=$(echo "$out" | awk '{print $2}')
 	awk -v w="$w" -v cpu="$cpu" '{t += $3; printf "  %-30s %-18s %9d runs %7.0f ns/run\n", w, $1, $2, $2 ? $3 / $2 : 0}
 		END {printf "  %-30s all: %.3f s of %.3f s workload CPU = %.1f%%\n", w, t / 1e9, cpu, 100 * t / 1e9 / cpu}' "$DIR/rt"

@@ -2,23 +2,32 @@
  * (struct ks_flow_event) for TCP and UDP over IPv4 and IPv6. Included by
  * monitor.bpf.c after its maps.
  *
- * Hooks that exist on this host and on Debian 6.1/6.12 (no kprobes, no
- * trampolines):
- *   cgroup_skb/egress, cgroup_skb/ingress on the cgroup2 root: UDP: count
- *	each socket's payload and the datagrams that carry it, keyed by
- *	socket cookie; TCP: make the flow's state (owner, addresses, start)
- *	at its first payload packet, and count nothing: the kernel's own
- *	tcp_sock counters are read instead (flow_tcp_read), which count each
- *	byte once however often it was retransmitted;
+ * Two ways to see traffic; the loader (src/lib/monitor/monitor.c) attaches
+ * one, by what the kernel has (ks_compat_flow_calls):
+ *   per call (6.5+: every send and receive of every socket passes
+ *	sock_sendmsg/sock_recvmsg, which have the sock_send_length and
+ *	sock_recv_length tracepoints, and .sendpage is gone): mon_flow_send
+ *	and mon_flow_recv run once per send or receive call, in the caller's
+ *	context, and nothing runs per packet: a connection that moves no
+ *	payload costs nothing here. Unconnected UDP's peers come from the
+ *	cgroup sendmsg4/6 and recvmsg4/6 hooks, which only UDP calls pass
+ *	(recvmsg: when the caller asks for the source address);
+ *   per packet (older kernels): cgroup_skb/egress and cgroup_skb/ingress on
+ *	the cgroup2 root, which every packet of every socket pays.
+ * Both: UDP counts each socket's payload and the datagrams that carry it,
+ * keyed by socket cookie; TCP makes the flow's state (owner, addresses,
+ * start) at its first payload and counts nothing: the kernel's own
+ * tcp_sock counters are read instead (flow_tcp_read), which count each
+ * byte once however often it was retransmitted;
  *   mon_sock_state (monitor.bpf.c, tp_btf/inet_sock_set_state): TCP_CLOSE
  *	sends the totals; the owner recorded at connect (mon_socks) or the
- *	listener (mon_listeners) is copied at the first payload packet;
+ *	listener (mon_listeners) is copied when the state is made;
  *   cgroup/sock_release: UDP close sends the totals.
  * The per-socket state is an LRU hash: memory is bounded, and a socket
  * whose state was evicted is counted in ks_lost[KS_EV_FLOW] when it
  * closes (TCP still gets a record, from the socket's own counters).
  *
- * Interim records are driven by traffic: the first packet after
+ * Interim records are driven by traffic: the first call (or packet) after
  * flow_interval_ns since the last record sends one, so a slow transfer on a
  * long connection is seen while it runs and while no agent reads, with no
  * timer. The cgroup programs always return 1: accounting never drops.
@@ -151,20 +160,12 @@ static __always_inline void flow_tcp_owner(struct bpf_sock *sk, struct flow *f, 
 					   __u32 segs)
 {
 	struct ks_hdr *h = bpf_map_lookup_elem(&mon_socks, &cookie);
-	struct listen_key lk = {};
 	struct bpf_tcp_sock *tp;
 
-	if (h) {
+	if (h)
 		f->syn = 1;	/* this end called connect() */
-	} else {
-		lk.family = sk->family;
-		lk.port = sk->src_port;
-		h = bpf_map_lookup_elem(&mon_listeners, &lk);
-		if (!h && lk.family == AF_INET) {
-			lk.family = AF_INET6;
-			h = bpf_map_lookup_elem(&mon_listeners, &lk);
-		}
-	}
+	else
+		h = listener_of(sk->family, sk->src_port);
 	if (h) {
 		f->e.hdr = *h;
 		f->e.flags &= ~KS_FLOW_NO_OWNER;
@@ -428,6 +429,210 @@ static __always_inline void flow_tcp_close(const struct sock *sk, __u64 cookie)
 	if (f->late)
 		f->e.flags |= KS_FLOW_UNTRACKED;
 	flow_close(cookie, f);
+}
+
+/* ---- per call (6.5+) ---- */
+
+#define SOCK_STREAM	1
+#define SOCK_DGRAM	2
+#define MSG_PEEK	2
+
+/* The 5-tuple of a socket that is live (its port still held). */
+static __always_inline void flow_sk_addrs(const struct sock *sk, struct ks_flow_event *e)
+{
+	__u16 family = sk->__sk_common.skc_family;
+
+	e->family = family;
+	e->lport = sk->__sk_common.skc_num;
+	e->rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	if (family == AF_INET) {
+		*(__u32 *)e->laddr = sk->__sk_common.skc_rcv_saddr;
+		*(__u32 *)e->raddr = sk->__sk_common.skc_daddr;
+	} else {
+		bpf_probe_read_kernel(e->laddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+		bpf_probe_read_kernel(e->raddr, 16, &sk->__sk_common.skc_v6_daddr);
+	}
+}
+
+/* A TCP flow's state made at a send or receive of @ret bytes (@out: a
+ * send): the owner as flow_tcp_owner() finds it, or the caller for a
+ * socket neither end of which the monitor saw made; late when payload
+ * moved before this call: what the application wrote before it (the acked
+ * bytes, less this end's SYN, and what is queued) or read before it (what
+ * arrived less what is still unread). */
+static __always_inline void flow_call_tcp_new(struct sock *sk, struct flow *f, __u64 cookie,
+					      int ret, bool out)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	struct ks_hdr *h = bpf_map_lookup_elem(&mon_socks, &cookie);
+	__s64 wrote, read;
+
+	if (h)
+		f->syn = 1;
+	else
+		h = listener_of(sk->__sk_common.skc_family, sk->__sk_common.skc_num);
+	if (h)
+		f->e.hdr = *h;
+	else
+		ks_fill_owner(&f->e.hdr, KS_EV_FLOW, sizeof(f->e));
+	f->e.flags &= ~KS_FLOW_NO_OWNER;
+	if (!tp)
+		return;
+	wrote = (__s64)tp->bytes_acked - f->syn + (__u32)(tp->write_seq - tp->snd_una) -
+		(out ? ret : 0);
+	read = (__s64)tp->bytes_received - (__u32)(tp->rcv_nxt - tp->copied_seq) -
+	       (out ? 0 : ret);
+	if (!h || wrote > 0 || read > 0)
+		f->late = 1;
+}
+
+/* A send (@out) or receive of @ret bytes on @sk, after it happened, in
+ * the caller's context: UDP counts it (one datagram a call: UDP_SEGMENT
+ * sends count as one), TCP only makes its state; either may send an
+ * interim record. */
+static __always_inline void flow_call(struct sock *sk, int ret, int flags, bool out)
+{
+	__u16 family, proto, type;
+	__u64 cookie, now;
+	struct flow *f;
+
+	if (ret <= 0 || !sk || (!out && (flags & MSG_PEEK)))
+		return;
+	family = sk->__sk_common.skc_family;
+	if (family != AF_INET && family != AF_INET6)
+		return;
+	proto = sk->sk_protocol;
+	type = sk->sk_type;
+	if (!(proto == IPPROTO_TCP && type == SOCK_STREAM) &&
+	    !(proto == IPPROTO_UDP && type == SOCK_DGRAM))
+		return;
+	cookie = ks_sock_cookie(sk);
+	f = bpf_map_lookup_elem(&mon_flows, &cookie);
+	if (!f) {
+		if (!(f = flow_new(cookie, proto)))
+			return;
+		if (proto == IPPROTO_TCP)
+			flow_call_tcp_new(sk, f, cookie, ret, out);
+	}
+	if (!f->e.family)
+		flow_sk_addrs(sk, &f->e);
+	if (proto == IPPROTO_UDP) {
+		/* the first caller owns it (a receive-only socket too) */
+		if (f->e.flags & KS_FLOW_NO_OWNER) {
+			ks_fill_owner(&f->e.hdr, KS_EV_FLOW, sizeof(f->e));
+			f->e.flags &= ~KS_FLOW_NO_OWNER;
+		}
+		if (out) {
+			__sync_fetch_and_add(&f->e.bytes_out, ret);
+			__sync_fetch_and_add(&f->e.pkts_out, 1);
+		} else {
+			__sync_fetch_and_add(&f->e.bytes_in, ret);
+			__sync_fetch_and_add(&f->e.pkts_in, 1);
+		}
+	}
+	now = bpf_ktime_get_ns();
+	if (now >= f->next_report) {
+		__u64 moved;
+
+		if (proto == IPPROTO_TCP) {
+			struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+			if (tp)
+				flow_tcp_read(tp, &f->e);
+		}
+		moved = f->e.bytes_out + f->e.bytes_in;
+		f->next_report = now + flow_interval();
+		if (moved != f->reported) {
+			f->reported = moved;
+			flow_send(f, 0);
+		}
+	}
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(mon_flow_send, struct sock *sk, int ret, int flags)
+{
+	flow_call(sk, ret, flags, true);
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(mon_flow_recv, struct sock *sk, int ret, int flags)
+{
+	flow_call(sk, ret, flags, false);
+	return 0;
+}
+
+/* Unconnected UDP: the peer of a sendto() (its destination) or of a
+ * recvfrom() that asks for the source. The first peer is the flow's; a
+ * second one sets KS_FLOW_PEERS (IPv6: compared by its last word). */
+static __always_inline void flow_peer(struct bpf_sock_addr *ctx, bool v6)
+{
+	struct bpf_sock *sk = ctx->sk;
+	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+	__u32 a[4] = {};
+	__u64 cookie;
+	struct flow *f;
+
+	if (!sk || sk->protocol != IPPROTO_UDP)
+		return;
+	if (v6) {
+		a[0] = ctx->user_ip6[0];
+		a[1] = ctx->user_ip6[1];
+		a[2] = ctx->user_ip6[2];
+		a[3] = ctx->user_ip6[3];
+	} else {
+		a[0] = ctx->user_ip4;
+	}
+	cookie = bpf_get_socket_cookie(ctx);
+	f = bpf_map_lookup_elem(&mon_flows, &cookie);
+	if (!f && !(f = flow_new(cookie, IPPROTO_UDP)))
+		return;
+	if (!f->e.family) {
+		f->e.family = v6 ? AF_INET6 : AF_INET;
+		f->e.lport = sk->src_port;
+		f->e.rport = port;
+		__builtin_memcpy(f->e.raddr, a, 16);
+		if (v6) {
+			a[0] = sk->src_ip6[0];
+			a[1] = sk->src_ip6[1];
+			a[2] = sk->src_ip6[2];
+			a[3] = sk->src_ip6[3];
+		} else {
+			a[0] = sk->src_ip4;
+		}
+		__builtin_memcpy(f->e.laddr, a, 16);
+	} else if (a[v6 ? 3 : 0] != *(__u32 *)&f->e.raddr[v6 ? 12 : 0] || port != f->e.rport) {
+		f->e.flags |= KS_FLOW_PEERS;
+	}
+}
+
+SEC("cgroup/sendmsg4")
+int mon_flow_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	flow_peer(ctx, false);
+	return 1;
+}
+
+SEC("cgroup/sendmsg6")
+int mon_flow_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	flow_peer(ctx, true);
+	return 1;
+}
+
+SEC("cgroup/recvmsg4")
+int mon_flow_recvmsg4(struct bpf_sock_addr *ctx)
+{
+	flow_peer(ctx, false);
+	return 1;
+}
+
+SEC("cgroup/recvmsg6")
+int mon_flow_recvmsg6(struct bpf_sock_addr *ctx)
+{
+	flow_peer(ctx, true);
+	return 1;
 }
 
 /* close() of a UDP socket, in the closing process's context: a socket

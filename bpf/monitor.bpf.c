@@ -109,6 +109,20 @@ struct {
 	__type(value, struct ks_hdr);
 } mon_listeners SEC(".maps");
 
+/* The header of the process listening on local @port (host order), or
+ * NULL; an IPv4 connection may be a client of a dual-stack IPv6 listener. */
+static __always_inline struct ks_hdr *listener_of(__u16 family, __u16 port)
+{
+	struct listen_key lk = { .family = family, .port = port };
+	struct ks_hdr *h = bpf_map_lookup_elem(&mon_listeners, &lk);
+
+	if (!h && family == AF_INET) {
+		lk.family = AF_INET6;
+		h = bpf_map_lookup_elem(&mon_listeners, &lk);
+	}
+	return h;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -648,14 +662,7 @@ int BPF_PROG(mon_sock_state, const struct sock *sk, int o, int n)
 		 * as their owner when their first data comes after it closed
 		 * (inetd-style servers), and a new listener replaces it. */
 	} else if (o == TCP_SYN_RECV && n == TCP_ESTABLISHED) {
-		lk.family = sk->__sk_common.skc_family;
-		lk.port = sk->__sk_common.skc_num;
-		h = bpf_map_lookup_elem(&mon_listeners, &lk);
-		if (!h && lk.family == AF_INET) {
-			/* an IPv4 client of a dual-stack IPv6 listener */
-			lk.family = AF_INET6;
-			h = bpf_map_lookup_elem(&mon_listeners, &lk);
-		}
+		h = listener_of(sk->__sk_common.skc_family, sk->__sk_common.skc_num);
 		conn_emit(sk, KS_EV_ACCEPT, h, 0);
 	} else if (n == TCP_CLOSE && o != TCP_LISTEN) {
 		/* a connection ends: its flow's totals, its owner forgotten */

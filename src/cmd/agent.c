@@ -431,7 +431,8 @@ static int agent_start(struct agent *a)
 		return err;
 	ks_log("monitor %s (%d links pinned under %s/monitor; flow %s%s)",
 	    a->mon.adopted ? "adopted" : a->mon.replaced ? "replaced" : "loaded",
-	    a->mon.nlinks, ks_bpffs_root, a->cfg.flow ? "on" : "off",
+	    a->mon.nlinks, ks_bpffs_root,
+	    !a->cfg.flow ? "off" : ks_monitor_flow_per_call() ? "on, per call" : "on, per packet",
 	    a->mon.flow_detached ? ", its links detached" : "");
 	if (a->mon.unpinned)
 		ks_log("monitor: %d tracepoint links held by the agent only: this kernel cannot "

@@ -8,9 +8,11 @@
 # connection have a final record of exactly what was echoed (the socket's
 # own counters: a retransmission is not counted again), and the long
 # one an interim record; with the kernel's retransmission counters and the
-# long connection's final byte counts, so that a failure says why. No UDP: busybox nc has none; cgroup_skb programs
-# on 6.1 and 6.12 may not ask for the current task, so UDP flows there have
-# no owner. About 5.5 s of a boot under TCG (6.1.0-47, 6.12.111 cloud).
+# long connection's final byte counts, so that a failure says why, and how
+# the flows were seen ("per call" on 6.5+, "per packet" before: both ways
+# of bpf/flow.bpf.h run on the matrix). No UDP: busybox nc has none;
+# cgroup_skb programs on 6.1 may not ask for the current task, so UDP flows
+# there have no owner. About 5.5 s of a boot under TCG (6.1.0-47, 6.12.111 cloud).
 # Before flows, the monitor did not load on 6.1 at all (mon_sock_state
 # passed ring buffer memory as a map value).
 t0=$(up)
@@ -54,8 +56,10 @@ lb=$(kshield -j hunt --store /tmp/ev.db --sql "SELECT group_concat(json_extract(
 	AND 5004 IN (lport, rport) AND json_extract(detail, '\$.final') = 1" 2>>/tmp/hunt.err |
 	sed -n 's/.*"b":"\([0-9/ ]*\)".*/\1/p')
 rs=$(( ${rs1:-0} - ${rs0:-0} )); lp=$(( ${lp1:-0} - ${lp0:-0} ))
+# how this kernel's flows were seen (bpf/flow.bpf.h): per call (6.5+) or per packet
+mode=$(sed -n 's/.*flow on, \(per [a-z]*\).*/\1/p' /tmp/agent.log | head -1)
 ok=false
 [ "$r4.$r6.$rl" = 1000000.1000000.200000 ] && [ "${t4:-0}" = 2 ] && [ "${t6:-0}" = 2 ] &&
-	[ "${lf:-0}" = 2 ] && [ "${li:-0}" -ge 1 ] && ok=true
-echo "KSHIELD-CHECK flow {\"ok\": $ok, \"echoed\": [${r4:-0}, ${r6:-0}, ${rl:-0}], \"final_tcp4\": ${t4:-0}, \"final_tcp6\": ${t6:-0}, \"long_final\": ${lf:-0}, \"long_interim\": ${li:-0}, \"long_bytes\": \"$lb\", \"retrans_segs\": $rs, \"loss_probes\": $lp, \"seconds\": $(awk "BEGIN {print $(up) - $t0}")}"
+	[ "${lf:-0}" = 2 ] && [ "${li:-0}" -ge 1 ] && [ -n "$mode" ] && ok=true
+echo "KSHIELD-CHECK flow {\"ok\": $ok, \"seen\": \"${mode:-?}\", \"echoed\": [${r4:-0}, ${r6:-0}, ${rl:-0}], \"final_tcp4\": ${t4:-0}, \"final_tcp6\": ${t6:-0}, \"long_final\": ${lf:-0}, \"long_interim\": ${li:-0}, \"long_bytes\": \"$lb\", \"retrans_segs\": $rs, \"loss_probes\": $lp, \"seconds\": $(awk "BEGIN {print $(up) - $t0}")}"
 tag "KSHIELD-LOG flow hunt:" </tmp/hunt.err

@@ -40,8 +40,25 @@ static struct btf *load_vmlinux_btf(void)
 }
 
 /* The kernel's BTF parsed is megabytes (6 MB on 6.18), so it is never kept:
- * the three facts the loaders ask are read in one pass and cached. */
-static struct kfacts { bool task_storage, loop, perf_links; } kfacts;
+ * the facts the loaders ask are read in one pass and cached. */
+static struct kfacts { bool task_storage, loop, perf_links, flow_calls; } kfacts;
+
+/* Does @btf's struct @type have a member named @member? */
+static bool struct_has(const struct btf *btf, const char *type, const char *member)
+{
+	const struct btf_member *m;
+	const struct btf_type *t;
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), member))
+			return true;
+	return false;
+}
 
 static const struct kfacts *facts(void)
 {
@@ -53,6 +70,13 @@ static const struct kfacts *facts(void)
 		kfacts.task_storage = enum_has(btf, "bpf_map_type", "BPF_MAP_TYPE_TASK_STORAGE");
 		kfacts.loop = enum_has(btf, "bpf_func_id", "BPF_FUNC_loop");
 		kfacts.perf_links = enum_has(btf, "bpf_link_type", "BPF_LINK_TYPE_PERF_EVENT");
+		/* sock_send_length/sock_recv_length (6.3), and no .sendpage
+		 * (gone in 6.5: before, sendfile and splice into a socket
+		 * bypassed sock_sendmsg) */
+		kfacts.flow_calls = btf &&
+			btf__find_by_name_kind(btf, "btf_trace_sock_send_length", BTF_KIND_TYPEDEF) >= 0 &&
+			btf__find_by_name_kind(btf, "btf_trace_sock_recv_length", BTF_KIND_TYPEDEF) >= 0 &&
+			struct_has(btf, "proto_ops", "sendmsg") && !struct_has(btf, "proto_ops", "sendpage");
 		btf__free(btf);
 		read = true;
 	}
@@ -196,6 +220,11 @@ bool ks_compat_prog_missing(const struct bpf_program *prog, char *why, size_t le
 			return true;
 		}
 	return false;
+}
+
+bool ks_compat_flow_calls(void)
+{
+	return facts()->flow_calls;
 }
 
 bool ks_compat_perf_links(void)

@@ -42,6 +42,11 @@ void ks_compat_select(struct bpf_object *obj);
  * returns true when it does. */
 bool ks_compat_prog_missing(const struct bpf_program *prog, char *why, size_t len);
 
+/* Whether every send and receive of every socket passes sock_sendmsg and
+ * sock_recvmsg and their tracepoints (sock_send_length, 6.3; .sendpage
+ * gone, 6.5): the monitor then accounts flows per call, not per packet. */
+bool ks_compat_flow_calls(void);
+
 /* Whether this kernel pins links of tracepoint, kprobe and uprobe programs
  * (BPF_LINK_TYPE_PERF_EVENT, 5.15). Without it those links live only as
  * long as the process that made them. */

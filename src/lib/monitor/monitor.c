@@ -58,9 +58,27 @@ void ks_monitor_set_flow(bool on)
 
 static bool is_flow(const struct bpf_program *prog)
 {
-	enum bpf_prog_type t = bpf_program__type(prog);
+	return !strncmp(bpf_program__name(prog), "mon_flow_", 9);
+}
 
-	return t == BPF_PROG_TYPE_CGROUP_SKB || t == BPF_PROG_TYPE_CGROUP_SOCK;
+/* Flow programs this kernel gets (bpf/flow.bpf.h): per call where every
+ * send and receive passes the socket layer's tracepoints, per packet
+ * (cgroup_skb) elsewhere; the UDP close hook on both. */
+static bool flow_wanted(const struct bpf_program *prog)
+{
+	switch (bpf_program__type(prog)) {
+	case BPF_PROG_TYPE_CGROUP_SKB:
+		return flow_on && !ks_compat_flow_calls();
+	case BPF_PROG_TYPE_CGROUP_SOCK:
+		return flow_on;
+	default:	/* tp_btf sock_*_length, cgroup sendmsg/recvmsg */
+		return flow_on && ks_compat_flow_calls();
+	}
+}
+
+bool ks_monitor_flow_per_call(void)
+{
+	return ks_compat_flow_calls();
 }
 
 static __u64 object_hash(void)
@@ -88,7 +106,7 @@ static int count_link_pins(struct bpf_object *obj, bool *all)
 
 	*all = true;
 	bpf_object__for_each_program(prog, obj) {
-		if (!flow_on && is_flow(prog))
+		if (is_flow(prog) && !flow_wanted(prog))
 			continue;
 		snprintf(name, sizeof(name), KS_PIN_LINK "%s", bpf_program__name(prog));
 		mon_path(path, sizeof(path), name);
@@ -229,7 +247,8 @@ static int attach_cgroup(struct monitor_bpf *skel)
 		enum bpf_prog_type t = bpf_program__type(prog);
 
 		if (*link || !bpf_program__autoload(prog) ||
-		    (t != BPF_PROG_TYPE_CGROUP_SKB && t != BPF_PROG_TYPE_CGROUP_SOCK))
+		    (t != BPF_PROG_TYPE_CGROUP_SKB && t != BPF_PROG_TYPE_CGROUP_SOCK &&
+		     t != BPF_PROG_TYPE_CGROUP_SOCK_ADDR))
 			continue;
 		if (!cg)
 			return ks_err(-ENOENT, "no cgroup2 mount found in /proc/mounts "
@@ -319,7 +338,7 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 			return err;
 		bpf_object__for_each_program(prog, m->skel->obj)
 			if (is_flow(prog))
-				bpf_program__set_autoload(prog, flow_on);
+				bpf_program__set_autoload(prog, flow_wanted(prog));
 		if ((err = ks_compat_prepare(m->skel->obj)))
 			return ks_err(err, "can't fit the monitor's maps to this kernel: %s",
 				      strerror(-err));

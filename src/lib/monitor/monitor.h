@@ -38,6 +38,9 @@ int ks_monitor_start(struct ks_monitor *m, const struct ks_monitor_cfg *cfg);
 /* Attach the flow accounting programs (default) or not; set before
  * ks_monitor_start(). An adopted monitor gains or loses them to match. */
 void ks_monitor_set_flow(bool on);
+/* Whether flows are accounted per send/receive call on this kernel (6.5+),
+ * not per packet: nothing then runs for a connection that moves no data. */
+bool ks_monitor_flow_per_call(void);
 /* Close our descriptors; the pinned monitor keeps running. */
 void ks_monitor_close(struct ks_monitor *m);
 /* Unpin the monitor's links and maps: it stops. */
