@@ -600,7 +600,9 @@ static int agent_help(void)
 		"  --socket-families LIST   families reported at socket(): names, numbers,\n"
 		"                   netlink:N, 'default' (alg, packet, vsock, rxrpc, ...)\n"
 		"  --flow-interval 60s   interim flow records of connections still moving data\n"
-		"  --no-flow        no flow records (exec/connect only: no per-packet programs)\n"
+		"  --no-flow        no flow records (exec/connect only: no flow programs)\n"
+		"  --flow-per-packet   count flows per packet even on 6.5+, where they are\n"
+		"                   counted per send/receive call (tests the older kernels' way)\n"
 		"  --metrics ADDR:PORT   serve Prometheus metrics on http://ADDR:PORT/metrics\n"
 		"                   (config key metrics; 127.0.0.1:9477 keeps them local; off)\n"
 		"  --metrics-textfile PATH   write them to PATH every 5s (node_exporter textfile)\n"
@@ -635,7 +637,7 @@ int do_agent(int argc, char **argv)
 	static struct agent a;	/* big (config); lives as long as the process */
 	const char *config = NULL, *store = NULL, *keep = NULL, *maxsz = NULL, *dir = NULL,
 		   *families = NULL, *flow_iv = NULL, *metrics = NULL, *textfile = NULL;
-	bool check = false, no_flow = false;
+	bool check = false, no_flow = false, per_packet = false;
 	int err;
 #ifndef KSHIELD_STATIC
 	struct ks_fleet_agent_cfg fleet = { 0 };
@@ -649,6 +651,7 @@ int do_agent(int argc, char **argv)
 		OPT_VAL("--flow-interval", &flow_iv), OPT_VAL("--metrics", &metrics),
 		OPT_VAL("--metrics-textfile", &textfile), OPT_FLAG("--check", &check),
 		OPT_FLAG("--no-shields", &a.no_shields), OPT_FLAG("--no-flow", &no_flow),
+		OPT_FLAG("--flow-per-packet", &per_packet),
 #ifndef KSHIELD_STATIC
 		OPTS_FLEET_AGENT(&fleet),
 #endif
@@ -706,6 +709,7 @@ int do_agent(int argc, char **argv)
 	if (no_flow)
 		a.cfg.flow = false;
 	ks_monitor_set_flow(a.cfg.flow);
+	ks_monitor_set_flow_per_packet(per_packet);
 #ifndef KSHIELD_STATIC
 	if (fleet_on && !fleet.keys_dir && !fleet.root_dir && a.cfg.keys_dir[0])
 		fleet.keys_dir = a.cfg.keys_dir;

@@ -56,6 +56,20 @@ void ks_monitor_set_flow(bool on)
 	flow_on = on;
 }
 
+/* Per packet even where the kernel allows per call (testing the older
+ * kernels' way on a newer one). */
+static bool per_packet_forced;
+
+void ks_monitor_set_flow_per_packet(bool on)
+{
+	per_packet_forced = on;
+}
+
+bool ks_monitor_flow_per_call(void)
+{
+	return !per_packet_forced && ks_compat_flow_calls();
+}
+
 static bool is_flow(const struct bpf_program *prog)
 {
 	return !strncmp(bpf_program__name(prog), "mon_flow_", 9);
@@ -68,17 +82,12 @@ static bool flow_wanted(const struct bpf_program *prog)
 {
 	switch (bpf_program__type(prog)) {
 	case BPF_PROG_TYPE_CGROUP_SKB:
-		return flow_on && !ks_compat_flow_calls();
+		return flow_on && !ks_monitor_flow_per_call();
 	case BPF_PROG_TYPE_CGROUP_SOCK:
 		return flow_on;
 	default:	/* tp_btf sock_*_length, cgroup sendmsg/recvmsg */
-		return flow_on && ks_compat_flow_calls();
+		return flow_on && ks_monitor_flow_per_call();
 	}
-}
-
-bool ks_monitor_flow_per_call(void)
-{
-	return ks_compat_flow_calls();
 }
 
 static __u64 object_hash(void)

@@ -41,6 +41,9 @@ void ks_monitor_set_flow(bool on);
 /* Whether flows are accounted per send/receive call on this kernel (6.5+),
  * not per packet: nothing then runs for a connection that moves no data. */
 bool ks_monitor_flow_per_call(void);
+/* Per packet even where per call is possible (the 5.10-6.4 way, to test
+ * it on a newer kernel); set before ks_monitor_start(). */
+void ks_monitor_set_flow_per_packet(bool on);
 /* Close our descriptors; the pinned monitor keeps running. */
 void ks_monitor_close(struct ks_monitor *m);
 /* Unpin the monitor's links and maps: it stops. */
