@@ -96,6 +96,9 @@ agent_start() {
 agent_stop() {
 	kill -TERM "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
 	rm -rf "$KSHIELD_BPFFS"		# unpinned: monitor and shields detach
+	# their deferred frees (RCU, the ring buffer's and maps' memory) land
+	# now, not in the next run (the next round's baseline)
+	sleep 1
 }
 lost_total() { "$KS" -j stats --store "$STORE" | sed -E 's/.*"total":([0-9]+)\}.*/\1/; t; s/.*/0/'; }
 count() { sqlite3 "$STORE" "$1" 2>/dev/null || echo 0; }
