@@ -149,6 +149,21 @@ static __always_inline void flow_peer_check(struct __sk_buff *skb, struct flow *
 		f->e.flags |= KS_FLOW_PEERS;
 }
 
+/* The owner of TCP connection @cookie: the process that connected
+ * (mon_socks; f->syn: its SYN is in bytes_acked), else the one listening
+ * on local @port, else NULL. */
+static __always_inline struct ks_hdr *tcp_owner(struct flow *f, __u64 cookie, __u16 family,
+						__u16 port)
+{
+	struct ks_hdr *h = bpf_map_lookup_elem(&mon_socks, &cookie);
+
+	if (h) {
+		f->syn = 1;
+		return h;
+	}
+	return listener_of(family, port);
+}
+
 /* A TCP flow's state is made at its first payload packet (a connection
  * that carries none costs no state): the owner is the connecting process
  * (mon_socks, by cookie, from connect) or the listener (mon_listeners, by
@@ -159,13 +174,9 @@ static __always_inline void flow_peer_check(struct __sk_buff *skb, struct flow *
 static __always_inline void flow_tcp_owner(struct bpf_sock *sk, struct flow *f, __u64 cookie,
 					   __u32 segs)
 {
-	struct ks_hdr *h = bpf_map_lookup_elem(&mon_socks, &cookie);
+	struct ks_hdr *h = tcp_owner(f, cookie, sk->family, sk->src_port);
 	struct bpf_tcp_sock *tp;
 
-	if (h)
-		f->syn = 1;	/* this end called connect() */
-	else
-		h = listener_of(sk->family, sk->src_port);
 	if (h) {
 		f->e.hdr = *h;
 		f->e.flags &= ~KS_FLOW_NO_OWNER;
@@ -369,7 +380,6 @@ static __always_inline void flow_untracked(const struct sock *sk, const struct t
 					   __u64 cookie)
 {
 	struct ks_flow_event *e;
-	__u16 family;
 
 	ks_count_lost(KS_EV_FLOW);
 	e = ks_reserve(KS_EV_FLOW, sizeof(*e));
@@ -382,20 +392,9 @@ static __always_inline void flow_untracked(const struct sock *sk, const struct t
 	e->cookie = cookie;
 	e->start_ns = e->hdr.ts_ns;	/* unknown */
 	flow_tcp_read(tp, e);
-	family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	e->family = family;
 	e->proto = IPPROTO_TCP;
 	e->flags = KS_FLOW_FINAL | KS_FLOW_NO_OWNER | KS_FLOW_UNTRACKED;
-	/* inet_num is already 0 here (the port was released): inet_sport */
-	e->lport = bpf_ntohs(BPF_CORE_READ((struct inet_sock *)sk, inet_sport));
-	e->rport = bpf_ntohs(sk->__sk_common.skc_dport);
-	if (family == AF_INET) {
-		bpf_probe_read_kernel(e->laddr, 4, &sk->__sk_common.skc_rcv_saddr);
-		bpf_probe_read_kernel(e->raddr, 4, &sk->__sk_common.skc_daddr);
-	} else {
-		bpf_probe_read_kernel(e->laddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
-		bpf_probe_read_kernel(e->raddr, 16, &sk->__sk_common.skc_v6_daddr);
-	}
+	SK_ADDRS(sk, e);
 	submit(e);
 }
 
@@ -437,23 +436,6 @@ static __always_inline void flow_tcp_close(const struct sock *sk, __u64 cookie)
 #define SOCK_DGRAM	2
 #define MSG_PEEK	2
 
-/* The 5-tuple of a socket that is live (its port still held). */
-static __always_inline void flow_sk_addrs(const struct sock *sk, struct ks_flow_event *e)
-{
-	__u16 family = sk->__sk_common.skc_family;
-
-	e->family = family;
-	e->lport = sk->__sk_common.skc_num;
-	e->rport = bpf_ntohs(sk->__sk_common.skc_dport);
-	if (family == AF_INET) {
-		*(__u32 *)e->laddr = sk->__sk_common.skc_rcv_saddr;
-		*(__u32 *)e->raddr = sk->__sk_common.skc_daddr;
-	} else {
-		bpf_probe_read_kernel(e->laddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
-		bpf_probe_read_kernel(e->raddr, 16, &sk->__sk_common.skc_v6_daddr);
-	}
-}
-
 /* A TCP flow's state made at a send or receive of @ret bytes (@out: a
  * send): the owner as flow_tcp_owner() finds it, or the caller for a
  * socket neither end of which the monitor saw made; late when payload
@@ -464,13 +446,10 @@ static __always_inline void flow_call_tcp_new(struct sock *sk, struct flow *f, _
 					      int ret, bool out)
 {
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
-	struct ks_hdr *h = bpf_map_lookup_elem(&mon_socks, &cookie);
+	struct ks_hdr *h = tcp_owner(f, cookie, sk->__sk_common.skc_family,
+				     sk->__sk_common.skc_num);
 	__s64 wrote, read;
 
-	if (h)
-		f->syn = 1;
-	else
-		h = listener_of(sk->__sk_common.skc_family, sk->__sk_common.skc_num);
 	if (h)
 		f->e.hdr = *h;
 	else
@@ -515,7 +494,7 @@ static __always_inline void flow_call(struct sock *sk, int ret, int flags, bool 
 			flow_call_tcp_new(sk, f, cookie, ret, out);
 	}
 	if (!f->e.family)
-		flow_sk_addrs(sk, &f->e);
+		SK_ADDRS(sk, &f->e);
 	if (proto == IPPROTO_UDP) {
 		/* the first caller owns it (a receive-only socket too) */
 		if (f->e.flags & KS_FLOW_NO_OWNER) {

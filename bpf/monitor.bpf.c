@@ -567,6 +567,30 @@ int mon_bpf_exit(struct sys_exit_ctx *ctx)
 	return 0;
 }
 
+static __always_inline void sk_addrs(const struct sock *sk, __u16 *family, __u16 *lport,
+				     __u16 *rport, __u8 *laddr, __u8 *raddr)
+{
+	__u16 fam = sk->__sk_common.skc_family;
+
+	*family = fam;
+	/* inet_sport, not inet_num: at TCP_CLOSE the port is released */
+	*lport = bpf_ntohs(BPF_CORE_READ((struct inet_sock *)sk, inet_sport));
+	*rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	__builtin_memset(laddr, 0, 16);
+	__builtin_memset(raddr, 0, 16);
+	if (fam == AF_INET) {
+		*(__u32 *)laddr = sk->__sk_common.skc_rcv_saddr;
+		*(__u32 *)raddr = sk->__sk_common.skc_daddr;
+	} else {
+		bpf_probe_read_kernel(laddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+		bpf_probe_read_kernel(raddr, 16, &sk->__sk_common.skc_v6_daddr);
+	}
+}
+
+/* The 5-tuple of @sk into a record @e with family, lport, rport, laddr
+ * and raddr (struct ks_conn_event, struct ks_flow_event). */
+#define SK_ADDRS(sk, e) sk_addrs(sk, &(e)->family, &(e)->lport, &(e)->rport, (e)->laddr, (e)->raddr)
+
 /* ---- flow: bytes and packets per socket ---- */
 
 #include "flow.bpf.h"
@@ -576,23 +600,6 @@ int mon_bpf_exit(struct sys_exit_ctx *ctx)
 /* A BTF tracepoint (tp_btf), not the classic one: the socket itself gives
  * its cookie, which keys the connecting process's header in mon_socks for
  * the connection's life (the flow accounting takes its owner from there). */
-static __always_inline void conn_addrs(const struct sock *sk, struct ks_conn_event *e)
-{
-	__u16 family = sk->__sk_common.skc_family;
-
-	e->family = family;
-	e->lport = bpf_ntohs(BPF_CORE_READ((struct inet_sock *)sk, inet_sport));
-	e->rport = bpf_ntohs(sk->__sk_common.skc_dport);
-	__builtin_memset(e->laddr, 0, sizeof(e->laddr));
-	__builtin_memset(e->raddr, 0, sizeof(e->raddr));
-	if (family == AF_INET) {
-		*(__u32 *)e->laddr = sk->__sk_common.skc_rcv_saddr;
-		*(__u32 *)e->raddr = sk->__sk_common.skc_daddr;
-	} else {
-		bpf_probe_read_kernel(e->laddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
-		bpf_probe_read_kernel(e->raddr, 16, &sk->__sk_common.skc_v6_daddr);
-	}
-}
 
 /* Emit a connection record whose process header is @owner (or unknown). */
 static __always_inline void conn_emit(const struct sock *sk, __u32 kind,
@@ -612,7 +619,7 @@ static __always_inline void conn_emit(const struct sock *sk, __u32 kind,
 	e->hdr.size = sizeof(*e);
 	e->hdr.ts_ns = bpf_ktime_get_boot_ns();
 	e->flags = flags;
-	conn_addrs(sk, e);
+	SK_ADDRS(sk, e);
 	submit(e);
 }
 
@@ -650,7 +657,7 @@ int BPF_PROG(mon_sock_state, const struct sock *sk, int o, int n)
 			return 0;
 		ks_fill_hdr(&e->hdr, KS_EV_LISTEN, sizeof(*e));
 		e->flags = 0;
-		conn_addrs(sk, e);
+		SK_ADDRS(sk, e);
 		lk.family = e->family;
 		lk.port = e->lport;
 		/* from the stack: 6.1 refuses ring buffer memory as a map value */
