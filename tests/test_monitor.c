@@ -579,7 +579,8 @@ static void udp_connected_both_ends(void)
 	cr_expect_str_eq(ka_str(f, "raddr"), "::1");
 	cr_expect_eq(ka_int(f, "rport"), port);
 	json_object_put(f);
-	/* the receiver never sent: the process that closed it owns it */
+	/* the receiver never sent: the process that received (per call) or
+	 * closed it (per packet) owns it; here both are this one */
 	f = final_flow(getpid(), port);
 	cr_assert(f, "no final flow record of the UDP receiver");
 	cr_expect_eq(ka_int(f, "detail.bytes_in"), (long long)N * S);
