@@ -106,6 +106,19 @@ static __always_inline void flow_send(struct flow *f, __u8 flags)
 	submit(e);
 }
 
+/* The interval is over (@now): an interim record if the totals moved
+ * since the last one, and the next one an interval on. */
+static __always_inline void flow_interim(struct flow *f, __u64 now)
+{
+	__u64 moved = f->e.bytes_out + f->e.bytes_in;
+
+	f->next_report = now + flow_interval();
+	if (moved != f->reported) {
+		f->reported = moved;
+		flow_send(f, 0);
+	}
+}
+
 /* ---- per packet ---- */
 
 /* Fill the 5-tuple from the packet: local is the source going out. */
@@ -314,16 +327,9 @@ static __always_inline int flow_count(struct __sk_buff *skb, bool out)
 	}
 	now = bpf_ktime_get_ns();
 	if (now >= f->next_report) {
-		__u64 moved;
-
 		if (proto == IPPROTO_TCP)
 			flow_tcp_so_far(sk, f);
-		moved = f->e.bytes_out + f->e.bytes_in;
-		f->next_report = now + flow_interval();
-		if (moved != f->reported) {
-			f->reported = moved;
-			flow_send(f, 0);
-		}
+		flow_interim(f, now);
 	}
 	return 1;
 }
@@ -511,20 +517,13 @@ static __always_inline void flow_call(struct sock *sk, int ret, int flags, bool 
 	}
 	now = bpf_ktime_get_ns();
 	if (now >= f->next_report) {
-		__u64 moved;
-
 		if (proto == IPPROTO_TCP) {
 			struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 
 			if (tp)
 				flow_tcp_read(tp, &f->e);
 		}
-		moved = f->e.bytes_out + f->e.bytes_in;
-		f->next_report = now + flow_interval();
-		if (moved != f->reported) {
-			f->reported = moved;
-			flow_send(f, 0);
-		}
+		flow_interim(f, now);
 	}
 }
 
