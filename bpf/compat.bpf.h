@@ -18,17 +18,16 @@
  *                                     from any program (LSM, fmod_ret):
  *                                     bpf_task_pt_regs (5.15+); before, the
  *                                     frame at the top of the task's stack
- *   KS_SYSCALL_ENTER(prog, sc)        one body, two programs: "prog" on
- *   KS_SYSCALL_EXIT(prog, sc)         tracepoint syscalls/sys_{enter,exit}_sc,
- *                                     "prog__raw" on raw_tp/sys_{enter,exit}
+ *   KS_TRACEPOINT_SYSCALL_ENTER(prog, sc)  one body, two programs: "prog"
+ *                                     on tracepoint syscalls/sys_enter_sc,
+ *                                     "prog__raw" on raw_tp/sys_enter
  *                                     filtered by syscall number; the loader
  *                                     loads the raw twin only where
  *                                     tracepoint links cannot be pinned
  *                                     (BPF perf links, 5.15): raw tracepoint
- *                                     links pin since 5.7
- *   KS_SYSCALL_ENTER32(prog, sc)      "prog__compat32": the same body for
- *                                     32-bit calls, which both skip (loaded
- *                                     only where 32-bit code runs)
+ *                                     links pin since 5.7. For the guard;
+ *                                     shields hook syscalls through the
+ *                                     dispatcher (bpf/syscalls.bpf.h)
  *   ks_in_compat32(), KS_SYS_ARGS32   is this a 32-bit syscall, its args
  *   ks_socketcall32(ctx, a)           an i386 socketcall's call and args
  *
@@ -318,11 +317,13 @@ static __always_inline long ks_syscall_nr(void)
 	return (long)KS_SYS_NR(regs);
 }
 
-/* KS_SYSCALL_ENTER(tp__bind, bind) { ... args[1] ... }: the body sees the
- * six arguments as `const __u64 *args`, and `noloop` (a constant: true in
- * the raw twin, which must not call bpf_loop), and returns the program's
- * value. */
-#define KS_SYSCALL_ENTER(prog, sc)					\
+/* KS_TRACEPOINT_SYSCALL_ENTER(tp__kill, kill) { ... args[1] ... }: a program
+ * attached on its own to the syscall tracepoint (the tamper guard, which
+ * must not depend on the shields' dispatcher); shields use
+ * KS_SYSCALL_ENTER (bpf/syscalls.bpf.h). The body sees the six arguments
+ * as `const __u64 *args`, and `noloop` (a constant: true in the raw twin,
+ * which must not call bpf_loop), and returns the program's value. */
+#define KS_TRACEPOINT_SYSCALL_ENTER(prog, sc)					\
 static __always_inline int ____##prog(const __u64 *args, bool noloop);	\
 SEC("tracepoint/syscalls/sys_enter_" #sc)				\
 int prog(struct trace_event_raw_sys_enter *ctx)				\
@@ -344,30 +345,6 @@ int prog##__raw(struct bpf_raw_tracepoint_args *ctx)			\
 	return ____##prog(a, true);					\
 }									\
 static __always_inline int ____##prog(const __u64 *args, bool noloop)
-
-/* KS_SYSCALL_ENTER32(tp__fsconfig, fsconfig), after KS_SYSCALL_ENTER of
- * the same program: a third program, "prog__compat32" on raw_tp/sys_enter,
- * runs the same body for the 32-bit calls of syscall @sc (KS_NR32_<sc>),
- * which the syscall tracepoints and the raw twins skip. It costs every
- * syscall a program run, so the loader loads it only where the kernel runs
- * 32-bit code (KS_COMPAT32_SUFFIX); its link pins since 5.7. The body gets zero-extended 32-bit arguments and
- * `noloop` true. */
-#define KS_SYSCALL_ENTER32(prog, sc)	KS_SYSCALL_ENTER32_OR(prog, sc, sc)
-/* The same for either of two syscalls (sendfile and sendfile64). */
-#define KS_SYSCALL_ENTER32_OR(prog, sc, sc2)				\
-SEC("raw_tp/sys_enter")							\
-int prog##__compat32(struct bpf_raw_tracepoint_args *ctx)			\
-{									\
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];		\
-	long nr = (long)ctx->args[1];					\
-	__u64 a[6];							\
-									\
-	if (nr < 0 || (nr != KS_NR32_##sc && nr != KS_NR32_##sc2) ||	\
-	    !ks_in_compat32())						\
-		return 0;						\
-	KS_SYS_ARGS32(regs, a);						\
-	return ____##prog(a, true);					\
-}
 
 /* i386 socketcall(call, args) from raw_tp/sys_enter: for a 32-bit
  * socketcall, its call number (SYS_SOCKET 1, SYS_BIND 2, ...) with the
@@ -395,24 +372,5 @@ static __always_inline long ks_socketcall32(struct bpf_raw_tracepoint_args *ctx,
 	return call;
 #endif
 }
-
-/* KS_SYSCALL_EXIT(tp__unshare_exit, unshare) { ... ret ... } */
-#define KS_SYSCALL_EXIT(prog, sc)					\
-static __always_inline int ____##prog(long ret);			\
-SEC("tracepoint/syscalls/sys_exit_" #sc)				\
-int prog(struct trace_event_raw_sys_exit *ctx)				\
-{									\
-	return ____##prog(ctx->ret);					\
-}									\
-SEC("raw_tp/sys_exit")							\
-int prog##__raw(struct bpf_raw_tracepoint_args *ctx)			\
-{									\
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];		\
-									\
-	if (KS_SYS_NR(regs) != KS_NR_##sc || ks_in_compat32())		\
-		return 0;						\
-	return ____##prog((long)ctx->args[1]);				\
-}									\
-static __always_inline int ____##prog(long ret)
 
 #endif /* KSHIELD_COMPAT_BPF_H */

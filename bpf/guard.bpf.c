@@ -468,7 +468,7 @@ int BPF_PROG(lsm__ptrace, struct task_struct *child, unsigned int mode)
  * Each program has a raw tracepoint twin (bpf/compat.bpf.h), loaded where
  * tracepoint links cannot be pinned (before 5.15). */
 
-KS_SYSCALL_ENTER(tp__kill, kill)
+KS_TRACEPOINT_SYSCALL_ENTER(tp__kill, kill)
 {
 	struct ks_guard_cfg *c = gcfg();
 	int pid = args[0], sig = args[1];
@@ -481,7 +481,7 @@ KS_SYSCALL_ENTER(tp__kill, kill)
 	return 0;
 }
 
-KS_SYSCALL_ENTER(tp__tgkill, tgkill)
+KS_TRACEPOINT_SYSCALL_ENTER(tp__tgkill, tgkill)
 {
 	struct ks_guard_cfg *c = gcfg();
 	int tgid = args[0], sig = args[2];
@@ -492,7 +492,7 @@ KS_SYSCALL_ENTER(tp__tgkill, tgkill)
 	return 0;
 }
 
-KS_SYSCALL_ENTER(tp__bpf, bpf)
+KS_TRACEPOINT_SYSCALL_ENTER(tp__bpf, bpf)
 {
 	struct ks_guard_cfg *c = gcfg();
 	int cmd = args[0];
@@ -507,7 +507,7 @@ KS_SYSCALL_ENTER(tp__bpf, bpf)
  * everything below the directory it was given) is judged by the directory
  * it is relative to. Absolute names are not resolved here: best effort,
  * the agent's periodic pin check notices and repairs the damage anyway. */
-KS_SYSCALL_ENTER(tp__unlinkat, unlinkat)
+KS_TRACEPOINT_SYSCALL_ENTER(tp__unlinkat, unlinkat)
 {
 	struct ks_guard_cfg *c = gcfg();
 	struct task_struct *t;

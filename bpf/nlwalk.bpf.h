@@ -664,6 +664,12 @@ static __always_inline int nlw_tp_uring_req(struct io_kiocb *req, int protocol)
 #ifndef NLW_TP_PIPE_SEND
 #define NLW_TP_PIPE_SEND(fd, is_sendfile) do { } while (0)
 #endif
+/* The socket families whose splice and sendfile targets the tp programs
+ * look at (the dispatcher's filter): netlink, and what NLW_TP_PIPE_SEND
+ * guards besides. */
+#ifndef NLW_TP_PIPE_FAMILIES
+#define NLW_TP_PIPE_FAMILIES NLW_AF_NETLINK
+#endif
 
 /* 32-bit compat syscalls for the tp variant. The syscall tracepoints
  * (and their raw twins) skip them, so this one raw_tp/sys_enter program
@@ -823,11 +829,21 @@ KS_SYSCALL_ENTER(tp__io_uring_enter, io_uring_enter)			\
 	return nlw_tp_uring_enter((int)args[0], (__u32)args[1],	\
 				  (__u32)args[3], protocol, noloop);	\
 }									\
-SEC("raw_tp/sys_enter")							\
-int tp__send__compat32(struct bpf_raw_tracepoint_args *ctx)			\
+KS_SYSCALLS(tp__send__compat32, enter32, KS_NR32_write, KS_NR32_writev,	\
+	    KS_NR32_pwritev, KS_NR32_pwritev2, KS_NR32_sendmsg, KS_NR32_sendto, \
+	    KS_NR32_send, KS_NR32_sendmmsg, KS_NR32_splice, KS_NR32_sendfile, \
+	    KS_NR32_sendfile64, KS_NR32_io_uring_enter, KS_NR32_socketcall) \
 {									\
 	return nlw_tp_compat(ctx, protocol);				\
 }									\
+KS_SYSCALL_SOCK(tp__sendmsg, 0, NLW_AF_NETLINK);			\
+KS_SYSCALL_SOCK(tp__sendto, 0, NLW_AF_NETLINK);				\
+KS_SYSCALL_SOCK(tp__write, 0, NLW_AF_NETLINK);				\
+KS_SYSCALL_SOCK(tp__writev, 0, NLW_AF_NETLINK);				\
+KS_SYSCALL_SOCK(tp__sendmmsg, 0, NLW_AF_NETLINK);			\
+KS_SYSCALL_SOCK(tp__pwritev2, 0, NLW_AF_NETLINK);			\
+KS_SYSCALL_SOCK(tp__splice, 2, NLW_TP_PIPE_FAMILIES);			\
+KS_SYSCALL_SOCK(tp__sendfile, 0, NLW_TP_PIPE_FAMILIES);			\
 SEC("tp_btf/io_uring_submit_req")					\
 int BPF_PROG(tp__uring_submit__opt, struct io_kiocb *req)		\
 {									\

@@ -56,6 +56,7 @@
 #define KSHIELD_SHIELD_BPF_H
 
 #include "kshield.bpf.h"
+#include "syscalls.bpf.h"
 #include <kshield/shield.h>
 
 #define KSHIELD_META(key, val)						\
@@ -234,39 +235,6 @@ static __always_inline struct sock *ks_sockopt_sk(struct bpf_sockopt *ctx)
 	struct bpf_sockopt_kern *k = (void *)ctx;
 
 	return BPF_CORE_READ(k, sk);
-}
-
-/* The file behind descriptor @fd of the current task, or NULL. */
-static __always_inline struct file *ks_fd_file(int fd)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds, *file = NULL;
-
-	if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
-		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
-		return NULL;
-	return file;
-}
-
-/* The sock of @file, or NULL when it is no socket. */
-static __always_inline struct sock *ks_file_sock(struct file *file)
-{
-	struct socket *sock;
-
-	if (!file || (BPF_CORE_READ(file, f_inode, i_mode) & 00170000) != 0140000)	/* S_IFSOCK */
-		return NULL;
-	sock = BPF_CORE_READ(file, private_data);
-	return sock ? BPF_CORE_READ(sock, sk) : NULL;
-}
-
-/* The sock behind descriptor @fd of the current task, or NULL when @fd is
- * no socket: for tracepoint fallbacks, which get descriptors, not objects. */
-static __always_inline struct sock *ks_fd_sock(int fd)
-{
-	return ks_file_sock(ks_fd_file(fd));
 }
 
 /* ---- io_uring requests at submission (tp_btf/io_uring_submit_req, 6.3+;

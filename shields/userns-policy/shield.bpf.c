@@ -270,8 +270,7 @@ KS_SYSCALL_ENTER(tp__clone3, clone3)
  * tracepoints and the raw twins skip: one program on raw_tp/sys_enter for
  * the three (each syscall entry pays one run), loaded only where the kernel
  * runs 32-bit code; their exits are tp__sys_exit__compat32's. */
-SEC("raw_tp/sys_enter")
-int tp__sys_enter__compat32(struct bpf_raw_tracepoint_args *ctx)
+KS_SYSCALLS(tp__sys_enter__compat32, enter32, KS_NR32_unshare, KS_NR32_clone, KS_NR32_clone3)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	long nr = (long)ctx->args[1];
@@ -407,8 +406,8 @@ KS_SYSCALL_EXIT(tp__clone3_exit, clone3)
  * the setns check, and a 32-bit clone's doomed child was not killed at its
  * return. One program on raw_tp/sys_exit for the four (each syscall exit
  * pays one run), loaded only where the kernel runs 32-bit code. */
-SEC("raw_tp/sys_exit")
-int tp__sys_exit__compat32(struct bpf_raw_tracepoint_args *ctx)
+KS_SYSCALLS(tp__sys_exit__compat32, exit32, KS_NR32_unshare, KS_NR32_clone, KS_NR32_clone3,
+	    KS_NR32_setns)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	long nr = (long)KS_SYS_NR(regs), ret = (long)ctx->args[1];

@@ -10,6 +10,11 @@
  *   shields/<name>/stats        hits per verdict (per-CPU)
  *   shields/<name>/link_<prog>  one link per attached program;
  *                               link_<prog>__site<N> per copy of an inlined target
+ *   shields/<name>/prog_<prog>  a program the syscall dispatcher runs
+ *                               (registered in maps/ks_sys_slots)
+ *   dispatch/link_ks_sys_enter, dispatch/link_ks_sys_exit   the syscall
+ *                               dispatcher, attached while a chain needs it
+ *   maps/ks_sys_progs, ks_sys_chains, ks_sys_cur, ks_sys_slots   its tables
  *   shields/_new_<name>         a load being staged; renamed into place
  *   shields/_old_<name>         the instance being replaced, until the new
  *                               one is in place (bpffs refuses '.' in names)
@@ -31,6 +36,7 @@
 #define KS_PIN_STATS		"stats"
 #define KS_PIN_IDS		"ids"
 #define KS_PIN_LINK		"link_"		/* prefix of every pinned link */
+#define KS_PIN_PROG		"prog_"		/* a program the syscall dispatcher runs */
 #define KS_PIN_SITE		"__site"	/* link_<prog>__site<N> */
 #define KS_PIN_STAGED		"_new_"
 #define KS_PIN_RETIRED		"_old_"
@@ -39,6 +45,11 @@
 static inline bool ks_pin_is_link(const char *name)
 {
 	return !strncmp(name, KS_PIN_LINK, sizeof(KS_PIN_LINK) - 1);
+}
+
+static inline bool ks_pin_is_prog(const char *name)
+{
+	return !strncmp(name, KS_PIN_PROG, sizeof(KS_PIN_PROG) - 1);
 }
 
 struct bpf_object;

@@ -26,6 +26,7 @@
 #include "err.h"
 #include "compat.h"
 #include "loader.h"
+#include "sysdispatch.h"
 #include "meta.h"
 #include "pins.h"
 #include "sysinfo.h"
@@ -315,7 +316,7 @@ static int resolve_sites(struct bpf_object *obj, const struct ks_meta *meta,
 static int try_variant(const char *path, const void *buf, size_t len,
 		       const struct ks_meta *meta, const char *v,
 		       int idx, enum ks_mode mode, const char *dir,
-		       struct ks_variant_try *try)
+		       struct ks_variant_try *try, struct ks_load_result *res)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
 	struct links links = {};
@@ -452,8 +453,8 @@ static int try_variant(const char *path, const void *buf, size_t len,
 		const char *kfn;
 		struct bpf_link *l;
 
-		if (!bpf_program__autoload(prog))
-			continue;
+		if (!bpf_program__autoload(prog) || ks_sysd_is_dispatched(prog, meta))
+			continue;	/* the dispatcher runs it: no link of its own */
 		if (is_site_target(prog, meta, &kfn)) {
 			struct bpf_map *sm = bpf_object__find_map_by_name(obj, "ks_sites");
 			struct bpf_link **sl = NULL;
@@ -540,6 +541,17 @@ static int try_variant(const char *path, const void *buf, size_t len,
 	bpf_object__for_each_program(prog, obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
+		if (ks_sysd_is_dispatched(prog, meta)) {
+			snprintf(lpath, sizeof(lpath), "%s/" KS_PIN_PROG "%s", dir,
+				 bpf_program__name(prog));
+			err = bpf_program__pin(prog, lpath);
+			if (err) {
+				snprintf(try->why, sizeof(try->why), "can't pin %s: %s", lpath,
+					 strerror(-err));
+				goto out;
+			}
+			continue;
+		}
 		/* A program's links are contiguous: its only link, or one per
 		 * copy in increasing site order. */
 		do {
@@ -560,9 +572,18 @@ static int try_variant(const char *path, const void *buf, size_t len,
 	err = pin_map(obj, "ks_cfg", dir);
 	if (!err)
 		err = pin_map(obj, "ks_stats", dir);
-	if (err)
+	if (err) {
 		snprintf(try->why, sizeof(try->why), "can't pin maps in %s: %s", dir,
 			 strerror(-err));
+		goto out;
+	}
+	/* Last, so that nothing after it can fail: the syscall programs go
+	 * into the dispatcher's chains under the name the shield will have
+	 * (the shield lock keeps sweeps away until it has it). */
+	snprintf(lpath, sizeof(lpath), KS_PIN_SHIELDS "/%s", ks_meta_get(meta, "name"));
+	err = ks_sysd_add(lpath, obj, meta, res->sys_ids,
+			  sizeof(res->sys_ids) / sizeof(res->sys_ids[0]), &res->nsys,
+			  try->why, sizeof(try->why));
 out:
 	links_free(&links);
 	ks_sites_free(&sites);
@@ -685,13 +706,14 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 	ks_pin_path(staged, sizeof(staged), KS_PIN_SHIELDS "/" KS_PIN_STAGED "%s", res->name);
 	ks_pin_path(old, sizeof(old), KS_PIN_SHIELDS "/" KS_PIN_RETIRED "%s", res->name);
 	recover(final, staged, old);
+	ks_sysd_sweep();	/* registrations whose pins were removed by hand */
 
 	list = strdup(ks_meta_get(&meta, "variants"));
 	err = -ENOENT;
 	for (v = strtok_r(list, ", ", &save); v && res->ntried < KS_MAX_VARIANTS;
 	     v = strtok_r(NULL, ", ", &save), idx++) {
 		err = try_variant(path, buf, len, &meta, v, idx, mode, staged,
-				  &res->tried[res->ntried++]);
+				  &res->tried[res->ntried++], res);
 		if (!err) {
 			snprintf(res->variant, sizeof(res->variant), "%s", v);
 			break;
@@ -715,16 +737,26 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 		res->replaced = true;
 		if (rename(final, old)) {
 			err = ks_err(-errno, "can't move old %s aside: %s", final, strerror(errno));
+			ks_sysd_drop_ids(res->sys_ids, res->nsys);
 			ks_pins_remove_dir(staged);
 			goto out_meta;
 		}
 	}
 	if (rename(staged, final)) {
 		err = ks_err(-errno, "can't move %s into place: %s", staged, strerror(errno));
+		ks_sysd_drop_ids(res->sys_ids, res->nsys);
 		ks_pins_remove_dir(staged);
 		if (res->replaced)
 			rename(old, final);
 		goto out_meta;
+	}
+	/* The old instance's syscall programs leave the chains before its
+	 * links go: the new one's are in already. */
+	{
+		char owner[KS_NAME_LEN + 16];
+
+		snprintf(owner, sizeof(owner), KS_PIN_SHIELDS "/%s", res->name);
+		ks_sysd_drop(owner, res->sys_ids, res->nsys);
 	}
 	ks_pins_remove_dir(old);
 	res->load_ms = now_ms() - t0;
@@ -759,13 +791,22 @@ static int link_prog_ids(const char *dir, __u32 *ids, int max)
 		__u32 len = sizeof(info);
 		int fd;
 
-		if (!ks_pin_is_link(de->d_name))
+		if (!ks_pin_is_link(de->d_name) && !ks_pin_is_prog(de->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		fd = bpf_obj_get(path);
 		if (fd < 0)
 			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.prog_id) {
+		if (ks_pin_is_prog(de->d_name)) {
+			struct bpf_prog_info pinfo = {};
+			__u32 plen = sizeof(pinfo);
+
+			if (!bpf_obj_get_info_by_fd(fd, &pinfo, &plen))
+				info.prog_id = pinfo.id;
+		} else if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			info.prog_id = 0;
+		}
+		if (info.prog_id) {
 			int i = 0;
 
 			while (i < n && ids[i] != info.prog_id)
@@ -810,6 +851,17 @@ int ks_shield_unload(const char *name)
 	if (lockfd < 0)
 		return lockfd;
 	n = link_prog_ids(dir, ids, 64);
+	{
+		char owner[KS_NAME_LEN + 16];
+
+		snprintf(owner, sizeof(owner), KS_PIN_SHIELDS "/%s", name);
+		err = ks_sysd_drop(owner, NULL, 0);
+	}
+	if (err) {
+		close(lockfd);
+		return err;
+	}
+	ks_sysd_sweep();
 	err = ks_pins_remove_dir(dir);
 	close(lockfd);
 	if (err)
@@ -888,6 +940,8 @@ int ks_shield_get(const char *name, struct ks_shield_state *st)
 	while (d && (de = readdir(d)))
 		if (ks_pin_is_link(de->d_name))
 			st->nlinks++;
+		else if (ks_pin_is_prog(de->d_name))
+			st->nsys++;
 	if (d)
 		closedir(d);
 	return 0;

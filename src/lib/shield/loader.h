@@ -27,6 +27,8 @@ struct ks_load_result {
 	int ntried;
 	struct ks_variant_try tried[KS_MAX_VARIANTS];
 	double load_ms;			/* open to enforcing */
+	int nsys;			/* programs run by the syscall dispatcher */
+	__u32 sys_ids[64];		/* their ids */
 	bool replaced;			/* an older instance was swapped out */
 };
 
@@ -35,6 +37,7 @@ struct ks_shield_state {
 	struct ks_shield_cfg cfg;
 	__u64 hits[KS_VERDICT_MAX];
 	int nlinks;
+	int nsys;			/* programs run by the syscall dispatcher (prog_ pins) */
 };
 
 /* Load @path in @mode. All or nothing: on failure nothing of this load stays

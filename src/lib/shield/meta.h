@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#define KS_META_MAX 64
+#define KS_META_MAX 192
 
 struct ks_meta {
 	int n;

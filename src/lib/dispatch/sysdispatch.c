@@ -1,0 +1,559 @@
+/* sysdispatch.c - see sysdispatch.h and bpf/syscalls.bpf.h. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+#include <kshield/syscalls.h>
+#include "err.h"
+#include "meta.h"
+#include "pins.h"
+#include "sysdispatch.h"
+#include "sysdispatch.skel.h"
+
+#define KS_PIN_DISPATCH "dispatch"
+#define NOLOOP "__noloop"
+#define COMPAT32 "__compat32"
+
+static const char *const hook_name[KS_SYS_HOOKS] = { "enter", "exit", "enter32", "exit32" };
+
+/* The metadata value of @prefix<prog>, else of @prefix<prog without
+ * @suffix> for each suffix given. */
+static const char *prog_key(const struct ks_meta *meta, const char *prefix, const char *prog,
+			    bool strip_compat32)
+{
+	char key[160], base[128];
+	const char *v;
+	size_t n;
+
+	snprintf(key, sizeof(key), "%s%s", prefix, prog);
+	if ((v = ks_meta_get(meta, key)))
+		return v;
+	snprintf(base, sizeof(base), "%s", prog);
+	n = strlen(base);
+	if (n > strlen(NOLOOP) && !strcmp(base + n - strlen(NOLOOP), NOLOOP)) {
+		base[n - strlen(NOLOOP)] = '\0';
+		snprintf(key, sizeof(key), "%s%s", prefix, base);
+		if ((v = ks_meta_get(meta, key)))
+			return v;
+	}
+	n = strlen(base);
+	if (strip_compat32 && n > strlen(COMPAT32) && !strcmp(base + n - strlen(COMPAT32), COMPAT32)) {
+		base[n - strlen(COMPAT32)] = '\0';
+		snprintf(key, sizeof(key), "%s%s", prefix, base);
+		return ks_meta_get(meta, key);
+	}
+	return NULL;
+}
+
+bool ks_sysd_is_dispatched(const struct bpf_program *prog, const struct ks_meta *meta)
+{
+	return meta && prog_key(meta, "sys.", bpf_program__name(prog), false);
+}
+
+/* "enter32 187, 239" into @s's registrations; numbers of -1 (a call the
+ * ABI lacks) are skipped. */
+static int parse_reg(const char *v, struct ks_sys_slot *s, char *why, size_t len)
+{
+	char buf[256], *p, *tok, *save;
+	int hook;
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	p = strchr(buf, ' ');
+	if (!p)
+		goto bad;
+	*p++ = '\0';
+	for (hook = 0; hook < KS_SYS_HOOKS && strcmp(buf, hook_name[hook]); hook++)
+		;
+	if (hook == KS_SYS_HOOKS)
+		goto bad;
+	for (tok = strtok_r(p, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		char *end;
+		long nr = strtol(tok[0] == '(' ? tok + 1 : tok, &end, 0);
+
+		if (nr < 0)
+			continue;
+		if (end == tok || nr >= KS_SYS_NR_MAX || s->nregs >= KS_SYS_REGS)
+			goto bad;
+		s->reg[s->nregs].hook = hook;
+		s->reg[s->nregs++].nr = nr;
+	}
+	return 0;
+bad:
+	snprintf(why, len, "%s: bad syscall registration \"%s\" (want \"enter|exit|enter32|exit32 "
+		 "NR,...\", at most %d numbers below %d)", s->prog, v, KS_SYS_REGS, KS_SYS_NR_MAX);
+	return -EINVAL;
+}
+
+/* "0 16" or "2 2, 10, 16": the socket filter of @s. */
+static int parse_filter(const char *v, struct ks_sys_slot *s, char *why, size_t len)
+{
+	char buf[128], *tok, *save, *end;
+	long arg;
+
+	s->sock_arg = -1;
+	if (!v)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", v);
+	tok = strtok_r(buf, " ", &save);
+	arg = tok ? strtol(tok, &end, 0) : -1;
+	if (arg < 0 || arg > 5 || *end)
+		goto bad;
+	while ((tok = strtok_r(NULL, ", ", &save))) {
+		long f = strtol(tok, &end, 0);
+
+		if (f < 0 || f > 63 || *end)
+			goto bad;
+		s->families |= 1ULL << f;
+	}
+	if (!s->families)
+		goto bad;
+	s->sock_arg = arg;
+	return 0;
+bad:
+	snprintf(why, len, "%s: bad socket filter \"%s\" (want \"ARG FAMILY,...\", ARG 0-5, "
+		 "families 0-63)", s->prog, v);
+	return -EINVAL;
+}
+
+static int open_map(const char *name)
+{
+	char path[PATH_MAX];
+
+	ks_pin_path(path, sizeof(path), KS_PIN_MAPS "/%s", name);
+	return bpf_obj_get(path);
+}
+
+struct maps {
+	int progs, chains, slots;
+};
+
+static void maps_close(struct maps *m)
+{
+	if (m->progs >= 0)
+		close(m->progs);
+	if (m->chains >= 0)
+		close(m->chains);
+	if (m->slots >= 0)
+		close(m->slots);
+}
+
+/* Load the dispatcher's object once (which pins ks_sys_slots and reuses
+ * the maps the shields made), attach the programs @want asks for and pin
+ * them; unpin those it does not. */
+static int attach(bool want_enter, bool want_exit)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	char maps[PATH_MAX], dir[PATH_MAX], pe[PATH_MAX], px[PATH_MAX];
+	bool has_enter, has_exit;
+	struct sysdispatch_bpf *skel;
+	int err = 0;
+
+	ks_pin_path(dir, sizeof(dir), KS_PIN_DISPATCH);
+	ks_pin_path(pe, sizeof(pe), KS_PIN_DISPATCH "/" KS_PIN_LINK "ks_sys_enter");
+	ks_pin_path(px, sizeof(px), KS_PIN_DISPATCH "/" KS_PIN_LINK "ks_sys_exit");
+	has_enter = !access(pe, F_OK);
+	has_exit = !access(px, F_OK);
+	if (has_enter && !want_enter)
+		unlink(pe);
+	if (has_exit && !want_exit)
+		unlink(px);
+	if ((has_enter || !want_enter) && (has_exit || !want_exit))
+		return 0;
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return ks_err(-errno, "can't create %s: %s", dir, strerror(errno));
+	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
+	opts.pin_root_path = maps;
+	skel = sysdispatch_bpf__open_opts(&opts);
+	if (!skel)
+		return ks_err(-errno, "can't open the syscall dispatcher: %s", strerror(errno));
+	err = sysdispatch_bpf__load(skel);
+	if (err) {
+		err = ks_err(err, "can't load the syscall dispatcher: %s", strerror(-err));
+		goto out;
+	}
+	if (want_enter && !has_enter) {
+		struct bpf_link *l = bpf_program__attach(skel->progs.ks_sys_enter);
+
+		err = l ? bpf_link__pin(l, pe) : -errno;
+		bpf_link__destroy(l);
+		if (err) {
+			err = ks_err(err, "can't attach the dispatcher to raw_tp/sys_enter: %s",
+				     strerror(-err));
+			goto out;
+		}
+	}
+	if (want_exit && !has_exit) {
+		struct bpf_link *l = bpf_program__attach(skel->progs.ks_sys_exit);
+
+		err = l ? bpf_link__pin(l, px) : -errno;
+		bpf_link__destroy(l);
+		if (err)
+			err = ks_err(err, "can't attach the dispatcher to raw_tp/sys_exit: %s",
+				     strerror(-err));
+	}
+out:
+	sysdispatch_bpf__destroy(skel);
+	return err;
+}
+
+/* The maps, the registry created by loading the dispatcher's object if no
+ * one has yet. */
+static int maps_open(struct maps *m)
+{
+	int err;
+
+	m->progs = m->chains = -1;
+	m->slots = open_map("ks_sys_slots");
+	if (m->slots < 0) {
+		LIBBPF_OPTS(bpf_object_open_opts, opts);
+		char maps[PATH_MAX];
+		struct sysdispatch_bpf *skel;
+
+		ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
+		opts.pin_root_path = maps;
+		skel = sysdispatch_bpf__open_opts(&opts);
+		err = skel ? sysdispatch_bpf__load(skel) : -errno;
+		sysdispatch_bpf__destroy(skel);
+		if (err)
+			return ks_err(err, "can't load the syscall dispatcher: %s", strerror(-err));
+		m->slots = open_map("ks_sys_slots");
+	}
+	m->progs = open_map("ks_sys_progs");
+	m->chains = open_map("ks_sys_chains");
+	if (m->slots < 0 || m->progs < 0 || m->chains < 0) {
+		err = -errno;
+		maps_close(m);
+		return ks_err(err, "can't open the syscall dispatcher's maps under %s/" KS_PIN_MAPS
+			      ": %s", ks_bpffs_root, strerror(-err));
+	}
+	return 0;
+}
+
+static struct ks_sys_slot *slots_read(int fd)
+{
+	struct ks_sys_slot *s = calloc(KS_SYS_SLOTS, sizeof(*s));
+
+	for (__u32 i = 0; s && i < KS_SYS_SLOTS; i++)
+		if (bpf_map_lookup_elem(fd, &i, &s[i]))
+			memset(&s[i], 0, sizeof(s[i]));
+	return s;
+}
+
+/* Write every chain from the registry @s, and attach what they need.
+ * Fails, writing nothing, when a chain would be longer than the kernel's
+ * tail-call limit allows. */
+static int rebuild(struct maps *m, const struct ks_sys_slot *s, char *why, size_t len)
+{
+	const __u32 n = KS_SYS_HOOKS * KS_SYS_NR_MAX;
+	struct ks_sys_chain *ch = calloc(n, sizeof(*ch));
+	bool used[KS_SYS_HOOKS] = {};
+	__u32 *keys = calloc(n, sizeof(*keys)), count = n;
+	int err = 0;
+
+	if (!ch || !keys) {
+		err = -ENOMEM;
+		snprintf(why, len, "out of memory");
+		goto out;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		keys[i] = i;
+		ch[i].sock_arg = -2;	/* no program yet */
+	}
+	for (__u32 i = 0; i < KS_SYS_SLOTS; i++) {
+		if (!s[i].prog_id)
+			continue;
+		for (int r = 0; r < s[i].nregs && r < KS_SYS_REGS; r++) {
+			struct ks_sys_chain *c = &ch[KS_SYS_CHAIN(s[i].reg[r].hook, s[i].reg[r].nr)];
+
+			if (c->n == KS_SYS_CHAIN_LEN) {
+				snprintf(why, len, "%s: more than %d programs at %s of syscall %u "
+					 "(the kernel runs at most 33 tail calls in a row)",
+					 s[i].prog, KS_SYS_CHAIN_LEN, hook_name[s[i].reg[r].hook],
+					 s[i].reg[r].nr);
+				err = -E2BIG;
+				goto out;
+			}
+			if (c->sock_arg == -2 || (c->sock_arg >= 0 && c->sock_arg == s[i].sock_arg)) {
+				c->sock_arg = s[i].sock_arg;
+				c->families |= s[i].families;
+			} else {
+				c->sock_arg = -1;	/* some program wants every call */
+			}
+			c->slot[c->n++] = i;
+			used[s[i].reg[r].hook] = true;
+		}
+	}
+	for (__u32 i = 0; i < n; i++) {
+		if (ch[i].sock_arg < 0) {
+			ch[i].sock_arg = -1;
+			ch[i].families = 0;
+		}
+	}
+	for (__u32 nr = 0; nr < KS_SYS_NR_MAX; nr++) {
+		ch[KS_SYS_CHAIN(KS_SYS_ENTER, nr)].abi32 = ch[KS_SYS_CHAIN(KS_SYS_ENTER32, nr)].n > 0;
+		ch[KS_SYS_CHAIN(KS_SYS_EXIT, nr)].abi32 = ch[KS_SYS_CHAIN(KS_SYS_EXIT32, nr)].n > 0;
+	}
+	if (bpf_map_update_batch(m->chains, keys, ch, &count, NULL)) {
+		err = -errno;
+		snprintf(why, len, "can't write the dispatcher's chains: %s", strerror(-err));
+		goto out;
+	}
+	err = attach(used[KS_SYS_ENTER] || used[KS_SYS_ENTER32],
+		     used[KS_SYS_EXIT] || used[KS_SYS_EXIT32]);
+	if (err)
+		snprintf(why, len, "%s", ks_errmsg());
+out:
+	free(ch);
+	free(keys);
+	return err;
+}
+
+/* Remove the registrations for which @gone(slot) is true. */
+static int drop_if(bool (*gone)(const struct ks_sys_slot *, const void *), const void *arg)
+{
+	struct ks_sys_slot *s;
+	struct maps m;
+	char why[256];
+	int err, n = 0;
+
+	err = maps_open(&m);
+	if (err)
+		return err;
+	s = slots_read(m.slots);
+	if (!s) {
+		maps_close(&m);
+		return ks_err(-ENOMEM, "out of memory");
+	}
+	for (__u32 i = 0; i < KS_SYS_SLOTS; i++) {
+		if (s[i].prog_id && gone(&s[i], arg)) {
+			memset(&s[i], 0, sizeof(s[i]));
+			n++;
+		}
+	}
+	if (!n)
+		goto out;
+	/* Chains first, so that no chain names a slot about to be emptied. */
+	err = rebuild(&m, s, why, sizeof(why));
+	if (err) {
+		err = ks_err(err, "%s", why);
+		goto out;
+	}
+	for (__u32 i = 0; i < KS_SYS_SLOTS; i++) {
+		struct ks_sys_slot cur;
+
+		if (s[i].prog_id || bpf_map_lookup_elem(m.slots, &i, &cur) || !cur.prog_id)
+			continue;
+		bpf_map_update_elem(m.slots, &i, &s[i], 0);
+		bpf_map_delete_elem(m.progs, &i);
+	}
+out:
+	free(s);
+	maps_close(&m);
+	return err < 0 ? err : n;
+}
+
+struct keep {
+	const char *owner;
+	const __u32 *ids;
+	int n;
+};
+
+static bool owned_not_kept(const struct ks_sys_slot *s, const void *arg)
+{
+	const struct keep *k = arg;
+
+	if (strncmp(s->owner, k->owner, sizeof(s->owner)))
+		return false;
+	for (int i = 0; i < k->n; i++)
+		if (k->ids[i] == s->prog_id)
+			return false;
+	return true;
+}
+
+int ks_sysd_drop(const char *owner, const __u32 *keep, int nkeep)
+{
+	struct keep k = { owner, keep, nkeep };
+	char path[PATH_MAX];
+	int err;
+
+	/* Nothing was ever registered: nothing to open or create. */
+	ks_pin_path(path, sizeof(path), KS_PIN_MAPS "/ks_sys_slots");
+	if (access(path, F_OK))
+		return 0;
+	err = drop_if(owned_not_kept, &k);
+	return err < 0 ? err : 0;
+}
+
+static bool owner_gone(const struct ks_sys_slot *s, const void *arg)
+{
+	char path[PATH_MAX];
+
+	(void)arg;
+	ks_pin_path(path, sizeof(path), "%.*s", (int)sizeof(s->owner), s->owner);
+	return access(path, F_OK) != 0;
+}
+
+int ks_sysd_sweep(void)
+{
+	char path[PATH_MAX];
+
+	ks_pin_path(path, sizeof(path), KS_PIN_MAPS "/ks_sys_slots");
+	if (access(path, F_OK))
+		return 0;
+	return drop_if(owner_gone, NULL);
+}
+
+int ks_sysd_add(const char *owner, struct bpf_object *obj, const struct ks_meta *meta,
+		__u32 *ids, int max, int *n, char *why, size_t len)
+{
+	struct bpf_program *prog;
+	struct ks_sys_slot *s;
+	struct maps m;
+	__u32 added[KS_SYS_SLOTS];
+	int err = 0, nadded = 0;
+	__u32 next = 0;
+
+	*n = 0;
+	bpf_object__for_each_program(prog, obj)
+		if (bpf_program__autoload(prog) && ks_sysd_is_dispatched(prog, meta))
+			break;
+	if (!prog)
+		return 0;
+	err = maps_open(&m);
+	if (err) {
+		snprintf(why, len, "%s", ks_errmsg());
+		return err;
+	}
+	s = slots_read(m.slots);
+	if (!s) {
+		maps_close(&m);
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info = {};
+		__u32 ilen = sizeof(info);
+		struct ks_sys_slot slot = {};
+		int fd = bpf_program__fd(prog);
+
+		if (!bpf_program__autoload(prog) || !ks_sysd_is_dispatched(prog, meta))
+			continue;
+		snprintf(slot.owner, sizeof(slot.owner), "%s", owner);
+		snprintf(slot.prog, sizeof(slot.prog), "%s", bpf_program__name(prog));
+		err = parse_reg(prog_key(meta, "sys.", slot.prog, false), &slot, why, len);
+		if (!err)
+			err = parse_filter(prog_key(meta, "sysf.", slot.prog, true), &slot, why, len);
+		if (err)
+			goto fail;
+		if (!slot.nregs)
+			continue;	/* only calls this ABI lacks */
+		if (bpf_obj_get_info_by_fd(fd, &info, &ilen)) {
+			err = -errno;
+			snprintf(why, len, "%s: can't read its id: %s", slot.prog, strerror(-err));
+			goto fail;
+		}
+		slot.prog_id = info.id;
+		while (next < KS_SYS_SLOTS && s[next].prog_id)
+			next++;
+		if (next == KS_SYS_SLOTS) {
+			err = -ENOSPC;
+			snprintf(why, len, "%s: the syscall dispatcher's %d slots are all taken",
+				 slot.prog, KS_SYS_SLOTS);
+			goto fail;
+		}
+		if (bpf_map_update_elem(m.progs, &next, &fd, 0)) {
+			err = -errno;
+			snprintf(why, len, "%s: can't put it into the dispatcher: %s", slot.prog,
+				 strerror(-err));
+			goto fail;
+		}
+		s[next] = slot;
+		added[nadded++] = next;
+		if (*n < max)
+			ids[(*n)++] = slot.prog_id;
+	}
+	err = rebuild(&m, s, why, len);
+	if (err)
+		goto fail;
+	for (int i = 0; i < nadded; i++) {
+		if (bpf_map_update_elem(m.slots, &added[i], &s[added[i]], 0)) {
+			err = -errno;
+			snprintf(why, len, "can't write the dispatcher's registry: %s", strerror(-err));
+			goto fail;
+		}
+	}
+	goto out;
+fail:
+	/* Nothing of @obj stays: its slots emptied, the chains rebuilt
+	 * from what was registered before. */
+	for (int i = 0; i < nadded; i++) {
+		memset(&s[added[i]], 0, sizeof(s[added[i]]));
+		bpf_map_update_elem(m.slots, &added[i], &s[added[i]], 0);
+	}
+	if (nadded) {
+		char ignore[256];
+
+		rebuild(&m, s, ignore, sizeof(ignore));
+		for (int i = 0; i < nadded; i++)
+			bpf_map_delete_elem(m.progs, &added[i]);
+	}
+	*n = 0;
+out:
+	free(s);
+	maps_close(&m);
+	return err;
+}
+
+int ks_sysd_count(int *nprogs, bool *enter, bool *exit)
+{
+	char path[PATH_MAX];
+	struct ks_sys_slot slot;
+	int fd;
+
+	*nprogs = 0;
+	ks_pin_path(path, sizeof(path), KS_PIN_DISPATCH "/" KS_PIN_LINK "ks_sys_enter");
+	*enter = !access(path, F_OK);
+	ks_pin_path(path, sizeof(path), KS_PIN_DISPATCH "/" KS_PIN_LINK "ks_sys_exit");
+	*exit = !access(path, F_OK);
+	ks_pin_path(path, sizeof(path), KS_PIN_MAPS "/ks_sys_slots");
+	fd = ks_pin_open_ro(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : ks_err(-errno, "can't open %s: %s", path, strerror(errno));
+	for (__u32 i = 0; i < KS_SYS_SLOTS; i++)
+		if (!bpf_map_lookup_elem(fd, &i, &slot) && slot.prog_id)
+			(*nprogs)++;
+	close(fd);
+	return 0;
+}
+
+struct ids {
+	const __u32 *ids;
+	int n;
+};
+
+static bool in_ids(const struct ks_sys_slot *s, const void *arg)
+{
+	const struct ids *k = arg;
+
+	for (int i = 0; i < k->n; i++)
+		if (k->ids[i] == s->prog_id)
+			return true;
+	return false;
+}
+
+int ks_sysd_drop_ids(const __u32 *ids, int n)
+{
+	struct ids k = { ids, n };
+	int err;
+
+	if (!n)
+		return 0;
+	err = drop_if(in_ids, &k);
+	return err < 0 ? err : 0;
+}

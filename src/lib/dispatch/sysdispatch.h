@@ -1,0 +1,47 @@
+/* sysdispatch.h - the syscall dispatcher's user half: registers the
+ * syscall programs of a loaded object (bpf/syscalls.bpf.h) under an owner,
+ * rebuilds the chains, and keeps the dispatcher's two programs attached
+ * (pinned under <bpffs>/dispatch/) exactly while some chain of their hook
+ * is not empty. Callers serialise (the shield lock): a sweep must not run
+ * while a load registers programs under a directory it has yet to rename
+ * into place.
+ */
+#ifndef KSHIELD_SYSDISPATCH_H
+#define KSHIELD_SYSDISPATCH_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct bpf_object;
+struct bpf_program;
+struct ks_meta;
+
+/* Is @prog run by the dispatcher (a "sys.<prog>" registration in @meta,
+ * for its own name or the name without "__noloop")? Such a program is
+ * loaded but never attached on its own. */
+bool ks_sysd_is_dispatched(const struct bpf_program *prog, const struct ks_meta *meta);
+
+/* Register every loaded dispatched program of @obj under @owner (a path
+ * under the bpffs root whose removal means "gone": "shields/<name>").
+ * Their program ids go to @ids (at most @max; *@n of them). On error
+ * nothing of @obj stays registered and @why says what to do. */
+int ks_sysd_add(const char *owner, struct bpf_object *obj, const struct ks_meta *meta,
+		__u32 *ids, int max, int *n, char *why, size_t len);
+
+/* Unregister @owner's programs, except those whose ids are in @keep
+ * (the new instance of a replaced shield). */
+int ks_sysd_drop(const char *owner, const __u32 *keep, int nkeep);
+
+/* Unregister the programs whose ids are in @ids (a load undone). */
+int ks_sysd_drop_ids(const __u32 *ids, int n);
+
+/* Unregister programs whose owner's directory no longer exists (its pins
+ * were removed by hand). Returns how many. */
+int ks_sysd_sweep(void);
+
+/* How many programs the dispatcher runs, and whether its enter and exit
+ * programs are attached: for status and tests. */
+int ks_sysd_count(int *nprogs, bool *enter, bool *exit);
+
+#endif
