@@ -159,7 +159,11 @@ static __always_inline __u32 __ks_hit(const char *hook, __u32 verdict_enforce,
  * verifier allows fmod_ret on every security_* function). Both get the
  * hook's arguments, then the return value of the programs before them
  * (the last argument): a refusal already made is kept and the body not
- * run. The body returns 0 to allow or -errno to refuse. For int hooks
+ * run. The body returns 0 for "no decision" or -errno to refuse, whatever
+ * the hook's own "not mine" value is: an lsm program's 0 lets the hook's
+ * default run (-ENOPARAM for fs_context_parse_param), and an fmod_ret
+ * program's 0 lets the security_ function run, every other LSM included;
+ * any other value there skips them all. For int hooks
  * whose security_ function takes the same arguments; write two programs
  * around a shared helper where they differ (mmap_file: the hook has
  * reqprot, security_mmap_file not), and use fentry for void hooks. */

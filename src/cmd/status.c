@@ -23,6 +23,7 @@
 #include "monitor.h"
 #include "pins.h"
 #include "store.h"
+#include "sysdispatch.h"
 
 #define KS_PIDFILE "/run/kshield.pid"
 
@@ -237,7 +238,8 @@ int do_status(int argc, char **argv)
 	struct ks_shield_state *sh = NULL;
 	struct status s = {};
 	struct ks_config cfg;
-	int nsh = 0, err;
+	int nsh = 0, err, nsys = 0;
+	bool sys_enter = false, sys_exit = false;
 	char when[64];
 	const struct ks_opt opts[] = { OPT_VAL("--config", &cfgpath), OPT_VAL("--store", &store), OPT_END };
 
@@ -265,6 +267,7 @@ int do_status(int argc, char **argv)
 	if (err)
 		return ks_report(err);
 	fmt_time(s.newest_ns, when, sizeof(when));
+	ks_sysd_count(&nsys, &sys_enter, &sys_exit);
 
 	if (json_output) {
 		struct json_object *o = json_object_new_object(), *a, *x;
@@ -284,6 +287,7 @@ int do_status(int argc, char **argv)
 			json_object_object_add(x, "mode", json_object_new_string(ks_mode_str(sh[i].cfg.mode)));
 			json_object_object_add(x, "variant", json_object_new_string(sh[i].cfg.variant));
 			json_object_object_add(x, "links", json_object_new_int(sh[i].nlinks));
+			json_object_object_add(x, "syscall_programs", json_object_new_int(sh[i].nsys));
 			json_object_object_add(x, "hits", json_object_new_uint64(
 				sh[i].hits[0] + sh[i].hits[1] + sh[i].hits[2]));
 			json_object_object_add(x, "refused", json_object_new_uint64(sh[i].hits[KS_VERDICT_REFUSED]));
@@ -292,6 +296,11 @@ int do_status(int argc, char **argv)
 			json_object_array_add(a, x);
 		}
 		json_object_object_add(o, "shields", a);
+		x = json_object_new_object();
+		json_object_object_add(x, "programs", json_object_new_int(nsys));
+		json_object_object_add(x, "sys_enter", json_object_new_boolean(sys_enter));
+		json_object_object_add(x, "sys_exit", json_object_new_boolean(sys_exit));
+		json_object_object_add(o, "syscall_dispatcher", x);
 		x = json_object_new_object();
 		json_object_object_add(x, "pinned", json_object_new_boolean(s.monitor_pinned));
 		json_object_object_add(x, "links", json_object_new_int(s.monitor_links));
@@ -333,11 +342,13 @@ int do_status(int argc, char **argv)
 		printf("bpffs:     %s\n", ks_bpffs_root);
 		printf("shields:   %d pinned\n", nsh);
 		for (int i = 0; i < nsh; i++)
-			printf("  %-24s %-8s %-10s links %d  refused %llu audited %llu killed %llu\n",
-			       sh[i].name, ks_mode_str(sh[i].cfg.mode), sh[i].cfg.variant, sh[i].nlinks,
+			printf("  %-24s %-8s %-10s links %d  syscall programs %d  refused %llu audited %llu killed %llu\n",
+			       sh[i].name, ks_mode_str(sh[i].cfg.mode), sh[i].cfg.variant, sh[i].nlinks, sh[i].nsys,
 			       (unsigned long long)sh[i].hits[KS_VERDICT_REFUSED],
 			       (unsigned long long)sh[i].hits[KS_VERDICT_AUDITED],
 			       (unsigned long long)sh[i].hits[KS_VERDICT_KILLED]);
+		printf("syscalls:  %d programs behind one dispatcher (sys_enter %s, sys_exit %s)\n",
+		       nsys, sys_enter ? "attached" : "off", sys_exit ? "attached" : "off");
 		printf("monitor:   %s", s.monitor_pinned ? "" : "not pinned\n");
 		if (s.monitor_pinned)
 			printf("pinned, %d links\n", s.monitor_links);
