@@ -9,7 +9,7 @@ char *ks_hex(const void *b, size_t n, char *out, size_t len)
 
 	if (!len)
 		return out;
-	for (i = 0; i < n && 2 * i + 2 < len + 0 && 2 * i + 1 < len - 1; i++) {
+	for (i = 0; i < n && 2 * i + 2 < len; i++) {	/* room for both digits and the NUL */
 		out[2 * i] = digit[p[i] >> 4];
 		out[2 * i + 1] = digit[p[i] & 15];
 	}
