@@ -730,18 +730,7 @@ static __always_inline int nlw_tp_compat(struct bpf_raw_tracepoint_args *ctx, in
 #define NLW_LSM_PROGRAM(protocol)					\
 KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *skb) \
 {									\
-	return nlw_lsm_send(sk, skb, protocol, false);			\
-}									\
-SEC("lsm/netlink_send")							\
-int BPF_PROG(lsm__netlink_send__noloop, struct sock *sk, struct sk_buff *skb) \
-{									\
-	return nlw_lsm_send(sk, skb, protocol, true);			\
-}									\
-SEC("fmod_ret/security_netlink_send")					\
-int BPF_PROG(fmod_ret__netlink_send__noloop, struct sock *sk, struct sk_buff *skb, \
-	     int prev)							\
-{									\
-	return prev ? prev : nlw_lsm_send(sk, skb, protocol, true);	\
+	return nlw_lsm_send(sk, skb, protocol, noloop);			\
 }
 
 /* Coverage of the trigger paths every netlink shield's test registers
@@ -768,6 +757,30 @@ int BPF_PROG(fmod_ret__netlink_send__noloop, struct sock *sk, struct sk_buff *sk
 #define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,io-uring-sqpoll,io-uring-sqpoll-fixed,scm-rights,clone-files,clone-files-sqpoll,pre-existing," NLW_PATHS_COMPAT
 #define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,io-uring-sqpoll,io-uring-sqpoll-fixed,scm-rights,pre-existing," NLW_PATHS_COMPAT
 #define NLW_PATHS_TP_SEEN "clone-files,clone-files-sqpoll"
+
+/* What the tp variant of a netlink shield does, for its variant_tp
+ * metadata; @what: the shield's own words on what a kill leaves behind
+ * and what it kills bluntly. */
+#define NLW_VARIANT_TP(what)						\
+	"syscall hooks (sendmsg, sendto, write, writev, pwritev2, sendmmsg, splice, sendfile, " \
+	"io_uring_enter) run by the syscall dispatcher for calls on netlink sockets only: the " \
+	"same parse of the sender's buffers, SIGKILL; the send itself still completes (" what "); " \
+	"io_uring sends judged as each request is submitted (tp_btf io_uring_submit_req, " \
+	"io_uring_submit_sqe on 6.1: SQPOLL rings and registered files included), and at " \
+	"io_uring_enter from the ring (kernels without that tracepoint: SQPOLL unseen); 32-bit " \
+	"sends (any send, write, splice, sendfile, socketcall or io_uring submission to a " \
+	"guarded socket) killed unparsed"
+
+/* Set @w's attribute path (nlw_on_msg): the attribute types from the
+ * message's top level down, NLW_ANY for "any element of a list". */
+#define NLW_PATH(w, ...) do {						\
+	const __u16 __p[] = { __VA_ARGS__ };				\
+									\
+	_Static_assert(sizeof(__p) / sizeof(__p[0]) <= NLW_DEPTH, "path deeper than NLW_DEPTH"); \
+	for (int __i = 0; __i < (int)(sizeof(__p) / sizeof(__p[0])); __i++) \
+		(w)->path[__i] = __p[__i];				\
+	(w)->plen = sizeof(__p) / sizeof(__p[0]);			\
+} while (0)
 
 /* The "tp" variant: the syscalls that reach netlink_sendmsg(), each
  * walked by nlw_tp_send() for sockets of @protocol: sendmsg, sendto,

@@ -30,7 +30,7 @@
  *	{
  *		if (!is_trigger(level, optname))
  *			return 0;
- *		return ks_refuse("socket_setsockopt", level, optname, 0, 0) ? -EPERM : 0;
+ *		return ks_deny(level, optname, 0, 0);
  *	}
  *
  * Metadata keys (all strings, read from the object without loading it):
@@ -47,7 +47,8 @@
  *   prevents_<v> and detects_<v> (comma lists of the test's trigger path
  *   names, src/lib/selftest/selftest.h: the paths variant <v> refuses before the
  *   exploit's effect, and those it only sees, e.g. kills after the call;
- *   a path in neither is "not covered" by <v> and its test row partial),
+ *   a path in neither is "not covered" by <v> and its test row partial;
+ *   fmod_ret with neither takes lsm's: the same body, KS_SECURITY_HOOK),
  *   requires_<v> (kernel features variant <v> is pointless without; the
  *   loader skips it, saying why, where one is missing: "compat" = 32-bit
  *   compat syscalls, for variants that watch only those).
@@ -154,22 +155,34 @@ static __always_inline __u32 __ks_hit(const char *hook, __u32 verdict_enforce,
 		__killed;						\
 	})
 
-/* One body, two programs: "lsm__<name>" on LSM hook @hook and
+/* One body, two variants: "lsm__<name>" on LSM hook @hook and
  * "fmod_ret__<name>" on @fn, the kernel function that calls it (the
- * verifier allows fmod_ret on every security_* function). Both get the
- * hook's arguments, then the return value of the programs before them
- * (the last argument): a refusal already made is kept and the body not
- * run. The body returns 0 for "no decision" or -errno to refuse, whatever
- * the hook's own "not mine" value is: an lsm program's 0 lets the hook's
- * default run (-ENOPARAM for fs_context_parse_param), and an fmod_ret
- * program's 0 lets the security_ function run, every other LSM included;
- * any other value there skips them all. For int hooks
- * whose security_ function takes the same arguments; write two programs
- * around a shared helper where they differ (mmap_file: the hook has
- * reqprot, security_mmap_file not), and use fentry for void hooks. */
+ * verifier allows fmod_ret on every security_* function), each with its
+ * twin "...__noloop" that the loader picks where bpf_loop is missing
+ * (bpf/compat.bpf.h); the body sees `noloop` (a constant) and must not
+ * call bpf_loop when it is true. Both get the hook's arguments, then the
+ * return value of the programs before them (the last argument): a refusal
+ * already made is kept and the body not run. The body returns 0 for "no
+ * decision" or -errno to refuse, whatever the hook's own "not mine" value
+ * is: an lsm program's 0 lets the hook's default run (-ENOPARAM for
+ * fs_context_parse_param), and an fmod_ret program's 0 lets the security_
+ * function run, every other LSM included; any other value there skips
+ * them all. `ks_deny(a0, a1, a2, a3)` records a hit on this hook and gives
+ * the refusal (-EPERM, or 0 in audit mode). For int hooks whose security_
+ * function takes the same arguments; write two programs around a shared
+ * helper where they differ (mmap_file: the hook has reqprot,
+ * security_mmap_file not), and use fentry for void hooks. */
+#define __KS_SECURITY_PROG(sec, prog, name, noloop)			\
+SEC(sec)								\
+int prog(unsigned long long *ctx)					\
+{									\
+	return ____ks_entry_##name(ctx, noloop);			\
+}
 #define KS_SECURITY_HOOK_FN(name, hook, fn, args...)			\
-static __always_inline int ____ks_##name(unsigned long long *ctx, ##args); \
-static __always_inline int ____ks_entry_##name(unsigned long long *ctx)	\
+static const char __ks_hook_##name[KS_HOOK_LEN] = #hook;		\
+static __always_inline int ____ks_##name(unsigned long long *ctx, args,	\
+					 const char *ks_hook, bool noloop);	\
+static __always_inline int ____ks_entry_##name(unsigned long long *ctx, bool noloop) \
 {									\
 	int __prev = (int)ctx[___bpf_narg(args)];			\
 									\
@@ -177,24 +190,26 @@ static __always_inline int ____ks_entry_##name(unsigned long long *ctx)	\
 		return __prev;						\
 	_Pragma("GCC diagnostic push")					\
 	_Pragma("GCC diagnostic ignored \"-Wint-conversion\"")		\
-	return ____ks_##name(___bpf_ctx_cast(args));			\
+	return ____ks_##name(___bpf_ctx_cast(args), __ks_hook_##name, noloop); \
 	_Pragma("GCC diagnostic pop")					\
 }									\
-SEC("lsm/" #hook)							\
-int lsm__##name(unsigned long long *ctx)				\
-{									\
-	return ____ks_entry_##name(ctx);				\
-}									\
-SEC("fmod_ret/" #fn)							\
-int fmod_ret__##name(unsigned long long *ctx)				\
-{									\
-	return ____ks_entry_##name(ctx);				\
-}									\
-static __always_inline int ____ks_##name(unsigned long long *ctx, ##args)
+__KS_SECURITY_PROG("lsm/" #hook, lsm__##name, name, false)		\
+__KS_SECURITY_PROG("lsm/" #hook, lsm__##name##__noloop, name, true)	\
+__KS_SECURITY_PROG("fmod_ret/" #fn, fmod_ret__##name, name, false)	\
+__KS_SECURITY_PROG("fmod_ret/" #fn, fmod_ret__##name##__noloop, name, true) \
+static __always_inline int ____ks_##name(unsigned long long *ctx, args,	\
+					 const char *ks_hook, bool noloop)
 
 /* The common case: the function is security_<hook>. */
 #define KS_SECURITY_HOOK(name, hook, args...)				\
 	KS_SECURITY_HOOK_FN(name, hook, security_##hook, ##args)
+
+/* In a KS_SECURITY_HOOK body: record a hit on its hook with four
+ * arguments for the event, and give the refusal: -EPERM when enforcing, 0
+ * (no decision) in audit mode. */
+#define ks_deny(a0, a1, a2, a3)						\
+	(__ks_hit(ks_hook, KS_VERDICT_REFUSED, (__u64)(a0), (__u64)(a1), \
+		  (__u64)(a2), (__u64)(a3)) == KS_VERDICT_REFUSED ? -EPERM : 0)
 
 /* cgroup/setsockopt: let the call through unchanged. optlen 0 tells the
  * kernel to use the caller's own buffer: it saves a kmalloc+copy on every

@@ -5,6 +5,8 @@
  *	KS_SYSCALL_ENTER32(tp__bind, bind)	// the same body for 32-bit calls
  *	KS_SYSCALL_SOCK(tp__bind, 0, AF_ALG);	// only when args[0] is such a socket
  *	KS_SYSCALL_EXIT(tp__unshare_exit, unshare) { ... ret ... }
+ *	KS_SYSCALL_EXIT32(tp__unshare_exit, unshare)	// 32-bit exits too
+ *	KS_SOCKETCALL32(tp__bind, 2)		// i386 socketcall(SYS_BIND, ...)
  *	KS_SYSCALLS(tp__send__compat32, enter32, KS_NR32_write, KS_NR32_sendmsg)
  *	{ ... ctx (raw tracepoint args: regs, id) ... }
  *
@@ -189,6 +191,39 @@ int prog(struct bpf_raw_tracepoint_args *ctx)				\
 	return 0;							\
 }									\
 static __always_inline int ____##prog(long ret)
+
+/* KS_SYSCALL_EXIT32(tp__unshare_exit, unshare), after KS_SYSCALL_EXIT of
+ * the same program: "prog__compat32" runs its body at the exit of the
+ * 32-bit syscall @sc. */
+#define KS_SYSCALL_EXIT32(prog, sc)					\
+__KS_SYS_META(prog##__compat32, "exit32 " KS_STR(KS_NR32_##sc));	\
+SEC("raw_tp/sys_exit")							\
+int prog##__compat32(struct bpf_raw_tracepoint_args *ctx)		\
+{									\
+	____##prog((long)ctx->args[1]);					\
+	ks_sys_next(ctx, KS_SYS_CUR_EXIT);				\
+	return 0;							\
+}
+
+/* KS_SOCKETCALL32(tp__bind, 2), after KS_SYSCALL_ENTER of the same
+ * program: "prog__socketcall__compat32" runs its body for i386
+ * socketcall(@call, args) (SYS_BIND 2, SYS_ACCEPT 5, ...), with the first
+ * three of the call's 32-bit arguments (read from user memory; racy
+ * against another thread, as any user memory a tracepoint reads) and
+ * `noloop` true. Registers nothing on arm64 (AArch32 EABI has no
+ * socketcall). */
+#define KS_SOCKETCALL32(prog, call)					\
+__KS_SYS_META(prog##__socketcall__compat32, "enter32 " KS_STR(KS_NR32_socketcall)); \
+SEC("raw_tp/sys_enter")							\
+int prog##__socketcall__compat32(struct bpf_raw_tracepoint_args *ctx)	\
+{									\
+	__u64 a[6];							\
+									\
+	if (ks_socketcall32(ctx, a) == (call))				\
+		____##prog(a, true);					\
+	ks_sys_next(ctx, KS_SYS_CUR_ENTER);				\
+	return 0;							\
+}
 
 /* The file behind descriptor @fd of the current task, or NULL. */
 static __always_inline struct file *ks_fd_file(int fd)

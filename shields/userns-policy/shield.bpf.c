@@ -17,13 +17,12 @@
 KSHIELD_NAME("userns-policy");
 KSHIELD_META(summary, "unprivileged user namespace creation only for allow-listed binaries (by executable inode and name)");
 KSHIELD_META(refs, "https://lwn.net/Articles/903580/");
-KSHIELD_META(hunt, "SELECT * FROM events WHERE ts BETWEEN :since AND :until AND (kind = 'userns' OR (kind = 'shield' AND shield = 'userns-policy')) ORDER BY ts");
+KSHIELD_META(signs, "kind = 'userns'");
 KSHIELD_VARIANTS("lsm,fmod_ret,tp");
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
 KSHIELD_META(variant_fmod_ret, "fmod_ret on security_create_user_ns (6.1+): the lsm body without bpf in lsm= (needs BPF trampolines); EPERM");
 KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at the entry of clone/clone3 with CLONE_NEWUSER (the caller: a fork with a fatal signal pending makes no child), with task:task_newtask behind it for clone3 flags changed by another thread after the entry read (caller killed, child killed at its return from clone on x86-64, at the entry of its first syscall on arm64, where the fork return passes no sys_exit: that syscall completes), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit unshare, clone and clone3 from raw_tp/sys_enter, the exits of 32-bit unshare, clone, clone3 and setns from raw_tp/sys_exit (both loaded where the kernel runs 32-bit code: a namespace made by a killed 32-bit caller is recorded for the setns check like a native one); where tracepoint links cannot be pinned (before 5.15) the same programs run on raw tracepoints (sys_enter/sys_exit filtered by syscall number, task_newtask)");
 KSHIELD_META(prevents_lsm, "native,clone,clone3,setns-zombie,compat-i386,compat-arm,setns-zombie-compat-i386,setns-zombie-compat-arm,compat-i386-clone,compat-i386-clone3,compat-arm-clone,compat-arm-clone3");
-KSHIELD_META(prevents_fmod_ret, "native,clone,clone3,setns-zombie,compat-i386,compat-arm,setns-zombie-compat-i386,setns-zombie-compat-arm,compat-i386-clone,compat-i386-clone3,compat-arm-clone,compat-arm-clone3");
 /* tp and clone: the caller is killed at the entry of clone/clone3, so
  * copy_process() (which fails a fork with a signal pending) makes no child.
  * The kill at task_newtask alone came after its checks: the child existed,
@@ -96,8 +95,8 @@ KS_SECURITY_HOOK_FN(userns_create, userns_create, security_create_user_ns, const
 
 	if (allowed(&key))
 		return 0;
-	return ks_refuse("userns_create", key.dev, key.ino,
-			 BPF_CORE_READ(cred, euid.val), 0) ? -EPERM : 0;
+	return ks_deny(key.dev, key.ino,
+			 BPF_CORE_READ(cred, euid.val), 0);
 }
 
 /* ---- tp: fallback without BPF trampolines ----
@@ -266,27 +265,11 @@ KS_SYSCALL_ENTER(tp__clone3, clone3)
 	return clone_enter(clone3_flags(args), true);
 }
 
-/* The entries of 32-bit unshare, clone and clone3, which the syscall
- * tracepoints and the raw twins skip: one program on raw_tp/sys_enter for
- * the three (each syscall entry pays one run), loaded only where the kernel
- * runs 32-bit code; their exits are tp__sys_exit__compat32's. */
-KS_SYSCALLS(tp__sys_enter__compat32, enter32, KS_NR32_unshare, KS_NR32_clone, KS_NR32_clone3)
-{
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	long nr = (long)ctx->args[1];
-	__u64 a[6];
-
-	if (nr != KS_NR32_unshare && nr != KS_NR32_clone && nr != KS_NR32_clone3)
-		return 0;
-	if (!ks_in_compat32())
-		return 0;
-	KS_SYS_ARGS32(regs, a);
-	if (nr == KS_NR32_unshare)
-		return ____tp__unshare(a, true);
-	if (nr == KS_NR32_clone)
-		return clone_enter(a[0], false);
-	return clone_enter(clone3_flags(a), true);
-}
+/* The entries of 32-bit unshare, clone and clone3, which the native
+ * hooks never see (the dispatcher tells the ABIs apart). */
+KS_SYSCALL_ENTER32(tp__unshare, unshare)
+KS_SYSCALL_ENTER32(tp__clone, clone)
+KS_SYSCALL_ENTER32(tp__clone3, clone3)
 
 /* arm64: the child of a clone refused only at task_newtask (clone3 flags
  * changed by another thread after the entry check) returns to user space
@@ -400,26 +383,11 @@ KS_SYSCALL_EXIT(tp__clone3_exit, clone3)
 	return 0;
 }
 
-/* The exits of 32-bit unshare, clone, clone3 and setns, which the
- * syscall tracepoints and the raw twins above skip: without it a
+/* The exits of 32-bit unshare, clone, clone3 and setns: without them a
  * namespace made by a killed 32-bit unshare caller was not recorded for
  * the setns check, and a 32-bit clone's doomed child was not killed at its
- * return. One program on raw_tp/sys_exit for the four (each syscall exit
- * pays one run), loaded only where the kernel runs 32-bit code. */
-KS_SYSCALLS(tp__sys_exit__compat32, exit32, KS_NR32_unshare, KS_NR32_clone, KS_NR32_clone3,
-	    KS_NR32_setns)
-{
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	long nr = (long)KS_SYS_NR(regs), ret = (long)ctx->args[1];
-
-	if (nr != KS_NR32_unshare && nr != KS_NR32_clone && nr != KS_NR32_clone3 &&
-	    nr != KS_NR32_setns)
-		return 0;
-	if (!ks_in_compat32())
-		return 0;
-	if (nr == KS_NR32_setns)
-		setns_exit(ret);
-	else
-		doomed_exit(ret);
-	return 0;
-}
+ * return. */
+KS_SYSCALL_EXIT32(tp__unshare_exit, unshare)
+KS_SYSCALL_EXIT32(tp__setns_exit, setns)
+KS_SYSCALL_EXIT32(tp__clone_exit, clone)
+KS_SYSCALL_EXIT32(tp__clone3_exit, clone3)

@@ -99,23 +99,25 @@ struct shield_hunt {
 static void add_shield_hunt(struct shield_hunt *out, int *n, int max, const char *path)
 {
 	struct ks_meta meta;
-	const char *name, *sql;
+	const char *name;
+	char *sql = NULL;
 
 	if (*n >= max || ks_meta_read(path, &meta))
 		return;
 	name = ks_meta_get(&meta, "name");
-	sql = ks_meta_get(&meta, "hunt");
-	if (name && sql) {
+	if (name && !ks_meta_hunt_sql(&meta, &sql)) {
 		for (int i = 0; i < *n; i++)
 			if (!strcmp(out[i].name, name))
 				goto done;
 		snprintf(out[*n].name, sizeof(out[*n].name), "%s", name);
 		snprintf(out[*n].summary, sizeof(out[*n].summary), "shield %s: %s", name,
 			 ks_meta_get(&meta, "summary") ?: "its hunt query");
-		out[*n].sql = strdup(sql);
+		out[*n].sql = sql;
+		sql = NULL;
 		(*n)++;
 	}
 done:
+	free(sql);
 	ks_meta_free(&meta);
 }
 

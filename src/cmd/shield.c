@@ -112,15 +112,13 @@ static struct json_object *coverage_json(const struct ks_meta *meta, const char 
 {
 	struct json_object *o = json_object_new_object();
 	const char *what[] = { "prevents", "detects" };
-	char key[96];
 
 	for (int i = 0; i < 2; i++) {
 		struct json_object *a = json_object_new_array();
 		char *copy, *save = NULL;
 		const char *v;
 
-		snprintf(key, sizeof(key), "%s_%s", what[i], variant);
-		v = ks_meta_get(meta, key);
+		v = ks_meta_coverage_list(meta, what[i], variant);
 		copy = v ? strdup(v) : NULL;
 		for (char *t = copy ? strtok_r(copy, ", ", &save) : NULL; t;
 		     t = strtok_r(NULL, ", ", &save))
@@ -128,10 +126,8 @@ static struct json_object *coverage_json(const struct ks_meta *meta, const char 
 		free(copy);
 		json_object_object_add(o, what[i], a);
 	}
-	snprintf(key, sizeof(key), "prevents_%s", variant);
-	bool declared = ks_meta_get(meta, key);
-	snprintf(key, sizeof(key), "detects_%s", variant);
-	declared |= ks_meta_get(meta, key) != NULL;
+	bool declared = ks_meta_coverage_list(meta, "prevents", variant) ||
+			ks_meta_coverage_list(meta, "detects", variant);
 	json_object_object_add(o, "declared", json_object_new_boolean(declared));
 	return o;
 }

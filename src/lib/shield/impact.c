@@ -22,10 +22,12 @@ int ks_impact_pattern(const char *path, char *name, size_t len, char **sql)
 	if ((err = ks_meta_read(path, &meta)))
 		return err;
 	n = ks_meta_get(&meta, "name");
-	q = ks_meta_get(&meta, "impact") ?: ks_meta_get(&meta, "hunt");
+	q = ks_meta_get(&meta, "impact");
 	snprintf(name, len, "%s", n ? n : path);
 	if (q && !(*sql = strdup(q)))
 		err = -ENOMEM;
+	else if (!q && n)
+		err = ks_meta_hunt_sql(&meta, sql);
 	ks_meta_free(&meta);
 	if (!err && !*sql)
 		return ks_err(-ENOENT, "%s declares no pattern (metadata impact or hunt): its "

@@ -1,6 +1,7 @@
 /* meta.c - read a shield's metadata from its ".kshield" ELF section with
  * libelf, without loading anything, and hash the object (libsodium SHA-256)
  * so that a changed file on disk can be told from the loaded one. */
+#define _GNU_SOURCE	/* asprintf */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -143,10 +144,17 @@ const char *ks_meta_get(const struct ks_meta *meta, const char *key)
 	return NULL;
 }
 
-static const char *cov_list(const struct ks_meta *meta, const char *what, const char *variant)
+/* The coverage list @what ("prevents", "detects") of @variant. fmod_ret
+ * runs the lsm body (KS_SECURITY_HOOK) on the security_ function that calls
+ * the hook, so it covers what lsm covers unless it says otherwise. */
+const char *ks_meta_coverage_list(const struct ks_meta *meta, const char *what,
+				  const char *variant)
 {
 	char key[96];
 
+	if (!strcmp(variant, "fmod_ret") && !ks_meta_get(meta, "prevents_fmod_ret") &&
+	    !ks_meta_get(meta, "detects_fmod_ret"))
+		variant = "lsm";
 	snprintf(key, sizeof(key), "%s_%s", what, variant);
 	return ks_meta_get(meta, key);
 }
@@ -171,8 +179,8 @@ static bool in_list(const char *list, const char *name)
 enum ks_coverage ks_meta_coverage(const struct ks_meta *meta, const char *variant,
 				  const char *path, bool *declared)
 {
-	const char *prev = cov_list(meta, "prevents", variant);
-	const char *det = cov_list(meta, "detects", variant);
+	const char *prev = ks_meta_coverage_list(meta, "prevents", variant);
+	const char *det = ks_meta_coverage_list(meta, "detects", variant);
 	bool d = prev || det;
 
 	if (declared)
@@ -185,8 +193,8 @@ enum ks_coverage ks_meta_coverage(const struct ks_meta *meta, const char *varian
 void ks_meta_coverage_str(const struct ks_meta *meta, const char *variant,
 			  char *buf, size_t len)
 {
-	const char *prev = cov_list(meta, "prevents", variant);
-	const char *det = cov_list(meta, "detects", variant);
+	const char *prev = ks_meta_coverage_list(meta, "prevents", variant);
+	const char *det = ks_meta_coverage_list(meta, "detects", variant);
 
 	if (!prev && !det)
 		snprintf(buf, len, "prevents every path (coverage not declared)");
@@ -198,4 +206,33 @@ void ks_meta_coverage_str(const struct ks_meta *meta, const char *variant,
 const char *ks_coverage_name(enum ks_coverage c)
 {
 	return c == KS_COV_PREVENTS ? "prevents" : c == KS_COV_DETECTS ? "detects" : "none";
+}
+
+int ks_meta_hunt_sql(const struct ks_meta *meta, char **sql)
+{
+	const char *hunt = ks_meta_get(meta, "hunt"), *name = ks_meta_get(meta, "name");
+	const char *signs = ks_meta_get(meta, "signs");
+	char quoted[2 * 64 + 1];
+	size_t i, j;
+	int n;
+
+	*sql = NULL;
+	if (hunt)
+		return (*sql = strdup(hunt)) ? 0 : -ENOMEM;
+	if (!name)
+		return -ENOENT;
+	for (i = j = 0; name[i] && j + 2 < sizeof(quoted); i++) {
+		if (name[i] == '\'')
+			quoted[j++] = '\'';
+		quoted[j++] = name[i];
+	}
+	quoted[j] = '\0';
+	n = asprintf(sql, "SELECT * FROM events WHERE ts BETWEEN :since AND :until AND "
+		     "((kind = 'shield' AND shield = '%s')%s%s%s) ORDER BY ts", quoted,
+		     signs ? " OR (" : "", signs ? signs : "", signs ? ")" : "");
+	if (n < 0) {
+		*sql = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }

@@ -28,6 +28,12 @@ void ks_meta_free(struct ks_meta *meta);
 /* Value for @key, or NULL. */
 const char *ks_meta_get(const struct ks_meta *meta, const char *key);
 
+/* The shield's hunt (`kshield hunt NAME`): its own hits, and the metadata
+ * key `signs` (an SQL condition on events: what the exploit leaves besides
+ * a hit), over :since .. :until. A `hunt` key (a whole SELECT) is taken as
+ * it is. *sql is malloc'ed; -ENOENT when there is no name. */
+int ks_meta_hunt_sql(const struct ks_meta *meta, char **sql);
+
 /* What variant @variant claims for trigger path @path (metadata
  * prevents_<variant> and detects_<variant>, comma lists of path names). */
 enum ks_coverage {
@@ -35,8 +41,13 @@ enum ks_coverage {
 	KS_COV_PREVENTS,	/* refused before the exploit's effect */
 	KS_COV_DETECTS,		/* only seen: killed after, or reported */
 };
-/* A variant with neither key declares nothing: it is taken to prevent
+/* fmod_ret with neither key takes lsm's (the same body, KS_SECURITY_HOOK).
+ * A variant with neither key declares nothing: it is taken to prevent
  * every path (what a one-trigger test demanded), and *declared is false. */
+/* The comma list @what ("prevents" or "detects") that variant @variant
+ * declares, or NULL (fmod_ret's falls back to lsm's, as above). */
+const char *ks_meta_coverage_list(const struct ks_meta *meta, const char *what,
+				  const char *variant);
 enum ks_coverage ks_meta_coverage(const struct ks_meta *meta, const char *variant,
 				  const char *path, bool *declared);
 /* "prevents native,splice; detects io-uring" (or "prevents every path
