@@ -134,7 +134,13 @@ $(BUILD)/static/kshield: $(STATIC_OBJS) $(BUILD)/static/libkshield.a
 	    { grep -v 'statically linked applications requires at runtime' | grep -v 'in function' || true; }
 	$(Q)test -x $@
 
-static: $(BUILD)/static/kshield $(SHIELD_OBJS) $(COMPAT_BINS)
+# The guests' harm check (tests/guest/harm.sh) times syscalls with it.
+$(BUILD)/static/syscall_loop: bench/syscall_loop.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static $< -o $@
+
+static: $(BUILD)/static/kshield $(BUILD)/static/syscall_loop $(SHIELD_OBJS) $(COMPAT_BINS)
 
 # BPF objects the tests load on purpose (bad shields and the like).
 FIXTURES := $(patsubst tests/fixtures/%.bpf.c,$(BUILD)/tests/fixtures/%.bpf.o,$(wildcard tests/fixtures/*.bpf.c))

@@ -81,6 +81,11 @@ if [[ ,$checks, == *,flow,* ]]; then
 	mkdir -p "$stage/tests"
 	cp "$here/../tests/guest/monitor-flow.sh" "$stage/tests/"
 fi
+if [[ ,$checks, == *,harm,* ]]; then
+	mkdir -p "$stage/tests"
+	cp "$here/../tests/guest/harm.sh" "$stage/tests/"
+	cp "$(dirname "$KSHIELD_STATIC")/syscall_loop" "$stage/bin/"
+fi
 if [[ ,$checks, == *,broken,* || ,$checks, == *,broken-as-shield,* ]]; then
 	cp "$FIXTURES/broken-shield.bpf.o" "$stage/fixtures/"
 	readelf -p .kshield "$FIXTURES/broken-shield.bpf.o" |

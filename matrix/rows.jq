@@ -48,6 +48,9 @@ def status:
   elif .check == "ksites" then "pass"
   # tests/guest/monitor-flow.sh: exact flow records of TCP over IPv4/IPv6
   elif .check == "flow" then (if .ok == true then "pass" else "check-failed" end)
+  # tests/guest/harm.sh: unrelated syscalls with every shield loaded
+  # (ratios reported, not judged: TCG is noisy; bench/harm.sh compares)
+  elif .check == "harm" then (if .ok == true then "pass" else "check-failed" end)
   elif .check == "broken" then
     (if .error != null then "expected-fail" else "check-failed" end)
   elif .unsupported == true then "unprotected"
@@ -166,6 +169,10 @@ def ksites_row($s):
     + [ if (checks | index("flow")) != null and $k.error == null
            and ([$checked[] | select(.check == "flow")] | length) == 0 then
           base + {shield: null, check: "flow", check_error: "flow check reported nothing"}
+        else empty end ]
+    + [ if (checks | index("harm")) != null and $k.error == null
+           and ([$checked[] | select(.check == "harm")] | length) == 0 then
+          base + {shield: null, check: "harm", check_error: "harm check reported nothing"}
         else empty end ]
     + [ if (checks | index("broken")) != null and $k.error == null
            and ([$checked[] | select(.check == "broken")] | length) == 0 then

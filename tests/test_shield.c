@@ -454,7 +454,9 @@ Test(shield, t13_test_holds_each_path_to_the_variants_claim)
  * systems), kshield mounts it; where it cannot, the error names what is
  * missing and the command that fixes it. Both in a private mount namespace
  * of this test, so the host's mounts are untouched. */
-#define TP_SHIELD "cve-2022-0185"	/* lsm, fmod_ret, tp: tp on this host */
+#define TP_SHIELD "userns-policy"	/* lsm, fmod_ret, tp: tp on this host, with
+					 * tracepoint/task/task_newtask (syscall
+					 * hooks are raw tracepoints: no tracefs) */
 
 Test(shield, t14_tracepoint_variant_mounts_tracefs_or_says_what_is_missing)
 {
