@@ -1,6 +1,6 @@
 /* bpf_runtime.c - run a command with the kernel's BPF run-time statistics
  * on (BPF_ENABLE_STATS, held only for the command's lifetime) and print,
- * for each pinned link given, the program's runs and nanoseconds during
+ * for each pinned link (or program) given, the program's runs and nanoseconds during
  * the command:
  *	bpf_runtime LINK_PIN... -- CMD ARGS...
  * prints "name runs ns" per link, then the command's own stdout. The time
@@ -57,17 +57,25 @@ struct prog {
 	__u64 cnt, ns;
 };
 
+/* The program behind pin @pin: a link's (link_*), or a program pinned
+ * itself (prog_*: one the syscall dispatcher runs). */
 static int prog_of_link(const char *pin, struct prog *p)
 {
 	struct bpf_link_info li = {};
 	struct bpf_prog_info pi = {};
+	const char *base = strrchr(pin, '/');
 	__u32 len = sizeof(li);
 	int lfd = bpf_obj_get(pin);
 
-	if (lfd < 0 || bpf_obj_get_info_by_fd(lfd, &li, &len))
-		return -errno;
-	close(lfd);
-	p->fd = bpf_prog_get_fd_by_id(li.prog_id);
+	base = base ? base + 1 : pin;
+	if (lfd >= 0 && !strncmp(base, "prog_", 5)) {
+		p->fd = lfd;
+	} else {
+		if (lfd < 0 || bpf_obj_get_info_by_fd(lfd, &li, &len))
+			return -errno;
+		close(lfd);
+		p->fd = bpf_prog_get_fd_by_id(li.prog_id);
+	}
 	len = sizeof(pi);
 	if (p->fd < 0 || bpf_obj_get_info_by_fd(p->fd, &pi, &len))
 		return -errno;

@@ -127,6 +127,23 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 [ -s "$DIR/load.err" ] && { echo "harm: loads refused (the largest set that loads is measured):"; sort "$DIR/load.err" | uniq -c | sed 's/^/  /' | head -5; }
 
+# What a write() to /dev/null runs, with the agent's default configuration:
+# every program kshield attached or put into the syscall dispatcher, its
+# runs and run time during 100000 read+write pairs (kernel BPF statistics).
+if [[ " $MODES " == *" agent "* ]] && [ -x build/bench/bpf_runtime ]; then
+	agent_start
+	mapfile -t pins < <(find "$KSHIELD_BPFFS" \( -name 'link_*' -o -name 'prog_*' \) | sort)
+	echo; echo "per hook during 100000 read+write pairs of 4 KiB (/dev/zero -> /dev/null), default configuration:"
+	"$(pwd)/build/bench/bpf_runtime" "${pins[@]}" -- "$LOOP" rw4k 100000 1 >/dev/null 2>"$DIR/rt" ||
+		echo "  bpf_runtime failed: $(cat "$DIR/rt")"
+	paste <(printf '%s\n' "${pins[@]}" | sed "s|$KSHIELD_BPFFS/||") "$DIR/rt" |
+		awk '$3 > 0 {printf "  %-56s %9d runs %7.0f ns/run\n", $1, $3, $4 / $3; n++}
+		     END {if (!n) print "  no program ran"}'
+	echo "  ($(echo "${pins[@]}" | wc -w) programs attached or dispatched; those that did not run are not listed;"
+	echo "   a dispatcher's time includes the chain it ran: the kernel counts a tail-called program in its caller)"
+	agent_stop
+fi
+
 printf '\n%-8s' "workload"; for m in none $MODES; do printf ' %-24s' "$m"; done; echo
 for w in $WORK; do
 	printf '%-8s' "$w"
