@@ -25,7 +25,7 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -
 LDLIBS    := -lbpf -lelf -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -ldl -ldw
 STATIC_LDLIBS := -Wl,--start-group -lbpf -ldw -lelf -llzma -lbz2 -lz -lzstd -lsqlite3 -ljson-c -lsodium -lm -lpthread -ldl -Wl,--end-group
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
-              -Iinclude -Ibpf -I$(BUILD)
+              -Iinclude -Ibpf/sdk -Ibpf -I$(BUILD)
 
 ifeq ($(V),1)
 Q =
@@ -85,7 +85,7 @@ $(BUILD)/vmlinux.h:
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-BPF_HDRS := $(wildcard bpf/*.bpf.h) $(wildcard include/kshield/*.h)
+BPF_HDRS := $(wildcard bpf/*.bpf.h bpf/sdk/*.bpf.h) $(wildcard include/kshield/*.h)
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)

@@ -593,7 +593,7 @@ static __always_inline void sk_addrs(const struct sock *sk, __u16 *family, __u16
 
 /* ---- flow: bytes and packets per socket ---- */
 
-#include "flow.bpf.h"
+#include "monitor_flow.bpf.h"
 
 /* ---- TCP: connect / accept / listen from socket state changes ---- */
 

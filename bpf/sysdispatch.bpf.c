@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* sysdispatch.bpf.c - the one program on raw_tp/sys_enter and the one on
- * raw_tp/sys_exit for all of kshield's syscall hooks (bpf/syscalls.bpf.h).
+ * raw_tp/sys_exit for all of kshield's syscall hooks (bpf/sdk/syscalls.bpf.h).
  * An unregistered syscall costs one array lookup; a registered one its
  * chain's socket filter, then its programs as tail calls. User space
  * (src/lib/dispatch/) fills the maps and attaches these only while some

@@ -5,7 +5,7 @@ used (concepts), and lines of logic against lines of ceremony.
   scripts/sdk-metrics.py [shields/*/shield.bpf.c ...]
 
 Concepts: distinct SDK names (KS_*, ks_*, KSHIELD_*, NLW_*, nlw_* defined
-in bpf/*.h) the file uses, plus program-name suffixes (__noloop, __compat32,
+in bpf/sdk/*.h) the file uses, plus program-name suffixes (__noloop, __compat32,
 __opt, __raw) and metadata keys (KSHIELD_META(key, ...)).
 Ceremony: lines that only declare (includes, KSHIELD_* metadata, SEC(...),
 program signatures, #define of an SDK hook, KS_SYSCALL_SOCK, bare macro
@@ -15,7 +15,7 @@ continuing them. Logic: every other line that is not blank or comment.
 import glob, re, sys
 
 sdk_names = set()
-for h in glob.glob('bpf/*.h'):
+for h in glob.glob('bpf/sdk/*.h'):
     for m in re.finditer(r'#define\s+((?:KS|KSHIELD|NLW)_\w+|(?:ks|nlw)_\w+)', open(h).read()):
         sdk_names.add(m.group(1))
     for m in re.finditer(r'^static\s+__always_inline\s+[\w\s\*]+?\b((?:ks|nlw)_\w+)\s*\(', open(h).read(), re.M):

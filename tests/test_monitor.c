@@ -387,7 +387,7 @@ Test(monitor, t08_bpf_loads_by_others_but_not_the_agent)
 	json_object_put(arr);
 }
 
-/* ---- flow: bytes per connection (bpf/flow.bpf.h) ----
+/* ---- flow: bytes per connection (bpf/monitor_flow.bpf.h) ----
  * Bytes are payload (no headers), so a sender of exactly K bytes must
  * have bytes_out == K. TCP totals are the socket's own counters, each byte
  * once: a loaded machine resends a segment now and then even on loopback
@@ -1023,7 +1023,7 @@ Test(flow, t12_sendfile_into_tcp_and_sendmmsg_udp_are_counted)
 
 /* The older kernels' way (per packet, 5.10-6.4) on this one: the same
  * UDP and sendfile checks with the agent forced to it, so both ways of
- * bpf/flow.bpf.h are tested on the host (the matrix runs TCP through
+ * bpf/monitor_flow.bpf.h are tested on the host (the matrix runs TCP through
  * both on real kernels). On a kernel older than 6.5 both runs are this. */
 Test(flow, t13_per_packet_way_counts_the_same)
 {

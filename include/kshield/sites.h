@@ -6,7 +6,7 @@
  * does not receive its arguments in the calling-convention registers, so
  * user space writes, per site, where each formal parameter lives at the
  * site's entry (taken from DWARF) into an array map named "ks_sites" indexed
- * by the cookie, when the program's object declares one. bpf/sites.bpf.h
+ * by the cookie, when the program's object declares one. bpf/sdk/sites.bpf.h
  * reads an argument through that table.
  */
 #ifndef KSHIELD_SITES_H

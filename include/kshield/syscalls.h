@@ -1,5 +1,5 @@
 /* syscalls.h - the syscall dispatcher's tables, shared by BPF and user
- * space (bpf/syscalls.bpf.h, bpf/sysdispatch.bpf.c, src/lib/dispatch/).
+ * space (bpf/sdk/syscalls.bpf.h, bpf/sysdispatch.bpf.c, src/lib/dispatch/).
  *
  * One raw_tp/sys_enter program and one raw_tp/sys_exit program serve every
  * shield: a syscall nobody registered for costs one array lookup. A

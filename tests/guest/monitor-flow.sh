@@ -10,7 +10,7 @@
 # one an interim record; with the kernel's retransmission counters and the
 # long connection's final byte counts, so that a failure says why, and how
 # the flows were seen ("per call" on 6.5+, "per packet" before: both ways
-# of bpf/flow.bpf.h run on the matrix). No UDP: busybox nc has none;
+# of bpf/monitor_flow.bpf.h run on the matrix). No UDP: busybox nc has none;
 # cgroup_skb programs on 6.1 may not ask for the current task, so UDP flows
 # there have no owner. About 5.5 s of a boot under TCG (6.1.0-47, 6.12.111 cloud).
 # Before flows, the monitor did not load on 6.1 at all (mon_sock_state
@@ -56,7 +56,7 @@ lb=$(kshield -j hunt --store /tmp/ev.db --sql "SELECT group_concat(json_extract(
 	AND 5004 IN (lport, rport) AND json_extract(detail, '\$.final') = 1" 2>>/tmp/hunt.err |
 	sed -n 's/.*"b":"\([0-9/ ]*\)".*/\1/p')
 rs=$(( ${rs1:-0} - ${rs0:-0} )); lp=$(( ${lp1:-0} - ${lp0:-0} ))
-# how this kernel's flows were seen (bpf/flow.bpf.h): per call (6.5+) or per packet
+# how this kernel's flows were seen (bpf/monitor_flow.bpf.h): per call (6.5+) or per packet
 mode=$(sed -n 's/.*flow on, \(per [a-z]*\).*/\1/p' /tmp/agent.log | head -1)
 ok=false
 [ "$r4.$r6.$rl" = 1000000.1000000.200000 ] && [ "${t4:-0}" = 2 ] && [ "${t6:-0}" = 2 ] &&

@@ -57,7 +57,7 @@ Test(compat_select, one_of_three)
 	bool loop = ks_kernel_enum_has("bpf_func_id", "BPF_FUNC_loop");
 	int n = loads(obj, "tp__bind") + loads(obj, "tp__bind__noloop");
 
-	/* a syscall hook (bpf/syscalls.bpf.h) and its twin without bpf_loop */
+	/* a syscall hook (bpf/sdk/syscalls.bpf.h) and its twin without bpf_loop */
 	cr_expect_eq(n, 1, "tp__bind and its noloop twin: %d load", n);
 	cr_expect_eq(loads(obj, "tp__bind__noloop"), !loop);
 	bpf_object__close(obj);

@@ -1,4 +1,4 @@
-/* sysdispatch.c - see sysdispatch.h and bpf/syscalls.bpf.h. */
+/* sysdispatch.c - see sysdispatch.h and bpf/sdk/syscalls.bpf.h. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* sysdispatch.h - the syscall dispatcher's user half: registers the
- * syscall programs of a loaded object (bpf/syscalls.bpf.h) under an owner,
+ * syscall programs of a loaded object (bpf/sdk/syscalls.bpf.h) under an owner,
  * rebuilds the chains, and keeps the dispatcher's two programs attached
  * (pinned under <bpffs>/dispatch/) exactly while some chain of their hook
  * is not empty. Callers serialise (the shield lock): a sweep must not run

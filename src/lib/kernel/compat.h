@@ -1,5 +1,5 @@
 /* compat.h - fit one CO-RE object to the running kernel before it loads:
- * the user-space half of bpf/compat.bpf.h. What a kernel lacks is named
+ * the user-space half of bpf/sdk/compat.bpf.h. What a kernel lacks is named
  * (feature and the release that brought it), never guessed from uname.
  */
 #ifndef KSHIELD_COMPAT_H
@@ -14,17 +14,17 @@ struct bpf_link;
 
 /* Task storage maps become LRU hashes keyed by thread id on kernels
  * without BPF_MAP_TYPE_TASK_STORAGE (5.11); ks_task_storage_get() in
- * bpf/compat.bpf.h reads them either way. Call after open, before load. */
+ * bpf/sdk/compat.bpf.h reads them either way. Call after open, before load. */
 int ks_compat_prepare(struct bpf_object *obj);
 
 /* Suffixes of a program's twins: "X__noloop" for kernels without bpf_loop
- * (5.17), "X__raw" (a raw tracepoint, bpf/compat.bpf.h KS_SYSCALL_ENTER)
+ * (5.17), "X__raw" (a raw tracepoint, bpf/sdk/compat.bpf.h KS_SYSCALL_ENTER)
  * for kernels that cannot pin tracepoint links (5.15). Of the autoload
  * programs exactly one of X, X__noloop, X__raw loads. Call after choosing
  * the variant. */
 #define KS_NOLOOP_SUFFIX "__noloop"
 #define KS_RAW_SUFFIX "__raw"
-/* "X__compat32" (bpf/compat.bpf.h KS_SYSCALL_ENTER32, nlwalk's compat
+/* "X__compat32" (bpf/sdk/compat.bpf.h KS_SYSCALL_ENTER32, nlwalk's compat
  * sender check): a raw_tp/sys_enter program for 32-bit syscalls, which
  * taxes every syscall; the loader loads it only where the kernel runs
  * 32-bit code. */

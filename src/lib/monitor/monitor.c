@@ -75,7 +75,7 @@ static bool is_flow(const struct bpf_program *prog)
 	return !strncmp(bpf_program__name(prog), "mon_flow_", 9);
 }
 
-/* Flow programs this kernel gets (bpf/flow.bpf.h): per call where every
+/* Flow programs this kernel gets (bpf/monitor_flow.bpf.h): per call where every
  * send and receive passes the socket layer's tracepoints, per packet
  * (cgroup_skb) elsewhere; the UDP close hook on both. */
 static bool flow_wanted(const struct bpf_program *prog)

@@ -27,7 +27,7 @@
  *                                     (BPF perf links, 5.15): raw tracepoint
  *                                     links pin since 5.7. For the guard;
  *                                     shields hook syscalls through the
- *                                     dispatcher (bpf/syscalls.bpf.h)
+ *                                     dispatcher (bpf/sdk/syscalls.bpf.h)
  *   ks_in_compat32(), KS_SYS_ARGS32   is this a 32-bit syscall, its args
  *   ks_socketcall32(ctx, a)           an i386 socketcall's call and args
  *
@@ -320,7 +320,7 @@ static __always_inline long ks_syscall_nr(void)
 /* KS_TRACEPOINT_SYSCALL_ENTER(tp__kill, kill) { ... args[1] ... }: a program
  * attached on its own to the syscall tracepoint (the tamper guard, which
  * must not depend on the shields' dispatcher); shields use
- * KS_SYSCALL_ENTER (bpf/syscalls.bpf.h). The body sees the six arguments
+ * KS_SYSCALL_ENTER (bpf/sdk/syscalls.bpf.h). The body sees the six arguments
  * as `const __u64 *args`, and `noloop` (a constant: true in the raw twin,
  * which must not call bpf_loop), and returns the program's value. */
 #define KS_TRACEPOINT_SYSCALL_ENTER(prog, sc)					\

@@ -229,7 +229,7 @@ static long nlw_step(__u32 i, void *ctx)
 /* Walk one buffer of @len bytes at @data. Returns 0 when the walk ended
  * (reached the end, or a hit), 1 when the step budget ran out first.
  * @noloop (a constant): for the *__noloop twin on kernels without bpf_loop
- * (5.17; bpf/compat.bpf.h), a bounded loop of NLW_NOLOOP_STEPS headers:
+ * (5.17; bpf/sdk/compat.bpf.h), a bounded loop of NLW_NOLOOP_STEPS headers:
  * longer requests come back truncated, and guarded senders are refused. */
 #define NLW_NOLOOP_STEPS	128
 static __always_inline int nlw_walk_(struct nlw *w, __u64 data, __u32 len, bool user,
@@ -624,7 +624,7 @@ static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 fla
 }
 
 /* io_uring at submission, for the tp variant: each request as the kernel
- * submits it (ks_uring_req_file, bpf/shield.bpf.h), from io_uring_enter
+ * submits it (ks_uring_req_file, bpf/sdk/shield.bpf.h), from io_uring_enter
  * or from an SQPOLL ring's thread, which makes no syscall at all. A send
  * or write opcode whose target (registered files resolved) is a guarded
  * netlink socket of @protocol kills the submitter's process, unparsed as
@@ -788,7 +788,7 @@ KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *sk
  * socket accepts) with user buffers; sendmmsg, splice and sendfile into the
  * socket, unparsed (killed when guarded: nothing sends netlink requests that
  * way). Per-syscall events, not raw_tp/sys_enter (except the __raw twins
- * where tracepoint links cannot be pinned, bpf/compat.bpf.h): measured on the 6.18 host
+ * where tracepoint links cannot be pinned, bpf/sdk/compat.bpf.h): measured on the 6.18 host
  * (CPU time of 1M calls), an empty classic sys_enter_write program adds
  * ~220 ns to write() and nothing to other syscalls, an empty
  * raw_tp/sys_enter ~150 ns to every syscall. io_uring sends are judged at
