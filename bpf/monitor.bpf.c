@@ -402,35 +402,78 @@ static __always_inline void pending_send(__u32 kind, long ret)
 	bpf_map_delete_elem(&mon_pending, &key);
 }
 
-SEC("tracepoint/syscalls/sys_enter_socket")
-int mon_socket_enter(struct sys_enter_ctx *ctx)
+/* The syscall's arguments from its saved registers, for fentry on the
+ * syscall's own function (typed: plain loads). */
+#if defined(__TARGET_ARCH_arm64)
+#define MON_SYS "__arm64_sys_"
+#define MON_REGS_ARGS(r, a) ({						\
+	(a)[0] = (r)->regs[0]; (a)[1] = (r)->regs[1]; (a)[2] = (r)->regs[2]; \
+	(a)[3] = (r)->regs[3]; (a)[4] = (r)->regs[4]; (a)[5] = (r)->regs[5]; \
+})
+#else
+#define MON_SYS "__x64_sys_"
+#define MON_REGS_ARGS(r, a) ({						\
+	(a)[0] = (r)->di; (a)[1] = (r)->si; (a)[2] = (r)->dx;		\
+	(a)[3] = (r)->r10; (a)[4] = (r)->r8; (a)[5] = (r)->r9;		\
+})
+#endif
+
+/* Each watched syscall two ways, with the same bodies: the syscall
+ * tracepoints (mon_<sc>_enter/_exit), which every syscall of every task
+ * pays for once one is attached (the syscall slow path), and fentry/fexit
+ * on the syscall's own function (mon_<sc>_fentry/_fexit), which only its
+ * calls pay for; the loader takes fentry where the kernel has BPF
+ * trampolines (src/lib/monitor/monitor.c). */
+#define MON_SYSCALL(sc, kind)						\
+SEC("tracepoint/syscalls/sys_enter_" #sc)				\
+int mon_##sc##_enter(struct sys_enter_ctx *ctx)				\
+{									\
+	sc##_enter(ctx->args);						\
+	return 0;							\
+}									\
+SEC("tracepoint/syscalls/sys_exit_" #sc)				\
+int mon_##sc##_exit(struct sys_exit_ctx *ctx)				\
+{									\
+	pending_send(kind, ctx->ret);					\
+	return 0;							\
+}									\
+SEC("fentry/" MON_SYS #sc)						\
+int BPF_PROG(mon_##sc##_fentry, struct pt_regs *regs)			\
+{									\
+	unsigned long a[6];						\
+									\
+	MON_REGS_ARGS(regs, a);						\
+	sc##_enter(a);							\
+	return 0;							\
+}									\
+SEC("fexit/" MON_SYS #sc)						\
+int BPF_PROG(mon_##sc##_fexit, struct pt_regs *regs, long ret)		\
+{									\
+	pending_send(kind, ret);					\
+	return 0;							\
+}
+
+static __always_inline void socket_enter(const unsigned long *args)
 {
 	struct ks_monitor_cfg *c = cfg();
-	int family = ctx->args[0], type = ctx->args[1], proto = ctx->args[2];
+	int family = args[0], type = args[1], proto = args[2];
 	struct pending *p;
 
 	if (!c || family < 0 || family >= 64 || !(c->families & (1ULL << family)))
-		return 0;
+		return;
 	if (family == AF_NETLINK && (proto < 0 || proto >= 32 ||
 				     !(c->netlink_protos & (1u << proto))))
-		return 0;
+		return;
 	priv_check(KS_PRIV_AT_SYSCALL);
 	p = pending_new(KS_EV_SOCKET);
 	if (!p)
-		return 0;
+		return;
 	ks_fill_hdr(&p->sock.hdr, KS_EV_SOCKET, sizeof(p->sock));
 	p->sock.family = family;
 	p->sock.type = type;
 	p->sock.protocol = proto;
-	return 0;
 }
-
-SEC("tracepoint/syscalls/sys_exit_socket")
-int mon_socket_exit(struct sys_exit_ctx *ctx)
-{
-	pending_send(KS_EV_SOCKET, ctx->ret);
-	return 0;
-}
+MON_SYSCALL(socket, KS_EV_SOCKET)
 
 /* struct sockaddr_alg */
 struct ks_sockaddr_alg {
@@ -441,19 +484,18 @@ struct ks_sockaddr_alg {
 	__u8 name[64];
 };
 
-SEC("tracepoint/syscalls/sys_enter_bind")
-int mon_bind_enter(struct sys_enter_ctx *ctx)
+static __always_inline void bind_enter(const unsigned long *args)
 {
-	const void *uaddr = (const void *)ctx->args[1];
+	const void *uaddr = (const void *)args[1];
 	struct pending *p;
 	__u16 family = 0;
 
 	if (bpf_probe_read_user(&family, sizeof(family), uaddr) || family != AF_ALG)
-		return 0;
+		return;
 	priv_check(KS_PRIV_AT_SYSCALL);
 	p = pending_new(KS_EV_ALG_BIND);
 	if (!p)
-		return 0;
+		return;
 	ks_fill_hdr(&p->alg.hdr, KS_EV_ALG_BIND, sizeof(p->alg));
 	bpf_probe_read_user(p->alg.type, 14, uaddr + 2);
 	bpf_probe_read_user(&p->alg.feat, 4, uaddr + 16);
@@ -461,15 +503,8 @@ int mon_bind_enter(struct sys_enter_ctx *ctx)
 	bpf_probe_read_user(p->alg.name, KS_ALG_LEN, uaddr + 24);
 	p->alg.type[14] = p->alg.type[15] = 0;
 	p->alg.name[KS_ALG_LEN - 1] = 0;
-	return 0;
 }
-
-SEC("tracepoint/syscalls/sys_exit_bind")
-int mon_bind_exit(struct sys_exit_ctx *ctx)
-{
-	pending_send(KS_EV_ALG_BIND, ctx->ret);
-	return 0;
-}
+MON_SYSCALL(bind, KS_EV_ALG_BIND)
 
 static __always_inline void userns_enter(__u64 flags, __u32 sc)
 {
@@ -487,85 +522,54 @@ static __always_inline void userns_enter(__u64 flags, __u32 sc)
 	p->userns.syscall = sc;
 }
 
-SEC("tracepoint/syscalls/sys_enter_unshare")
-int mon_unshare_enter(struct sys_enter_ctx *ctx)
+static __always_inline void unshare_enter(const unsigned long *args)
 {
-	userns_enter(ctx->args[0], KS_USERNS_UNSHARE);
-	return 0;
+	userns_enter(args[0], KS_USERNS_UNSHARE);
 }
+MON_SYSCALL(unshare, KS_EV_USERNS)
 
-SEC("tracepoint/syscalls/sys_exit_unshare")
-int mon_unshare_exit(struct sys_exit_ctx *ctx)
+/* The exit also runs in the child (ret 0) where the tracepoint sees it,
+ * which has no pending record. */
+static __always_inline void clone_enter(const unsigned long *args)
 {
-	pending_send(KS_EV_USERNS, ctx->ret);
-	return 0;
+	userns_enter(args[0], KS_USERNS_CLONE);
 }
+MON_SYSCALL(clone, KS_EV_USERNS)
 
-SEC("tracepoint/syscalls/sys_enter_clone")
-int mon_clone_enter(struct sys_enter_ctx *ctx)
-{
-	userns_enter(ctx->args[0], KS_USERNS_CLONE);
-	return 0;
-}
-
-/* Also runs in the child (ret 0), which has no pending record. */
-SEC("tracepoint/syscalls/sys_exit_clone")
-int mon_clone_exit(struct sys_exit_ctx *ctx)
-{
-	pending_send(KS_EV_USERNS, ctx->ret);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_clone3")
-int mon_clone3_enter(struct sys_enter_ctx *ctx)
+static __always_inline void clone3_enter(const unsigned long *args)
 {
 	__u64 flags = 0;
 
-	bpf_probe_read_user(&flags, sizeof(flags), (void *)ctx->args[0]);
+	bpf_probe_read_user(&flags, sizeof(flags), (void *)args[0]);
 	userns_enter(flags, KS_USERNS_CLONE3);
-	return 0;
 }
+MON_SYSCALL(clone3, KS_EV_USERNS)
 
-SEC("tracepoint/syscalls/sys_exit_clone3")
-int mon_clone3_exit(struct sys_exit_ctx *ctx)
-{
-	pending_send(KS_EV_USERNS, ctx->ret);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_bpf")
-int mon_bpf_enter(struct sys_enter_ctx *ctx)
+static __always_inline void bpf_enter(const unsigned long *args)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
-	const union bpf_attr *uattr = (const void *)ctx->args[1];
+	const union bpf_attr *uattr = (const void *)args[1];
 	struct ks_agent_stats *agent;
 	struct pending *p;
 
-	if (ctx->args[0] != BPF_PROG_LOAD_CMD)
-		return 0;
+	if (args[0] != BPF_PROG_LOAD_CMD)
+		return;
 	/* The agent names itself by tgid in mon_agent: comm can be forged. */
 	agent = bpf_map_lookup_elem(&mon_agent, &zero);
 	if (agent && agent->tgid == tgid)
-		return 0;
+		return;
 	priv_check(KS_PRIV_AT_SYSCALL);
 	p = pending_new(KS_EV_BPF);
 	if (!p)
-		return 0;
+		return;
 	ks_fill_hdr(&p->bpf.hdr, KS_EV_BPF, sizeof(p->bpf));
-	p->bpf.cmd = ctx->args[0];
+	p->bpf.cmd = args[0];
 	bpf_probe_read_user(&p->bpf.prog_type, 4, &uattr->prog_type);
 	bpf_probe_read_user(&p->bpf.insn_cnt, 4, &uattr->insn_cnt);
 	bpf_probe_read_user(p->bpf.prog_name, 16, &uattr->prog_name);
 	p->bpf.prog_name[15] = 0;
-	return 0;
 }
-
-SEC("tracepoint/syscalls/sys_exit_bpf")
-int mon_bpf_exit(struct sys_exit_ctx *ctx)
-{
-	pending_send(KS_EV_BPF, ctx->ret);
-	return 0;
-}
+MON_SYSCALL(bpf, KS_EV_BPF)
 
 static __always_inline void sk_addrs(const struct sock *sk, __u16 *family, __u16 *lport,
 				     __u16 *rport, __u8 *laddr, __u8 *raddr)

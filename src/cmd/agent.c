@@ -429,9 +429,10 @@ static int agent_start(struct agent *a)
 	mcfg = a->mcfg;
 	if ((err = ks_monitor_start(&a->mon, &mcfg)))
 		return err;
-	ks_log("monitor %s (%d links pinned under %s/monitor; flow %s%s)",
+	ks_log("monitor %s (%d links pinned under %s/monitor; syscalls by %s; flow %s%s)",
 	    a->mon.adopted ? "adopted" : a->mon.replaced ? "replaced" : "loaded",
 	    a->mon.nlinks, ks_bpffs_root,
+	    a->mon.sys_fentry ? "fentry/fexit" : "tracepoints",
 	    !a->cfg.flow ? "off" : ks_monitor_flow_per_call() ? "on, per call" : "on, per packet",
 	    a->mon.flow_detached ? ", its links detached" : "");
 	if (a->mon.unpinned)

@@ -90,6 +90,44 @@ static bool flow_wanted(const struct bpf_program *prog)
 	}
 }
 
+/* How the watched syscalls are seen (bpf/monitor.bpf.c MON_SYSCALL): by
+ * fentry/fexit on the syscall's own function where the kernel has BPF
+ * trampolines, so that no other syscall pays; by the syscall tracepoints
+ * elsewhere, which take every syscall of every task off the fast path.
+ * -1 until known: the first load tries fentry and falls back. */
+static int sys_fentry = -1;
+
+static bool is_sys_fentry(const struct bpf_program *prog)
+{
+	enum bpf_attach_type at = bpf_program__expected_attach_type(prog);
+
+	return bpf_program__type(prog) == BPF_PROG_TYPE_TRACING &&
+	       (at == BPF_TRACE_FENTRY || at == BPF_TRACE_FEXIT);
+}
+
+static bool is_sys_tp(const struct bpf_program *prog)
+{
+	return bpf_program__type(prog) == BPF_PROG_TYPE_TRACEPOINT &&
+	       !strncmp(bpf_program__section_name(prog), "tracepoint/syscalls/", 20);
+}
+
+/* Is @prog one this kernel and configuration get? */
+static bool wanted(const struct bpf_program *prog)
+{
+	if (is_flow(prog))
+		return flow_wanted(prog);
+	if (is_sys_fentry(prog))
+		return sys_fentry == 1;
+	if (is_sys_tp(prog))
+		return sys_fentry != 1;
+	return true;
+}
+
+bool ks_monitor_sys_fentry(void)
+{
+	return sys_fentry == 1;
+}
+
 static __u64 object_hash(void)
 {
 	size_t sz;
@@ -114,8 +152,18 @@ static int count_link_pins(struct bpf_object *obj, bool *all)
 	int n = 0;
 
 	*all = true;
+	/* Not known yet in this process: the pins say how the pinned monitor
+	 * watches syscalls. */
+	if (sys_fentry < 0) {
+		mon_path(path, sizeof(path), KS_PIN_LINK "mon_socket_fentry");
+		if (!access(path, F_OK))
+			sys_fentry = 1;
+		mon_path(path, sizeof(path), KS_PIN_LINK "mon_socket_enter");
+		if (!access(path, F_OK))
+			sys_fentry = 0;
+	}
 	bpf_object__for_each_program(prog, obj) {
-		if (is_flow(prog) && !flow_wanted(prog))
+		if (!wanted(prog))
 			continue;
 		snprintf(name, sizeof(name), KS_PIN_LINK "%s", bpf_program__name(prog));
 		mon_path(path, sizeof(path), name);
@@ -345,9 +393,10 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 		if (!tries && (err = ks_pins_migrate(m->skel->obj, m->migrated,
 						     sizeof(m->migrated))) < 0)
 			return err;
+		if (sys_fentry < 0)
+			sys_fentry = 1;	/* try; load_or_fallback() says otherwise */
 		bpf_object__for_each_program(prog, m->skel->obj)
-			if (is_flow(prog))
-				bpf_program__set_autoload(prog, flow_wanted(prog));
+			bpf_program__set_autoload(prog, wanted(prog));
 		if ((err = ks_compat_prepare(m->skel->obj)))
 			return ks_err(err, "can't fit the monitor's maps to this kernel: %s",
 				      strerror(-err));
@@ -412,6 +461,24 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 	return 0;
 }
 
+/* load(), and where fentry on the syscalls was tried and the kernel has no
+ * BPF trampolines (the load refused, or the attach: arm64 before 6.0),
+ * load() again with the syscall tracepoints. */
+static int load_or_fallback(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *cfg)
+{
+	bool tried = sys_fentry < 0;
+	int err = load(m, hash, cfg);
+
+	if (!err || !tried || sys_fentry != 1)
+		return err;
+	close_fds(m);
+	monitor_bpf__destroy(m->skel);
+	m->skel = NULL;
+	m->nlinks = m->unpinned = 0;
+	sys_fentry = 0;
+	return load(m, hash, cfg);
+}
+
 int ks_monitor_start(struct ks_monitor *m, const struct ks_monitor_cfg *cfg)
 {
 	struct ks_monitor_cfg defcfg;
@@ -441,6 +508,7 @@ int ks_monitor_start(struct ks_monitor *m, const struct ks_monitor_cfg *cfg)
 				m->flow_detached = unpin_flow_links(probe->obj);
 			monitor_bpf__destroy(probe);
 			m->nlinks = n;
+			m->sys_fentry = sys_fentry == 1;
 			return 0;
 		}
 		monitor_bpf__destroy(probe);
@@ -455,7 +523,8 @@ int ks_monitor_start(struct ks_monitor *m, const struct ks_monitor_cfg *cfg)
 		ks_monitor_default_cfg(&defcfg);
 		cfg = &defcfg;
 	}
-	err = load(m, hash, cfg);
+	err = load_or_fallback(m, hash, cfg);
+	m->sys_fentry = sys_fentry == 1;
 	if (err || !m->unpinned) {
 		/* Every link pinned: the pins hold the programs, the fds above
 		 * the maps; the parsed object (BTF, programs: ~200 KB) goes. */

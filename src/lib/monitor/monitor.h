@@ -24,8 +24,14 @@ struct ks_monitor {
 	int nlinks;
 	int unpinned;			/* links held by this process only (no perf links: < 5.15) */
 	int flow_detached;		/* flow link pins dropped at adoption (flow off) */
+	bool sys_fentry;		/* syscalls seen by fentry/fexit, not tracepoints */
 	char migrated[512];		/* shared maps of an older shape set aside, or "" */
 };
+
+/* Whether the monitor sees its syscalls by fentry/fexit on their own
+ * functions (kernels with BPF trampolines: no other syscall pays) rather
+ * than by the syscall tracepoints; known once the monitor started. */
+bool ks_monitor_sys_fentry(void);
 
 /* Default socket families (and netlink protocols) reported at socket(). */
 void ks_monitor_default_cfg(struct ks_monitor_cfg *cfg);
