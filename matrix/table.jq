@@ -21,7 +21,7 @@ def reason:
     (if .fallback then "lsm unavailable; fallback \(.fallback) took over"
      elif .no_lsm_variant then "no lsm variant" else "" end)
   elif .check == "harm" and .status == "pass" then
-    "getppid \(.getppid)x, read+write \(.rw512)x, stat \(.stat)x with \(.loaded)/\(.shields) shields (\(.variants))"
+    "shields \(.loaded)/\(.shields): getppid \(.getppid)x, r+w \(.rw512)x, stat \(.stat)x; monitor (\(.monitor.syscalls_by)): \(.monitor.getppid)x, \(.monitor.rw512)x, \(.monitor.stat)x"
   elif .status == "expected-fail" then "check \(.check): marked failed as it must be: \(.error)"
   elif .lsm_unavailable and .status != "check-failed" then
     "lsm unavailable (\(.lsm_unavailable | .[:60])); fallback: \(.fallback); \(.error // "")"
