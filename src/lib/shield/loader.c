@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "array.h"
 #include "err.h"
 #include "compat.h"
 #include "loader.h"
@@ -311,152 +312,187 @@ static int resolve_sites(struct bpf_object *obj, const struct ks_meta *meta,
 	return err;
 }
 
-/* Load, configure, attach and pin variant @v of @path into @dir. Fills
- * @try with the reason on failure; leaves nothing attached on failure. */
-static int try_variant(const char *path, const void *buf, size_t len,
-		       const struct ks_meta *meta, const char *v,
-		       int idx, enum ks_mode mode, const char *dir,
-		       struct ks_variant_try *try, struct ks_load_result *res)
+/* One variant being tried: what its stages share, freed by attempt_free().
+ * The stages fill @why (one line) and return 0 or -errno. */
+struct attempt {
+	const struct ks_meta *meta;
+	const char *variant;
+	struct bpf_object *obj;
+	struct links links;
+	struct ks_sites sites;
+	char *log;		/* the verifier's, for every program of the variant */
+	int cgfd;		/* the cgroup2 root, once a cgroup program needs it */
+	char *why;
+	size_t whylen;
+};
+
+static void attempt_free(struct attempt *at)
+{
+	links_free(&at->links);
+	ks_sites_free(&at->sites);
+	if (at->cgfd >= 0)
+		close(at->cgfd);
+	bpf_object__close(at->obj);
+	free(at->log);
+}
+
+/* Open the object from @buf (the bytes hashed and verified by the caller,
+ * never the file again: it may have changed since) with the variant's
+ * programs only, fitted to this kernel (twins chosen, maps converted),
+ * what it cannot get here named, its site targets resolved. */
+static int open_variant(struct attempt *at, const void *buf, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
-	struct links links = {};
-	struct ks_sites sites = {};
 	struct bpf_program *prog;
-	struct bpf_object *obj;
-	struct ks_shield_cfg cfg = {};
-	char maps[PATH_MAX], lpath[PATH_MAX];
-	char *log = NULL;
-	int nprogs = 0, err, cgfd = -1, i;
-	__u32 zero = 0;
+	char maps[PATH_MAX];
+	int nprogs = 0, err;
 
-	snprintf(try->name, sizeof(try->name), "%s", v);
-	err = variant_unneeded(meta, v, try->why, sizeof(try->why));
-	if (err)
-		return try->err = err;
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
-	opts.object_name = ks_meta_get(meta, "name");
-	/* The bytes hashed (and verified) by the caller, never the file
-	 * again: it may have changed since. */
-	obj = bpf_object__open_mem(buf, len, &opts);
-	if (!obj) {
+	opts.object_name = ks_meta_get(at->meta, "name");
+	at->obj = bpf_object__open_mem(buf, len, &opts);
+	if (!at->obj) {
 		err = -errno;
-		snprintf(try->why, sizeof(try->why), "malformed BPF object: %s", strerror(-err));
-		return try->err = err;
+		snprintf(at->why, at->whylen, "malformed BPF object: %s", strerror(-err));
+		return err;
 	}
-	log = calloc(1, LOG_BUF_SIZE);
-	bpf_object__for_each_program(prog, obj) {
-		bool mine = prog_in_variant(prog, v);
+	at->log = calloc(1, LOG_BUF_SIZE);
+	bpf_object__for_each_program(prog, at->obj) {
+		bool mine = prog_in_variant(prog, at->variant);
 
 		bpf_program__set_autoload(prog, mine && !(is_compat32(prog) && !kernel_has_compat()));
 		if (mine)
 			nprogs++;
 	}
 	if (!nprogs) {
-		snprintf(try->why, sizeof(try->why), "no programs named %s__*", v);
-		err = -ENOENT;
-		goto out;
+		snprintf(at->why, at->whylen, "no programs named %s__*", at->variant);
+		return -ENOENT;
 	}
 	/* What this kernel lacks, named before the verifier says EINVAL. */
-	ks_compat_select(obj);
+	ks_compat_select(at->obj);
 	/* One log for all: libbpf loads them in order and stops at the
 	 * first refusal, so it ends with the refused program's verifier log. */
-	bpf_object__for_each_program(prog, obj)
-		if (bpf_program__autoload(prog) && log)
-			bpf_program__set_log_buf(prog, log, LOG_BUF_SIZE);
-	if ((err = ks_compat_prepare(obj))) {
-		snprintf(try->why, sizeof(try->why), "can't fit the maps to this kernel: %s",
+	bpf_object__for_each_program(prog, at->obj)
+		if (bpf_program__autoload(prog) && at->log)
+			bpf_program__set_log_buf(prog, at->log, LOG_BUF_SIZE);
+	if ((err = ks_compat_prepare(at->obj))) {
+		snprintf(at->why, at->whylen, "can't fit the maps to this kernel: %s",
 			 strerror(-err));
-		goto out;
+		return err;
 	}
-	bpf_object__for_each_program(prog, obj) {
+	bpf_object__for_each_program(prog, at->obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
-		if (ks_compat_prog_missing(prog, try->why, sizeof(try->why))) {
-			err = -EOPNOTSUPP;
-			goto out;
-		}
+		if (ks_compat_prog_missing(prog, at->why, at->whylen))
+			return -EOPNOTSUPP;
 		if (ks_compat_link_unpinnable(prog)) {
-			snprintf(try->why, sizeof(try->why), "%s: this kernel cannot pin "
+			snprintf(at->why, at->whylen, "%s: this kernel cannot pin "
 				 "tracepoint/kprobe links (BPF perf links, 5.15+), so the "
 				 "variant would stop when kshield exits", bpf_program__name(prog));
-			err = -EOPNOTSUPP;
-			goto out;
+			return -EOPNOTSUPP;
 		}
 	}
-	err = resolve_sites(obj, meta, &sites, try->why, sizeof(try->why));
+	err = resolve_sites(at->obj, at->meta, &at->sites, at->why, at->whylen);
 	if (err)
-		goto out;
+		return err;
 	/* shared maps pinned by an older kshield: set aside (see pins.h) */
-	if ((err = ks_pins_migrate(obj, try->why, sizeof(try->why))) < 0) {
-		snprintf(try->why, sizeof(try->why), "%s", ks_errmsg());
-		goto out;
+	if ((err = ks_pins_migrate(at->obj, at->why, at->whylen)) < 0) {
+		snprintf(at->why, at->whylen, "%s", ks_errmsg());
+		return err;
 	}
-	try->why[0] = '\0';
+	at->why[0] = '\0';
+	return 0;
+}
+
+/* Load the variant's programs into the kernel. A refusal names the
+ * program and the verifier's last lines; LSM programs that would never run
+ * (bpf not in lsm=) are refused here too. */
+static int load_variant(struct attempt *at)
+{
+	struct bpf_program *prog;
+	int err;
+
 	load_failed_prog[0] = '\0';
 	load_print_next = libbpf_set_print(load_print);
-	err = bpf_object__load(obj);
+	err = bpf_object__load(at->obj);
 	libbpf_set_print(load_print_next);
 	if (err) {
 		char tail[400] = "";
 
 		/* Which program failed: the one libbpf named, else the first
 		 * of the variant (trampoline refusals log nothing). */
-		if (log && log[0])
-			log_tail(log, tail, sizeof(tail), 3);
-		prog = load_failed_prog[0] ? bpf_object__find_program_by_name(obj, load_failed_prog)
-					   : NULL;
+		if (at->log && at->log[0])
+			log_tail(at->log, tail, sizeof(tail), 3);
+		prog = load_failed_prog[0] ?
+		       bpf_object__find_program_by_name(at->obj, load_failed_prog) : NULL;
 		if (!prog)
-			bpf_object__for_each_program(prog, obj)
+			bpf_object__for_each_program(prog, at->obj)
 				if (bpf_program__autoload(prog))
 					break;
-		snprintf(try->why, sizeof(try->why), "%s: load: %s%s%s%s%s",
-			 prog ? bpf_program__name(prog) : v, strerror(-err),
+		snprintf(at->why, at->whylen, "%s: load: %s%s%s%s%s",
+			 prog ? bpf_program__name(prog) : at->variant, strerror(-err),
 			 err == -EPERM && !tail[0] ? " (program type refused by this kernel)" : "",
 			 err == -ESRCH ? " (this kernel has no such hook: " : "",
 			 err == -ESRCH && prog ? bpf_program__section_name(prog) : "",
 			 err == -ESRCH ? ")" : "");
-		snprintf(try->why + strlen(try->why), sizeof(try->why) - strlen(try->why), "%s%s",
+		snprintf(at->why + strlen(at->why), at->whylen - strlen(at->why), "%s%s",
 			 tail[0] ? "; verifier: " : "", tail);
-		goto out;
+		return err;
 	}
-
 	/* Checked after the load: kernels that refuse LSM programs outright
 	 * never pay for reading the LSM list. */
-	bpf_object__for_each_program(prog, obj) {
+	bpf_object__for_each_program(prog, at->obj) {
 		char lsms[256];
 
 		if (bpf_program__autoload(prog) && bpf_program__type(prog) == BPF_PROG_TYPE_LSM &&
 		    ks_bpf_lsm_inactive(lsms, sizeof(lsms))) {
-			snprintf(try->why, sizeof(try->why), "%s: bpf is not an active LSM here "
+			snprintf(at->why, at->whylen, "%s: bpf is not an active LSM here "
 				 "(active: %s), so LSM programs would never run; boot with "
 				 "lsm=...,bpf", bpf_program__name(prog), lsms);
-			err = -EOPNOTSUPP;
-			goto out;
+			return -EOPNOTSUPP;
 		}
 	}
+	return 0;
+}
+
+/* The shield's runtime configuration (struct ks_shield_cfg), before any
+ * program can run. */
+static int configure_variant(struct attempt *at, const char *path, int idx, enum ks_mode mode)
+{
+	struct ks_shield_cfg cfg = {};
+	__u32 zero = 0;
+	int err;
+
 	cfg.mode = mode;
 	cfg.variant_idx = idx;
 	cfg.loaded_realtime_ns = realtime_ns();
-	snprintf(cfg.variant, sizeof(cfg.variant), "%s", v);
-	memcpy(cfg.sha256, meta->sha256, sizeof(cfg.sha256));
+	snprintf(cfg.variant, sizeof(cfg.variant), "%s", at->variant);
+	memcpy(cfg.sha256, at->meta->sha256, sizeof(cfg.sha256));
 	if (!realpath(path, cfg.object))
 		snprintf(cfg.object, sizeof(cfg.object), "%s", path);
-	err = bpf_map__update_elem(bpf_object__find_map_by_name(obj, "ks_cfg"),
+	err = bpf_map__update_elem(bpf_object__find_map_by_name(at->obj, "ks_cfg"),
 				   &zero, sizeof(zero), &cfg, sizeof(cfg), 0);
-	if (err) {
-		snprintf(try->why, sizeof(try->why), "can't write ks_cfg: %s", strerror(-err));
-		goto out;
-	}
+	if (err)
+		snprintf(at->why, at->whylen, "can't write ks_cfg: %s", strerror(-err));
+	return err;
+}
 
-	bpf_object__for_each_program(prog, obj) {
+/* Attach every program of the variant but those the syscall dispatcher
+ * runs: at each copy of a site target, on the cgroup2 root, or where its
+ * section says. The links go to at->links. */
+static int attach_variant(struct attempt *at)
+{
+	struct bpf_program *prog;
+	int err = 0;
+
+	bpf_object__for_each_program(prog, at->obj) {
 		const char *kfn;
 		struct bpf_link *l;
 
-		if (!bpf_program__autoload(prog) || ks_sysd_is_dispatched(prog, meta))
+		if (!bpf_program__autoload(prog) || ks_sysd_is_dispatched(prog, at->meta))
 			continue;	/* the dispatcher runs it: no link of its own */
-		if (is_site_target(prog, meta, &kfn)) {
-			struct bpf_map *sm = bpf_object__find_map_by_name(obj, "ks_sites");
+		if (is_site_target(prog, at->meta, &kfn)) {
+			struct bpf_map *sm = bpf_object__find_map_by_name(at->obj, "ks_sites");
 			struct bpf_link **sl = NULL;
 			int sn = 0, j, k;
 
@@ -464,24 +500,24 @@ static int try_variant(const char *path, const void *buf, size_t len,
 			 * function, one link each (uprobe_sites.h,
 			 * kernel_sites.h), in site order. */
 			if (kfn)
-				err = ks_kprobe_attach_resolved(prog, &sites, sm, 0, &sl, &sn);
+				err = ks_kprobe_attach_resolved(prog, &at->sites, sm, 0, &sl, &sn);
 			else
-				err = ks_uprobe_attach_resolved(prog, &sites, -1, sm, 0, &sl, &sn);
+				err = ks_uprobe_attach_resolved(prog, &at->sites, -1, sm, 0, &sl, &sn);
 			if (!err && !sn) {
 				ks_uprobe_links_free(sl, sn);
 				err = ks_err(-ENOENT, "no probeable sites");
 			}
 			if (err) {
-				snprintf(try->why, sizeof(try->why), "%s: %s",
-					 bpf_program__name(prog), ks_errmsg());
-				goto out;
+				snprintf(at->why, at->whylen, "%s: %s", bpf_program__name(prog),
+					 ks_errmsg());
+				return err;
 			}
 			/* Unprobeable copies (covered by their heads) have no
 			 * link: name each pin after its copy, as its cookie. */
 			for (j = 0, k = 0; j < sn && !err; j++, k++) {
-				while (k < sites.nsites && !sites.site[k].probeable)
+				while (k < at->sites.nsites && !at->sites.site[k].probeable)
 					k++;
-				err = links_add(&links, sl[j], k);
+				err = links_add(&at->links, sl[j], k);
 				if (err)
 					bpf_link__destroy(sl[j]);
 			}
@@ -489,110 +525,131 @@ static int try_variant(const char *path, const void *buf, size_t len,
 				bpf_link__destroy(sl[j]);
 			free(sl);
 			if (err) {
-				snprintf(try->why, sizeof(try->why), "out of memory");
-				goto out;
+				snprintf(at->why, at->whylen, "out of memory");
+				return err;
 			}
 			continue;
 		}
 		if (is_cgroup_prog(prog)) {
 			const char *cg = ks_cgroup2_path();
 
-			if (cgfd < 0 && cg)
-				cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (cgfd < 0) {
-				err = -ENOENT;
-				snprintf(try->why, sizeof(try->why),
-					 "%s: no cgroup2 mount found in /proc/mounts",
+			if (at->cgfd < 0 && cg)
+				at->cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (at->cgfd < 0) {
+				snprintf(at->why, at->whylen, "%s: no cgroup2 mount found in /proc/mounts",
 					 bpf_program__name(prog));
-				goto out;
+				return -ENOENT;
 			}
-			l = bpf_program__attach_cgroup(prog, cgfd);
+			l = bpf_program__attach_cgroup(prog, at->cgfd);
 		} else {
 			if (bpf_program__type(prog) == BPF_PROG_TYPE_TRACEPOINT &&
 			    (err = ks_tracefs_ensure())) {
-				snprintf(try->why, sizeof(try->why), "%s: %s",
-					 bpf_program__name(prog), ks_errmsg());
-				goto out;
+				snprintf(at->why, at->whylen, "%s: %s", bpf_program__name(prog),
+					 ks_errmsg());
+				return err;
 			}
 			l = bpf_program__attach(prog);
 		}
 		if (!l) {
 			err = -errno;
 			/* 524 (ENOTSUPP): no BPF trampoline here (arm64 before 6.0) */
-			snprintf(try->why, sizeof(try->why), "%s: attach: %s",
-				 bpf_program__name(prog), err == -524 ?
-				 "this kernel has no BPF trampolines (ENOTSUPP)" : strerror(-err));
-			goto out;
+			snprintf(at->why, at->whylen, "%s: attach: %s", bpf_program__name(prog),
+				 err == -524 ? "this kernel has no BPF trampolines (ENOTSUPP)" :
+				 strerror(-err));
+			return err;
 		}
-		if ((err = links_add(&links, l, -1))) {
+		if ((err = links_add(&at->links, l, -1))) {
 			bpf_link__destroy(l);
-			snprintf(try->why, sizeof(try->why), "out of memory");
-			goto out;
+			snprintf(at->why, at->whylen, "out of memory");
+			return err;
 		}
 	}
+	return 0;
+}
 
-	/* Everything attached: pin it all into the staging directory. */
+/* Pin into @dir: every link (a program's links are contiguous: its only
+ * link, or one per copy in increasing site order), every program the
+ * dispatcher runs, and the shield's cfg and stats maps. */
+static int pin_variant(struct attempt *at, const char *dir)
+{
+	struct bpf_program *prog;
+	char lpath[PATH_MAX];
+	int err, i = 0;
+
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		err = -errno;
-		snprintf(try->why, sizeof(try->why), "can't create %s: %s", dir, strerror(-err));
-		goto out;
+		snprintf(at->why, at->whylen, "can't create %s: %s", dir, strerror(-err));
+		return err;
 	}
-	i = 0;
-	bpf_object__for_each_program(prog, obj) {
+	bpf_object__for_each_program(prog, at->obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
-		if (ks_sysd_is_dispatched(prog, meta)) {
+		if (ks_sysd_is_dispatched(prog, at->meta)) {
 			snprintf(lpath, sizeof(lpath), "%s/" KS_PIN_PROG "%s", dir,
 				 bpf_program__name(prog));
 			err = bpf_program__pin(prog, lpath);
 			if (err) {
-				snprintf(try->why, sizeof(try->why), "can't pin %s: %s", lpath,
+				snprintf(at->why, at->whylen, "can't pin %s: %s", lpath,
 					 strerror(-err));
-				goto out;
+				return err;
 			}
 			continue;
 		}
-		/* A program's links are contiguous: its only link, or one per
-		 * copy in increasing site order. */
 		do {
-			if (links.site[i] < 0)
+			if (at->links.site[i] < 0)
 				snprintf(lpath, sizeof(lpath), "%s/" KS_PIN_LINK "%s", dir,
 					 bpf_program__name(prog));
 			else
-				snprintf(lpath, sizeof(lpath), "%s/" KS_PIN_LINK "%s" KS_PIN_SITE "%d", dir,
-					 bpf_program__name(prog), links.site[i]);
-			err = bpf_link__pin(links.l[i++], lpath);
+				snprintf(lpath, sizeof(lpath), "%s/" KS_PIN_LINK "%s" KS_PIN_SITE "%d",
+					 dir, bpf_program__name(prog), at->links.site[i]);
+			err = bpf_link__pin(at->links.l[i++], lpath);
 			if (err) {
-				snprintf(try->why, sizeof(try->why), "can't pin %s: %s", lpath,
+				snprintf(at->why, at->whylen, "can't pin %s: %s", lpath,
 					 strerror(-err));
-				goto out;
+				return err;
 			}
-		} while (i < links.n && links.site[i] > links.site[i - 1] && links.site[i - 1] >= 0);
+		} while (i < at->links.n && at->links.site[i] > at->links.site[i - 1] &&
+			 at->links.site[i - 1] >= 0);
 	}
-	err = pin_map(obj, "ks_cfg", dir);
+	err = pin_map(at->obj, "ks_cfg", dir);
 	if (!err)
-		err = pin_map(obj, "ks_stats", dir);
-	if (err) {
-		snprintf(try->why, sizeof(try->why), "can't pin maps in %s: %s", dir,
-			 strerror(-err));
-		goto out;
-	}
-	/* Last, so that nothing after it can fail: the syscall programs go
-	 * into the dispatcher's chains under the name the shield will have
-	 * (the shield lock keeps sweeps away until it has it). */
-	snprintf(lpath, sizeof(lpath), KS_PIN_SHIELDS "/%s", ks_meta_get(meta, "name"));
-	err = ks_sysd_add(lpath, obj, meta, res->sys_ids,
-			  sizeof(res->sys_ids) / sizeof(res->sys_ids[0]), &res->nsys,
-			  try->why, sizeof(try->why));
-out:
-	links_free(&links);
-	ks_sites_free(&sites);
+		err = pin_map(at->obj, "ks_stats", dir);
 	if (err)
+		snprintf(at->why, at->whylen, "can't pin maps in %s: %s", dir, strerror(-err));
+	return err;
+}
+
+/* Open, load, configure, attach and pin variant @v of @path into @dir,
+ * then put its syscall programs into the dispatcher. Fills @try with the
+ * reason on failure; leaves nothing attached or registered on failure. */
+static int try_variant(const char *path, const void *buf, size_t len,
+		       const struct ks_meta *meta, const char *v,
+		       int idx, enum ks_mode mode, const char *dir,
+		       struct ks_variant_try *try, struct ks_load_result *res)
+{
+	struct attempt at = { .meta = meta, .variant = v, .cgfd = -1,
+			      .why = try->why, .whylen = sizeof(try->why) };
+	char owner[KS_NAME_LEN + 16];
+	int err;
+
+	snprintf(try->name, sizeof(try->name), "%s", v);
+	err = variant_unneeded(meta, v, try->why, sizeof(try->why));
+	if (err)
+		return try->err = err;
+	if (!(err = open_variant(&at, buf, len)) && !(err = load_variant(&at)) &&
+	    !(err = configure_variant(&at, path, idx, mode)) && !(err = attach_variant(&at)) &&
+	    !(err = pin_variant(&at, dir))) {
+		/* Last, so that nothing after it can fail: the syscall
+		 * programs go into the dispatcher's chains under the name the
+		 * shield will have (the shield lock keeps sweeps away until it
+		 * has it). */
+		snprintf(owner, sizeof(owner), KS_PIN_SHIELDS "/%s", ks_meta_get(meta, "name"));
+		err = ks_sysd_add(owner, at.obj, meta, res->sys_ids, ARRAY_SIZE(res->sys_ids),
+				  &res->nsys, try->why, sizeof(try->why));
+	}
+	if (err && at.obj)
 		ks_pins_remove_dir(dir);
-	if (cgfd >= 0)
-		close(cgfd);
-	bpf_object__close(obj);
-	free(log);
+	attempt_free(&at);
 	return try->err = err;
 }
 
