@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "array.h"
 #include "cli.h"
 #include "sockaddr.h"
 #include "config.h"
@@ -381,7 +382,7 @@ static void shields_sync(struct agent *a)
 	for (int i = 0; i < res.n; i++) {
 		const struct ks_sync_item *it = &res.items[i];
 
-		if (it->gate[0] && a->m.ngates < (int)(sizeof(a->m.gates) / sizeof(a->m.gates[0]))) {
+		if (it->gate[0] && a->m.ngates < (int)ARRAY_SIZE(a->m.gates)) {
 			snprintf(a->m.gates[a->m.ngates].name, sizeof(a->m.gates[0].name), "%s", it->name);
 			snprintf(a->m.gates[a->m.ngates++].gate, sizeof(a->m.gates[0].gate), "%s", it->gate);
 		}
@@ -567,7 +568,7 @@ static int parse_families(const char *list, struct ks_monitor_cfg *c)
 			c->netlink_protos |= 1u << v;
 			continue;
 		}
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 			if (!strcmp(t, names[i].name))
 				v = names[i].af;
 		if (v < 0) {

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "array.h"
 #include "err.h"
 #include "kernel_sites.h"
 #include "loader.h"
@@ -37,7 +38,7 @@ const char *ks_sync_action_str(enum ks_sync_action a)
 		[KS_SYNC_FAILED] = "failed", [KS_SYNC_OK] = "ok",
 		[KS_SYNC_REFUSED] = "refused",
 	};
-	return a < sizeof(s) / sizeof(s[0]) ? s[a] : "?";
+	return a < ARRAY_SIZE(s) ? s[a] : "?";
 }
 
 static struct ks_sync_item *add_item(struct ks_sync_result *res, const char *name,
@@ -72,7 +73,7 @@ static void warn(struct ks_sync_result *res, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (res->nwarn == (int)(sizeof(res->warn) / sizeof(res->warn[0])))
+	if (res->nwarn == (int)ARRAY_SIZE(res->warn))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(res->warn[res->nwarn++], sizeof(res->warn[0]), fmt, ap);

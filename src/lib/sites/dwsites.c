@@ -25,6 +25,7 @@
 #include <elfutils/debuginfod.h>
 #include "dl.h"
 #endif
+#include "array.h"
 #include "err.h"
 #include "dwsites.h"
 
@@ -396,14 +397,13 @@ static const struct { const char *name, *why; } no_kprobe_text[] = {
 	{ "__hyp_idmap_text", "identity-mapped hypervisor code" },
 	{ "__hibernate_exit_text", "hibernation exit code" },
 };
-#define NO_KPROBE_TEXT (sizeof(no_kprobe_text) / sizeof(no_kprobe_text[0]))
 
 struct bin_info {
 	struct elf_file f;
 	bool pie;
 	bool kernel;			/* a vmlinux: kprobes at symbol+offset */
 	unsigned machine;		/* e_machine: whose registers DWARF names */
-	__u64 text_start[NO_KPROBE_TEXT], text_end[NO_KPROBE_TEXT];
+	__u64 text_start[ARRAY_SIZE(no_kprobe_text)], text_end[ARRAY_SIZE(no_kprobe_text)];
 	__u64 *blacklist;		/* NOKPROBE_SYMBOL addresses (_kprobe_blacklist) */
 	__u64 banner;			/* address of linux_banner, 0 unknown */
 	size_t nblacklist;
@@ -527,7 +527,7 @@ static void load_kernel_limits(struct bin_info *b)
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (name && !strcmp(name, "linux_banner"))
 				b->banner = sym.st_value;
-			for (k = 0; name && k < NO_KPROBE_TEXT; k++) {
+			for (k = 0; name && k < ARRAY_SIZE(no_kprobe_text); k++) {
 				len = strlen(no_kprobe_text[k].name);
 				if (strncmp(name, no_kprobe_text[k].name, len))
 					continue;
@@ -583,7 +583,7 @@ static int dwarf_reg(unsigned r, const char **name)
 	};
 
 	*name = "?";
-	if (dw_machine == EM_X86_64 && r < sizeof(x86) / sizeof(x86[0])) {
+	if (dw_machine == EM_X86_64 && r < ARRAY_SIZE(x86)) {
 		*name = x86[r].name;
 		return x86[r].idx;
 	}
@@ -970,7 +970,7 @@ static void kernel_probeable(struct walk *w, struct ks_site *site, const struct 
 			 "never run after boot", sec);
 		return;
 	}
-	for (i = 0; i < NO_KPROBE_TEXT; i++)
+	for (i = 0; i < ARRAY_SIZE(no_kprobe_text); i++)
 		if (b->text_start[i] && pc >= b->text_start[i] && pc < b->text_end[i]) {
 			snprintf(site->why, sizeof(site->why), "in %s: %s, where the kernel "
 				 "refuses kprobes", no_kprobe_text[i].name, no_kprobe_text[i].why);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 #include <json-c/json.h>
+#include "array.h"
 #include "err.h"
 #include "kernel_sites.h"
 #include "sign.h"
@@ -63,7 +64,7 @@ int ks_kernel_vmlinux_find(const char *build_id, const char *release, unsigned f
 	size_t i;
 	int err;
 
-	for (i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cands); i++) {
 		snprintf(path, len, cands[i], release);
 		err = ks_debug_check(path, build_id);
 		if (!err) {

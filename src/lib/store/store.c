@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "array.h"
 #include "err.h"
 #include "config.h"
 #include "store.h"
@@ -207,7 +208,7 @@ static int exec_roll(struct ks_store *s)
 
 static void bins_forget(struct ks_store *s)
 {
-	for (size_t i = 0; i < sizeof(s->bins) / sizeof(s->bins[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(s->bins); i++) {
 		free(s->bins[i].path);
 		s->bins[i].path = NULL;
 	}
@@ -431,7 +432,7 @@ static sqlite3_int64 bin_id(struct ks_store *s, const char *path, sqlite3_int64 
 
 	for (const char *p = path; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	b = &s->bins[h % (sizeof(s->bins) / sizeof(s->bins[0]))];
+	b = &s->bins[h % ARRAY_SIZE(s->bins)];
 	if (b->path && b->hash == h && !strcmp(b->path, path))
 		return b->id;
 	sqlite3_bind_text(s->bin_get, 1, path, -1, SQLITE_STATIC);
