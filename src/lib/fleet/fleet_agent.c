@@ -39,6 +39,7 @@
 #include <unistd.h>
 #include <sodium.h>
 #include "err.h"
+#include "hex.h"
 #include "log.h"
 #include "fleet_agent.h"
 #include "fleet_kv.h"
@@ -90,11 +91,6 @@ struct fa {
 	int64_t key_expiry;	/* the next listed key to expire (root mode), 0 = none */
 };
 
-static void sha_hex(const unsigned char *b, char out[65])
-{
-	sodium_bin2hex(out, 65, b, 32);
-}
-
 /* What is loaded now: from the kernel pins, or the control plane's table. */
 static bool current(struct fa *a, struct fa_shield *s, char sha[65], enum ks_mode *mode,
 		    struct ks_shield_state *st)
@@ -107,7 +103,7 @@ static bool current(struct fa *a, struct fa_shield *s, char sha[65], enum ks_mod
 	}
 	if (ks_shield_get(s->name, st))
 		return false;
-	sha_hex(st->cfg.sha256, sha);
+	ks_hex(st->cfg.sha256, 32, sha, 65);
 	*mode = st->cfg.mode;
 	snprintf(st->name, sizeof(st->name), "%s", s->name);
 	return true;
@@ -212,7 +208,7 @@ static int fetch_verified(struct fa *a, enum ks_sign_kind kind, const char *sha,
 	memcpy(*obj, nats_fn.kvEntry_Value(e), *len);
 	nats_fn.kvEntry_Destroy(e);
 	crypto_hash_sha256(h, (unsigned char *)*obj, *len);
-	sha_hex(h, hh);
+	ks_hex(h, 32, hh, sizeof(hh));
 	if (strcmp(hh, sha))
 		err = ks_err(-EBADMSG, "object bytes do not match the desired sha256 %.12s", sha);
 	else

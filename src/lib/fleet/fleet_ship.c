@@ -29,6 +29,7 @@
 #include <zstd.h>
 #include "buf.h"
 #include "err.h"
+#include "hex.h"
 #include "fleet_ship.h"
 #include "fleet_dl.h"
 
@@ -306,8 +307,8 @@ static int put_row(struct ks_ship *s, const struct cols *c, sqlite3_stmt *st, in
 			const unsigned char *b = sqlite3_column_blob(st, i);
 
 			s->buf[s->len++] = '"';
-			for (int k = 0; k < n; k++)
-				s->len += sprintf(s->buf + s->len, "%02x", b[k]);
+			ks_hex(b, n, s->buf + s->len, 2 * (size_t)n + 1);	/* reserved above */
+			s->len += 2 * (size_t)n;
 			s->buf[s->len++] = '"';
 			break;
 		}

@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 #include "array.h"
 #include "err.h"
+#include "hex.h"
 #include "kernel_sites.h"
 #include "loader.h"
 #include "meta.h"
@@ -276,8 +277,7 @@ static bool gate_allows(const struct ks_config *cfg, const char *path, const cha
 	json_object *proven = NULL;
 	enum ks_gate g;
 
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", sha[i]);
+	ks_hex(sha, 32, hex, sizeof(hex));
 	ks_proven_path(path, ppath, sizeof(ppath));
 	if (!access(ppath, F_OK) && ks_proven_read(ppath, cfg->keys_dir, &proven, NULL, NULL))
 		snprintf(why, sizeof(why), " (%s)", ks_errmsg());

@@ -27,6 +27,7 @@
 #endif
 #include "array.h"
 #include "err.h"
+#include "hex.h"
 #include "dwsites.h"
 
 #ifndef KSHIELD_STATIC
@@ -80,15 +81,6 @@ static void elf_close(struct elf_file *f)
 	f->fd = -1;
 }
 
-static void to_hex(const unsigned char *b, size_t n, char *hex, size_t len)
-{
-	size_t i;
-
-	hex[0] = 0;
-	for (i = 0; i < n && 2 * i + 2 < len; i++)
-		sprintf(hex + 2 * i, "%02x", b[i]);
-}
-
 static int elf_build_id(Elf *elf, char *hex, size_t len)
 {
 	const void *id;
@@ -96,7 +88,7 @@ static int elf_build_id(Elf *elf, char *hex, size_t len)
 
 	if (n <= 0)
 		return -ENODATA;
-	to_hex(id, n, hex, len);
+	ks_hex(id, n, hex, len);
 	return n;
 }
 
@@ -1226,7 +1218,7 @@ static int attach_alt(Dwarf *dw, const char *debug_file, struct ks_sites *s, str
 
 	if (n <= 0)
 		return 0;	/* no alt file */
-	to_hex(id, n, hex, sizeof(hex));
+	ks_hex(id, n, hex, sizeof(hex));
 	if (dwarf_getalt(dw)) {
 		snprintf(s->alt_file, sizeof(s->alt_file), "%s", name);
 		return 0;

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include "array.h"
 #include "err.h"
+#include "hex.h"
 #include "kernel_sites.h"
 #include "sign.h"
 #include "uprobe_sites.h"
@@ -40,11 +41,7 @@ int ks_kernel_build_id(char *hex, size_t len)
 			break;
 		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 &&
 		    !memcmp(buf + name_off, "GNU", 4)) {
-			size_t i;
-
-			hex[0] = 0;
-			for (i = 0; i < descsz && 2 * i + 2 < len; i++)
-				sprintf(hex + 2 * i, "%02x", buf[desc_off + i]);
+			ks_hex(buf + desc_off, descsz, hex, len);
 			return 0;
 		}
 		off = desc_off + ((descsz + 3) & ~3u);
