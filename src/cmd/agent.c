@@ -34,6 +34,7 @@
 #include <bpf/libbpf.h>
 #include "array.h"
 #include "cli.h"
+#include "clock.h"
 #include "sockaddr.h"
 #include "config.h"
 #ifndef KSHIELD_STATIC
@@ -90,14 +91,6 @@ static void on_signal(int sig)
 		reload_requested = 1;
 	else
 		stop_requested = 1;
-}
-
-static long long mono_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
 }
 
 /* CLOCK_BOOTTIME (BPF timestamps) -> CLOCK_REALTIME offset, refreshed every
@@ -337,7 +330,7 @@ static void tick(struct agent *a)
 	long age;
 	long n;
 
-	a->now_ms = mono_ms();
+	a->now_ms = ks_mono_ms();
 	clock_map(a);
 	if (a->store && ks_store_pending(a->store, &age) && age >= KS_STORE_BATCH_MS)
 		store_commit(a);
@@ -461,7 +454,7 @@ static int agent_start(struct agent *a)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	a->now_ms = mono_ms();
+	a->now_ms = ks_mono_ms();
 	clock_map(a);
 	store_open(a);
 	if (a->store)
