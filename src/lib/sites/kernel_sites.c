@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 #include <json-c/json.h>
 #include "array.h"
+#include "debugfile.h"
 #include "err.h"
 #include "hex.h"
 #include "kernel_sites.h"
