@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <kshield/event.h>
+#include "array.h"
 #include "agent_harness.h"
 
 static struct ka_env env;
@@ -382,7 +383,7 @@ Test(agent, t09_bad_inputs_give_one_clear_line)
 	ka_start(&env, NULL);
 	ka_stop(&env, SIGTERM);	/* a real store to aim at */
 	long long before = ka_sql_int(env.store, "SELECT count(*) FROM events");
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		int rc = ks_runf(&out, &err, "%s %s --store %s", ks_bin(), cases[i].args, env.store);
 
 		cr_expect(rc != 0, "'%s' succeeded", cases[i].args);

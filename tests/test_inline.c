@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include "array.h"
 #include "harness.h"
 
 static char dir[64];
@@ -131,7 +132,6 @@ static const struct {
 	{ "c", "path_c", "inlined", 1, 3 },
 	{ "d", "path_d", "inlined", 3, 2 },
 };
-#define NPATHS (sizeof(paths) / sizeof(paths[0]))
 
 /* All paths under the counting probe: five copies, each hit as often as it
  * was called, the first argument right wherever DWARF can say where it is. */
@@ -145,11 +145,11 @@ static void check_counts(const char *env, const char *bin)
 	cr_assert_eq(rc, 0, "trace %s failed: %s", bin, err);
 	cr_assert_not_null(o, "trace %s -j printed no JSON", bin);
 	cr_assert_eq(json_object_get_int(ks_json_get(o, "command.exit")), 0, "target failed: %s", err);
-	cr_assert_eq(json_object_array_length(ks_json_get(o, "sites")), NPATHS,
-		     "%s: expected %zu copies of ks_check: %s", bin, NPATHS,
+	cr_assert_eq(json_object_array_length(ks_json_get(o, "sites")), ARRAY_SIZE(paths),
+		     "%s: expected %zu copies of ks_check: %s", bin, ARRAY_SIZE(paths),
 		     json_object_to_json_string(ks_json_get(o, "sites")));
-	cr_assert_eq(json_object_get_int(ks_json_get(o, "attached")), (int)NPATHS);
-	for (i = 0; i < NPATHS; i++) {
+	cr_assert_eq(json_object_get_int(ks_json_get(o, "attached")), (int)ARRAY_SIZE(paths));
+	for (i = 0; i < ARRAY_SIZE(paths); i++) {
 		json_object *s = site_of(o, paths[i].caller), *arg0, *args;
 
 		cr_assert_not_null(s, "%s: no copy of ks_check in %s", bin, paths[i].caller);
@@ -190,7 +190,7 @@ static void check_kills(const char *env, const char *bin)
 {
 	size_t i;
 
-	for (i = 0; i < NPATHS; i++) {
+	for (i = 0; i < ARRAY_SIZE(paths); i++) {
 		char *err;
 		int rc;
 		json_object *o = trace(env, bin, "--kill", paths[i].path, &rc, &err), *s;
@@ -465,7 +465,7 @@ Test(inline, target_by_build_id_and_debuginfo_pid)
 	cr_expect_eq(rc, 0);
 	snprintf(path, sizeof(path), "%s/t", dir);
 	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "binary")), path);
-	cr_expect_eq(json_object_array_length(ks_json_get(o, "sites")), NPATHS);
+	cr_expect_eq(json_object_array_length(ks_json_get(o, "sites")), ARRAY_SIZE(paths));
 	json_object_put(o);
 
 	/* debuginfo pid: the program and its libc, with their build IDs. */
@@ -611,9 +611,9 @@ Test(inline, loader_shield_on_every_copy)
 	free(err);
 	rc = ks_runf(&out, NULL, "ls %s/shields/inline-fixture | grep -c '^link_uprobe__ks_check__site'",
 		     root);
-	cr_expect_eq(atoi(out), (int)NPATHS, "expected one pinned link per copy, got %s", out);
+	cr_expect_eq(atoi(out), (int)ARRAY_SIZE(paths), "expected one pinned link per copy, got %s", out);
 	free(out);
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		rc = ks_runf(&out, NULL, "%s/t %s", dir, want[i].path);
 		cr_expect_eq(rc, want[i].killed ? 128 + SIGKILL : 0, "path %s: exit %d", want[i].path, rc);
 		cr_expect_eq(strstr(out, "reached") != NULL, !want[i].killed, "path %s: %s",
@@ -669,7 +669,7 @@ Test(inline, unprobeable_site_reported)
 
 	o = trace(NULL, "t", "--partial", "a", &rc, &err);
 	cr_assert_eq(rc, 0, "%s", err);
-	cr_expect_eq(json_object_get_int(ks_json_get(o, "attached")), (int)NPATHS - 1);
+	cr_expect_eq(json_object_get_int(ks_json_get(o, "attached")), (int)ARRAY_SIZE(paths) - 1);
 	cr_expect_eq(json_object_get_int(ks_json_get(site_of(o, "path_a"), "hits")), 1);
 	json_object_put(o);
 	free(err);
@@ -793,7 +793,7 @@ Test(inline, loader_hundreds_of_copies)
 		     "%s/shields/many-sites-fixture/link_uprobe__ks_many__site%d", root, root, N - 1);
 	cr_expect_eq(rc, 0, "pins are named after their copies 0..%d: %s", N - 1, out);
 	free(out);
-	for (i = 0; i < sizeof(probe) / sizeof(probe[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(probe); i++) {
 		rc = ks_runf(&out, NULL, "%s/t %d 2", dir, probe[i]);
 		cr_expect_eq(rc, 128 + SIGKILL, "copy in caller_%d not enforced: exit %d, %s",
 			     probe[i], rc, out);

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include "array.h"
 #include "harness.h"
 
 /* The source tree: tests run from it (make test-host's working directory). */
@@ -244,7 +245,7 @@ Test(install, t01_make_install_lays_out_the_tree, .timeout = 120, .fini = scratc
 	cr_expect_str_empty(err, "man page warnings: %s", err);
 	static const char *const groups[] = { "PROBE", "SHIELD", "TEST", "AGENT", "EVENTS",
 					      "HUNT", "STATS", "STATUS", "FLEET", "DEBUGINFO" };
-	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(groups); i++)
 		cr_expect(has_line(out, groups[i]), "man page has no %s section", groups[i]);
 	free(out);
 	free(err);
@@ -291,7 +292,7 @@ Test(install, t02_default_prefix_is_usr_local, .timeout = 120, .fini = scratch_f
 		"/usr/local/share/man/man8/kshield.8",
 		"/usr/local/share/bash-completion/completions/kshield",
 	};
-	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(gone); i++) {
 		snprintf(path, sizeof(path), "%s%s", dest, gone[i]);
 		cr_expect_neq(access(path, F_OK), 0, "%s left by uninstall", gone[i]);
 	}
@@ -415,7 +416,7 @@ Test(install, t04_deb_builds_installs_probes_and_purges, .timeout = 300, .fini =
 	cr_assert_eq(flock(lock, LOCK_EX), 0);
 	cr_assert(!deb_installed(), "a kshield package is already installed here; "
 		  "not touching it (dpkg --purge kshield first)");
-	for (size_t i = 0; i < sizeof(deb_paths) / sizeof(deb_paths[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(deb_paths); i++)
 		cr_assert_neq(access(deb_paths[i], F_OK), 0,
 			      "%s exists before the package is installed", deb_paths[i]);
 	snprintf(deb_bpffs, sizeof(deb_bpffs), "/sys/fs/bpf/ks-debtest-%d", getpid());
@@ -472,7 +473,7 @@ Test(install, t04_deb_builds_installs_probes_and_purges, .timeout = 300, .fini =
 	rc = dpkg("--purge kshield", &err);
 	cr_assert_eq(rc, 0, "dpkg --purge failed: %s", err);
 	cr_expect(!deb_installed(), "kshield still installed after purge");
-	for (size_t i = 0; i < sizeof(deb_paths) / sizeof(deb_paths[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(deb_paths); i++)
 		cr_expect_neq(access(deb_paths[i], F_OK), 0, "%s left after purge", deb_paths[i]);
 	/* Removal unloaded the shield (prerm), purge removed the pins root. */
 	cr_expect_neq(access(deb_bpffs, F_OK), 0, "%s left after purge", deb_bpffs);

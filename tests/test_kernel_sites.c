@@ -11,6 +11,7 @@
  */
 #include <criterion/criterion.h>
 #include <limits.h>
+#include "array.h"
 #include "harness.h"
 
 static char dir[64];
@@ -218,7 +219,7 @@ Test(kernel_sites, malformed_manifests_refused)
 
 	fake_notes(ID_A);
 	snprintf(args, sizeof(args), "sites list kernel:f --manifest %s/bad.json", dir);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		write_file("bad.json", bad[i]);
 		cr_expect_null(run(args, &rc, &err), "manifest %zu accepted", i);
 		cr_expect_neq(rc, 0, "manifest %zu accepted", i);
@@ -268,7 +269,7 @@ Test(kernel_sites, resolve_export_and_read_back)
 
 		sa = json_object_array_get_idx(ks_json_get(a, "sites"), i);
 		sb = json_object_array_get_idx(ks_json_get(b, "sites"), i);
-		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		for (k = 0; k < ARRAY_SIZE(keys); k++)
 			cr_expect_str_eq(json_object_get_string(ks_json_get(sb, keys[k])),
 					 json_object_get_string(ks_json_get(sa, keys[k])),
 					 "site %zu %s", i, keys[k]);

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <kshield/event.h>
+#include "array.h"
 #include "agent_harness.h"
 
 struct lc {
@@ -605,7 +606,7 @@ Test(lifecycle, t07_check_validates_without_loading)
 		{ "guard = maybe\n", ":1: guard: invalid value 'maybe' (want on or off)" },
 		{ "store =\n", ":1: store: missing value" },
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		rc = check(bad[i].text, &out, &err);
 		cr_expect_eq(rc, 1, "case %zu: exit %d", i, rc);
 		cr_expect(strstr(err, bad[i].want), "case %zu: want '%s' in: %s", i, bad[i].want, err);

@@ -10,6 +10,7 @@
 #include <regex.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
+#include "array.h"
 #include "harness.h"
 
 static const char *const hooks_false[] = {
@@ -90,10 +91,10 @@ Test(probe, t02_host_truth)
 {
 	json_object *o = probe_json("");
 
-	for (size_t i = 0; i < sizeof(hooks_false) / sizeof(hooks_false[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(hooks_false); i++)
 		cr_expect(!hook(o, hooks_false[i]), "%s should be refused on this host",
 			  hooks_false[i]);
-	for (size_t i = 0; i < sizeof(hooks_true) / sizeof(hooks_true[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(hooks_true); i++)
 		cr_expect(hook(o, hooks_true[i]), "%s should work on this host: %s", hooks_true[i],
 			  json_object_to_json_string(ks_json_get(o, "hook_errors")));
 	/* No BPF LSM here, so no tamper guard. */
@@ -109,7 +110,7 @@ Test(probe, t03_refused_hooks_say_why_with_errno)
 
 	cr_assert_not_null(errs);
 	cr_assert_eq(regcomp(&re, "^(load|attach|map create): E[A-Z0-9]+ \\(", REG_EXTENDED), 0);
-	for (size_t i = 0; i < sizeof(hooks_false) / sizeof(hooks_false[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(hooks_false); i++) {
 		json_object *why;
 
 		cr_assert(json_object_object_get_ex(errs, hooks_false[i], &why),
@@ -122,7 +123,7 @@ Test(probe, t03_refused_hooks_say_why_with_errno)
 	cr_expect_str_eq(json_object_get_string(ks_json_get(errs, "lsm")),
 			 "load: EPERM (Operation not permitted)");
 	/* Working hooks have no error entry. */
-	for (size_t i = 0; i < sizeof(hooks_true) / sizeof(hooks_true[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(hooks_true); i++)
 		cr_expect(!json_object_object_get_ex(errs, hooks_true[i], NULL),
 			  "hook_errors has working hook %s", hooks_true[i]);
 	regfree(&re);

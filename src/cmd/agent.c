@@ -32,7 +32,9 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "array.h"
 #include "cli.h"
+#include "clock.h"
 #include "sockaddr.h"
 #include "config.h"
 #ifndef KSHIELD_STATIC
@@ -89,14 +91,6 @@ static void on_signal(int sig)
 		reload_requested = 1;
 	else
 		stop_requested = 1;
-}
-
-static long long mono_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
 }
 
 /* CLOCK_BOOTTIME (BPF timestamps) -> CLOCK_REALTIME offset, refreshed every
@@ -336,7 +330,7 @@ static void tick(struct agent *a)
 	long age;
 	long n;
 
-	a->now_ms = mono_ms();
+	a->now_ms = ks_mono_ms();
 	clock_map(a);
 	if (a->store && ks_store_pending(a->store, &age) && age >= KS_STORE_BATCH_MS)
 		store_commit(a);
@@ -381,7 +375,7 @@ static void shields_sync(struct agent *a)
 	for (int i = 0; i < res.n; i++) {
 		const struct ks_sync_item *it = &res.items[i];
 
-		if (it->gate[0] && a->m.ngates < (int)(sizeof(a->m.gates) / sizeof(a->m.gates[0]))) {
+		if (it->gate[0] && a->m.ngates < (int)ARRAY_SIZE(a->m.gates)) {
 			snprintf(a->m.gates[a->m.ngates].name, sizeof(a->m.gates[0].name), "%s", it->name);
 			snprintf(a->m.gates[a->m.ngates++].gate, sizeof(a->m.gates[0].gate), "%s", it->gate);
 		}
@@ -461,7 +455,7 @@ static int agent_start(struct agent *a)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	a->now_ms = mono_ms();
+	a->now_ms = ks_mono_ms();
 	clock_map(a);
 	store_open(a);
 	if (a->store)
@@ -568,7 +562,7 @@ static int parse_families(const char *list, struct ks_monitor_cfg *c)
 			c->netlink_protos |= 1u << v;
 			continue;
 		}
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 			if (!strcmp(t, names[i].name))
 				v = names[i].af;
 		if (v < 0) {

@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 #include "cli.h"
-#include "dwsites.h"
+#include "debugfile.h"
 #include "kernel_sites.h"
 
 static unsigned lookup_flags = KS_DEBUG_LOCAL;

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <dirent.h>
+#include "array.h"
 #include "cli.h"
 #include "config.h"
 #include "eventfmt.h"
@@ -385,7 +386,7 @@ int do_hunt(int argc, char **argv)
 		struct json_object *arr = json_output ? json_object_new_array() : NULL;
 
 		for (int pass = 0; pass < 2; pass++) {
-			int n = pass ? nsh : (int)(sizeof(builtins) / sizeof(builtins[0])) - 1;
+			int n = pass ? nsh : (int)ARRAY_SIZE(builtins) - 1;
 
 			for (int i = 0; i < n; i++) {
 				const char *hn = pass ? sh[i].name : builtins[i].name;

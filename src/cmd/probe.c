@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli.h"
+#include "clock.h"
 #include "probe_hooks.h"
 #include "sysinfo.h"
 
@@ -55,14 +56,6 @@ static bool privileged(void)
 	       ((eff >> 39 & 1) && (eff >> 38 & 1)) /* CAP_BPF, CAP_PERFMON */;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static struct json_object *str_array(char list[][256], int n)
 {
 	struct json_object *a = json_object_new_array();
@@ -102,7 +95,7 @@ int do_probe(int argc, char **argv)
 	struct ks_probe_result res[KS_PROBE_NHOOKS];
 	struct ks_sysinfo si;
 	int i, n = 0, lsm = -1, err;
-	double t0 = now_ms();
+	int64_t t0 = ks_mono_ns();
 
 	static const struct ks_opt none[] = { OPT_END };
 
@@ -140,7 +133,7 @@ int do_probe(int argc, char **argv)
 		snprintf(res[lsm].why + l, sizeof(res[lsm].why) - l,
 			 "; bpf is not an active LSM (boot with lsm=...,bpf)");
 	}
-	double elapsed = now_ms() - t0;
+	double elapsed = (ks_mono_ns() - t0) / 1e6;
 
 	if (json_output) {
 		struct json_object *o = json_object_new_object();

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "cli.h"
+#include "hex.h"
 #include "impact.h"
 #include "loader.h"
 #include "store.h"
@@ -31,12 +32,6 @@ static int parse_mode(const char *s, enum ks_mode *mode)
 	else
 		return ks_err(-EINVAL, "unknown mode '%s': use enforce or audit", s);
 	return 0;
-}
-
-static void hex(const unsigned char *b, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", b[i]);
 }
 
 static struct json_object *tries_json(const struct ks_load_result *r)
@@ -157,7 +152,7 @@ static struct json_object *state_json(const struct ks_shield_state *s)
 	struct json_object *o = json_object_new_object(), *h = json_object_new_object();
 	char sha[65];
 
-	hex(s->cfg.sha256, 32, sha);
+	ks_hex(s->cfg.sha256, 32, sha, sizeof(sha));
 	json_object_object_add(o, "name", json_object_new_string(s->name));
 	json_object_object_add(o, "mode", json_object_new_string(mode_name(s->cfg.mode)));
 	json_object_object_add(o, "variant", json_object_new_string(s->cfg.variant));
@@ -262,7 +257,7 @@ static int do_info(int argc, char **argv)
 	err = ks_meta_read(argv[0], &meta);
 	if (err)
 		return ks_report(err);
-	hex(meta.sha256, 32, sha);
+	ks_hex(meta.sha256, 32, sha, sizeof(sha));
 	char *variants = (char *)ks_meta_get(&meta, "variants");
 	if (json_output) {
 		struct json_object *o = json_object_new_object();

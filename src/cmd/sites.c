@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "cli.h"
+#include "clock.h"
 #include "dwsites.h"
 #include "kernel_sites.h"
 #include "sign.h"
@@ -499,19 +500,17 @@ static int do_trace(int argc, char **argv)
 		goto out;
 
 	if (!cmd) {
-		struct timespec t0, t;
+		int64_t t0;
 
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
 		if (!json_output)
 			fprintf(stderr, "tracing %d sites of %s; Ctrl-C to stop\n", nlinks,
 				s.function);
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = ks_mono_ns();
 		while (!stop) {
 			usleep(100 * 1000);
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			if (duration >= 0 &&
-			    (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 >= duration)
+			if (duration >= 0 && (ks_mono_ns() - t0) / 1e9 >= duration)
 				break;
 		}
 	}

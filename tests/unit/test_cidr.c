@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "array.h"
 #include "cidr.h"
 #include "err.h"
 
@@ -18,9 +19,9 @@ Test(cidr, parse)
 					   "10.0.0/8", "1.2.3.4/8/9" };
 	struct ks_cidr c;
 
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++)
 		cr_expect_eq(ks_cidr_parse(ok[i], &c), 0, "'%s' refused", ok[i]);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		cr_expect_eq(ks_cidr_parse(bad[i], &c), -EINVAL, "'%s' accepted", bad[i]);
 	cr_assert_eq(ks_cidr_parse("2001:db8::1", &c), 0);
 	cr_expect_eq(c.bits, 128);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <json-c/json.h>
+#include "array.h"
 #include "err.h"
 #include "events.h"
 #include "store.h"
@@ -242,7 +243,7 @@ Test(events, every_flag_bit_reaches_the_row)
 	struct ks_row r;
 	char none[512];
 
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(k); i++) {
 		make(k[i].kind, 0);
 		if (k[i].kind == KS_EV_EXEC)
 			rec.exec.flags = 0;

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <string.h>
+#include "array.h"
 #include "cli.h"
 
 static int helped;
@@ -89,7 +90,7 @@ Test(opts, bad_number)
 	static const char *const bad[] = { "", "12x", "x", "99999999999" };
 	int rc, npos;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		cr_assert_not(parse(1, &npos, &rc, WORDS("--count", (char *)bad[i])), "'%s'", bad[i]);
 		cr_expect_eq(rc, 2);
 		cr_expect(strstr(ks_errmsg(), "--count takes a whole number"), "%s", ks_errmsg());

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <time.h>
+#include "array.h"
 #include "err.h"
 #include "units.h"
 
@@ -18,11 +19,11 @@ Test(units, durations)
 					   "99999999999999999999d", "300000000000d" };
 	__u64 ns;
 
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
 		cr_expect_eq(ks_duration_parse(ok[i].in, "--keep", &ns), 0, "%s", ok[i].in);
 		cr_expect_eq(ns, ok[i].ns, "%s", ok[i].in);
 	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		cr_expect_eq(ks_duration_parse(bad[i], "--keep", &ns), -EINVAL, "'%s' accepted", bad[i]);
 		cr_expect(strstr(ks_errmsg(), "--keep") && strstr(ks_errmsg(), "not a duration"),
 			  "message: %s", ks_errmsg());
@@ -38,11 +39,11 @@ Test(units, sizes)
 	static const char *const bad[] = { "", "G", "1X", "-1G", "1GiB", "1 G", "99999999999T" };
 	__u64 b;
 
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
 		cr_expect_eq(ks_size_parse(ok[i].in, "--max-size", &b), 0, "%s", ok[i].in);
 		cr_expect_eq(b, ok[i].b, "%s", ok[i].in);
 	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		cr_expect_eq(ks_size_parse(bad[i], "--max-size", &b), -EINVAL, "'%s' accepted", bad[i]);
 		cr_expect(strstr(ks_errmsg(), "--max-size"), "message: %s", ks_errmsg());
 	}
@@ -65,11 +66,11 @@ Test(units, times_rfc3339_and_ago)
 	struct timespec now;
 	__s64 ns, t;
 
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
 		cr_expect_eq(ks_time_parse(ok[i].in, "--since", &ns), 0, "%s: %s", ok[i].in, ks_errmsg());
 		cr_expect_eq(ns, ok[i].ns, "%s", ok[i].in);
 	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		cr_expect_eq(ks_time_parse(bad[i], "--since", &ns), -EINVAL, "'%s' accepted", bad[i]);
 		cr_expect(strstr(ks_errmsg(), "--since") && strstr(ks_errmsg(), "RFC 3339"),
 			  "message: %s", ks_errmsg());

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "err.h"
 #include "log.h"
 #include "guard.h"
@@ -118,15 +119,14 @@ static bool repin(int fd, const char *name)
 void ks_lifecycle_tick(const struct ks_config *cfg, struct ks_monitor *mon,
 		       struct ks_store *store)
 {
-	static time_t next;
+	static int64_t next;	/* seconds on the monotonic clock */
+	int64_t now = ks_mono_ms() / 1000;
 	struct ks_sync_result res;
-	struct timespec now;
 	int n;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec < next)
+	if (now < next)
 		return;
-	next = now.tv_sec + (cfg->check_interval_s ? cfg->check_interval_s : 5);
+	next = now + (cfg->check_interval_s ? cfg->check_interval_s : 5);
 
 	/* The ring buffer first: shields reloaded below must write into the
 	 * buffer this agent reads, not a new one created by name. */

@@ -1,6 +1,7 @@
 /* file.c - small file helpers (see file.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -51,4 +52,20 @@ int ks_read_file(const char *path, char **buf, size_t *len)
 	*buf = b;
 	*len = off;
 	return 0;
+}
+
+int ks_write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode)
+{
+	char tmp[4200];
+	int fd, err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || fsync(fd) || rename(tmp, path))
+		err = ks_err(-errno ?: -EIO, "can't write %s: %s", path, strerror(errno ?: EIO));
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		unlink(tmp);
+	return err;
 }

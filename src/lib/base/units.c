@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "array.h"
 #include "err.h"
 #include "units.h"
 
@@ -24,7 +25,7 @@ int ks_duration_parse(const char *s, const char *what, __u64 *ns)
 	v = strtoull(s, &end, 10);
 	if (errno || end == s || *s == '-' || strlen(end) != 1)
 		goto bad;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
 		if (*end == units[i].c) {
 			if (v > UINT64_MAX / units[i].mul)
 				goto bad;

@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <json-c/json.h>
+#include "array.h"
 #include "err.h"
 #include "units.h"
 #include "events.h"
@@ -210,8 +211,6 @@ static void o_flags(struct out *o, __u32 flags, const struct flag *f, int n, boo
 	}
 }
 
-#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 /* The text of address @a in @buf; its length. */
 static size_t addr_str(int family, const __u8 *a, char *buf, size_t len)
 {
@@ -270,7 +269,7 @@ static void decode_exec(const void *rec, struct ks_row *r)
 	o_commit(r, KS_COL_ARGS, &o);
 	o = o_start(r, KS_COL_DETAIL, 256);
 	o_s(&o, "{");
-	o_flags(&o, e->flags, exec_flags, N(exec_flags), true);
+	o_flags(&o, e->flags, exec_flags, (int)ARRAY_SIZE(exec_flags), true);
 	o_s(&o, "}");
 	o_commit(r, KS_COL_DETAIL, &o);
 }
@@ -309,7 +308,7 @@ static void decode_conn(const void *rec, struct ks_row *r)
 	o = o_start(r, KS_COL_DETAIL, 128);
 	o_s(&o, "{\"family\":");
 	o_u(&o, e->family);
-	o_flags(&o, e->flags, conn_flags, N(conn_flags), false);
+	o_flags(&o, e->flags, conn_flags, (int)ARRAY_SIZE(conn_flags), false);
 	o_s(&o, "}");
 	o_commit(r, KS_COL_DETAIL, &o);
 }
@@ -337,11 +336,11 @@ static void decode_flow(const void *rec, struct ks_row *r)
 	o = o_start(r, KS_COL_DETAIL, 400);
 	o_s(&o, e->proto == 6 ? "{\"proto\":\"tcp\",\"family\":" : "{\"proto\":\"udp\",\"family\":");
 	o_u(&o, e->family);
-	for (int i = 0; i < N(n); i++) {
+	for (int i = 0; i < (int)ARRAY_SIZE(n); i++) {
 		o_s(&o, keys[i]);
 		o_u(&o, n[i]);
 	}
-	o_flags(&o, e->flags, flow_flags, N(flow_flags), false);
+	o_flags(&o, e->flags, flow_flags, (int)ARRAY_SIZE(flow_flags), false);
 	/* "flow" names the connection across its interim and final records
 	 * (cookies restart at each boot; the start time does not) */
 	o_s(&o, ",\"flow\":\"");

@@ -39,6 +39,8 @@
 #include <unistd.h>
 #include <sodium.h>
 #include "err.h"
+#include "file.h"
+#include "hex.h"
 #include "log.h"
 #include "fleet_agent.h"
 #include "fleet_kv.h"
@@ -90,11 +92,6 @@ struct fa {
 	int64_t key_expiry;	/* the next listed key to expire (root mode), 0 = none */
 };
 
-static void sha_hex(const unsigned char *b, char out[65])
-{
-	sodium_bin2hex(out, 65, b, 32);
-}
-
 /* What is loaded now: from the kernel pins, or the control plane's table. */
 static bool current(struct fa *a, struct fa_shield *s, char sha[65], enum ks_mode *mode,
 		    struct ks_shield_state *st)
@@ -107,7 +104,7 @@ static bool current(struct fa *a, struct fa_shield *s, char sha[65], enum ks_mod
 	}
 	if (ks_shield_get(s->name, st))
 		return false;
-	sha_hex(st->cfg.sha256, sha);
+	ks_hex(st->cfg.sha256, 32, sha, 65);
 	*mode = st->cfg.mode;
 	snprintf(st->name, sizeof(st->name), "%s", s->name);
 	return true;
@@ -212,7 +209,7 @@ static int fetch_verified(struct fa *a, enum ks_sign_kind kind, const char *sha,
 	memcpy(*obj, nats_fn.kvEntry_Value(e), *len);
 	nats_fn.kvEntry_Destroy(e);
 	crypto_hash_sha256(h, (unsigned char *)*obj, *len);
-	sha_hex(h, hh);
+	ks_hex(h, 32, hh, sizeof(hh));
 	if (strcmp(hh, sha))
 		err = ks_err(-EBADMSG, "object bytes do not match the desired sha256 %.12s", sha);
 	else
@@ -221,23 +218,6 @@ static int fetch_verified(struct fa *a, enum ks_sign_kind kind, const char *sha,
 		free(*obj);
 		*obj = NULL;
 	}
-	return err;
-}
-
-/* Write @len bytes to @path through a temporary file and a rename. */
-static int write_atomic(const char *path, const char *buf, size_t len, mode_t mode)
-{
-	char tmp[4200];
-	int fd, err = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || fsync(fd) || rename(tmp, path))
-		err = ks_err(-errno ?: -EIO, "can't write %s: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	if (err)
-		unlink(tmp);
 	return err;
 }
 
@@ -273,10 +253,10 @@ static int install_sites(struct fa *a, json_object *d, bool *transient)
 			err = ks_err(-errno, "can't create %s: %s", dir, strerror(errno));
 		snprintf(path, sizeof(path), "%s/%s.json.sig", dir, id);
 		if (!err)
-			err = write_atomic(path, sig, strlen(sig), 0644);
+			err = ks_write_file_atomic(path, sig, strlen(sig), 0644);
 		path[strlen(path) - 4] = '\0';
 		if (!err)
-			err = write_atomic(path, obj, len, 0644);
+			err = ks_write_file_atomic(path, obj, len, 0644);
 	}
 	free(obj);
 	return err;
@@ -601,7 +581,7 @@ static int state_write(struct fa *a, const char *file, const char *txt)
 	if (a->cfg->control_plane)
 		return 0;	/* benchmarks' agents remember in memory only */
 	snprintf(path, sizeof(path), "%s/%s", a->cfg->state_dir, file);
-	return write_atomic(path, txt, strlen(txt), 0600);
+	return ks_write_file_atomic(path, txt, strlen(txt), 0600);
 }
 
 /* May this host act on @rec, stored under @name? 0 and *body (its signed
@@ -735,7 +715,7 @@ static void keys_install(struct fa *a, json_object *body)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s.pub", a->keys_dir, ks_json_str(k, "id", ""));
 		snprintf(line, sizeof(line), "%s\n", pub);
-		write_atomic(path, line, strlen(line), 0644);
+		ks_write_file_atomic(path, line, strlen(line), 0644);
 		if (!next || ks_json_i64(k, "expires_at") < next)
 			next = ks_json_i64(k, "expires_at");
 	}

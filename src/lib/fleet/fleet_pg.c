@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "array.h"
 #include "buf.h"
 #include "err.h"
 #include "fleet_pg.h"
@@ -119,7 +120,7 @@ static int ensure_partition(struct ks_pg *pg, int64_t day)
 		 a, a + 5, a + 8, a, b);
 	if (exec_ok(pg, sql, "creating a day partition"))
 		return -EIO;
-	if (pg->ndays < (int)(sizeof(pg->days) / sizeof(pg->days[0])))
+	if (pg->ndays < (int)ARRAY_SIZE(pg->days))
 		pg->days[pg->ndays++] = day;
 	return 0;
 }
@@ -176,7 +177,7 @@ int ks_pg_batch_add(struct ks_pg_batch *b, const char *host, int64_t seq, int64_
 	b->rows++;
 	for (int i = 0; i < b->ndays && !known; i++)
 		known = b->days[i] == day;
-	if (!known && b->ndays < (int)(sizeof(b->days) / sizeof(b->days[0])))
+	if (!known && b->ndays < (int)ARRAY_SIZE(b->days))
 		b->days[b->ndays++] = day;
 	return 0;
 }

@@ -28,7 +28,9 @@
 #include <sqlite3.h>
 #include <zstd.h>
 #include "buf.h"
+#include "clock.h"
 #include "err.h"
+#include "hex.h"
 #include "fleet_ship.h"
 #include "fleet_dl.h"
 
@@ -68,14 +70,6 @@ struct ks_ship {
 	bool failed;
 	int64_t acked_upto;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int ship_open(struct ks_ship *s)
 {
@@ -306,8 +300,8 @@ static int put_row(struct ks_ship *s, const struct cols *c, sqlite3_stmt *st, in
 			const unsigned char *b = sqlite3_column_blob(st, i);
 
 			s->buf[s->len++] = '"';
-			for (int k = 0; k < n; k++)
-				s->len += sprintf(s->buf + s->len, "%02x", b[k]);
+			ks_hex(b, n, s->buf + s->len, 2 * (size_t)n + 1);	/* reserved above */
+			s->len += 2 * (size_t)n;
 			s->buf[s->len++] = '"';
 			break;
 		}
@@ -359,13 +353,13 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void
  * failed (-EPIPE), or SHIP_ACK_WAIT_MS without progress (-ETIMEDOUT). */
 static int window_wait(struct ks_ship *s, int below)
 {
-	int64_t deadline = mono_ms() + SHIP_ACK_WAIT_MS;
+	int64_t deadline = ks_mono_ms() + SHIP_ACK_WAIT_MS;
 	int err = 0;
 
 	pthread_mutex_lock(&s->mu);
 	while (!s->failed && s->count >= (below ? below : 1)) {
 		struct timespec ts;
-		int64_t left = deadline - mono_ms();
+		int64_t left = deadline - ks_mono_ms();
 
 		if (left <= 0) {
 			err = -ETIMEDOUT;
@@ -468,7 +462,7 @@ static void window_drop(struct ks_ship *s)
 /* Ship up to @max rows above the mark. Returns rows shipped or -errno. */
 static int64_t ship_batch(struct ks_ship *s, int64_t max, int64_t *mark_out)
 {
-	int64_t mark = get_mark(s), pos, sent = 0, saved, saved_at = mono_ms();
+	int64_t mark = get_mark(s), pos, sent = 0, saved, saved_at = ks_mono_ms();
 	sqlite3_stmt *st;
 	struct cols c = { 0 };
 	bool more = true;
@@ -525,9 +519,9 @@ static int64_t ship_batch(struct ks_ship *s, int64_t max, int64_t *mark_out)
 		acked = s->acked_upto;
 		pthread_mutex_unlock(&s->mu);
 		/* A long pass saves its progress now and then. */
-		if (acked != saved && mono_ms() - saved_at >= SHIP_MARK_EVERY_MS && !set_mark(s, acked)) {
+		if (acked != saved && ks_mono_ms() - saved_at >= SHIP_MARK_EVERY_MS && !set_mark(s, acked)) {
 			saved = acked;
-			saved_at = mono_ms();
+			saved_at = ks_mono_ms();
 		}
 	}
 	sqlite3_finalize(st);

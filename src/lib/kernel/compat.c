@@ -6,6 +6,7 @@
 #include <linux/bpf.h>
 #include <stdio.h>
 #include <string.h>
+#include "array.h"
 #include "compat.h"
 
 /* Threads whose task storage an LRU fallback keeps at once. */
@@ -158,7 +159,7 @@ static bool opt_hook_exists(struct btf **btf, bool *btf_read, const struct bpf_p
 		*btf_read = true;
 	}
 	has = *btf && btf__find_by_name_kind(*btf, name, BTF_KIND_TYPEDEF) >= 0;
-	if (nseen < sizeof(seen) / sizeof(seen[0]) && strlen(name) < sizeof(seen[0].name)) {
+	if (nseen < ARRAY_SIZE(seen) && strlen(name) < sizeof(seen[0].name)) {
 		strcpy(seen[nseen].name, name);
 		seen[nseen++].has = has;
 	}
@@ -183,7 +184,7 @@ void ks_compat_select(struct bpf_object *obj)
 		size_t len = strlen(p);
 		bool k = bpf_program__autoload(prog);
 
-		if (i >= sizeof(keep) / sizeof(keep[0]))
+		if (i >= ARRAY_SIZE(keep))
 			break;
 		if (k && has_suffix(p, KS_RAW_SUFFIX))
 			k = !ks_compat_perf_links();
@@ -199,7 +200,7 @@ void ks_compat_select(struct bpf_object *obj)
 	}
 	i = 0;
 	bpf_object__for_each_program(prog, obj) {
-		if (i >= sizeof(keep) / sizeof(keep[0]))
+		if (i >= ARRAY_SIZE(keep))
 			break;
 		bpf_program__set_autoload(prog, keep[i++]);
 	}

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "array.h"
 #include "err.h"
 #include "sysinfo.h"
 #include "probe_hooks.h"
@@ -344,7 +345,7 @@ static int probe_prog(int idx, char *why, size_t len)
 /* Find @name in the table; -ENOENT with a message when unknown. */
 static int hook_index(const char *name)
 {
-	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(hooks); i++)
 		if (!strcmp(hooks[i].name, name))
 			return i;
 	return ks_err(-ENOENT, "unknown hook '%s'", name);

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sqlite3.h>
+#include "array.h"
 #include "config.h"
 #include "events.h"
 #include "guard.h"
@@ -207,7 +208,7 @@ int ks_metrics_collect_render(const struct ks_metrics_collect *c, char **out, si
 
 	if (!f)
 		return -ENOMEM;
-	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
 		head(f, counters[i].name, "counter", counters[i].help);
 		fprintf(f, "%s %lld\n", counters[i].name,
 			(long long)*(const __s64 *)((const char *)c + counters[i].off));

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "array.h"
 #include "err.h"
 #include "pins.h"
 #include "sysinfo.h"
@@ -40,7 +41,7 @@ void ks_monitor_default_cfg(struct ks_monitor_cfg *cfg)
 				    35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45 };
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->wakeup_every = 1024;
-	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(fams); i++)
 		cfg->families |= 1ULL << fams[i];
 	/* NETLINK_XFRM 6, NETLINK_NETFILTER 12, NETLINK_RDMA 20,
 	 * NETLINK_CRYPTO 21 */
@@ -362,7 +363,7 @@ static bool knows_current(enum bpf_prog_type type, enum bpf_attach_type at)
 		BPF_FUNC_get_current_task, BPF_FUNC_probe_read_kernel,
 	};
 
-	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++)
 		if (!helper_ok(type, at, ids[i]))
 			return false;
 	return true;
@@ -639,7 +640,7 @@ int ks_monitor_links(void)
 		if (!probe)
 			return -errno;
 		bpf_object__for_each_program(prog, probe->obj) {
-			if (i == (int)(sizeof(progs) / sizeof(progs[0]))) {
+			if (i == (int)ARRAY_SIZE(progs)) {
 				i = -1;		/* never: the monitor has fewer */
 				break;
 			}

@@ -19,7 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "array.h"
 #include "err.h"
+#include "hex.h"
 #include "kernel_sites.h"
 #include "loader.h"
 #include "meta.h"
@@ -37,7 +39,7 @@ const char *ks_sync_action_str(enum ks_sync_action a)
 		[KS_SYNC_FAILED] = "failed", [KS_SYNC_OK] = "ok",
 		[KS_SYNC_REFUSED] = "refused",
 	};
-	return a < sizeof(s) / sizeof(s[0]) ? s[a] : "?";
+	return a < ARRAY_SIZE(s) ? s[a] : "?";
 }
 
 static struct ks_sync_item *add_item(struct ks_sync_result *res, const char *name,
@@ -72,7 +74,7 @@ static void warn(struct ks_sync_result *res, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (res->nwarn == (int)(sizeof(res->warn) / sizeof(res->warn[0])))
+	if (res->nwarn == (int)ARRAY_SIZE(res->warn))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(res->warn[res->nwarn++], sizeof(res->warn[0]), fmt, ap);
@@ -275,8 +277,7 @@ static bool gate_allows(const struct ks_config *cfg, const char *path, const cha
 	json_object *proven = NULL;
 	enum ks_gate g;
 
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", sha[i]);
+	ks_hex(sha, 32, hex, sizeof(hex));
 	ks_proven_path(path, ppath, sizeof(ppath));
 	if (!access(ppath, F_OK) && ks_proven_read(ppath, cfg->keys_dir, &proven, NULL, NULL))
 		snprintf(why, sizeof(why), " (%s)", ks_errmsg());

@@ -6,7 +6,8 @@
  * dwarf_attr_integrate), DWZ partial units with the alt file attached, and
  * the split halves of skeleton units (-gsplit-dwarf). Addresses come from
  * the debug file; file offsets, sections, symbols and instruction bytes come
- * from the binary that will actually be probed.
+ * from the binary that will actually be probed. The debug file is found by
+ * debugfile.c; where each argument lives is decoded by dwloc.c.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -21,268 +22,12 @@
 #include <elfutils/libdwelf.h>
 #include <dwarf.h>
 #include <gelf.h>
-#ifndef KSHIELD_STATIC
-#include <elfutils/debuginfod.h>
-#include "dl.h"
-#endif
+#include "array.h"
 #include "err.h"
+#include "hex.h"
+#include "debugfile.h"
+#include "dwloc.h"
 #include "dwsites.h"
-
-#ifndef KSHIELD_STATIC
-/* libdebuginfod (and curl, GnuTLS, Kerberos under it) is mapped only when
- * a lookup asks the servers (dl.h). */
-#define DEBUGINFOD_FNS(X) X(debuginfod_begin) X(debuginfod_end) X(debuginfod_find_debuginfo)
-static struct { DEBUGINFOD_FNS(KS_DL_PTR) } dif;
-static struct ks_dl dif_dl = KS_DL_INIT("libdebuginfod.so.1", "libdebuginfod1", "debuginfod");
-
-static int dif_bind(struct ks_dl *d)
-{
-#define BIND(f) KS_DL_BIND(d, dif, f)
-	DEBUGINFOD_FNS(BIND)
-#undef BIND
-	return 0;
-}
-#endif
-
-/* ---- ELF helpers -------------------------------------------------------- */
-
-struct elf_file {
-	int fd;
-	Elf *elf;
-};
-
-static int elf_open(const char *path, struct elf_file *f)
-{
-	f->elf = NULL;
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0)
-		return ks_err(-errno, "can't open %s: %s", path, strerror(errno));
-	elf_version(EV_CURRENT);
-	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
-	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {
-		if (f->elf)
-			elf_end(f->elf);
-		close(f->fd);
-		f->fd = -1;
-		return ks_err(-ENOEXEC, "%s is not an ELF file", path);
-	}
-	return 0;
-}
-
-static void elf_close(struct elf_file *f)
-{
-	if (f->elf)
-		elf_end(f->elf);
-	if (f->fd >= 0)
-		close(f->fd);
-	f->elf = NULL;
-	f->fd = -1;
-}
-
-static void to_hex(const unsigned char *b, size_t n, char *hex, size_t len)
-{
-	size_t i;
-
-	hex[0] = 0;
-	for (i = 0; i < n && 2 * i + 2 < len; i++)
-		sprintf(hex + 2 * i, "%02x", b[i]);
-}
-
-static int elf_build_id(Elf *elf, char *hex, size_t len)
-{
-	const void *id;
-	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
-
-	if (n <= 0)
-		return -ENODATA;
-	to_hex(id, n, hex, len);
-	return n;
-}
-
-int ks_build_id_file(const char *path, char *hex, size_t len)
-{
-	struct elf_file f;
-	int n = elf_open(path, &f);
-
-	if (n)
-		return n;
-	n = elf_build_id(f.elf, hex, len);
-	elf_close(&f);
-	if (n < 0)
-		return ks_err(n, "%s has no GNU build ID note", path);
-	return n;
-}
-
-static Elf_Scn *find_section(Elf *elf, const char *name)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		n = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
-/* True when the file has DWARF of its own (not just a .gnu_debuglink):
- * a .debug_info section with contents. */
-static bool elf_has_dwarf(Elf *elf)
-{
-	Elf_Scn *scn = find_section(elf, ".debug_info");
-	GElf_Shdr sh;
-
-	if (!scn)
-		scn = find_section(elf, ".zdebug_info");
-	return scn && gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
-}
-
-bool ks_elf_has_dwarf(const char *path)
-{
-	struct elf_file f;
-	bool r;
-
-	if (elf_open(path, &f))
-		return false;
-	r = elf_has_dwarf(f.elf);
-	elf_close(&f);
-	return r;
-}
-
-bool ks_elf_has_btf(const char *path)
-{
-	struct elf_file f;
-	bool r;
-
-	if (elf_open(path, &f))
-		return false;
-	r = find_section(f.elf, ".BTF") != NULL;
-	elf_close(&f);
-	return r;
-}
-
-/* ---- debug file lookup -------------------------------------------------- */
-
-/* Check that @path exists and carries build ID @want. 0 when it matches,
- * -ENOENT when absent, -EILSEQ (message recorded) when it differs. */
-int ks_debug_check(const char *path, const char *want)
-{
-	char got[KS_BUILD_ID_HEX];
-	struct elf_file f;
-
-	if (access(path, R_OK))
-		return -ENOENT;
-	if (elf_open(path, &f))
-		return -ENOENT;
-	if (elf_build_id(f.elf, got, sizeof(got)) < 0)
-		got[0] = 0;
-	elf_close(&f);
-	if (strcmp(got, want))
-		return ks_err(-EILSEQ, "debug file %s has build ID %s, binary has %s: "
-			      "refusing it (offsets from another build would corrupt the target)",
-			      path, got[0] ? got : "(none)", want);
-	return 0;
-}
-
-static const char *debug_dirs(void)
-{
-	const char *d = getenv("KSHIELD_DEBUG_DIRS");
-
-	return d && *d ? d : "/usr/lib/debug";
-}
-
-/* Look @build_id up in the .build-id trees, then debuginfod. @suffix is
- * ".debug" for debug files. */
-static int lookup_by_build_id(const char *build_id, unsigned flags, char *path,
-			      size_t len, const char **source)
-{
-	char dirs[PATH_MAX], *save = NULL, *d;
-	int mismatch = 0, err;
-
-	(void)flags;	/* the static build has no debuginfod */
-	if (strlen(build_id) < 4)
-		return -ENOENT;
-	snprintf(dirs, sizeof(dirs), "%s", debug_dirs());
-	for (d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		snprintf(path, len, "%s/.build-id/%.2s/%s.debug", d, build_id, build_id + 2);
-		err = ks_debug_check(path, build_id);
-		if (!err) {
-			*source = "build-id dir";
-			return 0;
-		}
-		if (err == -EILSEQ)
-			mismatch = err;
-	}
-#ifndef KSHIELD_STATIC
-	if (!(flags & KS_DEBUG_LOCAL) && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")) {
-		debuginfod_client *c;
-		char *got = NULL;
-		int fd = -1;
-
-		if ((err = ks_dl_load(&dif_dl, dif_bind)))
-			return err;	/* not installed: say so, not "no debug info" */
-		if ((c = dif.debuginfod_begin())) {
-			fd = dif.debuginfod_find_debuginfo(c, (const unsigned char *)build_id, 0, &got);
-			dif.debuginfod_end(c);
-		}
-		if (fd >= 0) {
-			close(fd);
-			snprintf(path, len, "%s", got);
-			free(got);
-			err = ks_debug_check(path, build_id);
-			if (!err) {
-				*source = "debuginfod";
-				return 0;
-			}
-			if (err == -EILSEQ)
-				mismatch = err;
-		}
-	}
-#endif
-	if (mismatch)
-		return mismatch;
-	return -ENOENT;
-}
-
-int ks_debug_find(const char *build_id, const char *binary, unsigned flags,
-		  char *path, size_t len, const char **source)
-{
-	int err;
-
-	if (binary) {
-		struct elf_file f;
-
-		if (!elf_open(binary, &f)) {
-			bool own = elf_has_dwarf(f.elf);
-
-			elf_close(&f);
-			if (own) {
-				snprintf(path, len, "%s", binary);
-				*source = "binary";
-				return 0;
-			}
-		}
-	}
-	if (!build_id || !*build_id)
-		return ks_err(-ENOENT, "%s has no DWARF and no build ID to look it up by",
-			      binary ? binary : "binary");
-	err = lookup_by_build_id(build_id, flags, path, len, source);
-	if (err == -ENOENT)
-		return ks_err(err, "no debug info for build ID %s (searched %s%s)", build_id,
-			      debug_dirs(),
-			      flags & KS_DEBUG_LOCAL ? ""
-			      : getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")
-				      ? " and debuginfod" : "; DEBUGINFOD_URLS is unset");
-	return err;
-}
 
 /* ---- target specs ------------------------------------------------------- */
 
@@ -396,19 +141,18 @@ static const struct { const char *name, *why; } no_kprobe_text[] = {
 	{ "__hyp_idmap_text", "identity-mapped hypervisor code" },
 	{ "__hibernate_exit_text", "hibernation exit code" },
 };
-#define NO_KPROBE_TEXT (sizeof(no_kprobe_text) / sizeof(no_kprobe_text[0]))
 
 struct bin_info {
-	struct elf_file f;
+	struct ks_elf_file f;
 	bool pie;
 	bool kernel;			/* a vmlinux: kprobes at symbol+offset */
 	unsigned machine;		/* e_machine: whose registers DWARF names */
-	__u64 text_start[NO_KPROBE_TEXT], text_end[NO_KPROBE_TEXT];
+	__u64 text_start[ARRAY_SIZE(no_kprobe_text)], text_end[ARRAY_SIZE(no_kprobe_text)];
 	__u64 *blacklist;		/* NOKPROBE_SYMBOL addresses (_kprobe_blacklist) */
 	__u64 banner;			/* address of linux_banner, 0 unknown */
 	size_t nblacklist;
 	size_t nphdr;
-	struct elf_file symsrc;		/* debug file when the binary is stripped */
+	struct ks_elf_file symsrc;	/* debug file when the binary is stripped */
 	struct sym *syms;
 	size_t nsyms;
 };
@@ -527,7 +271,7 @@ static void load_kernel_limits(struct bin_info *b)
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (name && !strcmp(name, "linux_banner"))
 				b->banner = sym.st_value;
-			for (k = 0; name && k < NO_KPROBE_TEXT; k++) {
+			for (k = 0; name && k < ARRAY_SIZE(no_kprobe_text); k++) {
 				len = strlen(no_kprobe_text[k].name);
 				if (strncmp(name, no_kprobe_text[k].name, len))
 					continue;
@@ -538,7 +282,7 @@ static void load_kernel_limits(struct bin_info *b)
 			}
 		}
 	}
-	scn = find_section(elf, "_kprobe_blacklist");
+	scn = ks_elf_find_section(elf, "_kprobe_blacklist");
 	if (scn) {
 		Elf_Data *data = elf_getdata(scn, NULL);
 
@@ -559,51 +303,16 @@ static int sym_count(const struct bin_info *b, const char *name)
 	return n;
 }
 
-/* ---- registers ---------------------------------------------------------- */
-
-/* Machine of the file being resolved: DWARF register numbers are per
- * architecture, and a vmlinux of another one can be resolved on this host
- * (a manifest for arm64 machines, made on x86). One resolution at a time. */
-static unsigned dw_machine = EM_NONE;
-
-/* DWARF register number -> (index into pt_regs viewed as 8-byte words,
- * name). User and kernel pt_regs share that layout on x86_64 and arm64. */
-static int dwarf_reg(unsigned r, const char **name)
-{
-	static const struct { int idx; const char *name; } x86[] = {
-		{ 10, "rax" }, { 12, "rdx" }, { 11, "rcx" }, { 5, "rbx" },
-		{ 13, "rsi" }, { 14, "rdi" }, { 4, "rbp" }, { 19, "rsp" },
-		{ 9, "r8" }, { 8, "r9" }, { 7, "r10" }, { 6, "r11" },
-		{ 3, "r12" }, { 2, "r13" }, { 1, "r14" }, { 0, "r15" },
-	};
-	static const char *const a64[] = {
-		"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
-		"x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20",
-		"x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp",
-	};
-
-	*name = "?";
-	if (dw_machine == EM_X86_64 && r < sizeof(x86) / sizeof(x86[0])) {
-		*name = x86[r].name;
-		return x86[r].idx;
-	}
-	if (dw_machine == EM_AARCH64 && r <= 31) {
-		*name = a64[r];
-		return r;
-	}
-	return -1;
-}
-
 /* ---- instructions ------------------------------------------------------ */
 
 /* Why the instruction starting at @b cannot carry a uprobe, or NULL. Only
  * the cases a compiler's entry address can plausibly land on: a breakpoint
  * someone already planted, and traps the kernel refuses to single-step. */
-static const char *insn_refused(const unsigned char *b, size_t n)
+static const char *insn_refused(unsigned machine, const unsigned char *b, size_t n)
 {
 	size_t i = 0;
 
-	if (dw_machine != EM_X86_64)
+	if (machine != EM_X86_64)
 		return NULL;
 
 	/* Legacy prefixes, then REX. */
@@ -737,209 +446,17 @@ static void call_site(struct walk *w, Dwarf_Die *die, struct ks_site *site)
 	}
 }
 
-/* Frame base of @fn at @pc as (register index, offset), for DW_OP_fbreg. */
-static int frame_base(Dwarf_CFI *cfi, Dwarf_Die *fn, Dwarf_Addr pc, Dwarf_Addr fn_entry, int *reg,
-		      __s64 *off, const char **rname, const char **why)
-{
-	Dwarf_Attribute a;
-	Dwarf_Op *ops;
-	size_t n;
-
-	if (!dwarf_attr_integrate(fn, DW_AT_frame_base, &a) ||
-	    dwarf_getlocation_addr(&a, pc, &ops, &n, 1) != 1 || n < 1) {
-		*why = "no frame base here";
-		return -1;
-	}
-	if (ops[0].atom == DW_OP_call_frame_cfa) {
-		Dwarf_Frame *frame;
-		Dwarf_Op *cfa;
-		size_t ncfa;
-
-		/* The CFA at @pc from the binary's call frame information:
-		 * usually "rsp + k" at this very instruction. */
-		if (cfi && !dwarf_cfi_addrframe(cfi, pc, &frame)) {
-			int ok = !dwarf_frame_cfa(frame, &cfa, &ncfa) && ncfa == 1;
-
-			/* libdw hands a register+offset rule back as bregx. */
-			if (ok && cfa[0].atom == DW_OP_bregx) {
-				*reg = dwarf_reg(cfa[0].number, rname);
-				*off = (__s64)cfa[0].number2;
-			} else if (ok && cfa[0].atom >= DW_OP_breg0 && cfa[0].atom <= DW_OP_breg31) {
-				*reg = dwarf_reg(cfa[0].atom - DW_OP_breg0, rname);
-				*off = (__s64)cfa[0].number;
-			} else {
-				ok = 0;
-			}
-			free(frame);
-			if (ok && *reg >= 0)
-				return 0;
-		}
-		/* Without usable CFI the CFA is known only at the function's
-		 * entry, where the call has just pushed the return address. */
-		if (pc != fn_entry) {
-			*why = "frame base is the CFA, and no CFI describes it here";
-			return -1;
-		}
-		if (dw_machine == EM_X86_64) {
-			*reg = dwarf_reg(7, rname);
-			*off = 8;
-			return 0;
-		}
-		if (dw_machine == EM_AARCH64) {
-			*reg = dwarf_reg(31, rname);
-			*off = 0;
-			return 0;
-		}
-	}
-	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 && n == 1) {
-		*reg = dwarf_reg(ops[0].atom - DW_OP_breg0, rname);
-		*off = (__s64)ops[0].number;
-		return *reg < 0 ? -1 : 0;
-	}
-	*why = "frame base expression not supported";
-	return -1;
-}
-
+/* One parameter of a copy at @pc: its name, and where it lives (dwloc.h). */
 static void describe_arg(struct walk *w, Dwarf_Die *param, Dwarf_Die *fn, Dwarf_Addr fn_entry,
 			 Dwarf_Addr pc, struct ks_site_arg *arg)
 {
-	struct ks_argloc *l = &arg->where;
-	Dwarf_Attribute a, ta;
-	Dwarf_Die type;
-	Dwarf_Word size;
-	Dwarf_Op *ops;
-	size_t n;
-	const char *rn, *why = NULL;
-	int r;
+	const struct ks_dwloc ctx = {
+		.machine = w->bin->machine, .cfi = w->cfi,
+		.pie = w->bin->pie, .kernel = w->bin->kernel,
+	};
 
-	(void)w;
 	snprintf(arg->name, sizeof(arg->name), "%s", die_name(param) ?: "?");
-	memset(l, 0, sizeof(*l));
-	if (dwarf_formref_die(dwarf_attr_integrate(param, DW_AT_type, &ta), &type) &&
-	    !dwarf_aggregate_size(&type, &size))
-		l->size = size;
-
-	if (!dwarf_attr(param, DW_AT_location, &a)) {
-		Dwarf_Sword sv;
-
-		if (dwarf_attr(param, DW_AT_const_value, &a) && !dwarf_formsdata(&a, &sv)) {
-			l->kind = KS_ARGLOC_CONST;
-			l->value = sv;
-			snprintf(arg->loc, sizeof(arg->loc), "const %lld", (long long)sv);
-			return;
-		}
-		why = "optimised out";
-		goto unavailable;
-	}
-	r = dwarf_getlocation_addr(&a, pc, &ops, &n, 1);
-	if (r <= 0 || !n) {
-		why = "no location at this address";
-		goto unavailable;
-	}
-
-	if (n == 1 && ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31)
-		r = dwarf_reg(ops[0].atom - DW_OP_reg0, &rn);
-	else if (n == 1 && ops[0].atom == DW_OP_regx)
-		r = dwarf_reg(ops[0].number, &rn);
-	else
-		r = -2;
-	if (r >= 0) {
-		l->kind = KS_ARGLOC_REG;
-		l->reg = r;
-		snprintf(arg->loc, sizeof(arg->loc), "%s", rn);
-		return;
-	}
-	if (r == -1) {
-		why = "register unknown to kshield";
-		goto unavailable;
-	}
-
-	/* breg: memory at reg+off, or with stack_value the value reg+off. */
-	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 &&
-	    (n == 1 || (n == 2 && ops[1].atom == DW_OP_stack_value && !ops[0].number))) {
-		r = dwarf_reg(ops[0].atom - DW_OP_breg0, &rn);
-		if (r < 0) {
-			why = "register unknown to kshield";
-			goto unavailable;
-		}
-		l->reg = r;
-		l->value = (__s64)ops[0].number;
-		if (n == 2) {
-			l->kind = KS_ARGLOC_REG;
-			snprintf(arg->loc, sizeof(arg->loc), "%s", rn);
-		} else {
-			l->kind = KS_ARGLOC_MEM;
-			snprintf(arg->loc, sizeof(arg->loc), "[%s%+lld]", rn, (long long)l->value);
-		}
-		return;
-	}
-	if (n == 1 && ops[0].atom == DW_OP_fbreg) {
-		__s64 off;
-
-		if (frame_base(w->cfi, fn, pc, fn_entry, &r, &off, &rn, &why))
-			goto unavailable;
-		l->kind = KS_ARGLOC_MEM;
-		l->reg = r;
-		l->value = off + (__s64)ops[0].number;
-		snprintf(arg->loc, sizeof(arg->loc), "[%s%+lld]", rn, (long long)l->value);
-		return;
-	}
-	/* Constants: litN / constN / constu / consts followed by stack_value. */
-	if (n == 2 && ops[1].atom == DW_OP_stack_value) {
-		unsigned at = ops[0].atom;
-		bool c = true;
-
-		if (at >= DW_OP_lit0 && at <= DW_OP_lit31)
-			l->value = at - DW_OP_lit0;
-		else if (at == DW_OP_const1s || at == DW_OP_const2s || at == DW_OP_const4s ||
-			 at == DW_OP_const8s || at == DW_OP_consts)
-			l->value = (__s64)ops[0].number;
-		else if (at == DW_OP_const1u || at == DW_OP_const2u || at == DW_OP_const4u ||
-			 at == DW_OP_const8u || at == DW_OP_constu)
-			l->value = (__s64)ops[0].number;
-		else
-			c = false;
-		if (c) {
-			l->kind = KS_ARGLOC_CONST;
-			snprintf(arg->loc, sizeof(arg->loc), "const %lld", (long long)l->value);
-			return;
-		}
-	}
-	if (n == 1 && ops[0].atom == DW_OP_implicit_value && ops[0].number <= 8) {
-		Dwarf_Block blk;
-
-		if (!dwarf_getlocation_implicit_value(&a, &ops[0], &blk)) {
-			__u64 v = 0;
-
-			memcpy(&v, blk.data, blk.length);
-			l->kind = KS_ARGLOC_CONST;
-			l->value = (__s64)v;
-			snprintf(arg->loc, sizeof(arg->loc), "const %lld", (long long)l->value);
-			return;
-		}
-	}
-	if (n == 1 && ops[0].atom == DW_OP_addr && !w->bin->pie && !w->bin->kernel) {
-		l->kind = KS_ARGLOC_ADDR;
-		l->value = (__s64)ops[0].number;
-		snprintf(arg->loc, sizeof(arg->loc), "[0x%llx]", (unsigned long long)ops[0].number);
-		return;
-	}
-	switch (ops[0].atom) {
-	case DW_OP_entry_value:
-	case DW_OP_GNU_entry_value:
-		why = "only the caller's entry value is described";
-		break;
-	case DW_OP_addr:
-		why = w->bin->kernel ? "a kernel global, moved by KASLR"
-				     : "a global in a PIE, address unknown to BPF";
-		break;
-	default:
-		why = n > 1 && ops[1].atom == DW_OP_piece ? "split across pieces"
-							   : "location expression not supported";
-	}
-unavailable:
-	l->kind = KS_ARGLOC_UNAVAILABLE;
-	snprintf(arg->loc, sizeof(arg->loc), "unavailable at this site (%s)", why);
+	ks_describe_arg(&ctx, param, fn, fn_entry, pc, &arg->where, arg->loc, sizeof(arg->loc));
 }
 
 static void describe_args(struct walk *w, Dwarf_Die *die, Dwarf_Die *fn, Dwarf_Addr fn_entry,
@@ -970,7 +487,7 @@ static void kernel_probeable(struct walk *w, struct ks_site *site, const struct 
 			 "never run after boot", sec);
 		return;
 	}
-	for (i = 0; i < NO_KPROBE_TEXT; i++)
+	for (i = 0; i < ARRAY_SIZE(no_kprobe_text); i++)
 		if (b->text_start[i] && pc >= b->text_start[i] && pc < b->text_end[i]) {
 			snprintf(site->why, sizeof(site->why), "in %s: %s, where the kernel "
 				 "refuses kprobes", no_kprobe_text[i].name, no_kprobe_text[i].why);
@@ -1001,7 +518,7 @@ static void kernel_probeable(struct walk *w, struct ks_site *site, const struct 
 		return;
 	}
 	if (!addr_to_offset(b, pc, &foff) && pread(b->f.fd, insn, sizeof(insn), foff) > 1 &&
-	    (bad = insn_refused(insn, sizeof(insn)))) {
+	    (bad = insn_refused(b->machine, insn, sizeof(insn)))) {
 		snprintf(site->why, sizeof(site->why), "the instruction at 0x%llx is %s",
 			 (unsigned long long)pc, bad);
 		return;
@@ -1082,7 +599,7 @@ static void add_site(struct walk *w, Dwarf_Die *die, enum ks_site_kind kind,
 			site->probeable = false;
 			snprintf(site->why, sizeof(site->why), "can't read the instruction at offset 0x%llx",
 				 (unsigned long long)site->offset);
-		} else if ((bad = insn_refused(insn, sizeof(insn)))) {
+		} else if ((bad = insn_refused(w->bin->machine, insn, sizeof(insn)))) {
 			site->probeable = false;
 			snprintf(site->why, sizeof(site->why), "the instruction at 0x%llx is %s",
 				 (unsigned long long)pc, bad);
@@ -1209,7 +726,7 @@ static void walk_dies(struct walk *w, Dwarf_Die *die, Dwarf_Die *fn, const char 
 /* ---- DWZ alt files ------------------------------------------------------ */
 
 struct alt {
-	struct elf_file f;
+	struct ks_elf_file f;
 	Dwarf *dw;
 };
 
@@ -1226,7 +743,7 @@ static int attach_alt(Dwarf *dw, const char *debug_file, struct ks_sites *s, str
 
 	if (n <= 0)
 		return 0;	/* no alt file */
-	to_hex(id, n, hex, sizeof(hex));
+	ks_hex(id, n, hex, sizeof(hex));
 	if (dwarf_getalt(dw)) {
 		snprintf(s->alt_file, sizeof(s->alt_file), "%s", name);
 		return 0;
@@ -1243,16 +760,16 @@ static int attach_alt(Dwarf *dw, const char *debug_file, struct ks_sites *s, str
 		err = ks_debug_check(path, hex);
 	}
 	if (err)
-		err = lookup_by_build_id(hex, 0, path, sizeof(path), &src);
+		err = ks_lookup_by_build_id(hex, 0, path, sizeof(path), &src);
 	if (err == -ENOENT)
 		return ks_err(err, "DWZ alt file %s (build ID %s) not found", name, hex);
 	if (err)
 		return err;
-	if ((err = elf_open(path, &alt->f)))
+	if ((err = ks_elf_open(path, &alt->f)))
 		return err;
 	alt->dw = dwarf_begin_elf(alt->f.elf, DWARF_C_READ, NULL);
 	if (!alt->dw) {
-		elf_close(&alt->f);
+		ks_elf_close(&alt->f);
 		return ks_err(-EINVAL, "can't read DWARF of alt file %s: %s", path, dwarf_errmsg(-1));
 	}
 	dwarf_setalt(dw, alt->dw);
@@ -1290,7 +807,7 @@ static int find_sites(const char *binary, const char *function, struct ks_sites 
 {
 	bool own_cfi = true;
 	struct bin_info bin = { .f = { -1, NULL }, .symsrc = { -1, NULL } };
-	struct elf_file dbg = { -1, NULL };
+	struct ks_elf_file dbg = { -1, NULL };
 	struct alt alt = { { -1, NULL }, NULL };
 	struct walk w = { .s = s, .fn = function, .bin = &bin };
 	Dwarf *dw = NULL;
@@ -1301,7 +818,7 @@ static int find_sites(const char *binary, const char *function, struct ks_sites 
 	memset(s, 0, sizeof(*s));
 	snprintf(s->binary, sizeof(s->binary), "%s", binary);
 	snprintf(s->function, sizeof(s->function), "%s", function);
-	if ((err = elf_open(binary, &bin.f)))
+	if ((err = ks_elf_open(binary, &bin.f)))
 		return err;
 	if (!gelf_getehdr(bin.f.elf, &eh) || elf_getphdrnum(bin.f.elf, &bin.nphdr)) {
 		err = ks_err(-ENOEXEC, "%s: unreadable ELF header", binary);
@@ -1309,14 +826,14 @@ static int find_sites(const char *binary, const char *function, struct ks_sites 
 	}
 	bin.pie = eh.e_type == ET_DYN;
 	bin.kernel = s->kernel = kernel;
-	bin.machine = dw_machine = eh.e_machine;
+	bin.machine = eh.e_machine;
 	snprintf(s->arch, sizeof(s->arch), "%s", eh.e_machine == EM_X86_64 ? "x86_64"
 		 : eh.e_machine == EM_AARCH64 ? "aarch64" : "unknown");
-	if (elf_build_id(bin.f.elf, s->build_id, sizeof(s->build_id)) < 0)
+	if (ks_elf_build_id(bin.f.elf, s->build_id, sizeof(s->build_id)) < 0)
 		s->build_id[0] = 0;
 	if (kernel) {
 		/* A vmlinux debug file is its own binary: symtab, DWARF, text. */
-		if (!elf_has_dwarf(bin.f.elf)) {
+		if (!ks_elf_has_own_dwarf(bin.f.elf)) {
 			err = ks_err(-ENODATA, "%s has no DWARF: give the vmlinux of the kernel's "
 				     "-dbg package (usr/lib/debug/boot/vmlinux-*)", binary);
 			goto out;
@@ -1329,7 +846,7 @@ static int find_sites(const char *binary, const char *function, struct ks_sites 
 		if (err)
 			goto out;
 	}
-	if ((err = elf_open(s->debug_file, &dbg)))
+	if ((err = ks_elf_open(s->debug_file, &dbg)))
 		goto out;
 	load_syms(&bin, bin.f.elf);
 	if (!bin.nsyms)
@@ -1396,9 +913,9 @@ out:
 		dwarf_end(dw);
 	if (alt.dw)
 		dwarf_end(alt.dw);
-	elf_close(&alt.f);
-	elf_close(&dbg);
-	elf_close(&bin.f);
+	ks_elf_close(&alt.f);
+	ks_elf_close(&dbg);
+	ks_elf_close(&bin.f);
 	free(bin.syms);
 	free(bin.blacklist);
 	if (err) {
@@ -1450,3 +967,4 @@ const char *ks_site_kind_name(enum ks_site_kind k)
 	}
 	return "?";
 }
+

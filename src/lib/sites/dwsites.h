@@ -4,13 +4,10 @@
  * function), each with its entry address, file offset, call site, whether a
  * uprobe can sit there, and where its arguments live at that address.
  *
- * Debug info is looked up by the binary's build ID: in the binary itself,
- * then in each debug root's .build-id tree ($KSHIELD_DEBUG_DIRS, colon
- * separated, default /usr/lib/debug), then through libdebuginfod when
- * $DEBUGINFOD_URLS is set. A debug file whose build ID differs from the
- * binary's is refused: a probe at an offset computed from another build
- * would corrupt the target's code. DWZ alt files (.gnu_debugaltlink) and
- * split DWARF (.dwo next to the skeleton's comp_dir) are followed.
+ * The DWARF comes from the debug file that matches the binary's build ID
+ * (debugfile.h); DWZ alt files (.gnu_debugaltlink) and split DWARF (.dwo
+ * next to the skeleton's comp_dir) are followed. Where arguments live is
+ * decoded by dwloc.h.
  */
 #ifndef KSHIELD_DWSITES_H
 #define KSHIELD_DWSITES_H
@@ -19,8 +16,7 @@
 #include <limits.h>
 #include <linux/types.h>
 #include <kshield/sites.h>
-
-#define KS_BUILD_ID_HEX	(2 * 64 + 1)
+#include "debugfile.h"
 
 enum ks_site_kind {
 	KS_SITE_OUTLINE,	/* out-of-line copy: the symbol's own entry */
@@ -66,25 +62,6 @@ struct ks_sites {
 	int nsites;
 	struct ks_site *site;		/* sorted by address */
 };
-
-/* Build ID of the ELF file @path as lowercase hex into @hex. Returns the
- * number of ID bytes, -ENODATA when it has none, or another -errno. */
-int ks_build_id_file(const char *path, char *hex, size_t len);
-
-#define KS_DEBUG_LOCAL	(1u << 0)	/* don't ask debuginfod */
-
-/* Find the debug file for @build_id (hex). @binary may be NULL; when it
- * carries DWARF itself it is the answer. Fills @path and *@source. Returns 0,
- * -ENOENT when nothing was found, or -EILSEQ when a candidate was found but
- * its build ID does not match (message recorded). */
-int ks_debug_find(const char *build_id, const char *binary, unsigned flags,
-		  char *path, size_t len, const char **source);
-/* 0 when @path exists and has build ID @build_id, -ENOENT when it does not
- * exist or is not ELF, -EILSEQ (message recorded) when the IDs differ. */
-int ks_debug_check(const char *path, const char *build_id);
-/* Whether the ELF file @path has DWARF sections / a .BTF section. */
-bool ks_elf_has_dwarf(const char *path);
-bool ks_elf_has_btf(const char *path);
 
 /* Resolve "PATH:FUNCTION" or "BUILDID:FUNCTION" (a build ID names the
  * binary through the running processes' mappings) into @binary and

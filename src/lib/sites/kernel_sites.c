@@ -9,7 +9,10 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 #include <json-c/json.h>
+#include "array.h"
+#include "debugfile.h"
 #include "err.h"
+#include "hex.h"
 #include "kernel_sites.h"
 #include "sign.h"
 #include "uprobe_sites.h"
@@ -39,11 +42,7 @@ int ks_kernel_build_id(char *hex, size_t len)
 			break;
 		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 &&
 		    !memcmp(buf + name_off, "GNU", 4)) {
-			size_t i;
-
-			hex[0] = 0;
-			for (i = 0; i < descsz && 2 * i + 2 < len; i++)
-				sprintf(hex + 2 * i, "%02x", buf[desc_off + i]);
+			ks_hex(buf + desc_off, descsz, hex, len);
 			return 0;
 		}
 		off = desc_off + ((descsz + 3) & ~3u);
@@ -63,7 +62,7 @@ int ks_kernel_vmlinux_find(const char *build_id, const char *release, unsigned f
 	size_t i;
 	int err;
 
-	for (i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cands); i++) {
 		snprintf(path, len, cands[i], release);
 		err = ks_debug_check(path, build_id);
 		if (!err) {

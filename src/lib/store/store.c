@@ -23,6 +23,8 @@
 #include <limits.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "array.h"
+#include "clock.h"
 #include "err.h"
 #include "config.h"
 #include "store.h"
@@ -58,7 +60,7 @@ struct ks_store {
 	} bins[1024];
 	int pending;			/* event rows in the open transaction */
 	int pending_notes;		/* the agent's own rows in it (not events) */
-	struct timespec first;		/* when the first of them was queued */
+	int64_t first_ns;		/* when the first of them was queued (ks_mono_ns) */
 	bool in_tx;
 	__s64 last_ts;			/* newest ts stored (ts is the row key) */
 	long long exec_rows;		/* rows in the current exec chunk */
@@ -207,7 +209,7 @@ static int exec_roll(struct ks_store *s)
 
 static void bins_forget(struct ks_store *s)
 {
-	for (size_t i = 0; i < sizeof(s->bins) / sizeof(s->bins[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(s->bins); i++) {
 		free(s->bins[i].path);
 		s->bins[i].path = NULL;
 	}
@@ -416,7 +418,7 @@ static int begin(struct ks_store *s)
 		return sql_err(s->db, rc, "can't begin a transaction");
 	s->in_tx = true;
 	s->pending = s->pending_notes = 0;
-	clock_gettime(CLOCK_MONOTONIC, &s->first);
+	s->first_ns = ks_mono_ns();
 	return 0;
 }
 
@@ -431,7 +433,7 @@ static sqlite3_int64 bin_id(struct ks_store *s, const char *path, sqlite3_int64 
 
 	for (const char *p = path; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	b = &s->bins[h % (sizeof(s->bins) / sizeof(s->bins[0]))];
+	b = &s->bins[h % ARRAY_SIZE(s->bins)];
 	if (b->path && b->hash == h && !strcmp(b->path, path))
 		return b->id;
 	sqlite3_bind_text(s->bin_get, 1, path, -1, SQLITE_STATIC);
@@ -635,13 +637,10 @@ int ks_store_commit(struct ks_store *s)
 
 int ks_store_pending(struct ks_store *s, long *age_ms)
 {
-	struct timespec now;
-
 	*age_ms = 0;
 	if (!s->in_tx)
 		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	*age_ms = (now.tv_sec - s->first.tv_sec) * 1000 + (now.tv_nsec - s->first.tv_nsec) / 1000000;
+	*age_ms = (ks_mono_ns() - s->first_ns) / 1000000;
 	return s->pending;
 }
 

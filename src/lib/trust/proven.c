@@ -262,9 +262,9 @@ int ks_proven_write(json_object *s, const char *dir, const char *keyfile, char *
 		    size_t pathlen, char keyid[KS_KEYID_LEN])
 {
 	const char *name = str(s, "shield"), *txt;
-	char tmp[4200];
-	FILE *f;
-	int err = 0;
+	char *file;
+	size_t n;
+	int err;
 
 	keyid[0] = '\0';
 	if (!name || !name[0] || strchr(name, '/') || name[0] == '.')
@@ -272,20 +272,18 @@ int ks_proven_write(json_object *s, const char *dir, const char *keyfile, char *
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return ks_err(-errno, "can't create %s: %s", dir, strerror(errno));
 	snprintf(path, pathlen, "%s/%s%s", dir, name, KS_PROVEN_SUFFIX);
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, getpid());
 	txt = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PRETTY |
 					     JSON_C_TO_STRING_NOSLASHESCAPE);
-	f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%s\n", txt) < 0 || fflush(f) || fsync(fileno(f)))
-		err = ks_err(-(errno ?: EIO), "can't write %s: %s", tmp, strerror(errno ?: EIO));
-	if (f && fclose(f) && !err)
-		err = ks_err(-(errno ?: EIO), "can't write %s: %s", tmp, strerror(errno ?: EIO));
-	if (!err && rename(tmp, path))
-		err = ks_err(-errno, "can't rename %s: %s", tmp, strerror(errno));
-	if (err) {
-		unlink(tmp);
+	n = strlen(txt);
+	if (!(file = malloc(n + 1)))
+		return ks_err(-ENOMEM, "can't write %s: out of memory", path);
+	memcpy(file, txt, n);
+	file[n] = '\n';
+	/* 0666 less the umask, as fopen() creates files: readable by all. */
+	err = ks_write_file_atomic(path, file, n + 1, 0666);
+	free(file);
+	if (err)
 		return err;
-	}
 	return keyfile ? ks_sign_file(KS_SIGN_PROVEN, path, keyfile, NULL, keyid) : 0;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sodium.h>
 #include "err.h"
+#include "file.h"
 #include "sign.h"
 
 /* Domain separation: what a kshield signature covers, never anything else;
@@ -291,9 +292,9 @@ int ks_sign_verify(const void *obj, size_t len, const char *sig, const char *key
 int ks_sign_file(enum ks_sign_kind kind, const char *path, const char *keyfile,
 		 const char *out, char keyid[KS_KEYID_LEN])
 {
-	char sigpath[4096], tmp[4200], sig[KS_SIG_TEXT_MAX], *obj;
+	char sigpath[4096], sig[KS_SIG_TEXT_MAX], *obj;
 	size_t len;
-	int err, fd;
+	int err;
 
 	snprintf(sigpath, sizeof(sigpath), "%s.sig", path);
 	if (!out)
@@ -306,18 +307,7 @@ int ks_sign_file(enum ks_sign_kind kind, const char *path, const char *keyfile,
 	if (err)
 		return err;
 	/* Replace the signature atomically: a reader sees the old or the new. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", out, getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, sig, strlen(sig)) != (ssize_t)strlen(sig) || fsync(fd) ||
-	    rename(tmp, out)) {
-		err = ks_err(-errno, "can't write %s: %s", out, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-		return err;
-	}
-	close(fd);
-	return 0;
+	return ks_write_file_atomic(out, sig, strlen(sig), 0644);
 }
 
 int ks_sign_verify_file(enum ks_sign_kind kind, const char *path, const char *sigpath,
