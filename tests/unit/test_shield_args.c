@@ -236,6 +236,10 @@ Test(shield_args, u06_formats_name_what_they_know_and_number_the_rest)
 	o = ks_arg_fmt_json(&d, 999);
 	cr_expect(json_object_is_type(o, json_type_int), "an unnamed family stays a number");
 	json_object_put(o);
+	d.fmt = KS_ARG_ERRNO;
+	o = ks_arg_fmt_json(&d, (__u64)-5000);
+	cr_expect_eq(json_object_get_int64(o), -5000, "an unnamed errno stays a number");
+	json_object_put(o);
 	d.fmt = KS_ARG_INT;
 	o = ks_arg_fmt_json(&d, (__u64)-22);
 	cr_expect_eq(json_object_get_int64(o), -22);
@@ -268,6 +272,15 @@ Test(shield_args, u06_formats_name_what_they_know_and_number_the_rest)
 			 "\"IORING_OP_SEND_ZC\""));
 	cr_expect(strstr(named("cve-2024-1086", "io_uring_submit", IORING_OP_WRITE, 3, 0, 2),
 			 "\"IORING_OP_WRITE\""));
+}
+
+static struct json_object *ks_json_path(struct json_object *o, const char *a, const char *b,
+				       const char *c)
+{
+	struct json_object *v = NULL;
+
+	return json_object_object_get_ex(o, a, &v) && json_object_object_get_ex(v, b, &v) &&
+	       json_object_object_get_ex(v, c, &v) ? v : NULL;
 }
 
 /* A Copy Fail tp kill at sendfile64, as the ring buffer brings it. */
@@ -319,6 +332,13 @@ Test(shield_args, u07_a_record_keeps_its_words_and_is_shown_by_name)
 	o = json_tokener_parse("{\"kind\":\"exec\",\"detail\":{\"hook\":\"h\",\"args\":[1,2,3,4]}}");
 	ks_event_json_name_args(o);
 	cr_expect(!json_object_object_get_ex(json_object_object_get(o, "detail"), "arg", NULL));
+	json_object_put(o);
+	/* words above INT64_MAX come back whole from the stored text */
+	o = json_tokener_parse("{\"kind\":\"shield\",\"shield\":\"x\",\"detail\":{\"hook\":\"h\","
+			       "\"args\":[18446744073709551615,0,0,1]}}");
+	ks_event_json_name_args(o);
+	cr_expect_eq(json_object_get_uint64(ks_json_path(o, "detail", "arg", "arg0")), ~0ULL);
+	cr_expect_eq(json_object_get_uint64(ks_json_path(o, "detail", "arg", "arg3")), 1);
 	json_object_put(o);
 	o = json_tokener_parse("{\"kind\":\"shield\",\"shield\":\"x\",\"detail\":{\"args\":[1,2]}}");
 	ks_event_json_name_args(o);

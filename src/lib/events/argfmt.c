@@ -203,11 +203,17 @@ struct json_object *ks_arg_fmt_json(const struct ks_arg_def *d, __u64 v)
 		return json_object_new_boolean(v != 0);
 	case KS_ARG_NONE:
 		return NULL;
+	case KS_ARG_HEX:
+	case KS_ARG_FLAGS:
+	case KS_ARG_DEV:
+	case KS_ARG_STR8:
+		return json_object_new_string(ks_arg_fmt_str(d, v, buf, sizeof(buf)));
 	default:
-		/* a named value; an unnamed one stays a number */
+		/* a named value; one the format cannot name stays a number */
 		ks_arg_fmt_str(d, v, buf, sizeof(buf));
-		if ((d->fmt == KS_ARG_ENUM || d->fmt == KS_ARG_FAMILY || d->fmt == KS_ARG_SYSCALL ||
-		     d->fmt == KS_ARG_SYSCALL32) && buf[0] >= '0' && buf[0] <= '9')
+		if (buf[0] == '-')
+			return json_object_new_int64((__s64)v);
+		if (buf[0] >= '0' && buf[0] <= '9')
 			return json_object_new_uint64(v);
 		return json_object_new_string(buf);
 	}

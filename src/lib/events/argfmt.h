@@ -18,8 +18,9 @@ const char *ks_af_name(__u64 family);
 const char *ks_syscall_name(__u64 nr, bool abi32);
 /* @v shown as @d says, into @buf (cut to @len); returns @buf. */
 const char *ks_arg_fmt_str(const struct ks_arg_def *d, __u64 v, char *buf, size_t len);
-/* @v as a JSON value: numbers for INT, UINT and FD, a boolean for BOOL, a
- * string (ks_arg_fmt_str's) for the rest. */
+/* @v as a JSON value: numbers for INT, UINT and FD, a boolean for BOOL,
+ * strings for HEX, FLAGS, DEV and STR8; the named formats give the name,
+ * or the number when they have none for @v. NULL for KS_ARG_NONE. */
 struct json_object *ks_arg_fmt_json(const struct ks_arg_def *d, __u64 v);
 
 #endif /* KSHIELD_ARGFMT_H */
