@@ -568,7 +568,8 @@ const struct ks_kind_def ks_kinds[KS_EV_KIND_MAX] = {
  * netlink walker (bpf/nlwalk.bpf.h), from the ks_refuse() / ks_kill()
  * calls in shields/<name>/shield.bpf.c: a shield that changes what it
  * passes changes its line here (tests/unit/test_shield_args.c checks the
- * table's shape). Slots a call leaves 0 are KS_ARG_NONE. */
+ * table's shape, and that every hook those calls name has an entry).
+ * Slots a call leaves 0 are KS_ARG_NONE. */
 
 #define A_NONE			{ NULL, KS_ARG_NONE, NULL }
 #define A(name, fmt)		{ name, KS_ARG_##fmt, NULL }

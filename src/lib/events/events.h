@@ -8,7 +8,8 @@
  * KS_EVENT_COLUMNS, then the decoders that fill it and their kinds'
  * column sets (ks_kinds[].cols: the store gives a kind's table those
  * columns; tests/unit/test_events.c fails when a decoder fills a column
- * its kind does not list).
+ * its kind does not list). The four argument words of a shield event are
+ * named here too, per shield and hook (ks_shield_args[], below).
  *
  * Process ids use the names the kernel shows users: `pid` is the process
  * (thread group id: getpid(), what ps and kill take), `tid` the thread
