@@ -288,6 +288,69 @@ Test(store, s08_status_reports_the_store_it_is_told_or_the_agents)
 	ka_stop(&env, SIGTERM);
 }
 
+/* Issue 25: a real shield's hit, stored by the agent from the ring
+ * buffer, reads back with its arguments by name beside the raw words.
+ * cve-2021-3156's tp variant runs on this host (test_shield.c); its
+ * trigger is a set-user-ID copy of /bin/true run as `sudoedit -s 'x\'`,
+ * which the shield kills at exec. */
+Test(store, s09_a_real_shield_event_reads_back_with_named_arguments)
+{
+	char args[768], exe[300], *err = NULL, *out = NULL;
+	json_object *arr, *e;
+	int status = 0;
+	pid_t pid;
+
+	snprintf(args, sizeof(args), "mkdir -p %s/shields.d && ln -sf %s/cve-2021-3156.bpf.o %s/shields.d/ "
+		 "&& cp /bin/true %s/sudo && chmod 4755 %s/sudo", env.dir, ks_shields_dir(), env.dir,
+		 env.dir, env.dir);
+	cr_assert_eq(ks_run(args, NULL, NULL), 0, "%s", args);
+	snprintf(args, sizeof(args), "--shields-dir %s/shields.d", env.dir);
+	ka_start_args(&env, args);
+	for (double t0 = ka_now(); ka_now() - t0 < 20; usleep(100000)) {
+		free(err);
+		err = ka_agent_err(&env);
+		if (err && strstr(err, "shield cve-2021-3156"))
+			break;
+	}
+	cr_assert(err && strstr(err, "shield cve-2021-3156: loaded"), "%s", err ? err : "");
+	free(err);
+
+	snprintf(exe, sizeof(exe), "%s/sudo", env.dir);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		execl(exe, "sudoedit", "-s", "x\\", (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		  "the trigger was not killed (status %#x)", status);
+
+	arr = ka_events(&env, "--kind shield --since 1m", 1, 10);
+	cr_assert(arr && json_object_array_length(arr) >= 1, "no shield event stored");
+	e = json_object_array_get_idx(arr, 0);
+	cr_expect_str_eq(ka_str(e, "verdict"), "killed");
+	cr_expect_str_eq(ka_str(e, "detail.hook"), "sched_process_exec");
+	/* the raw words, as before */
+	cr_expect_eq(json_object_array_length(ks_json_get(e, "detail.args")), 4);
+	cr_expect_eq(ka_int(e, "detail.args.1"), 1);
+	/* and by name */
+	cr_expect_eq(json_object_get_boolean(ks_json_get(e, "detail.arg.shell")), true);
+	cr_expect_eq(json_object_get_boolean(ks_json_get(e, "detail.arg.odd_backslashes")), true);
+	cr_expect(json_object_is_type(ks_json_get(e, "detail.arg.argv_index"), json_type_int));
+	cr_expect_null(ks_json_get(e, "detail.arg.arg3"), "an unused word was shown");
+	json_object_put(arr);
+	/* the plain line names them too */
+	snprintf(args, sizeof(args), "%s events --store %s --kind shield --since 1m",
+		 ks_bin(), env.store);
+	cr_expect_eq(ks_run(args, &out, NULL), 0);
+	cr_expect(out && strstr(out, "killed sched_process_exec(argv_index=") &&
+		  strstr(out, "shell=true odd_backslashes=true)"), "%s", out ? out : "");
+	free(out);
+	ka_stop(&env, SIGTERM);
+	ks_runf(NULL, NULL, "%s shield unload cve-2021-3156", ks_bin());
+}
+
 /* ---- schema versions ---- */
 
 static struct ka_env menv;

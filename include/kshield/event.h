@@ -74,7 +74,9 @@ struct ks_shield_event {
 	char variant[KS_VARIANT_LEN];
 	__u32 verdict;		/* enum ks_verdict */
 	__u32 mode;		/* enum ks_mode */
-	__u64 args[4];		/* shield-chosen argument words */
+	__u64 args[4];		/* shield-chosen argument words; what they mean, per
+				 * (shield, hook), is ks_shield_args[] in
+				 * src/lib/events/events.c (readers show them by name) */
 };
 
 /* ---- Monitor payloads (bpf/monitor.bpf.c) ----

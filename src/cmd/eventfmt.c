@@ -44,6 +44,8 @@ struct json_object *ks_row_json(sqlite3_stmt *st)
 		}
 		json_object_object_add(o, name, v);
 	}
+	/* a shield event's arguments by name, beside the raw words */
+	ks_event_json_name_args(o);
 	return o;
 }
 

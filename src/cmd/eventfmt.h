@@ -13,7 +13,8 @@
 #define KS_ANCESTRY_MAX 32
 
 /* The current row of @st as a JSON object: every column by name; "ts" as
- * RFC 3339 (and "ts_ns"), "detail" parsed into an object. */
+ * RFC 3339 (and "ts_ns"), "detail" parsed into an object; a shield event's
+ * detail also gets "arg", its argument words by name (events.h). */
 struct json_object *ks_row_json(sqlite3_stmt *st);
 /* Print the current row of @st as one table line. Rows with ts and kind
  * columns get the event layout, anything else tab-separated columns. */

@@ -18,6 +18,7 @@
 #include "err.h"
 #include "units.h"
 #include "events.h"
+#include "argfmt.h"
 
 const struct ks_col_def ks_cols[KS_COL_MAX] = {
 #define KS_COL_DEF_(id, n, t, old) [KS_COL_##id] = { #n, KS_COL_##t, #old },
@@ -496,10 +497,29 @@ static void sum_flow(const struct ks_row *r, char *buf, size_t len)
 	json_object_put(d);
 }
 
+static bool detail_args(struct json_object *d, const char **hook, __u64 a[KS_SHIELD_ARGS]);
+
+/* "cve-2026-31431 refused socket_bind(family=AF_ALG addrlen=88 name=authence
+ * fail_closed=mark_not_stored) lsm enforce"; a detail of another shape
+ * (hand-made rows) is shown as it is. */
 static void sum_shield(const struct ks_row *r, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s %s %s", ks_row_str(r, KS_COL_SHIELD), ks_row_str(r, KS_COL_VERDICT),
-		 ks_row_str(r, KS_COL_DETAIL));
+	struct json_object *d = json_tokener_parse(ks_row_str(r, KS_COL_DETAIL)), *v, *m;
+	const char *shield = ks_row_str(r, KS_COL_SHIELD), *hook;
+	__u64 a[KS_SHIELD_ARGS];
+	char args[512];
+
+	if (!detail_args(d, &hook, a)) {
+		snprintf(buf, len, "%s %s %s", shield, ks_row_str(r, KS_COL_VERDICT),
+			 ks_row_str(r, KS_COL_DETAIL));
+		json_object_put(d);
+		return;
+	}
+	ks_shield_args_str(ks_shield_args_find(shield, hook, a), a, args, sizeof(args));
+	snprintf(buf, len, "%s %s %s(%s) %s %s", shield, ks_row_str(r, KS_COL_VERDICT), hook, args,
+		 json_object_object_get_ex(d, "variant", &v) ? json_object_get_string(v) : "?",
+		 json_object_object_get_ex(d, "mode", &m) ? json_object_get_string(m) : "?");
+	json_object_put(d);
 }
 
 static void sum_alg_bind(const struct ks_row *r, char *buf, size_t len)
@@ -540,6 +560,335 @@ const struct ks_kind_def ks_kinds[KS_EV_KIND_MAX] = {
 	[KS_EV_FLOW] = { "flow", sizeof(struct ks_flow_event), KS_COLS_HDR | ADDRS, decode_flow,
 		sum_flow },
 };
+
+/* ---- shield event arguments: the table (see events.h) ----
+ *
+ * One entry per (shield, hook) of the bundled shields and of the SDK's
+ * netlink walker (bpf/nlwalk.bpf.h), from the ks_refuse() / ks_kill()
+ * calls in shields/<name>/shield.bpf.c: a shield that changes what it
+ * passes changes its line here (tests/unit/test_shield_args.c checks the
+ * table's shape, and that every hook those calls name has an entry).
+ * Slots a call leaves 0 are KS_ARG_NONE. */
+
+#define A_NONE			{ NULL, KS_ARG_NONE, NULL }
+#define A(name, fmt)		{ name, KS_ARG_##fmt, NULL }
+#define A_ENUM(name, vals)	{ name, KS_ARG_ENUM, vals }
+#define A_FLAGS(name, vals)	{ name, KS_ARG_FLAGS, vals }
+#define ANY			KS_ARG_ANY, 0
+
+/* linux/io_uring.h (enum io_uring_op; the unit test holds these to it) */
+static const struct ks_arg_val iouring_ops[] = {
+	{ 0, "IORING_OP_NOP" }, { 1, "IORING_OP_READV" }, { 2, "IORING_OP_WRITEV" },
+	{ 4, "IORING_OP_READ_FIXED" }, { 5, "IORING_OP_WRITE_FIXED" },
+	{ 9, "IORING_OP_SENDMSG" }, { 10, "IORING_OP_RECVMSG" }, { 13, "IORING_OP_ACCEPT" },
+	{ 16, "IORING_OP_CONNECT" }, { 22, "IORING_OP_READ" }, { 23, "IORING_OP_WRITE" },
+	{ 26, "IORING_OP_SEND" }, { 27, "IORING_OP_RECV" }, { 30, "IORING_OP_SPLICE" },
+	{ 33, "IORING_OP_TEE" }, { 45, "IORING_OP_SOCKET" }, { 46, "IORING_OP_URING_CMD" },
+	{ 47, "IORING_OP_SEND_ZC" }, { 48, "IORING_OP_SENDMSG_ZC" }, { 0, NULL },
+};
+
+static const struct ks_arg_val ipprotos[] = {
+	{ 6, "IPPROTO_TCP" }, { 17, "IPPROTO_UDP" }, { 50, "IPPROTO_ESP" },
+	{ 136, "IPPROTO_UDPLITE" }, { 0, NULL },
+};
+
+/* bpf/nlwalk.bpf.h: what the walk made of the request */
+static const struct ks_arg_val nlw_results[] = {
+	{ 1, "hit" },		/* NLW_HIT: the shield's check matched */
+	{ 2, "unparsed" },	/* NLW_UNPARSED: unread, cut or 32-bit: refused unseen */
+	{ 0, NULL },
+};
+
+/* which call of cve-2026-31431's tp fallback fed the page cache in */
+static const struct ks_arg_val splice_calls[] = {
+	{ 0, "splice" }, { 1, "sendfile" }, { 0, NULL },
+};
+
+/* cve-2026-31431: the step of the exploit a kill was at, and why a bind
+ * was refused unscanned (fail closed) */
+static const struct ks_arg_val esn_steps[] = {
+	{ 0, "bind" }, { 1, "accept" }, { 2, "splice" }, { 0, NULL },
+};
+static const struct ks_arg_val esn_bind_fail[] = {
+	{ 1, "mark_not_stored" }, { 2, "name_not_read" }, { 0, NULL },
+};
+
+/* linux/fs_context.h, linux/mount.h */
+static const struct ks_arg_val fs_value_types[] = {
+	{ 1, "fs_value_is_flag" }, { 2, "fs_value_is_string" }, { 0, NULL },
+};
+static const struct ks_arg_val fsconfig_cmds[] = {
+	{ 0, "FSCONFIG_SET_FLAG" }, { 1, "FSCONFIG_SET_STRING" }, { 0, NULL },
+};
+
+/* linux/fs.h MAY_*, linux/socket.h MSG_*, linux/mman.h PROT_* */
+static const struct ks_arg_val may_mask[] = {
+	{ 0x1, "MAY_EXEC" }, { 0x2, "MAY_WRITE" }, { 0x4, "MAY_READ" }, { 0x8, "MAY_APPEND" },
+	{ 0x10, "MAY_ACCESS" }, { 0x20, "MAY_OPEN" }, { 0x40, "MAY_CHDIR" }, { 0, NULL },
+};
+static const struct ks_arg_val msg_flags[] = {
+	{ 0x1, "MSG_OOB" }, { 0x2, "MSG_PEEK" }, { 0x40, "MSG_DONTWAIT" },
+	{ 0x100, "MSG_WAITALL" }, { 0x8000, "MSG_MORE" }, { 0x8000000, "MSG_SPLICE_PAGES" },
+	{ 0x40000000, "MSG_CMSG_CLOEXEC" }, { 0, NULL },
+};
+static const struct ks_arg_val prot_flags[] = {
+	{ 0x1, "PROT_READ" }, { 0x2, "PROT_WRITE" }, { 0x4, "PROT_EXEC" }, { 0, NULL },
+};
+
+/* io_uring: IORING_REGISTER_PBUF_RING, and io_uring_buf_reg.flags */
+static const struct ks_arg_val iouring_register_ops[] = {
+	{ 22, "IORING_REGISTER_PBUF_RING" }, { 0, NULL },
+};
+static const struct ks_arg_val pbuf_flags[] = {
+	{ 1, "IOU_PBUF_RING_MMAP" }, { 0, NULL },
+};
+
+/* linux/sched.h CLONE_NEW* (what userns-policy and a reader care about) */
+static const struct ks_arg_val clone_flags[] = {
+	{ 0x00000100, "CLONE_VM" }, { 0x00000200, "CLONE_FS" }, { 0x00000400, "CLONE_FILES" },
+	{ 0x00000800, "CLONE_SIGHAND" }, { 0x00010000, "CLONE_THREAD" },
+	{ 0x00020000, "CLONE_NEWNS" }, { 0x02000000, "CLONE_NEWCGROUP" },
+	{ 0x04000000, "CLONE_NEWUTS" }, { 0x08000000, "CLONE_NEWIPC" },
+	{ 0x10000000, "CLONE_NEWUSER" }, { 0x20000000, "CLONE_NEWPID" },
+	{ 0x40000000, "CLONE_NEWNET" }, { 0, NULL },
+};
+
+/* netlink message types the netlink shields stop at */
+static const struct ks_arg_val rtm_types[] = {
+	{ 44, "RTM_NEWTFILTER" }, { 0, NULL },
+};
+#define NFT(n)	((10 << 8) | (n))	/* NFNL_SUBSYS_NFTABLES */
+static const struct ks_arg_val nft_types[] = {
+	{ NFT(6), "NFT_MSG_NEWRULE" }, { NFT(8), "NFT_MSG_DELRULE" }, { NFT(9), "NFT_MSG_NEWSET" },
+	{ NFT(12), "NFT_MSG_NEWSETELEM" }, { NFT(14), "NFT_MSG_DELSETELEM" }, { 0, NULL },
+};
+#undef NFT
+static const struct ks_arg_val xfrm_types[] = {
+	{ 0x10, "XFRM_MSG_NEWSA" }, { 0x1a, "XFRM_MSG_UPDSA" }, { 0, NULL },
+};
+/* cve-2022-2588's SEEN_* bits of the message it refused */
+static const struct ks_arg_val route4_seen[] = {
+	{ 1, "kind_route" }, { 2, "to_0" }, { 4, "from_0" }, { 8, "kind" }, { 16, "handle_0" },
+	{ 0, NULL },
+};
+/* cve-2023-32233 */
+static const struct ks_arg_val nft_set_flags[] = {
+	{ 0x1, "NFT_SET_ANONYMOUS" }, { 0x2, "NFT_SET_CONSTANT" }, { 0x4, "NFT_SET_INTERVAL" },
+	{ 0x8, "NFT_SET_MAP" }, { 0x10, "NFT_SET_TIMEOUT" }, { 0x20, "NFT_SET_EVAL" },
+	{ 0x40, "NFT_SET_OBJECT" }, { 0x80, "NFT_SET_CONCAT" }, { 0x100, "NFT_SET_EXPR" },
+	{ 0, NULL },
+};
+static const struct ks_arg_val nft_32233_hits[] = {
+	{ 1, "modifiable_anonymous_set" }, { 2, "delrule_then_delsetelem" }, { 0, NULL },
+};
+/* cve-2026-43284: xfrm_usersa_info.flags */
+static const struct ks_arg_val xfrm_sa_flags[] = {
+	{ 1, "XFRM_STATE_NOECN" }, { 2, "XFRM_STATE_DECAP_DSCP" }, { 4, "XFRM_STATE_NOPMTUDISC" },
+	{ 8, "XFRM_STATE_WILDRECV" }, { 16, "XFRM_STATE_ICMP" }, { 32, "XFRM_STATE_AF_UNSPEC" },
+	{ 64, "XFRM_STATE_ALIGN4" }, { 128, "XFRM_STATE_ESN" }, { 0, NULL },
+};
+
+/* A netlink shield's five hooks (bpf/nlwalk.bpf.h): the walk's findings at
+ * lsm/netlink_send and the send syscalls (the message type, the shield's
+ * own detail w->arg, its w->hit, the walk's result), and the requests
+ * killed unparsed (io_uring, 32-bit calls). */
+#define NLW_HOOKS(shield, type, detail, hit)						\
+	{ shield, "netlink_send", ANY,							\
+	  { type, detail, hit, A_ENUM("walk", nlw_results) } },				\
+	{ shield, "sys_enter_send", ANY,						\
+	  { type, detail, hit, A_ENUM("walk", nlw_results) } },				\
+	{ shield, "sys_enter_io_uring_enter", ANY,					\
+	  { A_NONE, A("fd", FD), A_NONE, A_ENUM("walk", nlw_results) } },		\
+	{ shield, "io_uring_submit", ANY,						\
+	  { A_ENUM("opcode", iouring_ops), A("fd", FD), A_NONE, A_ENUM("walk", nlw_results) } }, \
+	{ shield, "sys_enter_compat32", ANY,						\
+	  { A("syscall", SYSCALL32), A("fd", FD), A_NONE, A_ENUM("walk", nlw_results) } }
+
+/* userns-policy: the executable that was not allowed (its device and
+ * inode, the ks_userns_allow key) */
+#define EXE	A("exe_dev", DEV), A("exe_ino", UINT)
+
+const struct ks_shield_args_def ks_shield_args[] = {
+	/* x_tables replace from a user namespace: setsockopt's level and name */
+	{ "cve-2021-22555", "socket_setsockopt", ANY,
+	  { A("level", INT), A("optname", INT), A("compat", BOOL), A_NONE } },
+	{ "cve-2021-22555", "compat_setsockopt", ANY,
+	  { A("level", INT), A("optname", INT), A("syscall", SYSCALL32), A_NONE } },
+	/* sudoedit -s with an argument ending in a backslash */
+	{ "cve-2021-3156", "sched_process_exec", ANY,
+	  { A("argv_index", UINT), A("shell", BOOL), A("odd_backslashes", BOOL), A_NONE } },
+	/* legacy fs_context option buffer filled to a page */
+	{ "cve-2022-0185", "fs_context_parse_param", ANY,
+	  { A("data_size", INT), A("param_len", UINT), A_ENUM("type", fs_value_types), A_NONE } },
+	{ "cve-2022-0185", "sys_enter_fsconfig", ANY,
+	  { A("data_size", INT), A("param_len", UINT), A_ENUM("cmd", fsconfig_cmds), A_NONE } },
+	/* io_uring buffer ring mmap */
+	{ "cve-2024-0582", "mmap_file", ANY,
+	  { A("syscall", SYSCALL), A("offset", HEX), A_FLAGS("prot", prot_flags), A_NONE } },
+	{ "cve-2024-0582", "sys_enter_mmap", ANY,
+	  { A("syscall", SYSCALL), A("offset", HEX), A_FLAGS("prot", prot_flags), A_NONE } },
+	{ "cve-2024-0582", "sys_enter_io_uring_register", ANY,
+	  { A_ENUM("opcode", iouring_register_ops), A_FLAGS("flags", pbuf_flags), A_NONE,
+	    A_NONE } },
+	/* Copy Fail: AF_ALG authencesn, then page-cache pages spliced in */
+	{ "cve-2026-31431", "socket_bind", ANY,
+	  { A("family", FAMILY), A("addrlen", INT), A("name", STR8),
+	    A_ENUM("fail_closed", esn_bind_fail) } },
+	{ "cve-2026-31431", "sys_enter_bind", ANY,
+	  { A("family", FAMILY), A("addrlen", INT), A("name", STR8), A_NONE } },
+	{ "cve-2026-31431", "file_permission", ANY,
+	  { A("family", FAMILY), A_FLAGS("mask", may_mask), A_NONE, A_NONE } },
+	{ "cve-2026-31431", "socket_sendmsg", ANY,
+	  { A("family", FAMILY), A_FLAGS("msg_flags", msg_flags), A("size", INT), A_NONE } },
+	{ "cve-2026-31431", "sys_enter_accept", ANY,
+	  { A("family", FAMILY), A("fd", FD), A_NONE, A_ENUM("step", esn_steps) } },
+	{ "cve-2026-31431", "sys_enter_splice", ANY,
+	  { A("family", FAMILY), A("fd", FD), A_ENUM("call", splice_calls),
+	    A_ENUM("step", esn_steps) } },
+	{ "cve-2026-31431", "io_uring_submit", ANY,
+	  { A("family", FAMILY), A_ENUM("opcode", iouring_ops), A_NONE,
+	    A_ENUM("step", esn_steps) } },
+	/* DirtyFrag ESP: file pages into a UDP socket of a user namespace's
+	 * network namespace, and the xfrm ESP state (netlink) */
+	{ "cve-2026-43284", "file_permission", 2, 1,	/* a 32-bit call */
+	  { A_ENUM("proto", ipprotos), A("syscall", SYSCALL32), A("compat", BOOL),
+	    A("family", FAMILY) } },
+	{ "cve-2026-43284", "file_permission", ANY,
+	  { A_ENUM("proto", ipprotos), A("syscall", SYSCALL), A("compat", BOOL),
+	    A("family", FAMILY) } },
+	{ "cve-2026-43284", "sys_enter_splice", ANY,
+	  { A_ENUM("proto", ipprotos), A("fd", FD), A_ENUM("call", splice_calls),
+	    A("family", FAMILY) } },
+	/* its splice check on a 32-bit call (nlwalk's own sends 32-bit
+	 * syscall numbers in a0, never 17) */
+	{ "cve-2026-43284", "sys_enter_compat32", 0, 17,
+	  { A_ENUM("proto", ipprotos), A("fd", FD), A_ENUM("call", splice_calls),
+	    A("family", FAMILY) } },
+	NLW_HOOKS("cve-2026-43284", A_ENUM("msg_type", xfrm_types),
+		  A_FLAGS("sa_flags", xfrm_sa_flags), A("hit", BOOL)),
+	/* AF_RXRPC from user space */
+	{ "cve-2026-43500", "socket_create", ANY,
+	  { A("family", FAMILY), A("type", SOCKTYPE), A("protocol", INT), A("kern", BOOL) } },
+	{ "cve-2026-43500", "sys_enter_socket", ANY,
+	  { A("family", FAMILY), A("type", SOCKTYPE), A("protocol", INT), A_NONE } },
+	{ "cve-2026-43500", "socket_sendmsg", ANY,
+	  { A("family", FAMILY), A("size", INT), A_NONE, A_NONE } },
+	{ "cve-2026-43500", "socket_recvmsg", ANY,
+	  { A("family", FAMILY), A("size", INT), A_FLAGS("flags", msg_flags), A_NONE } },
+	/* netlink shields */
+	NLW_HOOKS("cve-2022-2588", A_ENUM("msg_type", rtm_types), A_FLAGS("seen", route4_seen),
+		  A("hit", BOOL)),
+	NLW_HOOKS("cve-2023-32233", A_ENUM("msg_type", nft_types),
+		  A_FLAGS("set_flags", nft_set_flags), A_ENUM("hit", nft_32233_hits)),
+	NLW_HOOKS("cve-2024-1086", A_ENUM("msg_type", nft_types), A("verdict", HEX),
+		  A("hit", BOOL)),
+	/* user namespaces outside the allow list */
+	{ "userns-policy", "userns_create", ANY, { EXE, A("euid", INT), A_NONE } },
+	{ "userns-policy", "sys_enter_unshare", ANY,
+	  { EXE, A_FLAGS("flags", clone_flags), A_NONE } },
+	{ "userns-policy", "sys_enter_clone", ANY, { EXE, A_FLAGS("flags", clone_flags), A_NONE } },
+	{ "userns-policy", "sys_enter_clone3", ANY, { EXE, A_FLAGS("flags", clone_flags), A_NONE } },
+	{ "userns-policy", "task_newtask", ANY,
+	  { EXE, A_FLAGS("flags", clone_flags), A("child_tid", INT) } },
+	{ "userns-policy", "sys_exit_setns", ANY,
+	  { A("userns", HEX), A("userns_inum", UINT), A_NONE, A_NONE } },
+	/* any other shield built on bpf/nlwalk.bpf.h: the hooks only the
+	 * walker uses (io_uring_submit and sys_enter_compat32 are names
+	 * shields use for their own checks too) */
+	{ NULL, "netlink_send", ANY,
+	  { A("msg_type", UINT), A("detail", HEX), A("hit", UINT), A_ENUM("walk", nlw_results) } },
+	{ NULL, "sys_enter_send", ANY,
+	  { A("msg_type", UINT), A("detail", HEX), A("hit", UINT), A_ENUM("walk", nlw_results) } },
+	{ NULL, "sys_enter_io_uring_enter", ANY,
+	  { A_NONE, A("fd", FD), A_NONE, A_ENUM("walk", nlw_results) } },
+};
+const size_t ks_shield_args_n = sizeof(ks_shield_args) / sizeof(ks_shield_args[0]);
+
+const struct ks_shield_args_def ks_shield_args_generic = {
+	NULL, NULL, ANY, { A("arg0", UINT), A("arg1", UINT), A("arg2", UINT), A("arg3", UINT) },
+};
+
+#undef A_NONE
+#undef A
+#undef A_ENUM
+#undef A_FLAGS
+#undef ANY
+#undef NLW_HOOKS
+#undef EXE
+
+const struct ks_shield_args_def *ks_shield_args_find(const char *shield, const char *hook,
+						     const __u64 a[KS_SHIELD_ARGS])
+{
+	for (size_t i = 0; i < ks_shield_args_n; i++) {
+		const struct ks_shield_args_def *d = &ks_shield_args[i];
+
+		if (d->shield && strcmp(d->shield, shield))
+			continue;
+		if (strcmp(d->hook, hook))
+			continue;
+		if (d->when != KS_ARG_ANY && a[d->when] != d->is)
+			continue;
+		return d;
+	}
+	return &ks_shield_args_generic;
+}
+
+struct json_object *ks_shield_args_json(const struct ks_shield_args_def *d,
+					const __u64 a[KS_SHIELD_ARGS])
+{
+	struct json_object *o = json_object_new_object();
+
+	for (int i = 0; i < KS_SHIELD_ARGS; i++)
+		if (d->arg[i].fmt != KS_ARG_NONE)
+			json_object_object_add(o, d->arg[i].name, ks_arg_fmt_json(&d->arg[i], a[i]));
+	return o;
+}
+
+void ks_shield_args_str(const struct ks_shield_args_def *d, const __u64 a[KS_SHIELD_ARGS],
+			char *buf, size_t len)
+{
+	size_t n = 0;
+	char v[128];
+
+	buf[0] = '\0';
+	for (int i = 0; i < KS_SHIELD_ARGS && n < len; i++)
+		if (d->arg[i].fmt != KS_ARG_NONE)
+			n += snprintf(buf + n, len - n, "%s%s=%s", n ? " " : "", d->arg[i].name,
+				      ks_arg_fmt_str(&d->arg[i], a[i], v, sizeof(v)));
+}
+
+/* The hook and argument words of a shield event's parsed detail; false
+ * when it has not both. */
+static bool detail_args(struct json_object *d, const char **hook, __u64 a[KS_SHIELD_ARGS])
+{
+	struct json_object *h, *args;
+
+	if (!d || !json_object_is_type(d, json_type_object) ||
+	    !json_object_object_get_ex(d, "hook", &h) ||
+	    !json_object_object_get_ex(d, "args", &args) ||
+	    !json_object_is_type(args, json_type_array) ||
+	    json_object_array_length(args) != KS_SHIELD_ARGS)
+		return false;
+	*hook = json_object_get_string(h);
+	for (int i = 0; i < KS_SHIELD_ARGS; i++)
+		a[i] = json_object_get_uint64(json_object_array_get_idx(args, i));
+	return true;
+}
+
+void ks_event_json_name_args(struct json_object *ev)
+{
+	struct json_object *kind, *shield, *d;
+	const char *hook;
+	__u64 a[KS_SHIELD_ARGS];
+
+	if (!json_object_object_get_ex(ev, "kind", &kind) ||
+	    strcmp(json_object_get_string(kind) ?: "", "shield") ||
+	    !json_object_object_get_ex(ev, "shield", &shield) ||
+	    !json_object_object_get_ex(ev, "detail", &d) || !detail_args(d, &hook, a))
+		return;
+	json_object_object_add(d, "arg", ks_shield_args_json(
+		ks_shield_args_find(json_object_get_string(shield), hook, a), a));
+}
 
 const char *ks_kind_name(unsigned kind)
 {
@@ -633,6 +982,7 @@ struct json_object *ks_row_json_obj(const struct ks_row *r)
 	for (int c = 0; c < KS_COL_MAX; c++)
 		if (ks_row_has(r, c) && (ks_cols[c].type != KS_COL_TEXT || *ks_row_str(r, c)))
 			ks_col_json_add(o, c, r->num[c], r->str[c]);
+	ks_event_json_name_args(o);
 	return o;
 }
 

@@ -8,7 +8,8 @@
  * KS_EVENT_COLUMNS, then the decoders that fill it and their kinds'
  * column sets (ks_kinds[].cols: the store gives a kind's table those
  * columns; tests/unit/test_events.c fails when a decoder fills a column
- * its kind does not list).
+ * its kind does not list). The four argument words of a shield event are
+ * named here too, per shield and hook (ks_shield_args[], below).
  *
  * Process ids use the names the kernel shows users: `pid` is the process
  * (thread group id: getpid(), what ps and kill take), `tid` the thread
@@ -111,6 +112,84 @@ struct ks_kind_def {
 
 /* Indexed by enum ks_kind; unused slots have no name. */
 extern const struct ks_kind_def ks_kinds[KS_EV_KIND_MAX];
+
+/* ---- shield event arguments ----
+ *
+ * A shield reports four argument words (ks_refuse / ks_kill in
+ * bpf/shield.bpf.h; struct ks_shield_event.args) whose meaning depends on
+ * the shield and the hook that sent them. ks_shield_args[] names and types
+ * them, per (shield, hook), the way a tracer names a probe's arguments;
+ * readers show them by name (detail.arg in JSON, name=value in lines). The
+ * stored record keeps the raw words (detail.args): the names are applied
+ * when a row is shown, so a table that learns a shield names its old rows
+ * too. A pair the table does not know (a shield from elsewhere) gets
+ * arg0..arg3 as numbers. */
+
+/* How one argument word is shown. */
+enum ks_arg_fmt {
+	KS_ARG_NONE = 0,	/* unused slot: not shown */
+	KS_ARG_INT,		/* signed decimal (the word is a sign-extended int) */
+	KS_ARG_UINT,		/* unsigned decimal */
+	KS_ARG_HEX,		/* "0x8000000" */
+	KS_ARG_BOOL,		/* false for 0, else true */
+	KS_ARG_FD,		/* a file descriptor: signed decimal */
+	KS_ARG_ERRNO,		/* "EPERM" (the word may be -errno or errno) */
+	KS_ARG_FAMILY,		/* socket address family: "AF_ALG" */
+	KS_ARG_SOCKTYPE,	/* socket(2) type: "SOCK_DGRAM|SOCK_CLOEXEC" */
+	KS_ARG_SYSCALL,		/* native syscall number of this host's ABI: "splice" */
+	KS_ARG_SYSCALL32,	/* 32-bit ABI (i386 on x86-64, AArch32 on arm64) */
+	KS_ARG_DEV,		/* kernel dev_t (s_dev): "major:minor" */
+	KS_ARG_STR8,		/* 8 bytes of a name, in memory order: "authence" */
+	KS_ARG_ENUM,		/* one of ks_arg_def.vals, else decimal */
+	KS_ARG_FLAGS,		/* bits of ks_arg_def.vals joined by '|', rest as hex */
+};
+
+/* A value (ENUM) or a bit (FLAGS) and its name. Lists end with a NULL name. */
+struct ks_arg_val {
+	__u64 v;
+	const char *name;
+};
+
+struct ks_arg_def {
+	const char *name;		/* key in detail.arg; NULL with KS_ARG_NONE */
+	enum ks_arg_fmt fmt;
+	const struct ks_arg_val *vals;	/* KS_ARG_ENUM, KS_ARG_FLAGS */
+};
+
+#define KS_SHIELD_ARGS	4
+#define KS_ARG_ANY	(-1)
+
+/* The arguments of one (shield, hook). */
+struct ks_shield_args_def {
+	const char *shield;	/* NULL: any shield (hooks of the SDK's own headers) */
+	const char *hook;
+	/* KS_ARG_ANY, or: this entry holds only when args[when] == is (one
+	 * hook name with two argument layouts in one shield). */
+	int when;
+	__u64 is;
+	struct ks_arg_def arg[KS_SHIELD_ARGS];
+};
+
+/* The table, in match order (first match wins), and its length. */
+extern const struct ks_shield_args_def ks_shield_args[];
+extern const size_t ks_shield_args_n;
+/* arg0..arg3 as unsigned numbers: what an unknown pair gets. */
+extern const struct ks_shield_args_def ks_shield_args_generic;
+
+/* The entry for an event of @shield at @hook with argument words @a;
+ * ks_shield_args_generic when the table has none. Never NULL. */
+const struct ks_shield_args_def *ks_shield_args_find(const char *shield, const char *hook,
+						     const __u64 a[KS_SHIELD_ARGS]);
+/* The named arguments as a JSON object ({"family": "AF_ALG", "fd": 3}). */
+struct json_object *ks_shield_args_json(const struct ks_shield_args_def *d,
+					const __u64 a[KS_SHIELD_ARGS]);
+/* "family=AF_ALG fd=3" into @buf. */
+void ks_shield_args_str(const struct ks_shield_args_def *d, const __u64 a[KS_SHIELD_ARGS],
+			char *buf, size_t len);
+/* @ev is one event as JSON (ks_row_json_obj's shape, or a store row's):
+ * when it is a shield event whose detail has "hook" and "args", add
+ * detail.arg, the arguments by name. Anything else is left alone. */
+void ks_event_json_name_args(struct json_object *ev);
 
 /* "exec", "connect", ... for KS_EV_*; NULL for unknown kinds. */
 const char *ks_kind_name(unsigned kind);
