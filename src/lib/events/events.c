@@ -564,7 +564,7 @@ const struct ks_kind_def ks_kinds[KS_EV_KIND_MAX] = {
 /* ---- shield event arguments: the table (see events.h) ----
  *
  * One entry per (shield, hook) of the bundled shields and of the SDK's
- * netlink walker (bpf/nlwalk.bpf.h), from the ks_refuse() / ks_kill()
+ * netlink walker (bpf/sdk/nlwalk.bpf.h), from the ks_refuse() / ks_kill()
  * calls in shields/<name>/shield.bpf.c: a shield that changes what it
  * passes changes its line here (tests/unit/test_shield_args.c checks the
  * table's shape, and that every hook those calls name has an entry).
@@ -592,7 +592,7 @@ static const struct ks_arg_val ipprotos[] = {
 	{ 136, "IPPROTO_UDPLITE" }, { 0, NULL },
 };
 
-/* bpf/nlwalk.bpf.h: what the walk made of the request */
+/* bpf/sdk/nlwalk.bpf.h: what the walk made of the request */
 static const struct ks_arg_val nlw_results[] = {
 	{ 1, "hit" },		/* NLW_HIT: the shield's check matched */
 	{ 2, "unparsed" },	/* NLW_UNPARSED: unread, cut or 32-bit: refused unseen */
@@ -688,7 +688,7 @@ static const struct ks_arg_val xfrm_sa_flags[] = {
 	{ 64, "XFRM_STATE_ALIGN4" }, { 128, "XFRM_STATE_ESN" }, { 0, NULL },
 };
 
-/* A netlink shield's five hooks (bpf/nlwalk.bpf.h): the walk's findings at
+/* A netlink shield's five hooks (bpf/sdk/nlwalk.bpf.h): the walk's findings at
  * lsm/netlink_send and the send syscalls (the message type, the shield's
  * own detail w->arg, its w->hit, the walk's result), and the requests
  * killed unparsed (io_uring, 32-bit calls). */
@@ -792,7 +792,7 @@ const struct ks_shield_args_def ks_shield_args[] = {
 	  { EXE, A_FLAGS("flags", clone_flags), A("child_tid", INT) } },
 	{ "userns-policy", "sys_exit_setns", ANY,
 	  { A("userns", HEX), A("userns_inum", UINT), A_NONE, A_NONE } },
-	/* any other shield built on bpf/nlwalk.bpf.h: the hooks only the
+	/* any other shield built on bpf/sdk/nlwalk.bpf.h: the hooks only the
 	 * walker uses (io_uring_submit and sys_enter_compat32 are names
 	 * shields use for their own checks too) */
 	{ NULL, "netlink_send", ANY,

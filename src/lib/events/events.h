@@ -116,7 +116,7 @@ extern const struct ks_kind_def ks_kinds[KS_EV_KIND_MAX];
 /* ---- shield event arguments ----
  *
  * A shield reports four argument words (ks_refuse / ks_kill in
- * bpf/shield.bpf.h; struct ks_shield_event.args) whose meaning depends on
+ * bpf/sdk/shield.bpf.h; struct ks_shield_event.args) whose meaning depends on
  * the shield and the hook that sent them. ks_shield_args[] names and types
  * them, per (shield, hook), the way a tracer names a probe's arguments;
  * readers show them by name (detail.arg in JSON, name=value in lines). The
