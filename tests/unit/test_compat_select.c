@@ -85,3 +85,19 @@ Test(compat_select, opt_only_where_the_tracepoint_is)
 	cr_expect_eq(loads(obj, "tp__uring_submit_sqe__opt"), sqe);
 	bpf_object__close(obj);
 }
+
+/* "X__sendpage" (KS_SENDPAGE_SUFFIX): loaded only where sockets still have
+ * proto_ops.sendpage (before 6.5; the host's 6.18 has none), its __noloop
+ * twin likewise; the socket_sendmsg hook that covers those paths from 6.5
+ * loads everywhere. */
+Test(compat_select, sendpage_only_where_sockets_have_it)
+{
+	struct bpf_object *obj = open_variant("cve-2026-43284", "lsm");
+	bool sp = ks_compat_sendpage();
+	bool loop = ks_kernel_enum_has("bpf_func_id", "BPF_FUNC_loop");
+
+	cr_expect_eq(loads(obj, "lsm__file_permission__sendpage"), sp && loop);
+	cr_expect_eq(loads(obj, "lsm__file_permission__sendpage__noloop"), sp && !loop);
+	cr_expect_eq(loads(obj, "lsm__sendmsg") + loads(obj, "lsm__sendmsg__noloop"), 1);
+	bpf_object__close(obj);
+}

@@ -756,6 +756,9 @@ const struct ks_shield_args_def ks_shield_args[] = {
 	{ "cve-2026-43284", "file_permission", ANY,
 	  { A_ENUM("proto", ipprotos), A("syscall", SYSCALL), A("compat", BOOL),
 	    A("family", FAMILY) } },
+	{ "cve-2026-43284", "socket_sendmsg", ANY,	/* 6.5+: MSG_SPLICE_PAGES */
+	  { A_ENUM("proto", ipprotos), A("size", INT), A_FLAGS("msg_flags", msg_flags),
+	    A("family", FAMILY) } },
 	{ "cve-2026-43284", "sys_enter_splice", ANY,
 	  { A_ENUM("proto", ipprotos), A("fd", FD), A_ENUM("call", splice_calls),
 	    A("family", FAMILY) } },

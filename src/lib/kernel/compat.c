@@ -42,7 +42,7 @@ static struct btf *load_vmlinux_btf(void)
 
 /* The kernel's BTF parsed is megabytes (6 MB on 6.18), so it is never kept:
  * the facts the loaders ask are read in one pass and cached. */
-static struct kfacts { bool task_storage, loop, perf_links, flow_calls; } kfacts;
+static struct kfacts { bool task_storage, loop, perf_links, flow_calls, sendpage; } kfacts;
 
 /* Does @btf's struct @type have a member named @member? */
 static bool struct_has(const struct btf *btf, const char *type, const char *member)
@@ -78,6 +78,9 @@ static const struct kfacts *facts(void)
 			btf__find_by_name_kind(btf, "btf_trace_sock_send_length", BTF_KIND_TYPEDEF) >= 0 &&
 			btf__find_by_name_kind(btf, "btf_trace_sock_recv_length", BTF_KIND_TYPEDEF) >= 0 &&
 			struct_has(btf, "proto_ops", "sendmsg") && !struct_has(btf, "proto_ops", "sendpage");
+		/* no BTF: say yes, so that a __sendpage program is not left out
+		 * on a kernel that needs it */
+		kfacts.sendpage = !btf || struct_has(btf, "proto_ops", "sendpage");
 		btf__free(btf);
 		read = true;
 	}
@@ -196,6 +199,9 @@ void ks_compat_select(struct bpf_object *obj)
 			    !(has_twin(obj, p, len, KS_RAW_SUFFIX) && !ks_compat_perf_links());
 		if (k && has_suffix(p, KS_OPT_SUFFIX))
 			k = opt_hook_exists(&btf, &btf_read, prog);
+		if (k && (has_suffix(p, KS_SENDPAGE_SUFFIX) ||
+			  has_suffix(p, KS_SENDPAGE_SUFFIX KS_NOLOOP_SUFFIX)))
+			k = facts()->sendpage;
 		keep[i++] = k;
 	}
 	i = 0;
@@ -221,6 +227,11 @@ bool ks_compat_prog_missing(const struct bpf_program *prog, char *why, size_t le
 			return true;
 		}
 	return false;
+}
+
+bool ks_compat_sendpage(void)
+{
+	return facts()->sendpage;
 }
 
 bool ks_compat_flow_calls(void)

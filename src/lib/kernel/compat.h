@@ -34,7 +34,16 @@ int ks_compat_prepare(struct bpf_object *obj);
  * tracepoint (btf_trace_<name>); elsewhere the variant loads without it
  * and what it would have seen stays uncovered there (README, metadata). */
 #define KS_OPT_SUFFIX "__opt"
+/* "X__sendpage" (or "X__sendpage__noloop"): loaded only where sockets
+ * still have proto_ops.sendpage (before 6.5), through which splice and
+ * sendfile into a socket bypass security_socket_sendmsg; from 6.5 they
+ * pass it with MSG_SPLICE_PAGES, and a check on every read and write
+ * (file_permission) is not needed. */
+#define KS_SENDPAGE_SUFFIX "__sendpage"
 void ks_compat_select(struct bpf_object *obj);
+
+/* Whether sockets here have proto_ops.sendpage (before 6.5). */
+bool ks_compat_sendpage(void);
 
 /* Whether @prog (autoload or not) calls a helper this kernel does not have
  * and cannot be hidden behind a CO-RE check (bpf_loop: its callback is a
