@@ -158,7 +158,7 @@ $(BUILD)/tests/kshield-tests: $(TEST_SRCS) $(wildcard tests/*.h)
 
 # Unit tests of the library's pure functions (tests/unit/*.c): linked
 # against libkshield.a, not the binary (plus cli.o, the option parser every
-# command uses); no root needed, nothing loaded (test_compat_select opens
+# command uses); no root needed, nothing loaded (test_fit_select opens
 # the shield objects and reads the kernel's BTF).
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 

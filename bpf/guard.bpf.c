@@ -469,7 +469,7 @@ int BPF_PROG(lsm__ptrace, struct task_struct *child, unsigned int mode)
 }
 
 /* ---- tp variant: record only ----
- * Each program has a raw tracepoint twin (bpf/sdk/compat.bpf.h), loaded where
+ * Each program has a raw tracepoint twin (bpf/sdk/fit.bpf.h), loaded where
  * tracepoint links cannot be pinned (before 5.15). */
 
 KS_TRACEPOINT_SYSCALL_ENTER(tp__kill, kill)

@@ -3,7 +3,7 @@
  * monitor.bpf.c after its maps.
  *
  * Two ways to see traffic; the loader (src/lib/monitor/monitor.c) attaches
- * one, by what the kernel has (ks_compat_flow_calls):
+ * one, by what the kernel has (ks_kernel_flow_calls):
  *   per call (6.5+: every send and receive of every socket passes
  *	sock_sendmsg/sock_recvmsg, which have the sock_send_length and
  *	sock_recv_length tracepoints, and .sendpage is gone): mon_flow_send

@@ -9,7 +9,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
-#include "compat.bpf.h"
+#include "fit.bpf.h"
 #include "syscalls.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

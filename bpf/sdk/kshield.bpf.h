@@ -14,7 +14,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include <kshield/event.h>
-#include "compat.bpf.h"
+#include "fit.bpf.h"
 
 #ifndef EPERM
 #define EPERM 1

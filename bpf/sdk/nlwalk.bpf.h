@@ -229,7 +229,7 @@ static long nlw_step(__u32 i, void *ctx)
 /* Walk one buffer of @len bytes at @data. Returns 0 when the walk ended
  * (reached the end, or a hit), 1 when the step budget ran out first.
  * @noloop (a constant): for the *__noloop twin on kernels without bpf_loop
- * (5.17; bpf/sdk/compat.bpf.h), a bounded loop of NLW_NOLOOP_STEPS headers:
+ * (5.17; bpf/sdk/fit.bpf.h), a bounded loop of NLW_NOLOOP_STEPS headers:
  * longer requests come back truncated, and guarded senders are refused. */
 #define NLW_NOLOOP_STEPS	128
 static __always_inline int nlw_walk_(struct nlw *w, __u64 data, __u32 len, bool user,
@@ -790,7 +790,7 @@ KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *sk
  * socket accepts) with user buffers; sendmmsg, splice and sendfile into the
  * socket, unparsed (killed when guarded: nothing sends netlink requests that
  * way). Per-syscall events, not raw_tp/sys_enter (except the __raw twins
- * where tracepoint links cannot be pinned, bpf/sdk/compat.bpf.h): measured on the 6.18 host
+ * where tracepoint links cannot be pinned, bpf/sdk/fit.bpf.h): measured on the 6.18 host
  * (CPU time of 1M calls), an empty classic sys_enter_write program adds
  * ~220 ns to write() and nothing to other syscalls, an empty
  * raw_tp/sys_enter ~150 ns to every syscall. io_uring sends are judged at

@@ -159,7 +159,7 @@ static __always_inline __u32 __ks_hit(const char *hook, __u32 verdict_enforce,
  * "fmod_ret__<name>" on @fn, the kernel function that calls it (the
  * verifier allows fmod_ret on every security_* function), each with its
  * twin "...__noloop" that the loader picks where bpf_loop is missing
- * (bpf/sdk/compat.bpf.h); the body sees `noloop` (a constant) and must not
+ * (bpf/sdk/fit.bpf.h); the body sees `noloop` (a constant) and must not
  * call bpf_loop when it is true. Both get the hook's arguments, then the
  * return value of the programs before them (the last argument): a refusal
  * already made is kept and the body not run. The body returns 0 for "no

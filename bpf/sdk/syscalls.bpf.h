@@ -27,7 +27,7 @@
 #ifndef KSHIELD_SYSCALLS_BPF_H
 #define KSHIELD_SYSCALLS_BPF_H
 
-#include "compat.bpf.h"
+#include "fit.bpf.h"
 #include <kshield/shield.h>
 #include <kshield/syscalls.h>
 
@@ -129,7 +129,7 @@ static __always_inline int ____##prog(struct bpf_raw_tracepoint_args *ctx)
 /* KS_SYSCALL_ENTER(tp__bind, bind) { ... args[1] ... }: the body sees the
  * six arguments as `const __u64 *args`, and `noloop` (a constant: true in
  * the twin "prog__noloop" that the loader picks where bpf_loop is missing,
- * bpf/sdk/compat.bpf.h), and runs at entry to native syscall @sc. */
+ * bpf/sdk/fit.bpf.h), and runs at entry to native syscall @sc. */
 #define KS_SYSCALL_ENTER(prog, sc)					\
 __KS_SYS_META(prog, "enter " KS_STR(KS_NR_##sc));			\
 static __always_inline int ____##prog(const __u64 *args, bool noloop);	\

@@ -362,7 +362,7 @@ int tp__newtask(struct trace_event_raw_task_newtask *ctx)
 	return newtask(ctx->clone_flags, ctx->pid);
 }
 
-/* Its twin where tracepoint links cannot be pinned (compat.bpf.h). */
+/* Its twin where tracepoint links cannot be pinned (fit.bpf.h). */
 SEC("raw_tp/task_newtask")
 int tp__newtask__raw(struct bpf_raw_tracepoint_args *ctx)
 {

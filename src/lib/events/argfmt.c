@@ -46,7 +46,7 @@ static const struct sc sc_native[] = {
 };
 #undef SC
 
-/* The same calls in the 32-bit ABI this host runs (bpf/sdk/compat.bpf.h's
+/* The same calls in the 32-bit ABI this host runs (bpf/sdk/fit.bpf.h's
  * KS_NR32_*), which no libc header of a 64-bit host spells. */
 static const struct sc sc_32[] = {
 #if defined(__aarch64__)

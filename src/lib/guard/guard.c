@@ -17,7 +17,7 @@
 #include "err.h"
 #include "guard.h"
 #include "sysinfo.h"
-#include "compat.h"
+#include "fit.h"
 #include <kshield/shield.h>
 #include "pins.h"
 #include "loader.h"
@@ -115,7 +115,7 @@ static int load_variant(const char *v, bool enable, char *why, size_t whylen)
 	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(prog, in_variant(bpf_program__name(prog), v));
 	/* raw tracepoint twins where tracepoint links cannot be pinned */
-	ks_compat_select(skel->obj);
+	ks_fit_select(skel->obj);
 	if ((err = ks_pins_migrate(skel->obj, why, whylen)) < 0) {
 		snprintf(why, whylen, "%s", ks_errmsg());
 		goto out;

@@ -25,7 +25,7 @@
 #include "err.h"
 #include "pins.h"
 #include "sysinfo.h"
-#include "compat.h"
+#include "fit.h"
 #include "monitor.h"
 #include "monitor.skel.h"
 
@@ -68,7 +68,7 @@ void ks_monitor_set_flow_per_packet(bool on)
 
 bool ks_monitor_flow_per_call(void)
 {
-	return !per_packet_forced && ks_compat_flow_calls();
+	return !per_packet_forced && ks_kernel_flow_calls();
 }
 
 static bool is_flow(const struct bpf_program *prog)
@@ -398,7 +398,7 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 			sys_fentry = 1;	/* try; load_or_fallback() says otherwise */
 		bpf_object__for_each_program(prog, m->skel->obj)
 			bpf_program__set_autoload(prog, wanted(prog));
-		if ((err = ks_compat_prepare(m->skel->obj)))
+		if ((err = ks_fit_prepare(m->skel->obj)))
 			return ks_err(err, "can't fit the monitor's maps to this kernel: %s",
 				      strerror(-err));
 		m->skel->rodata->skb_knows_current =
@@ -446,7 +446,7 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 			return ks_err(-ENOENT, "program %s has no link", bpf_program__name(prog));
 		/* Before 5.15 tracepoint links cannot be pinned: they live as
 		 * long as this process (the agent), and say so. */
-		if (ks_compat_link_unpinnable(prog)) {
+		if (ks_fit_link_unpinnable(prog)) {
 			m->unpinned++;
 			continue;
 		}

@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include "array.h"
 #include "err.h"
-#include "compat.h"
+#include "fit.h"
 #include "loader.h"
 #include "sysdispatch.h"
 #include "meta.h"
@@ -52,15 +52,6 @@ static __u64 realtime_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Is @prog for 32-bit syscalls only (KS_COMPAT32_SUFFIX)? */
-static bool is_compat32(const struct bpf_program *prog)
-{
-	const char *name = bpf_program__name(prog);
-	size_t n = strlen(name), s = strlen(KS_COMPAT32_SUFFIX);
-
-	return n > s && !strcmp(name + n - s, KS_COMPAT32_SUFFIX);
-}
-
 /* The program libbpf names when one fails to load: it loads them in
  * order and stops at the first refusal, but leaves no trace of which on
  * the object (all are unloaded again). Caught from its own message while
@@ -82,65 +73,6 @@ static int load_print(enum libbpf_print_level level, const char *fmt, va_list ap
 	return load_print_next ? load_print_next(level, fmt, ap) : 0;
 }
 
-/* Does @prog belong to @variant ("<variant>__...")? */
-/* Does this kernel have 32-bit compat syscalls? Functions of their entry
- * and of a compat-only syscall are in kallsyms exactly when it does (the
- * syscall tables are data, listed only with CONFIG_KALLSYMS_ALL, which
- * Debian's arm64 lacks); several names, for they moved across versions. */
-static bool kernel_has_compat(void)
-{
-	static const char *const names[] = {
-		"do_fast_syscall_32", "do_int80_syscall_32", "int80_emulation",
-		"__ia32_compat_sys_sigreturn",			/* x86-64 IA32_EMULATION */
-		"el0t_32_sync_handler", "el0_sync_compat_handler",
-		"__arm64_compat_sys_sigreturn",			/* arm64 COMPAT */
-		"ia32_sys_call_table", "compat_sys_call_table",
-	};
-	static int known = -1;
-	char line[256];
-	FILE *f;
-
-	if (known >= 0)
-		return known;
-#if defined(__x86_64__)
-	/* On x86-64 the entry is built in whenever IA32_EMULATION is, even
-	 * where it is off at run time (ia32_emulation=0, or
-	 * IA32_EMULATION_DEFAULT_DISABLED: this host). Ask the kernel: a
-	 * child makes one 32-bit syscall (int $0x80, getpid), which kills it
-	 * with SIGSEGV where 32-bit syscalls are off or absent. */
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		long ret = 20;	/* __NR_getpid, i386 */
-
-		__asm__ volatile("int $0x80" : "+a"(ret) : : "memory");
-		_exit(ret == getpid() ? 0 : 1);
-	}
-	if (pid > 0) {
-		int status;
-
-		if (waitpid(pid, &status, 0) == pid) {
-			known = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-			return known;
-		}
-	}
-#endif
-	f = fopen("/proc/kallsyms", "re");
-	known = 0;
-	while (f && !known && fgets(line, sizeof(line), f)) {
-		char *name = strrchr(line, ' ');
-
-		if (!name || strchr(line, '['))	/* module symbols: not entry code */
-			continue;
-		name[strcspn(name, "\n")] = '\0';
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !known; i++)
-			known = !strcmp(name + 1, names[i]);
-	}
-	if (f)
-		fclose(f);
-	return known;
-}
-
 /* The kernel features variant @v's "requires_<v>" metadata lists that this
  * kernel lacks: a reason in @why, or 0. Known: "compat" (32-bit syscalls:
  * a variant that watches only them has nothing to do without them). */
@@ -151,7 +83,7 @@ static int variant_unneeded(const struct ks_meta *meta, const char *v, char *why
 
 	snprintf(key, sizeof(key), "requires_%s", v);
 	req = ks_meta_get(meta, key);
-	if (req && strstr(req, "compat") && !kernel_has_compat()) {
+	if (req && strstr(req, "compat") && !ks_kernel_runs_compat()) {
 		snprintf(why, len, "this kernel has no 32-bit compat syscalls (no 32-bit syscall entry "
 			 "in kallsyms), the only paths %s watches: nothing to guard here", v);
 		return -EOPNOTSUPP;
@@ -360,7 +292,7 @@ static int open_variant(struct attempt *at, const void *buf, size_t len)
 	bpf_object__for_each_program(prog, at->obj) {
 		bool mine = prog_in_variant(prog, at->variant);
 
-		bpf_program__set_autoload(prog, mine && !(is_compat32(prog) && !kernel_has_compat()));
+		bpf_program__set_autoload(prog, mine);
 		if (mine)
 			nprogs++;
 	}
@@ -369,13 +301,13 @@ static int open_variant(struct attempt *at, const void *buf, size_t len)
 		return -ENOENT;
 	}
 	/* What this kernel lacks, named before the verifier says EINVAL. */
-	ks_compat_select(at->obj);
+	ks_fit_select(at->obj);
 	/* One log for all: libbpf loads them in order and stops at the
 	 * first refusal, so it ends with the refused program's verifier log. */
 	bpf_object__for_each_program(prog, at->obj)
 		if (bpf_program__autoload(prog) && at->log)
 			bpf_program__set_log_buf(prog, at->log, LOG_BUF_SIZE);
-	if ((err = ks_compat_prepare(at->obj))) {
+	if ((err = ks_fit_prepare(at->obj))) {
 		snprintf(at->why, at->whylen, "can't fit the maps to this kernel: %s",
 			 strerror(-err));
 		return err;
@@ -383,9 +315,9 @@ static int open_variant(struct attempt *at, const void *buf, size_t len)
 	bpf_object__for_each_program(prog, at->obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
-		if (ks_compat_prog_missing(prog, at->why, at->whylen))
+		if (ks_fit_prog_missing(prog, at->why, at->whylen))
 			return -EOPNOTSUPP;
-		if (ks_compat_link_unpinnable(prog)) {
+		if (ks_fit_link_unpinnable(prog)) {
 			snprintf(at->why, at->whylen, "%s: this kernel cannot pin "
 				 "tracepoint/kprobe links (BPF perf links, 5.15+), so the "
 				 "variant would stop when kshield exits", bpf_program__name(prog));

@@ -1,4 +1,4 @@
-/* test_compat_select.c - ks_compat_select (src/lib/kernel/compat.c): of a
+/* test_fit_select.c - ks_fit_select (src/lib/kernel/fit.c): of a
  * program "X" and its twins "X__noloop" and "X__raw" (a tracepoint
  * program's raw twin, KS_TRACEPOINT_SYSCALL_ENTER) exactly one loads,
  * chosen by what this kernel has (bpf_loop, BPF perf links). Reads the
@@ -7,7 +7,7 @@
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include <string.h>
-#include "compat.h"
+#include "fit.h"
 
 #ifndef KS_TEST_BUILD
 #define KS_TEST_BUILD "build"
@@ -27,7 +27,7 @@ static struct bpf_object *open_variant(const char *shield, const char *v)
 	cr_assert(obj, "open %s", path);
 	bpf_object__for_each_program(p, obj)
 		bpf_program__set_autoload(p, !strncmp(bpf_program__name(p), pfx, strlen(pfx)));
-	ks_compat_select(obj);
+	ks_fit_select(obj);
 	return obj;
 }
 
@@ -39,10 +39,10 @@ static bool loads(struct bpf_object *obj, const char *name)
 	return bpf_program__autoload(p);
 }
 
-Test(compat_select, raw_twin_only_without_perf_links)
+Test(fit_select, raw_twin_only_without_perf_links)
 {
 	struct bpf_object *obj = open_variant("userns-policy", "tp");
-	bool raw = !ks_compat_perf_links();
+	bool raw = !ks_kernel_perf_links();
 
 	cr_expect_eq(loads(obj, "tp__newtask"), !raw);
 	cr_expect_eq(loads(obj, "tp__newtask__raw"), raw);
@@ -51,7 +51,7 @@ Test(compat_select, raw_twin_only_without_perf_links)
 	bpf_object__close(obj);
 }
 
-Test(compat_select, one_of_three)
+Test(fit_select, one_of_three)
 {
 	struct bpf_object *obj = open_variant("cve-2026-31431", "tp");
 	bool loop = ks_kernel_enum_has("bpf_func_id", "BPF_FUNC_loop");
@@ -71,7 +71,7 @@ Test(compat_select, one_of_three)
 /* "X__opt" (KS_OPT_SUFFIX): a tp_btf program loads only where the
  * kernel's BTF has its tracepoint. The host (6.18) has io_uring_submit_req,
  * not 6.1's io_uring_submit_sqe. */
-Test(compat_select, opt_only_where_the_tracepoint_is)
+Test(fit_select, opt_only_where_the_tracepoint_is)
 {
 	struct bpf_object *obj = open_variant("cve-2024-1086", "tp");
 	struct btf *btf = btf__load_vmlinux_btf();
@@ -90,10 +90,10 @@ Test(compat_select, opt_only_where_the_tracepoint_is)
  * proto_ops.sendpage (before 6.5; the host's 6.18 has none), its __noloop
  * twin likewise; the socket_sendmsg hook that covers those paths from 6.5
  * loads everywhere. */
-Test(compat_select, sendpage_only_where_sockets_have_it)
+Test(fit_select, sendpage_only_where_sockets_have_it)
 {
 	struct bpf_object *obj = open_variant("cve-2026-43284", "lsm");
-	bool sp = ks_compat_sendpage();
+	bool sp = ks_kernel_sendpage();
 	bool loop = ks_kernel_enum_has("bpf_func_id", "BPF_FUNC_loop");
 
 	cr_expect_eq(loads(obj, "lsm__file_permission__sendpage"), sp && loop);

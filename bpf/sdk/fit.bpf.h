@@ -1,9 +1,9 @@
-/* compat.bpf.h - what older kernels lack (and newer ones renamed), hidden
- * behind one call each, in the spirit of libbpf-tools' compat.h. One object
+/* fit.bpf.h - what older kernels lack (and newer ones renamed), hidden
+ * behind one call each, in the spirit of libbpf-tools' compat.h. ("compat" in kshield means 32-bit compat syscalls only: __compat32, KS_SYSCALL_ENTER32.) One object
  * for every kernel from 5.10 on: each choice is made at load time, by CO-RE
  * (libbpf rewrites the check into a constant and the verifier drops the
  * branch not taken), never by a separate build. The user-space half
- * (src/lib/kernel/compat.c) fits maps to the kernel before the load and names what a
+ * (src/lib/kernel/fit.c) fits maps to the kernel before the load and names what a
  * program needs and cannot get.
  *
  *   ks_task_storage_get(map, flags)   task local storage of the current task
@@ -45,8 +45,8 @@
  * loads without it elsewhere (what it alone would see stays uncovered
  * there: say so in the shield's README and metadata).
  */
-#ifndef KSHIELD_COMPAT_BPF_H
-#define KSHIELD_COMPAT_BPF_H
+#ifndef KSHIELD_FIT_BPF_H
+#define KSHIELD_FIT_BPF_H
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -60,7 +60,7 @@
 #define KS_TASK_STORAGE_MAX 1024
 
 /* The zero value a fallback entry starts from (task storage starts zeroed). */
-static const char ks_compat_zero[KS_TASK_STORAGE_MAX];
+static const char ks_fit_zero[KS_TASK_STORAGE_MAX];
 
 #define ks_ksym_exists(sym) ({						\
 	_Static_assert(!__builtin_constant_p(!!&sym), #sym " must be __weak"); \
@@ -83,7 +83,7 @@ static __always_inline void *ks_task_storage_get(void *map, __u64 flags)
 	v = bpf_map_lookup_elem(map, &tid);
 	if (v || !(flags & BPF_LOCAL_STORAGE_GET_F_CREATE))
 		return v;
-	bpf_map_update_elem(map, &tid, ks_compat_zero, BPF_NOEXIST);
+	bpf_map_update_elem(map, &tid, ks_fit_zero, BPF_NOEXIST);
 	return bpf_map_lookup_elem(map, &tid);
 }
 
@@ -109,7 +109,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
  * shield's fallback would stop with kshield. A raw tracepoint's link pins
  * (5.7+): each syscall tracepoint program gets a "__raw" twin on
  * raw_tp/sys_enter (or sys_exit), which runs on every syscall and keeps
- * only its own number; the loader (src/lib/kernel/compat.c) loads the twin
+ * only its own number; the loader (src/lib/kernel/fit.c) loads the twin
  * instead of the tracepoint program only where perf links are missing.
  * The syscall tracepoints skip 32-bit compat calls; so do the twins, so
  * that both see the same calls. A twin also runs without bpf_loop (5.17):
@@ -373,4 +373,4 @@ static __always_inline long ks_socketcall32(struct bpf_raw_tracepoint_args *ctx,
 #endif
 }
 
-#endif /* KSHIELD_COMPAT_BPF_H */
+#endif /* KSHIELD_FIT_BPF_H */

@@ -1,4 +1,4 @@
-/* compat.c - fit one CO-RE object to the running kernel (see compat.h).
+/* fit.c - fit one CO-RE object to the running kernel (see fit.h).
  * The kernel's own BTF says what it has: enum bpf_map_type, bpf_func_id and
  * bpf_link_type list exactly what this build knows. */
 #include <bpf/btf.h>
@@ -6,8 +6,10 @@
 #include <linux/bpf.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "array.h"
-#include "compat.h"
+#include "fit.h"
 
 /* Threads whose task storage an LRU fallback keeps at once. */
 #define KS_TASK_STORAGE_FALLBACK 16384
@@ -96,7 +98,7 @@ bool ks_kernel_enum_has(const char *type, const char *value)
 	return has;
 }
 
-int ks_compat_prepare(struct bpf_object *obj)
+int ks_fit_prepare(struct bpf_object *obj)
 {
 	struct bpf_map *map;
 	int err;
@@ -172,9 +174,12 @@ static bool opt_hook_exists(struct btf **btf, bool *btf_read, const struct bpf_p
 /* Of "X", "X__noloop" and "X__raw" (each where present among the autoload
  * programs), exactly one loads: "X__raw" without perf links (it is written
  * without bpf_loop: kernels without perf links predate it), else
- * "X__noloop" without bpf_loop, else "X". Decided for every program before
- * any autoload flag changes. */
-void ks_compat_select(struct bpf_object *obj)
+ * "X__noloop" without bpf_loop, else "X". Then "__compat32" programs only
+ * where 32-bit code runs, "__opt" ones where their tracepoint exists, and
+ * "__sendpage" ones where sockets have .sendpage. Decided for every
+ * program before any autoload flag changes: the one place of the suffix
+ * rules (fit.h). */
+void ks_fit_select(struct bpf_object *obj)
 {
 	struct bpf_program *prog;
 	bool keep[1024];
@@ -190,15 +195,17 @@ void ks_compat_select(struct bpf_object *obj)
 		if (i >= ARRAY_SIZE(keep))
 			break;
 		if (k && has_suffix(p, KS_RAW_SUFFIX))
-			k = !ks_compat_perf_links();
+			k = !ks_kernel_perf_links();
 		else if (k && has_suffix(p, KS_NOLOOP_SUFFIX))
 			k = !has_loop() && !(has_twin(obj, p, len - nl, KS_RAW_SUFFIX) &&
-					     !ks_compat_perf_links());
+					     !ks_kernel_perf_links());
 		else if (k)
 			k = !(has_twin(obj, p, len, KS_NOLOOP_SUFFIX) && !has_loop()) &&
-			    !(has_twin(obj, p, len, KS_RAW_SUFFIX) && !ks_compat_perf_links());
+			    !(has_twin(obj, p, len, KS_RAW_SUFFIX) && !ks_kernel_perf_links());
 		if (k && has_suffix(p, KS_OPT_SUFFIX))
 			k = opt_hook_exists(&btf, &btf_read, prog);
+		if (k && has_suffix(p, KS_COMPAT32_SUFFIX))
+			k = ks_kernel_runs_compat();
 		if (k && (has_suffix(p, KS_SENDPAGE_SUFFIX) ||
 			  has_suffix(p, KS_SENDPAGE_SUFFIX KS_NOLOOP_SUFFIX)))
 			k = facts()->sendpage;
@@ -213,7 +220,7 @@ void ks_compat_select(struct bpf_object *obj)
 	btf__free(btf);
 }
 
-bool ks_compat_prog_missing(const struct bpf_program *prog, char *why, size_t len)
+bool ks_fit_prog_missing(const struct bpf_program *prog, char *why, size_t len)
 {
 	const struct bpf_insn *in = bpf_program__insns(prog);
 	size_t n = bpf_program__insn_cnt(prog);
@@ -229,28 +236,86 @@ bool ks_compat_prog_missing(const struct bpf_program *prog, char *why, size_t le
 	return false;
 }
 
-bool ks_compat_sendpage(void)
+/* Does this kernel have 32-bit compat syscalls? Functions of their entry
+ * and of a compat-only syscall are in kallsyms exactly when it does (the
+ * syscall tables are data, listed only with CONFIG_KALLSYMS_ALL, which
+ * Debian's arm64 lacks); several names, for they moved across versions. */
+bool ks_kernel_runs_compat(void)
+{
+	static const char *const names[] = {
+		"do_fast_syscall_32", "do_int80_syscall_32", "int80_emulation",
+		"__ia32_compat_sys_sigreturn",			/* x86-64 IA32_EMULATION */
+		"el0t_32_sync_handler", "el0_sync_compat_handler",
+		"__arm64_compat_sys_sigreturn",			/* arm64 COMPAT */
+		"ia32_sys_call_table", "compat_sys_call_table",
+	};
+	static int known = -1;
+	char line[256];
+	FILE *f;
+
+	if (known >= 0)
+		return known;
+#if defined(__x86_64__)
+	/* On x86-64 the entry is built in whenever IA32_EMULATION is, even
+	 * where it is off at run time (ia32_emulation=0, or
+	 * IA32_EMULATION_DEFAULT_DISABLED: this host). Ask the kernel: a
+	 * child makes one 32-bit syscall (int $0x80, getpid), which kills it
+	 * with SIGSEGV where 32-bit syscalls are off or absent. */
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		long ret = 20;	/* __NR_getpid, i386 */
+
+		__asm__ volatile("int $0x80" : "+a"(ret) : : "memory");
+		_exit(ret == getpid() ? 0 : 1);
+	}
+	if (pid > 0) {
+		int status;
+
+		if (waitpid(pid, &status, 0) == pid) {
+			known = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+			return known;
+		}
+	}
+#endif
+	f = fopen("/proc/kallsyms", "re");
+	known = 0;
+	while (f && !known && fgets(line, sizeof(line), f)) {
+		char *name = strrchr(line, ' ');
+
+		if (!name || strchr(line, '['))	/* module symbols: not entry code */
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		for (size_t i = 0; i < ARRAY_SIZE(names) && !known; i++)
+			known = !strcmp(name + 1, names[i]);
+	}
+	if (f)
+		fclose(f);
+	return known;
+}
+
+bool ks_kernel_sendpage(void)
 {
 	return facts()->sendpage;
 }
 
-bool ks_compat_flow_calls(void)
+bool ks_kernel_flow_calls(void)
 {
 	return facts()->flow_calls;
 }
 
-bool ks_compat_perf_links(void)
+bool ks_kernel_perf_links(void)
 {
 	return facts()->perf_links;
 }
 
-bool ks_compat_link_unpinnable(const struct bpf_program *prog)
+bool ks_fit_link_unpinnable(const struct bpf_program *prog)
 {
 	switch (bpf_program__type(prog)) {
 	case BPF_PROG_TYPE_TRACEPOINT:
 	case BPF_PROG_TYPE_KPROBE:
 	case BPF_PROG_TYPE_PERF_EVENT:
-		return !ks_compat_perf_links();
+		return !ks_kernel_perf_links();
 	default:
 		return false;
 	}

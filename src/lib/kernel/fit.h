@@ -1,9 +1,9 @@
-/* compat.h - fit one CO-RE object to the running kernel before it loads:
- * the user-space half of bpf/sdk/compat.bpf.h. What a kernel lacks is named
+/* fit.h - fit one CO-RE object to the running kernel before it loads:
+ * the user-space half of bpf/sdk/fit.bpf.h. What a kernel lacks is named
  * (feature and the release that brought it), never guessed from uname.
  */
-#ifndef KSHIELD_COMPAT_H
-#define KSHIELD_COMPAT_H
+#ifndef KSHIELD_FIT_H
+#define KSHIELD_FIT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,20 +14,21 @@ struct bpf_link;
 
 /* Task storage maps become LRU hashes keyed by thread id on kernels
  * without BPF_MAP_TYPE_TASK_STORAGE (5.11); ks_task_storage_get() in
- * bpf/sdk/compat.bpf.h reads them either way. Call after open, before load. */
-int ks_compat_prepare(struct bpf_object *obj);
+ * bpf/sdk/fit.bpf.h reads them either way. Call after open, before load. */
+int ks_fit_prepare(struct bpf_object *obj);
 
-/* Suffixes of a program's twins: "X__noloop" for kernels without bpf_loop
- * (5.17), "X__raw" (a raw tracepoint, bpf/sdk/compat.bpf.h KS_SYSCALL_ENTER)
- * for kernels that cannot pin tracepoint links (5.15). Of the autoload
+/* Program-name suffixes the loader acts on, all decided by ks_fit_select.
+ * Twins: "X__noloop" for kernels without bpf_loop (5.17), "X__raw" (a raw
+ * tracepoint, bpf/sdk/fit.bpf.h KS_TRACEPOINT_SYSCALL_ENTER) for kernels
+ * that cannot pin tracepoint links (5.15). Of the autoload
  * programs exactly one of X, X__noloop, X__raw loads. Call after choosing
  * the variant. */
 #define KS_NOLOOP_SUFFIX "__noloop"
 #define KS_RAW_SUFFIX "__raw"
-/* "X__compat32" (bpf/sdk/compat.bpf.h KS_SYSCALL_ENTER32, nlwalk's compat
- * sender check): a raw_tp/sys_enter program for 32-bit syscalls, which
- * taxes every syscall; the loader loads it only where the kernel runs
- * 32-bit code. */
+/* "X__compat32" (bpf/sdk/syscalls.bpf.h KS_SYSCALL_ENTER32 and the like): a
+ * check of 32-bit compat syscalls, loaded only where the kernel runs 32-bit
+ * code. (In kshield "compat" means that, and only that; the fitting of an
+ * object to older kernels is "fit".) */
 #define KS_COMPAT32_SUFFIX "__compat32"
 /* "X__opt": a tp_btf program on a tracepoint that not every kernel has
  * (io_uring_submit_req, 6.3+): loaded only where the kernel's BTF has the
@@ -40,29 +41,33 @@ int ks_compat_prepare(struct bpf_object *obj);
  * pass it with MSG_SPLICE_PAGES, and a check on every read and write
  * (file_permission) is not needed. */
 #define KS_SENDPAGE_SUFFIX "__sendpage"
-void ks_compat_select(struct bpf_object *obj);
+void ks_fit_select(struct bpf_object *obj);
+
+/* Whether this kernel runs 32-bit code (x86-64: a 32-bit syscall is tried
+ * in a child; arm64: the compat entry is in kallsyms). Cached. */
+bool ks_kernel_runs_compat(void);
 
 /* Whether sockets here have proto_ops.sendpage (before 6.5). */
-bool ks_compat_sendpage(void);
+bool ks_kernel_sendpage(void);
 
 /* Whether @prog (autoload or not) calls a helper this kernel does not have
  * and cannot be hidden behind a CO-RE check (bpf_loop: its callback is a
  * subprogram older verifiers do not know). Fills @why with the feature and
  * returns true when it does. */
-bool ks_compat_prog_missing(const struct bpf_program *prog, char *why, size_t len);
+bool ks_fit_prog_missing(const struct bpf_program *prog, char *why, size_t len);
 
 /* Whether every send and receive of every socket passes sock_sendmsg and
  * sock_recvmsg and their tracepoints (sock_send_length, 6.3; .sendpage
  * gone, 6.5): the monitor then accounts flows per call, not per packet. */
-bool ks_compat_flow_calls(void);
+bool ks_kernel_flow_calls(void);
 
 /* Whether this kernel pins links of tracepoint, kprobe and uprobe programs
  * (BPF_LINK_TYPE_PERF_EVENT, 5.15). Without it those links live only as
  * long as the process that made them. */
-bool ks_compat_perf_links(void);
+bool ks_kernel_perf_links(void);
 
 /* Whether the link of @prog is one of those on a kernel that cannot pin it. */
-bool ks_compat_link_unpinnable(const struct bpf_program *prog);
+bool ks_fit_link_unpinnable(const struct bpf_program *prog);
 
 /* Does the running kernel's BTF enum @type have a value named @value?
  * Parses the BTF (megabytes) each call and frees it: not for hot paths. */
