@@ -313,10 +313,28 @@ static int case_exit(int rc)
 	       rc == KS_CASE_EFFECT ? 4 : rc == KS_CASE_NOEFFECT ? 5 : 2;
 }
 
-/* Fork the case @run (after @before, when given). With @hold, the child
- * runs @before, says so, and waits for case_finish() before @run; this
- * returns once @before is done. 0 or -errno. */
-static int case_start(ks_case_fn before, ks_case_fn run, bool hold, struct case_proc *c)
+/* Path @p's case, and what runs before it (KS_CASE_PASSED when none). */
+static int path_run(const struct ks_path *p, char *why, size_t len)
+{
+	return p->call ? p->call(p, why, len) : p->run(why, len);
+}
+
+static int path_before(const struct ks_path *p, char *why, size_t len)
+{
+	return p->call_before ? p->call_before(p, why, len) :
+	       p->before ? p->before(why, len) : KS_CASE_PASSED;
+}
+
+static bool path_has_before(const struct ks_path *p)
+{
+	return p->before || p->call_before;
+}
+
+/* Fork the case of @p (after its before step, when it has one). With
+ * @hold, the child runs the before step, says so, and waits for
+ * case_finish() before the case; this returns once the before step is
+ * done. 0 or -errno. */
+static int case_start(const struct ks_path *p, bool hold, struct case_proc *c)
 {
 	int pfd[2], go[2] = { -1, -1 }, ready[2] = { -1, -1 };
 	char byte;
@@ -354,8 +372,7 @@ static int case_start(ks_case_fn before, ks_case_fn run, bool hold, struct case_
 
 		close(pfd[0]);
 		alarm(CASE_TIMEOUT_S);
-		if (before)
-			rc = before(buf, sizeof(buf));
+		rc = path_before(p, buf, sizeof(buf));
 		if (hold) {
 			close(go[1]);
 			close(ready[0]);
@@ -368,7 +385,7 @@ static int case_start(ks_case_fn before, ks_case_fn run, bool hold, struct case_
 			close(ready[1]);
 		}
 		if (rc == KS_CASE_PASSED)
-			rc = run(buf, sizeof(buf));
+			rc = path_run(p, buf, sizeof(buf));
 		if (write(pfd[1], buf, strlen(buf)) < 0)
 			_exit(3);
 		_exit(case_exit(rc));
@@ -437,14 +454,15 @@ static int case_finish(struct case_proc *c, char *why, size_t len)
 	}
 }
 
-/* Run a case in a child (@before, then @fn); map its exit to a case result. */
-static int run_case2(ks_case_fn before, ks_case_fn fn, char *why, size_t len)
+/* Run path @p's case in a child (its before step, then the case); map its
+ * exit to a case result. */
+static int run_path(const struct ks_path *p, char *why, size_t len)
 {
 	struct case_proc c;
 	int err;
 
 	why[0] = '\0';
-	err = case_start(before, fn, false, &c);
+	err = case_start(p, false, &c);
 	if (err)
 		snprintf(why, len, "could not start the case: %s", strerror(-err));
 	return err ? err : case_finish(&c, why, len);
@@ -452,12 +470,9 @@ static int run_case2(ks_case_fn before, ks_case_fn fn, char *why, size_t len)
 
 static int run_case(ks_case_fn fn, char *why, size_t len)
 {
-	return run_case2(NULL, fn, why, len);
-}
+	const struct ks_path p = { .name = "benign", .run = fn };
 
-static int run_path(const struct ks_path *p, char *why, size_t len)
-{
-	return run_case2(p->before, p->run, why, len);
+	return run_path(&p, why, len);
 }
 
 const char *ks_case_str(int r)
@@ -829,8 +844,8 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	 * nothing guards them, and go on once the shield is loaded. */
 	for (int i = 0; i < t->npaths; i++) {
 		held[i].pid = -1;
-		if (t->paths[i].before && !r->paths[i].not_applicable &&
-		    case_start(t->paths[i].before, t->paths[i].run, true, &held[i]))
+		if (path_has_before(&t->paths[i]) && !r->paths[i].not_applicable &&
+		    case_start(&t->paths[i], true, &held[i]))
 			held[i].pid = -1;	/* could not fork: run it the plain way */
 	}
 	err = ks_shield_load(object, KS_MODE_ENFORCE, &r->load);

@@ -7,8 +7,14 @@
  *
  *	KSHIELD_TEST_PATHS("cve-x", benign_fn,
  *		{ "native", trigger_native },
- *		{ "compat-i386", trigger_compat });
+ *		{ "splice", .call = feed, .way = FEED_SPLICE },
+ *		{ "sendfile", .call = feed, .way = FEED_SENDFILE },
+ *		{ "compat-" KS_ABI32_NAME, trigger_compat });
  *	KSHIELD_TEST("cve-x", trigger, benign);	// one path, "native"
+ *
+ * A path is a row of the table: a case that needs nothing more is
+ * (why, len); one case function serving many paths is given the path
+ * (@call), and tells them apart by its @arg and @way.
  *
  * Each case runs in a forked child (so namespace changes stay there and a
  * SIGKILL shield can kill it) and returns:
@@ -56,20 +62,42 @@
 #define KS_PATH_NAME_LEN 32
 
 typedef int (*ks_case_fn)(char *why, size_t len);
+struct ks_path;
+/* A case given the path it runs for: one function for many paths. */
+typedef int (*ks_path_fn)(const struct ks_path *p, char *why, size_t len);
 
-/* One known path to the bug: a trigger case. A path whose object is set
- * up before the shield loads ("pre-existing": a socket bound, a netlink
- * socket opened, a user namespace entered while nothing guarded it) gives
- * @before: it runs in the case's child first, and while the shield is
- * being loaded for the enforce step that child waits (its objects open)
- * until the load is done; then @run goes on in the same child. In the
- * other steps the two run back to back. @before returns KS_CASE_PASSED
- * (0) or <0 with @why filled, like a case. */
+/* One known path to the bug: a trigger case, either @run (a case that
+ * needs no argument) or @call (given this path: its @name, @arg and
+ * @way). A path whose object is set up before the shield loads
+ * ("pre-existing": a socket bound, a netlink socket opened, a user
+ * namespace entered while nothing guarded it) gives @before (or
+ * @call_before): it runs in the case's child first, and while the shield
+ * is being loaded for the enforce step that child waits (its objects
+ * open) until the load is done; then @run goes on in the same child. In
+ * the other steps the two run back to back. @before returns
+ * KS_CASE_PASSED (0) or <0 with @why filled, like a case. */
 struct ks_path {
 	const char *name;	/* short, stable, lower-case */
 	ks_case_fn run;
 	ks_case_fn before;	/* NULL: none */
+	ks_path_fn call;	/* instead of @run */
+	ks_path_fn call_before;	/* instead of @before */
+	const void *arg;	/* for @call: what this path is about (a trigger, a table) */
+	int way;		/* ... and which way in (an enum of the test's own) */
 };
+
+/* The 32-bit ABI this build's compat paths use, in path names
+ * ("compat-" KS_ABI32_NAME), as the BPF side's NLW_PATHS_COMPAT:
+ * i386 on x86-64, AArch32 ("arm") on arm64. KS_IF_SOCKETCALL32(...) is
+ * its arguments where that ABI has socketcall (i386), nothing where it
+ * has none (AArch32 EABI): a table row that exists only on i386. */
+#if defined(__aarch64__)
+#define KS_ABI32_NAME		"arm"
+#define KS_IF_SOCKETCALL32(...)
+#else
+#define KS_ABI32_NAME		"i386"
+#define KS_IF_SOCKETCALL32(...)	__VA_ARGS__
+#endif
 
 struct ks_shield_test {
 	const char *shield;	/* shield name, as in KSHIELD_NAME */
