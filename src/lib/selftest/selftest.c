@@ -299,6 +299,12 @@ int ks_case_from(int rc, int err, const char *what, char *why, size_t len)
 	return -err;
 }
 
+int ks_case_fail(const char *what, int err, char *why, size_t len)
+{
+	snprintf(why, len, "%s: %s", what, strerror(-err));
+	return err;
+}
+
 /* A case's child: forked, maybe waiting (set up before the load) until
  * case_finish() lets it go on. */
 struct case_proc {

@@ -174,6 +174,9 @@ extern const char *ks_test_shields_dir;
 /* Case result of a syscall return value: -1/EPERM is REFUSED, success is
  * PASSED, anything else is an error described in @why. */
 int ks_case_from(int rc, int err, const char *what, char *why, size_t len);
+/* A step that failed with -errno @err: @why says "@what: <strerror>";
+ * returns @err. */
+int ks_case_fail(const char *what, int err, char *why, size_t len);
 
 /* Runner side (src/lib/selftest/selftest.c, used by `kshield test`). */
 #include "loader.h"
