@@ -47,6 +47,8 @@
  * ("yes"); every effect-checking path NOEFFECT makes it "no"; otherwise
  * "unknown".
  */
+/* This is what a test.c includes; the runner's side (results, ks_test_run)
+ * is selftest_run.h, included by `kshield test`. */
 #ifndef KSHIELD_SELFTEST_H
 #define KSHIELD_SELFTEST_H
 
@@ -107,6 +109,7 @@ struct ks_shield_test {
 	struct ks_shield_test *next;
 };
 
+/* Called by KSHIELD_TEST_PATHS's constructor (selftest_run.c). */
 void ks_test_register(struct ks_shield_test *t);
 
 #define KSHIELD_TEST_PATHS(name_, benign_, ...)				\
@@ -126,7 +129,7 @@ void ks_test_register(struct ks_shield_test *t);
 #define KSHIELD_TEST(name_, trigger_, benign_)				\
 	KSHIELD_TEST_PATHS(name_, benign_, { "native", trigger_, NULL })
 
-/* Helpers for cases. */
+/* Helpers for cases (selftest.c). */
 /* Become root of a new user namespace (and a new network namespace when
  * @netns): the unprivileged attacker's position. 0 or -errno. */
 int ks_test_enter_userns(int netns);
@@ -177,66 +180,8 @@ int ks_case_from(int rc, int err, const char *what, char *why, size_t len);
 /* A step that failed with -errno @err: @why says "@what: <strerror>";
  * returns @err. */
 int ks_case_fail(const char *what, int err, char *why, size_t len);
-
-/* Runner side (src/lib/selftest/selftest.c, used by `kshield test`). */
-#include "loader.h"
-#include "meta.h"
-#include <stdbool.h>
-
-/* One path's outcome. Case results are KS_CASE_* or <0 (did not run). */
-struct ks_path_result {
-	char name[KS_PATH_NAME_LEN];
-	enum ks_coverage cov;	/* what the loaded variant claims */
-	bool not_applicable;	/* cannot run on this kernel: why says */
-	bool ran_enforce, ran_audit, ran_unload;
-	int baseline, enforce, audit, unload;
-	bool hit;		/* counted by the shield while enforcing */
-	bool audited;		/* counted as audited in audit mode */
-	bool ok;		/* did what the variant claims (pass/n/a) */
-	char why[384];		/* n/a reason, the case's error, or the failure */
-	char effect[192];	/* baseline EFFECT: what the case saw ("" otherwise) */
-};
-
-struct ks_test_result {
-	char shield[KS_NAME_LEN];
-	char variant[KS_VARIANT_LEN];
-	char sha256[65];	/* hex SHA-256 of the object file tested */
-	bool trigger_refused;	/* every path the variant prevents was refused */
-	bool hit_recorded;	/* ... and each covered path counted */
-	bool detect_only;	/* the variant prevents no path here, detects some */
-	bool benign_ok;		/* benign passed while enforcing */
-	bool audit_ok;		/* audit: covered paths passed and were counted */
-	bool unload_ok;		/* after unload every path passes again */
-	bool unsupported;	/* no variant loads on this kernel */
-	bool not_applicable;	/* no path can run on this kernel */
-	bool partial;		/* a runnable path the variant does not cover */
-	char na_reason[512];	/* ... why: the case's own words */
-	/* Which steps after the baseline ran; what a step did not run says
-	 * nothing (plain text shows "-" there, never ok). */
-	bool ran_enforce, ran_benign, ran_audit, ran_unload;
-	int trigger_case;	/* KS_CASE_* or <0: the first path while enforcing */
-	const char *vulnerable;	/* "yes", "no", "unknown": from the baseline */
-	int npaths;
-	struct ks_path_result paths[KS_MAX_PATHS];
-	char not_covered[256];	/* "variant: a, b not covered", "" when none */
-	struct ks_load_result load;
-	/* The baseline trigger was refused by programs of this shield loaded
-	 * elsewhere: "name (id N), ..."; the test did not run (a failure). */
-	char refused_by[256];
-	char error[1024];	/* first failure, "" when all is well */
-};
-
+/* A case result in words: "passed", "refused", "effect", "no-effect",
+ * "error" (<0). */
 const char *ks_case_str(int r);
-/* Record in @p->why why step @step of the path failed with case result
- * @c: the trigger's own @why, or a one-line reason when it gave none, so
- * that no failed or "error" path is reported without one. The first
- * reason recorded for a path stays. */
-void ks_path_note(struct ks_path_result *p, const char *step, int c, const char *why);
-struct ks_shield_test *ks_test_find(const char *name);
-struct ks_shield_test *ks_test_first(void);
-/* Run the whole sequence for @t with the object @object. Returns <0 only
- * when the test could not start; failures are in @r->error. */
-int ks_test_run(const struct ks_shield_test *t, const char *object,
-		struct ks_test_result *r);
 
 #endif
