@@ -56,20 +56,16 @@ static int unshare_as_nobody(char *why, size_t len)
 	return ks_case_from(rc, errno, "unshare(CLONE_NEWUSER) as nobody", why, len);
 }
 
-static int trigger_native(char *why, size_t len)
-{
-	return unshare_as_nobody(why, len);
-}
-
 /* The child of a successful clone: it lived long enough to return. */
 #define CHILD_RAN 42
 
-/* clone or clone3 with CLONE_NEWUSER as nobody, by a helper process whose
- * child writes to a pipe: went through when the child ran code of its own
- * in the namespace, whatever became of the helper (tp kills the caller:
- * the helper dying says nothing about the child). */
-static int clone_as_nobody(int three, char *why, size_t len)
+/* clone, or clone3 when @path->way, with CLONE_NEWUSER as nobody, by a
+ * helper process whose child writes to a pipe: went through when the child
+ * ran code of its own in the namespace, whatever became of the helper (tp
+ * kills the caller: the helper dying says nothing about the child). */
+static int clone_as_nobody(const struct ks_path *path, char *why, size_t len)
 {
+	const int three = path->way;
 	int p[2], status;
 	pid_t helper, pid;
 	char byte;
@@ -114,22 +110,14 @@ static int clone_as_nobody(int three, char *why, size_t len)
 	return -EIO;
 }
 
-static int trigger_clone(char *why, size_t len)
-{
-	return clone_as_nobody(0, why, len);
-}
-
-static int trigger_clone3(char *why, size_t len)
-{
-	return clone_as_nobody(1, why, len);
-}
-
 /* The namespace of a child that unshared and is gone, entered by its
- * parent through the zombie's /proc/PID/ns/user. With @compat the child
- * execs the 32-bit compat/unshare.c (exit 0 made, 1 EPERM, 5 error): a
- * 32-bit unshare's exit must record the namespace as a native one's. */
-static int setns_zombie(bool compat, char *why, size_t len)
+ * parent through the zombie's /proc/PID/ns/user. With @p->way (compat)
+ * the child execs the 32-bit compat/unshare.c (exit 0 made, 1 EPERM, 5
+ * error): a 32-bit unshare's exit must record the namespace as a native
+ * one's. */
+static int setns_zombie(const struct ks_path *p, char *why, size_t len)
 {
+	const bool compat = p->way;
 	int err = ks_test_drop_to(NOBODY, NOBODY), fd, rc, st[2];
 	char path[64], prog[PATH_MAX];
 	siginfo_t si;
@@ -199,16 +187,6 @@ static int setns_zombie(bool compat, char *why, size_t len)
 	return ks_case_from(rc, err, "setns into the zombie's user namespace", why, len);
 }
 
-static int trigger_setns_zombie(char *why, size_t len)
-{
-	return setns_zombie(false, why, len);
-}
-
-/* setns-zombie-compat-i386, -arm: the zombie a 32-bit unshare left. */
-static int trigger_setns_zombie_compat(char *why, size_t len)
-{
-	return setns_zombie(true, why, len);
-}
 
 /* Allow-list key and value of /proc/self/exe. */
 static int self_entry(struct ks_userns_allow_key *k, struct ks_userns_allow_val *v,
@@ -308,12 +286,13 @@ static int trigger_compat(char *why, size_t len)
 	return ks_test_run_compat("userns-policy", "unshare", argv, why, len);
 }
 
-/* compat-i386-clone, -clone3 (and -arm-): clone(CLONE_NEWUSER) by the
+/* compat-i386-clone, -clone3 (and -arm-): clone(CLONE_NEWUSER) (@path->arg) by the
  * 32-bit program, whose child writes to a pipe: went through when the
  * child ran code of its own in the namespace, whatever became of its
  * parent (tp kills the caller; a child it made is killed apart). */
-static int compat_clone(const char *mode, char *why, size_t len)
+static int compat_clone(const struct ks_path *path, char *why, size_t len)
 {
+	const char *mode = path->arg;
 	int err = ks_test_drop_to(NOBODY, NOBODY), p[2], rc;
 	char byte;
 	ssize_t n;
@@ -340,29 +319,14 @@ static int compat_clone(const char *mode, char *why, size_t len)
 	return KS_CASE_REFUSED;
 }
 
-static int trigger_compat_clone(char *why, size_t len)
-{
-	return compat_clone("clone", why, len);
-}
-
-static int trigger_compat_clone3(char *why, size_t len)
-{
-	return compat_clone("clone3", why, len);
-}
 
 KSHIELD_TEST_PATHS("userns-policy", benign,
-	{ "native", trigger_native },
-	{ "clone", trigger_clone },
-	{ "clone3", trigger_clone3 },
-	{ "setns-zombie", trigger_setns_zombie },
-#if defined(__aarch64__)
-	{ "compat-arm", trigger_compat },
-	{ "compat-arm-clone", trigger_compat_clone },
-	{ "compat-arm-clone3", trigger_compat_clone3 },
-	{ "setns-zombie-compat-arm", trigger_setns_zombie_compat });
-#else
-	{ "compat-i386", trigger_compat },
-	{ "compat-i386-clone", trigger_compat_clone },
-	{ "compat-i386-clone3", trigger_compat_clone3 },
-	{ "setns-zombie-compat-i386", trigger_setns_zombie_compat });
-#endif
+	{ "native", unshare_as_nobody },
+	{ "clone", .call = clone_as_nobody, .way = 0 },
+	{ "clone3", .call = clone_as_nobody, .way = 1 },
+	{ "setns-zombie", .call = setns_zombie, .way = 0 },
+	{ "compat-" KS_ABI32_NAME, trigger_compat },
+	{ "compat-" KS_ABI32_NAME "-clone", .call = compat_clone, .arg = "clone" },
+	{ "compat-" KS_ABI32_NAME "-clone3", .call = compat_clone, .arg = "clone3" },
+	/* the zombie a 32-bit unshare left */
+	{ "setns-zombie-compat-" KS_ABI32_NAME, .call = setns_zombie, .way = 1 });

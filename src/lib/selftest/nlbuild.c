@@ -147,6 +147,21 @@ void nlb_nft_chain(struct nlbuild *b, uint8_t family, const char *table, const c
 	nlb_msg_end(b);
 }
 
+void nlb_nft_verdict_expr(struct nlbuild *b, uint32_t verdict)
+{
+	nlb_nest(b, NFTA_LIST_ELEM);
+	nlb_put_str(b, NFTA_EXPR_NAME, "immediate");
+	nlb_nest(b, NFTA_EXPR_DATA);
+	nlb_put_be32(b, NFTA_IMMEDIATE_DREG, NFT_REG_VERDICT);
+	nlb_nest(b, NFTA_IMMEDIATE_DATA);
+	nlb_nest(b, NFTA_DATA_VERDICT);
+	nlb_put_be32(b, NFTA_VERDICT_CODE, verdict);
+	nlb_nest_end(b);
+	nlb_nest_end(b);
+	nlb_nest_end(b);
+	nlb_nest_end(b);
+}
+
 static char errmsg[128];
 
 const char *nlb_errmsg(void)

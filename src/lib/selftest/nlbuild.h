@@ -50,6 +50,9 @@ void nlb_nft_end(struct nlbuild *b);
 /* NEWTABLE / NEWCHAIN (a regular chain, no hook) messages, whole. */
 void nlb_nft_table(struct nlbuild *b, uint8_t family, const char *table);
 void nlb_nft_chain(struct nlbuild *b, uint8_t family, const char *table, const char *chain);
+/* An immediate expression that sets @verdict (NF_DROP, NF_ACCEPT, NFT_*):
+ * one element inside a rule's NFTA_RULE_EXPRESSIONS, as nft's "drop". */
+void nlb_nft_verdict_expr(struct nlbuild *b, uint32_t verdict);
 
 /* Send everything built so far in one sendmsg and collect the replies the
  * kernel queued for it (netlink requests are processed inside sendmsg).

@@ -384,20 +384,25 @@ int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
 	return fd < 0 ? fd : finish(t, p, fd, why, len);
 }
 
+int nlt_case(const struct ks_path *path, char *why, size_t len)
+{
+	return nlt_run(path->arg, path->way, why, len);
+}
+
 /* pre-existing: the socket of the case's child, made before the load. */
 static int pre_fd = -1;
 
-int nlt_before(const struct nlt_trigger *t, char *why, size_t len)
+int nlt_before(const struct ks_path *path, char *why, size_t len)
 {
-	pre_fd = prepare(t, NLT_SENDMSG, why, len);
+	pre_fd = prepare(path->arg, NLT_SENDMSG, why, len);
 	return pre_fd < 0 ? pre_fd : 0;
 }
 
-int nlt_after(const struct nlt_trigger *t, char *why, size_t len)
+int nlt_after(const struct ks_path *path, char *why, size_t len)
 {
 	if (pre_fd < 0) {
 		snprintf(why, len, "pre-existing: no socket from before the load");
 		return -EBADF;
 	}
-	return finish(t, NLT_SENDMSG, pre_fd, why, len);
+	return finish(path->arg, NLT_SENDMSG, pre_fd, why, len);
 }

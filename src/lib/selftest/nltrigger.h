@@ -1,11 +1,12 @@
 /* nltrigger.h - the known ways of getting one netlink request to the
  * kernel, as trigger paths for the netlink shields' tests (cve-2022-2588,
  * cve-2023-32233, cve-2024-1086, ...). A shield test describes its trigger
- * once (struct nlt_trigger) and registers one path per way in:
+ * once (struct nlt_trigger) and registers one path per way in, as rows
+ * of its table:
  *
  *	static const struct nlt_trigger trig = { NETLINK_ROUTE, setup, build, judge };
- *	NLT_PATH_FNS(trig)
- *	KSHIELD_TEST_PATHS("cve-x", benign, NLT_PATHS(trig), { "no-kind", no_kind });
+ *	KSHIELD_TEST_PATHS("cve-x", benign, NLT_PATHS(trig, sendmsg, sendto),
+ *		NLT_PATH("no-kind", trig_no_kind, NLT_SENDMSG));
  *
  * Every path opens the socket in a new user+network namespace (the
  * attacker's position), prepares it with @setup, sends what @build writes,
@@ -79,79 +80,51 @@ int nlt_send(int fd, struct nlbuild *b, enum nlt_path p);
 int nlt_send_compat(int fd, struct nlbuild *b, enum nlt_path p, char *why, size_t len);
 /* Run @t by way of @p: a case result. */
 int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len);
+/* The same as a path's case (struct ks_path's @call): the trigger is the
+ * path's @arg, the way its @way. */
+int nlt_case(const struct ks_path *path, char *why, size_t len);
 /* The "pre-existing" path: nlt_before() enters the namespace, opens the
- * socket and sets it up (a ks_path's @before, run before the shield
- * loads); nlt_after() sends the trigger on it (sendmsg) afterwards. */
-int nlt_before(const struct nlt_trigger *t, char *why, size_t len);
-int nlt_after(const struct nlt_trigger *t, char *why, size_t len);
+ * socket and sets it up (a path's @call_before, run before the shield
+ * loads); nlt_after() sends the trigger on it (sendmsg) afterwards. The
+ * trigger is the path's @arg. */
+int nlt_before(const struct ks_path *path, char *why, size_t len);
+int nlt_after(const struct ks_path *path, char *why, size_t len);
 
-#define __NLT_FN(t, name, p)						\
-	static int t##__##name(char *why, size_t len)			\
-	{ return nlt_run(&t, p, why, len); }
-
-#if defined(__aarch64__)
-#define __NLT_COMPAT_SOCKETCALL_FN(t)	/* AArch32 (EABI) has no socketcall */
-#else
-#define __NLT_COMPAT_SOCKETCALL_FN(t)	__NLT_FN(t, compat_socketcall, NLT_COMPAT_SOCKETCALL)
-#endif
-
-/* One case function per way in, for the trigger @t. */
-#define NLT_PATH_FNS(t)							\
-	__NLT_FN(t, sendmsg, NLT_SENDMSG)				\
-	__NLT_FN(t, sendto, NLT_SENDTO)					\
-	__NLT_FN(t, write, NLT_WRITE)					\
-	__NLT_FN(t, writev, NLT_WRITEV)					\
-	__NLT_FN(t, pwritev2, NLT_PWRITEV2)				\
-	__NLT_FN(t, sendmmsg, NLT_SENDMMSG)				\
-	__NLT_FN(t, splice, NLT_SPLICE)					\
-	__NLT_FN(t, sendfile, NLT_SENDFILE)				\
-	__NLT_FN(t, io_uring, NLT_IO_URING)				\
-	__NLT_FN(t, io_uring_sqpoll, NLT_IO_URING_SQPOLL)		\
-	__NLT_FN(t, io_uring_sqpoll_fixed, NLT_IO_URING_SQPOLL_FIXED)	\
-	__NLT_FN(t, scm_rights, NLT_SCM_RIGHTS)				\
-	__NLT_FN(t, clone_files, NLT_CLONE_FILES)			\
-	__NLT_FN(t, clone_files_sqpoll, NLT_CLONE_FILES_SQPOLL)		\
-	__NLT_FN(t, compat_sendmsg, NLT_COMPAT_SENDMSG)			\
-	__NLT_FN(t, compat_write, NLT_COMPAT_WRITE)			\
-	__NLT_COMPAT_SOCKETCALL_FN(t)					\
-	static int t##__pre_before(char *why, size_t len)		\
-	{ return nlt_before(&t, why, len); }				\
-	static int t##__pre_after(char *why, size_t len)		\
-	{ return nlt_after(&t, why, len); }
+/* A table row: trigger @t (a struct nlt_trigger) sent by way @way. */
+#define NLT_PATH(name, t, way_)							{ name, .call = nlt_case, .arg = &(t), .way = (way_) }
 
 /* The compat paths: the request sent by a 32-bit program (the shared
  * shields/common/compat/nlsend.c), named by the 32-bit ABI of this
  * build's architecture (the BPF side's NLW_PATHS_COMPAT); n/a where the
- * kernel runs no 32-bit code. */
-#if defined(__aarch64__)
+ * kernel runs no 32-bit code. socketcall only where the ABI has it. */
 #define NLT_COMPAT_PATHS(t)						\
-	{ "compat-arm", t##__compat_sendmsg },				\
-	{ "compat-arm-write", t##__compat_write }
-#else
-#define NLT_COMPAT_PATHS(t)						\
-	{ "compat-i386", t##__compat_sendmsg },				\
-	{ "compat-i386-write", t##__compat_write },			\
-	{ "compat-i386-socketcall", t##__compat_socketcall }
-#endif
+	NLT_PATH("compat-" KS_ABI32_NAME, t, NLT_COMPAT_SENDMSG),	\
+	NLT_PATH("compat-" KS_ABI32_NAME "-write", t, NLT_COMPAT_WRITE)	\
+	KS_IF_SOCKETCALL32(,						\
+	NLT_PATH("compat-" KS_ABI32_NAME "-socketcall", t, NLT_COMPAT_SOCKETCALL))
 
-/* The path entries, "native" being @native's way (sendmsg or sendto, as
- * the public exploit sends); the other of the two is left out. */
+#define __NLT_WAY_sendmsg	NLT_SENDMSG
+#define __NLT_WAY_sendto	NLT_SENDTO
+
+/* The path rows of trigger @t by every way in, "native" being @native's
+ * way (sendmsg or sendto, as the public exploit sends); the other of the
+ * two is the row named after it. */
 #define NLT_PATHS(t, native, other)					\
-	{ "native", t##__##native },					\
-	{ "write", t##__write },					\
-	{ "writev", t##__writev },					\
-	{ "pwritev2", t##__pwritev2 },					\
-	{ "sendmmsg", t##__sendmmsg },					\
-	{ "splice", t##__splice },					\
-	{ "sendfile", t##__sendfile },					\
-	{ "io-uring", t##__io_uring },					\
-	{ "io-uring-sqpoll", t##__io_uring_sqpoll },			\
-	{ "io-uring-sqpoll-fixed", t##__io_uring_sqpoll_fixed },	\
-	{ "scm-rights", t##__scm_rights },				\
-	{ "clone-files", t##__clone_files },				\
-	{ "clone-files-sqpoll", t##__clone_files_sqpoll },		\
-	{ "pre-existing", t##__pre_after, t##__pre_before },		\
-	{ #other, t##__##other },					\
+	NLT_PATH("native", t, __NLT_WAY_##native),			\
+	NLT_PATH("write", t, NLT_WRITE),				\
+	NLT_PATH("writev", t, NLT_WRITEV),				\
+	NLT_PATH("pwritev2", t, NLT_PWRITEV2),				\
+	NLT_PATH("sendmmsg", t, NLT_SENDMMSG),				\
+	NLT_PATH("splice", t, NLT_SPLICE),				\
+	NLT_PATH("sendfile", t, NLT_SENDFILE),				\
+	NLT_PATH("io-uring", t, NLT_IO_URING),				\
+	NLT_PATH("io-uring-sqpoll", t, NLT_IO_URING_SQPOLL),		\
+	NLT_PATH("io-uring-sqpoll-fixed", t, NLT_IO_URING_SQPOLL_FIXED), \
+	NLT_PATH("scm-rights", t, NLT_SCM_RIGHTS),			\
+	NLT_PATH("clone-files", t, NLT_CLONE_FILES),			\
+	NLT_PATH("clone-files-sqpoll", t, NLT_CLONE_FILES_SQPOLL),	\
+	{ "pre-existing", .call = nlt_after, .call_before = nlt_before, .arg = &(t) }, \
+	NLT_PATH(#other, t, __NLT_WAY_##other),				\
 	NLT_COMPAT_PATHS(t)
 
 #endif

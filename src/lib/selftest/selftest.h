@@ -7,8 +7,14 @@
  *
  *	KSHIELD_TEST_PATHS("cve-x", benign_fn,
  *		{ "native", trigger_native },
- *		{ "compat-i386", trigger_compat });
+ *		{ "splice", .call = feed, .way = FEED_SPLICE },
+ *		{ "sendfile", .call = feed, .way = FEED_SENDFILE },
+ *		{ "compat-" KS_ABI32_NAME, trigger_compat });
  *	KSHIELD_TEST("cve-x", trigger, benign);	// one path, "native"
+ *
+ * A path is a row of the table: a case that needs nothing more is
+ * (why, len); one case function serving many paths is given the path
+ * (@call), and tells them apart by its @arg and @way.
  *
  * Each case runs in a forked child (so namespace changes stay there and a
  * SIGKILL shield can kill it) and returns:
@@ -41,6 +47,8 @@
  * ("yes"); every effect-checking path NOEFFECT makes it "no"; otherwise
  * "unknown".
  */
+/* This is what a test.c includes; the runner's side (results, ks_test_run)
+ * is selftest_run.h, included by `kshield test`. */
 #ifndef KSHIELD_SELFTEST_H
 #define KSHIELD_SELFTEST_H
 
@@ -56,20 +64,42 @@
 #define KS_PATH_NAME_LEN 32
 
 typedef int (*ks_case_fn)(char *why, size_t len);
+struct ks_path;
+/* A case given the path it runs for: one function for many paths. */
+typedef int (*ks_path_fn)(const struct ks_path *p, char *why, size_t len);
 
-/* One known path to the bug: a trigger case. A path whose object is set
- * up before the shield loads ("pre-existing": a socket bound, a netlink
- * socket opened, a user namespace entered while nothing guarded it) gives
- * @before: it runs in the case's child first, and while the shield is
- * being loaded for the enforce step that child waits (its objects open)
- * until the load is done; then @run goes on in the same child. In the
- * other steps the two run back to back. @before returns KS_CASE_PASSED
- * (0) or <0 with @why filled, like a case. */
+/* One known path to the bug: a trigger case, either @run (a case that
+ * needs no argument) or @call (given this path: its @name, @arg and
+ * @way). A path whose object is set up before the shield loads
+ * ("pre-existing": a socket bound, a netlink socket opened, a user
+ * namespace entered while nothing guarded it) gives @before (or
+ * @call_before): it runs in the case's child first, and while the shield
+ * is being loaded for the enforce step that child waits (its objects
+ * open) until the load is done; then @run goes on in the same child. In
+ * the other steps the two run back to back. @before returns
+ * KS_CASE_PASSED (0) or <0 with @why filled, like a case. */
 struct ks_path {
 	const char *name;	/* short, stable, lower-case */
 	ks_case_fn run;
 	ks_case_fn before;	/* NULL: none */
+	ks_path_fn call;	/* instead of @run */
+	ks_path_fn call_before;	/* instead of @before */
+	const void *arg;	/* for @call: what this path is about (a trigger, a table) */
+	int way;		/* ... and which way in (an enum of the test's own) */
 };
+
+/* The 32-bit ABI this build's compat paths use, in path names
+ * ("compat-" KS_ABI32_NAME), as the BPF side's NLW_PATHS_COMPAT:
+ * i386 on x86-64, AArch32 ("arm") on arm64. KS_IF_SOCKETCALL32(...) is
+ * its arguments where that ABI has socketcall (i386), nothing where it
+ * has none (AArch32 EABI): a table row that exists only on i386. */
+#if defined(__aarch64__)
+#define KS_ABI32_NAME		"arm"
+#define KS_IF_SOCKETCALL32(...)
+#else
+#define KS_ABI32_NAME		"i386"
+#define KS_IF_SOCKETCALL32(...)	__VA_ARGS__
+#endif
 
 struct ks_shield_test {
 	const char *shield;	/* shield name, as in KSHIELD_NAME */
@@ -79,6 +109,7 @@ struct ks_shield_test {
 	struct ks_shield_test *next;
 };
 
+/* Called by KSHIELD_TEST_PATHS's constructor (selftest_run.c). */
 void ks_test_register(struct ks_shield_test *t);
 
 #define KSHIELD_TEST_PATHS(name_, benign_, ...)				\
@@ -98,7 +129,7 @@ void ks_test_register(struct ks_shield_test *t);
 #define KSHIELD_TEST(name_, trigger_, benign_)				\
 	KSHIELD_TEST_PATHS(name_, benign_, { "native", trigger_, NULL })
 
-/* Helpers for cases. */
+/* Helpers for cases (selftest.c). */
 /* Become root of a new user namespace (and a new network namespace when
  * @netns): the unprivileged attacker's position. 0 or -errno. */
 int ks_test_enter_userns(int netns);
@@ -146,66 +177,11 @@ extern const char *ks_test_shields_dir;
 /* Case result of a syscall return value: -1/EPERM is REFUSED, success is
  * PASSED, anything else is an error described in @why. */
 int ks_case_from(int rc, int err, const char *what, char *why, size_t len);
-
-/* Runner side (src/lib/selftest/selftest.c, used by `kshield test`). */
-#include "loader.h"
-#include "meta.h"
-#include <stdbool.h>
-
-/* One path's outcome. Case results are KS_CASE_* or <0 (did not run). */
-struct ks_path_result {
-	char name[KS_PATH_NAME_LEN];
-	enum ks_coverage cov;	/* what the loaded variant claims */
-	bool not_applicable;	/* cannot run on this kernel: why says */
-	bool ran_enforce, ran_audit, ran_unload;
-	int baseline, enforce, audit, unload;
-	bool hit;		/* counted by the shield while enforcing */
-	bool audited;		/* counted as audited in audit mode */
-	bool ok;		/* did what the variant claims (pass/n/a) */
-	char why[384];		/* n/a reason, the case's error, or the failure */
-	char effect[192];	/* baseline EFFECT: what the case saw ("" otherwise) */
-};
-
-struct ks_test_result {
-	char shield[KS_NAME_LEN];
-	char variant[KS_VARIANT_LEN];
-	char sha256[65];	/* hex SHA-256 of the object file tested */
-	bool trigger_refused;	/* every path the variant prevents was refused */
-	bool hit_recorded;	/* ... and each covered path counted */
-	bool detect_only;	/* the variant prevents no path here, detects some */
-	bool benign_ok;		/* benign passed while enforcing */
-	bool audit_ok;		/* audit: covered paths passed and were counted */
-	bool unload_ok;		/* after unload every path passes again */
-	bool unsupported;	/* no variant loads on this kernel */
-	bool not_applicable;	/* no path can run on this kernel */
-	bool partial;		/* a runnable path the variant does not cover */
-	char na_reason[512];	/* ... why: the case's own words */
-	/* Which steps after the baseline ran; what a step did not run says
-	 * nothing (plain text shows "-" there, never ok). */
-	bool ran_enforce, ran_benign, ran_audit, ran_unload;
-	int trigger_case;	/* KS_CASE_* or <0: the first path while enforcing */
-	const char *vulnerable;	/* "yes", "no", "unknown": from the baseline */
-	int npaths;
-	struct ks_path_result paths[KS_MAX_PATHS];
-	char not_covered[256];	/* "variant: a, b not covered", "" when none */
-	struct ks_load_result load;
-	/* The baseline trigger was refused by programs of this shield loaded
-	 * elsewhere: "name (id N), ..."; the test did not run (a failure). */
-	char refused_by[256];
-	char error[1024];	/* first failure, "" when all is well */
-};
-
+/* A step that failed with -errno @err: @why says "@what: <strerror>";
+ * returns @err. */
+int ks_case_fail(const char *what, int err, char *why, size_t len);
+/* A case result in words: "passed", "refused", "effect", "no-effect",
+ * "error" (<0). */
 const char *ks_case_str(int r);
-/* Record in @p->why why step @step of the path failed with case result
- * @c: the trigger's own @why, or a one-line reason when it gave none, so
- * that no failed or "error" path is reported without one. The first
- * reason recorded for a path stays. */
-void ks_path_note(struct ks_path_result *p, const char *step, int c, const char *why);
-struct ks_shield_test *ks_test_find(const char *name);
-struct ks_shield_test *ks_test_first(void);
-/* Run the whole sequence for @t with the object @object. Returns <0 only
- * when the test could not start; failures are in @r->error. */
-int ks_test_run(const struct ks_shield_test *t, const char *object,
-		struct ks_test_result *r);
 
 #endif
