@@ -2,7 +2,7 @@
  * fleet's desired state, watch it converge (status, wait), promote an
  * audit-first rollout, roll back (rollout.c does the work); record, publish,
  * hosts, ship; and `fleet agent`, one host's convergence loop in the
- * foreground (fleet_agent.c does the work). `fleet keys` is fleet_keys.c.
+ * foreground (fleet_converge.c does the work). `fleet keys` is fleet_keys.c.
  * Desired state and status live in JetStream KV buckets (fleet_kv.h
  * describes the records).
  */
@@ -434,7 +434,7 @@ static void on_signal(int sig)
 
 static int do_fleet_agent(int argc, char **argv)
 {
-	struct ks_fleet_agent_cfg cfg = { 0 };
+	struct ks_converge_cfg cfg = { 0 };
 	const struct ks_opt opts[] = { OPTS_FLEET_AGENT(&cfg), OPT_END };
 	struct sigaction sa = { .sa_handler = on_signal };
 	int err;
@@ -448,10 +448,10 @@ static int do_fleet_agent(int argc, char **argv)
 	{
 		char keys[4096];
 
-		ks_fleet_agent_keys_dir(&cfg, keys, sizeof(keys));
+		ks_converge_keys_dir(&cfg, keys, sizeof(keys));
 		ks_kernel_sites_policy(NULL, keys);
 	}
-	err = ks_fleet_agent_run(&cfg, &agent_stop);
+	err = ks_converge_run(&cfg, &agent_stop);
 	return err ? ks_report(err) : 0;
 }
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "fleet_agent.h"
+#include "fleet_converge.h"
 #include "fleet_nats.h"
 
 /* --nats (alias --fleet), TLS, credentials, --replicas into *@o. */
