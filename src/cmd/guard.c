@@ -150,6 +150,11 @@ static int do_unload(int argc, char **argv)
 
 /* ---- selftest: the attacks are attacks.c's, the report is ours ---- */
 
+static void selftest_note(const char *line)
+{
+	fprintf(stderr, "guard selftest: %s\n", line);
+}
+
 static int do_selftest(int argc, char **argv)
 {
 	struct ks_guard_attacks t;
@@ -157,14 +162,9 @@ static int do_selftest(int argc, char **argv)
 
 	if (!no_args("guard selftest", argc, argv, &rc))
 		return rc;
-	rc = ks_guard_attacks_run(&t);
-	for (int i = 0; i < t.nnotes; i++)
-		fprintf(stderr, "guard selftest: %s\n", t.notes[i]);
-	if (rc) {
-		if (t.agent_failed)
-			fprintf(stderr, "guard selftest: agent: %s\n", t.agent_err);
+	rc = ks_guard_attacks_run(&t, selftest_note);
+	if (rc)
 		return ks_report(rc);
-	}
 	failed = ks_guard_attacks_failed(&t);
 	if (json_output) {
 		struct json_object *o = json_object_new_object(), *arr = json_object_new_array();

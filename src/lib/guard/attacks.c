@@ -52,8 +52,8 @@ static void check(struct ks_guard_attacks *t, const char *name, bool ok, const c
 /* An attempt not made here, and why. */
 static void note(struct ks_guard_attacks *t, const char *why)
 {
-	if (t->nnotes < (int)ARRAY_SIZE(t->notes))
-		snprintf(t->notes[t->nnotes++], sizeof(t->notes[0]), "%s", why);
+	if (t->note)
+		t->note(why);
 }
 
 /* An attempt that the LSM guard must refuse with EPERM; the recording
@@ -605,16 +605,18 @@ static void no_agent_checks(struct ks_guard_attacks *t)
 	check(t, "guard unload", !rc, "%s", rc ? ks_errmsg() : "unloaded");
 }
 
-int ks_guard_attacks_run(struct ks_guard_attacks *t)
+int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 {
 	struct agent_report r = { .err = -EIO };
 	char path[PATH_MAX], cgs[2][PATH_MAX] = { "", "" };
 	bool made_root = access(ks_bpffs_root, F_OK) != 0;
 	int rep[2], hold[2], status, err;
+	ssize_t got;
 	pid_t agent;
 
 	memset(t, 0, sizeof(*t));
 	t->me = getpid();
+	t->note = note_fn;
 	if (!access(ks_bpffs_root, F_OK)) {
 		ks_pin_path(path, sizeof(path), "%s", KS_PIN_GUARD);
 		if (!access(path, F_OK))
@@ -634,13 +636,17 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t)
 	}
 	close(rep[1]);
 	close(hold[0]);
-	if (read(rep[0], &r, sizeof(r)) != sizeof(r) || r.err) {
+	got = read(rep[0], &r, sizeof(r));
+	if (got != sizeof(r) || r.err) {
 		close(hold[1]);
 		waitpid(agent, NULL, 0);
 		rm_tree(ks_bpffs_root);
-		t->agent_failed = r.err != 0;
-		if (r.err)
-			snprintf(t->agent_err, sizeof(t->agent_err), "%s", r.why);
+		if (got == sizeof(r)) {		/* the agent said why */
+			char line[sizeof(r.why) + 16];
+
+			snprintf(line, sizeof(line), "agent: %s", r.why);
+			note(t, line);
+		}
 		return ks_err(r.err ? r.err : -EIO, "guard selftest: the agent "
 			      "could not load the guard (see above)");
 	}

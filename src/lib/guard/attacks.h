@@ -16,7 +16,6 @@
 #include <kshield/event.h>
 
 #define KS_ATTACK_CHECKS_MAX	48
-#define KS_ATTACK_NOTES_MAX	4
 
 /* One check: what was tried or verified, whether it went as the guard's
  * variant requires, and what happened ("Operation not permitted",
@@ -27,19 +26,17 @@ struct ks_attack_check {
 	char got[160];
 };
 
+/* One line for the operator while the attacks run (no newline): an
+ * attempt not made on this system and why ("no cgroup2 mount: cgroup
+ * checks not run"), or the agent's own error ("agent: ..."). */
+typedef void (*ks_attacks_note_fn)(const char *line);
+
 struct ks_guard_attacks {
 	bool lsm;		/* the refusing variant was loaded */
 	int n;			/* checks, in the order they were made */
 	struct ks_attack_check c[KS_ATTACK_CHECKS_MAX];
-	/* Attempts not made on this system, and why ("no cgroup2 mount:
-	 * cgroup checks not run"). */
-	int nnotes;
-	char notes[KS_ATTACK_NOTES_MAX][128];
-	/* The run failed because the agent could not load the guard:
-	 * agent_err is the agent's own error message (maybe ""). */
-	bool agent_failed;
-	char agent_err[256];
 	/* Bookkeeping of the run. */
+	ks_attacks_note_fn note;
 	int seen[KS_TAMPER_OP_MAX];	/* tamper events from the attacker, by op */
 	int seen_denied[KS_TAMPER_OP_MAX];
 	pid_t me;
@@ -47,12 +44,13 @@ struct ks_guard_attacks {
 };
 
 /* Run every attack under the current bpffs root (ks_bpffs_root), which
- * must not hold a guard already; fills @t. Returns 0 when the run went
- * through (the checks say whether the guard held; count the !ok ones), or
- * a negative errno with a message when it could not start (a guard is
- * already loaded there, the pin tree can't be made, the agent could not
- * load the guard: then t->agent_failed, and t->agent_err says why). */
-int ks_guard_attacks_run(struct ks_guard_attacks *t);
+ * must not hold a guard already; fills @t, says what was not tried through
+ * @note (may be NULL). Returns 0 when the run went through (the checks say
+ * whether the guard held; count the !ok ones), or a negative errno with a
+ * message when it could not start (a guard is already loaded there, the
+ * pin tree can't be made, the agent could not load the guard: its own
+ * error went to @note first). */
+int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note);
 
 /* Checks that failed in @t. */
 int ks_guard_attacks_failed(const struct ks_guard_attacks *t);
