@@ -40,7 +40,7 @@ static int do_deploy(int argc, char **argv)
 	struct ks_nats_opts no = { 0 };
 	const char *path = NULL, *hosts = "*", *group = "", *sigpath = NULL;
 	const char *key = getenv("KSHIELD_FLEET_KEY"), *keys = NULL;
-	int64_t expires = KS_ROLLOUT_EXPIRES_MS;
+	int64_t expires = KS_DESIRED_EXPIRES_MS;
 	const char *sites[DEPLOY_MAX_SITES], *expires_s = NULL, *audit_first_s = NULL;
 	int nsites = 0, npos, rc;
 	int64_t audit_first = 0;
@@ -261,7 +261,7 @@ static int change(int argc, char **argv, enum ks_rollout_change op)
 	static const char *const opname[] = { "promote", "rollback", "renew" };
 	struct ks_nats_opts no = { 0 };
 	const char *name = NULL, *key = getenv("KSHIELD_FLEET_KEY"), *keys = NULL, *host = NULL;
-	int64_t expires = KS_ROLLOUT_EXPIRES_MS;
+	int64_t expires = KS_DESIRED_EXPIRES_MS;
 	const char *expires_s = NULL;
 	const struct ks_opt opts[] = {
 		OPTS_NATS(&no), OPT_VAL("--key", &key), OPT_VAL("--keys", &keys),

@@ -31,7 +31,7 @@ static int keys_set(int argc, char **argv)
 {
 	struct ks_nats_opts no = { 0 };
 	const char *root = NULL, *expires_s = NULL, *add[KEYS_MAX], *revoke[KEYS_MAX];
-	int64_t expires = KS_ROLLOUT_EXPIRES_MS, now = ks_now_ms(), version = 0;
+	int64_t expires = KS_DESIRED_EXPIRES_MS, now = ks_now_ms(), version = 0;
 	int nadd = 0, nrevoke = 0, npos;
 	const struct ks_opt opts[] = {
 		OPTS_NATS(&no), OPT_VAL("--root", &root), OPT_VAL("--expires", &expires_s),

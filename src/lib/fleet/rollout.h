@@ -15,7 +15,9 @@
 #include "fleet_nats.h"
 #include "meta.h"
 
-#define KS_ROLLOUT_EXPIRES_MS ((int64_t)30 * 86400000)	/* a desired record: 30 days */
+/* A record in kshield_desired (a shield's, the key list) lives 30 days
+ * unless --expires says otherwise. */
+#define KS_DESIRED_EXPIRES_MS ((int64_t)30 * 86400000)
 
 /* One line to show the operator (no newline): "warning: ...", "impact: ...". */
 typedef void (*ks_rollout_say_fn)(const char *line);
