@@ -42,7 +42,7 @@
 #include "metrics_http.h"	/* --metrics: /metrics over HTTP */
 #endif
 #include "kernel_sites.h"
-#include "lifecycle.h"
+#include "selfdefence.h"
 #include "metrics.h"
 #include "monitor.h"
 #include "pins.h"
@@ -348,7 +348,7 @@ static void tick(struct agent *a)
 		note_losses(a);
 	}
 	publish_stats(a, true);
-	ks_lifecycle_tick(&a->cfg, &a->mon, a->store);	/* repair + record tampering */
+	ks_selfdefence_tick(&a->cfg, &a->mon, a->store);	/* repair + record tampering */
 	metrics_textfile(a);
 #ifndef KSHIELD_STATIC
 	ks_metrics_http_run(a->http);
@@ -385,7 +385,7 @@ static void shields_sync(struct agent *a)
 		} else if (it->action == KS_SYNC_REFUSED) {
 			ks_log("shield %s: weakening refused, left %s: %s", it->name,
 			    ks_mode_str(it->mode), it->why);
-			ks_lifecycle_refused(a->store, it->name, it->why);
+			ks_selfdefence_refused(a->store, it->name, it->why);
 		} else if (it->gate[0] && strcmp(it->gate, "proven"))
 			ks_log("shield %s: %s (%s, %s%s): %s", it->name, ks_sync_action_str(it->action),
 			    it->variant, ks_mode_str(it->mode), it->promoted ? ", promoted" : "",
@@ -397,7 +397,7 @@ static void shields_sync(struct agent *a)
 	if (err && err != -EAGAIN)
 		ks_log("shields: %s", ks_errmsg());
 	ks_sync_result_free(&res);
-	ks_lifecycle_synced(&a->cfg, a->store);	/* guard, protected ids */
+	ks_selfdefence_synced(&a->cfg, a->store);	/* guard, protected ids */
 	/* Loading objects parsed the kernel's BTF (megabytes each time), all
 	 * freed by now: give it back, or it stays resident for the agent's life. */
 	malloc_trim(0);
@@ -635,7 +635,7 @@ int do_agent(int argc, char **argv)
 	bool check = false, no_flow = false, per_packet = false;
 	int err;
 #ifndef KSHIELD_STATIC
-	struct ks_fleet_agent_cfg fleet = { 0 };
+	struct ks_converge_cfg fleet = { 0 };
 	bool fleet_on;
 #endif
 	/* The agent's own options first: its --store is also the fleet's. */
@@ -714,7 +714,7 @@ int do_agent(int argc, char **argv)
 	{
 		char fleet_keys[4096];
 
-		ks_fleet_agent_keys_dir(&fleet, fleet_keys, sizeof(fleet_keys));
+		ks_converge_keys_dir(&fleet, fleet_keys, sizeof(fleet_keys));
 		ks_kernel_sites_policy(a.cfg.sites_dir, fleet_on ? fleet_keys : a.cfg.keys_dir);
 	}
 #else
@@ -724,14 +724,14 @@ int do_agent(int argc, char **argv)
 		return agent_check(&a);
 #ifndef KSHIELD_STATIC
 	if (fleet_on) {
-		/* The fleet loop runs in its own threads (fleet_agent.c) and
+		/* The fleet loop runs in its own threads (fleet_converge.c) and
 		 * ships this agent's store. */
 		fleet.store = a.cfg.store;
 		fleet.gated |= a.cfg.gated;	/* the config's gated = on gates fleet shields too */
-		if ((err = ks_fleet_agent_start(&fleet)))
+		if ((err = ks_converge_start(&fleet)))
 			return ks_report(err);
 		err = agent_run(&a);
-		ks_fleet_agent_stop();
+		ks_converge_stop();
 		return err;
 	}
 #endif

@@ -4,9 +4,11 @@
 #ifndef KSHIELD_FLEET_CLI_H
 #define KSHIELD_FLEET_CLI_H
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cli.h"
-#include "fleet_agent.h"
+#include "fleet_converge.h"
 #include "fleet_nats.h"
 
 /* --nats (alias --fleet), TLS, credentials, --replicas into *@o. */
@@ -38,5 +40,36 @@ static inline void ks_nats_opts_env(struct ks_nats_opts *o)
 	if (!o->urls)
 		o->urls = getenv("KSHIELD_NATS");
 }
+
+/* The fleet's buckets, for the operator's commands (fleet, fleet keys). */
+static inline int ks_fleet_open(struct ks_nats *n, struct ks_nats_opts *o)
+{
+	ks_nats_opts_env(o);
+	return ks_nats_open(n, o, true, false);
+}
+
+/* "90", "90s", "500ms", "5m", "2h", "30d" -> milliseconds; -1 when malformed. */
+static inline int64_t ks_fleet_duration_ms(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || v < 0)
+		return -1;
+	if (!*end || !strcmp(end, "s"))
+		return v * 1000;
+	if (!strcmp(end, "ms"))
+		return v;
+	if (!strcmp(end, "m"))
+		return v * 60000;
+	if (!strcmp(end, "h"))
+		return v * 3600000;
+	if (!strcmp(end, "d"))
+		return v * 86400000;
+	return -1;
+}
+
+/* `fleet keys set|show` (fleet_keys.c). */
+int do_fleet_keys(int argc, char **argv);
 
 #endif /* KSHIELD_FLEET_CLI_H */

@@ -1,4 +1,4 @@
-/* fleet_agent.h - the per-host convergence loop: watch the desired-state
+/* fleet_converge.h - the per-host convergence loop: watch the desired-state
  * bucket, make this host's loaded shields match it (load new-before-old,
  * change mode, unload), refuse desired records and objects whose signature
  * does not verify (and records older than one accepted, or expired), and
@@ -9,8 +9,8 @@
  * control_plane agents run the same loop with the kernel load replaced by
  * object verification (sha256 + signature) and report "kernel": false.
  */
-#ifndef KSHIELD_FLEET_AGENT_H
-#define KSHIELD_FLEET_AGENT_H
+#ifndef KSHIELD_FLEET_CONVERGE_H
+#define KSHIELD_FLEET_CONVERGE_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -18,7 +18,7 @@
 
 #define KS_FLEET_STATE_DEFAULT "/var/lib/kshield/fleet"
 
-struct ks_fleet_agent_cfg {
+struct ks_converge_cfg {
 	struct ks_nats_opts nats;
 	const char *host;	/* default: gethostname() */
 	const char *groups;	/* comma-separated group names */
@@ -35,12 +35,12 @@ struct ks_fleet_agent_cfg {
 
 /* The directory of public keys the agent verifies with: --keys, or with
  * --root-keys <state>/trusted (the valid keys of the accepted key list). */
-void ks_fleet_agent_keys_dir(const struct ks_fleet_agent_cfg *c, char *out, size_t n);
+void ks_converge_keys_dir(const struct ks_converge_cfg *c, char *out, size_t n);
 
 /* Run until *@stop becomes non-zero. Returns 0 or a negative errno. */
-int ks_fleet_agent_run(const struct ks_fleet_agent_cfg *cfg, volatile sig_atomic_t *stop);
+int ks_converge_run(const struct ks_converge_cfg *cfg, volatile sig_atomic_t *stop);
 /* Background form for `kshield agent`: start threads / stop and join them. */
-int ks_fleet_agent_start(const struct ks_fleet_agent_cfg *cfg);
-void ks_fleet_agent_stop(void);
+int ks_converge_start(const struct ks_converge_cfg *cfg);
+void ks_converge_stop(void);
 
 #endif

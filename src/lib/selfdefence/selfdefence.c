@@ -1,4 +1,4 @@
-/* lifecycle.c - the agent's self-defence (see lifecycle.h). On kernels with
+/* selfdefence.c - the agent's self-defence (see selfdefence.h). On kernels with
  * BPF LSM the guard refuses tampering outright; everywhere, the periodic
  * check below notices what was undone anyway (pins removed, links detached),
  * puts it back and records it, so the best-available defence on a kernel
@@ -16,7 +16,7 @@
 #include "err.h"
 #include "log.h"
 #include "guard.h"
-#include "lifecycle.h"
+#include "selfdefence.h"
 #include "monitor.h"
 #include "pins.h"
 #include "shieldset.h"
@@ -29,7 +29,7 @@ static bool managed;
 /* Set once this agent holds a guard: its pins vanishing is tampering. */
 static bool guarded;
 
-void ks_lifecycle_synced(const struct ks_config *cfg, struct ks_store *store)
+void ks_selfdefence_synced(const struct ks_config *cfg, struct ks_store *store)
 {
 	struct ks_guard_state st;
 	bool pinned = !ks_guard_get(&st), enable;
@@ -49,7 +49,7 @@ void ks_lifecycle_synced(const struct ks_config *cfg, struct ks_store *store)
 			ks_log("guard: turned off (guard = off, with a signed token)");
 		} else {
 			ks_log("guard: guard = off not applied: %s", ks_errmsg());
-			ks_lifecycle_refused(store, "", "guard-off");
+			ks_selfdefence_refused(store, "", "guard-off");
 		}
 	}
 	err = ks_guard_load(enable, &st);
@@ -99,7 +99,7 @@ static void record(struct ks_store *store, const char *shield, const char *what)
 	record_op(store, shield, what, KS_TAMPER_REPAIRED);
 }
 
-void ks_lifecycle_refused(struct ks_store *store, const char *shield, const char *what)
+void ks_selfdefence_refused(struct ks_store *store, const char *shield, const char *what)
 {
 	record_op(store, shield, what, KS_TAMPER_CONFIG);
 }
@@ -116,7 +116,7 @@ static bool repin(int fd, const char *name)
 	return !bpf_obj_pin(fd, path);
 }
 
-void ks_lifecycle_tick(const struct ks_config *cfg, struct ks_monitor *mon,
+void ks_selfdefence_tick(const struct ks_config *cfg, struct ks_monitor *mon,
 		       struct ks_store *store)
 {
 	static int64_t next;	/* seconds on the monotonic clock */

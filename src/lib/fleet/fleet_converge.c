@@ -1,4 +1,4 @@
-/* fleet_agent.c - one host's side of the fleet: watch kshield_desired,
+/* fleet_converge.c - one host's side of the fleet: watch kshield_desired,
  * converge the loaded shields on it, report status into kshield_status.
  *
  * A desired record is acted on only when its signed body verifies against a
@@ -42,7 +42,7 @@
 #include "file.h"
 #include "hex.h"
 #include "log.h"
-#include "fleet_agent.h"
+#include "fleet_converge.h"
 #include "fleet_kv.h"
 #include "fleet_ship.h"
 #include "kernel_sites.h"
@@ -77,7 +77,7 @@ struct fa_shield {
 };
 
 struct fa {
-	const struct ks_fleet_agent_cfg *cfg;
+	const struct ks_converge_cfg *cfg;
 	struct ks_nats *n;
 	char host[256], key[256];
 	kvWatcher *w;
@@ -839,7 +839,7 @@ static void *fa_loop(void *arg)
 	return NULL;
 }
 
-void ks_fleet_agent_keys_dir(const struct ks_fleet_agent_cfg *c, char *out, size_t n)
+void ks_converge_keys_dir(const struct ks_converge_cfg *c, char *out, size_t n)
 {
 	if (c->keys_dir)
 		snprintf(out, n, "%s", c->keys_dir);
@@ -849,13 +849,13 @@ void ks_fleet_agent_keys_dir(const struct ks_fleet_agent_cfg *c, char *out, size
 
 /* What this host accepted before (state dir): the highest version per
  * shield, and with --root-keys the key list (its keys trusted again). */
-static int agent_state(struct fa *a, const struct ks_fleet_agent_cfg *cfg)
+static int agent_state(struct fa *a, const struct ks_converge_cfg *cfg)
 {
 	char path[4096], *buf;
 	size_t len;
 
 	a->cfg = cfg;
-	ks_fleet_agent_keys_dir(cfg, a->keys_dir, sizeof(a->keys_dir));
+	ks_converge_keys_dir(cfg, a->keys_dir, sizeof(a->keys_dir));
 	snprintf(path, sizeof(path), "%s/seen.json", cfg->state_dir);
 	if (cfg->control_plane || access(path, F_OK)) {
 		a->seen = json_object_new_object();
@@ -887,9 +887,9 @@ static int agent_state(struct fa *a, const struct ks_fleet_agent_cfg *cfg)
 	return 0;
 }
 
-int ks_fleet_agent_run(const struct ks_fleet_agent_cfg *cfg_in, volatile sig_atomic_t *stop)
+int ks_converge_run(const struct ks_converge_cfg *cfg_in, volatile sig_atomic_t *stop)
 {
-	struct ks_fleet_agent_cfg cfg = *cfg_in;
+	struct ks_converge_cfg cfg = *cfg_in;
 	struct ks_nats n;
 	struct ks_ship *ship = NULL;
 	char hostname[256];
@@ -972,7 +972,7 @@ int ks_fleet_agent_run(const struct ks_fleet_agent_cfg *cfg_in, volatile sig_ato
 
 /* Background form for `kshield agent --fleet`. */
 static struct {
-	struct ks_fleet_agent_cfg cfg;
+	struct ks_converge_cfg cfg;
 	volatile sig_atomic_t stop;
 	pthread_t th;
 	bool running;
@@ -981,12 +981,12 @@ static struct {
 static void *bg_main(void *arg)
 {
 	(void)arg;
-	if (ks_fleet_agent_run(&bg.cfg, &bg.stop))
+	if (ks_converge_run(&bg.cfg, &bg.stop))
 		ks_log("fleet: %s", ks_errmsg());
 	return NULL;
 }
 
-int ks_fleet_agent_start(const struct ks_fleet_agent_cfg *cfg)
+int ks_converge_start(const struct ks_converge_cfg *cfg)
 {
 	if (bg.running)
 		return ks_err(-EBUSY, "the fleet agent is already running");
@@ -998,7 +998,7 @@ int ks_fleet_agent_start(const struct ks_fleet_agent_cfg *cfg)
 	return 0;
 }
 
-void ks_fleet_agent_stop(void)
+void ks_converge_stop(void)
 {
 	if (!bg.running)
 		return;
