@@ -554,7 +554,7 @@ const struct ks_kind_def ks_kinds[KS_EV_KIND_MAX] = {
 	[KS_EV_ALG_BIND] = { "alg_bind", sizeof(struct ks_alg_bind_event),
 		KS_COLS_HDR | KS_COL(ALG_TYPE) | KS_COL(ALG_NAME) | KS_COL(RET),
 		decode_alg_bind, sum_alg_bind },
-	/* the agent's own records (lifecycle.c) name the shield they repaired */
+	/* the agent's own records (selfdefence.c) name the shield they repaired */
 	[KS_EV_TAMPER] = { "tamper", sizeof(struct ks_tamper_event),
 		KS_COLS_HDR | KS_COL(SHIELD) | KS_COL(RET), decode_tamper },
 	[KS_EV_FLOW] = { "flow", sizeof(struct ks_flow_event), KS_COLS_HDR | ADDRS, decode_flow,
