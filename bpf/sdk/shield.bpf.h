@@ -34,7 +34,9 @@
  *	}
  *
  * Metadata keys (all strings, read from the object without loading it):
- *   name, cve, summary, refs, hunt (SQL over the event store), variants,
+ *   name, cve, summary, refs, signs (an SQL condition on events: what the
+ *   exploit leaves besides a hit; `kshield hunt NAME` looks for those and
+ *   the shield's own hits), hunt (a whole SELECT instead), variants,
  *   variant_<v> (one line on what variant <v> does, e.g. that it is blunt),
  *   target (what uprobe/kprobe variants probe: "PATH:FUNCTION" or
  *   "BUILDID:FUNCTION" puts a uprobe, "kernel:FUNCTION" a kprobe, at every
