@@ -429,6 +429,9 @@ static int agent_start(struct agent *a)
 	    a->mon.sys_fentry ? "fentry/fexit" : "tracepoints",
 	    !a->cfg.flow ? "off" : ks_monitor_flow_per_call() ? "on, per call" : "on, per packet",
 	    a->mon.flow_detached ? ", its links detached" : "");
+	if (a->mon.sys_fentry_why[0])
+		ks_log("monitor: syscalls by tracepoints, fentry/fexit refused here: %s",
+		    a->mon.sys_fentry_why);
 	if (a->mon.unpinned)
 		ks_log("monitor: %d tracepoint links held by the agent only: this kernel cannot "
 		    "pin them (BPF perf links, 5.15+), so they stop when the agent stops",

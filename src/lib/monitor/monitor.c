@@ -472,6 +472,7 @@ static int load_or_fallback(struct ks_monitor *m, __u64 hash, const struct ks_mo
 
 	if (!err || !tried || sys_fentry != 1)
 		return err;
+	snprintf(m->sys_fentry_why, sizeof(m->sys_fentry_why), "%s", ks_errmsg());
 	close_fds(m);
 	monitor_bpf__destroy(m->skel);
 	m->skel = NULL;

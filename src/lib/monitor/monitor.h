@@ -25,6 +25,7 @@ struct ks_monitor {
 	int unpinned;			/* links held by this process only (no perf links: < 5.15) */
 	int flow_detached;		/* flow link pins dropped at adoption (flow off) */
 	bool sys_fentry;		/* syscalls seen by fentry/fexit, not tracepoints */
+	char sys_fentry_why[256];	/* why fentry was refused here, or "" */
 	char migrated[512];		/* shared maps of an older shape set aside, or "" */
 };
 
