@@ -402,20 +402,16 @@ static __always_inline void pending_send(__u32 kind, long ret)
 	bpf_map_delete_elem(&mon_pending, &key);
 }
 
-/* The syscall's arguments from its saved registers, for fentry on the
- * syscall's own function (typed: plain loads). */
+/* fentry/fexit on the syscall's own function (x86-64 __x64_sys_*, arm64
+ * __arm64_sys_*): its one argument, the saved registers, is not read
+ * through the context (on 5.10 its BTF type is a bare forward declaration,
+ * which the verifier refuses to let a program read), but from the task's
+ * own saved frame (ks_syscall_regs); the return value is the context's
+ * second word. */
 #if defined(__TARGET_ARCH_arm64)
 #define MON_SYS "__arm64_sys_"
-#define MON_REGS_ARGS(r, a) ({						\
-	(a)[0] = (r)->regs[0]; (a)[1] = (r)->regs[1]; (a)[2] = (r)->regs[2]; \
-	(a)[3] = (r)->regs[3]; (a)[4] = (r)->regs[4]; (a)[5] = (r)->regs[5]; \
-})
 #else
 #define MON_SYS "__x64_sys_"
-#define MON_REGS_ARGS(r, a) ({						\
-	(a)[0] = (r)->di; (a)[1] = (r)->si; (a)[2] = (r)->dx;		\
-	(a)[3] = (r)->r10; (a)[4] = (r)->r8; (a)[5] = (r)->r9;		\
-})
 #endif
 
 /* Each watched syscall two ways, with the same bodies: the syscall
@@ -438,18 +434,21 @@ int mon_##sc##_exit(struct sys_exit_ctx *ctx)				\
 	return 0;							\
 }									\
 SEC("fentry/" MON_SYS #sc)						\
-int BPF_PROG(mon_##sc##_fentry, struct pt_regs *regs)			\
+int mon_##sc##_fentry(unsigned long long *ctx)				\
 {									\
+	struct pt_regs *regs = ks_syscall_regs();			\
 	unsigned long a[6];						\
 									\
-	MON_REGS_ARGS(regs, a);						\
+	if (!regs)							\
+		return 0;						\
+	KS_SYS_ARGS(regs, a);						\
 	sc##_enter(a);							\
 	return 0;							\
 }									\
 SEC("fexit/" MON_SYS #sc)						\
-int BPF_PROG(mon_##sc##_fexit, struct pt_regs *regs, long ret)		\
+int mon_##sc##_fexit(unsigned long long *ctx)				\
 {									\
-	pending_send(kind, ret);					\
+	pending_send(kind, (long)ctx[1]);				\
 	return 0;							\
 }
 

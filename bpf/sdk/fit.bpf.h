@@ -293,28 +293,38 @@ static __always_inline bool ks_user_frame(struct pt_regs *regs)
 #endif
 }
 
-/* The number of the syscall the current task is in (in the table of its
- * ABI: ks_in_compat32() says which), read from the registers saved at
- * entry, which no other thread can change; -1 when there is none to read:
- * kernel threads and io_uring workers (their saved registers are zeros or
- * a copy of their creator's, not a syscall of theirs), or a frame that is
- * not a user-mode one. bpf_task_pt_regs is 5.15+; before it the frame is
- * the last struct pt_regs of the task's stack (task_pt_regs()). */
-static __always_inline long ks_syscall_nr(void)
+/* The registers the current task saved at entry from user space, which
+ * no other thread can change; NULL when there are none to read: kernel
+ * threads and io_uring workers (their saved registers are zeros or a copy
+ * of their creator's, not a syscall of theirs), or a frame that is not a
+ * user-mode one. bpf_task_pt_regs is 5.15+; before it the frame is the
+ * last struct pt_regs of the task's stack (task_pt_regs()). For reading
+ * with BPF_CORE_READ. */
+static __always_inline struct pt_regs *ks_syscall_regs(void)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct pt_regs *regs;
 
 	if (BPF_CORE_READ(task, flags) & (KS_PF_KTHREAD | KS_PF_IO_WORKER))
-		return -1;
+		return NULL;
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
 		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	else
 		regs = (struct pt_regs *)((char *)BPF_CORE_READ(task, stack) + KS_THREAD_SIZE -
 					  bpf_core_type_size(struct pt_regs));
 	if (!regs || !ks_user_frame(regs))
-		return -1;
-	return (long)KS_SYS_NR(regs);
+		return NULL;
+	return regs;
+}
+
+/* The number of the syscall the current task is in (in the table of its
+ * ABI: ks_in_compat32() says which), from ks_syscall_regs(); -1 when there
+ * is none. */
+static __always_inline long ks_syscall_nr(void)
+{
+	struct pt_regs *regs = ks_syscall_regs();
+
+	return regs ? (long)KS_SYS_NR(regs) : -1;
 }
 
 /* KS_TRACEPOINT_SYSCALL_ENTER(tp__kill, kill) { ... args[1] ... }: a program
