@@ -756,8 +756,8 @@ KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *sk
 #else
 #define NLW_PATHS_COMPAT "compat-i386,compat-i386-write,compat-i386-socketcall"
 #endif
-#define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,io-uring-sqpoll,io-uring-sqpoll-fixed,scm-rights,clone-files,clone-files-sqpoll,pre-existing," NLW_PATHS_COMPAT
-#define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,io-uring-sqpoll,io-uring-sqpoll-fixed,scm-rights,pre-existing," NLW_PATHS_COMPAT
+#define NLW_PATHS_ALL	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,io-uring-sqpoll,io-uring-sqpoll-fixed,io-uring-writev-fixed,scm-rights,clone-files,clone-files-sqpoll,pre-existing," NLW_PATHS_COMPAT
+#define NLW_PATHS_TP	"native,sendto,write,writev,pwritev2,sendmmsg,splice,sendfile,io-uring,io-uring-sqpoll,io-uring-sqpoll-fixed,io-uring-writev-fixed,scm-rights,pre-existing," NLW_PATHS_COMPAT
 #define NLW_PATHS_TP_SEEN "clone-files,clone-files-sqpoll"
 
 /* What the tp variant of a netlink shield does, for its variant_tp

@@ -23,6 +23,7 @@ static const char *const names[NLT_PATH_MAX] = {
 	[NLT_SPLICE] = "splice", [NLT_SENDFILE] = "sendfile", [NLT_IO_URING] = "io-uring",
 	[NLT_IO_URING_SQPOLL] = "io-uring-sqpoll",
 	[NLT_IO_URING_SQPOLL_FIXED] = "io-uring-sqpoll-fixed",
+	[NLT_IO_URING_WRITEV_FIXED] = "io-uring-writev-fixed",
 	[NLT_SCM_RIGHTS] = "scm-rights", [NLT_CLONE_FILES] = "clone-files",
 	[NLT_CLONE_FILES_SQPOLL] = "clone-files-sqpoll",
 	[NLT_COMPAT_SENDMSG] = "32-bit sendmsg", [NLT_COMPAT_WRITE] = "32-bit write",
@@ -52,6 +53,8 @@ static int split_iov(struct nlbuild *b, struct iovec *iov, int max)
 	return n;
 }
 
+static int uring_send(int fd, struct msghdr *m, int sqpoll, int fixed, int op);
+
 /* IORING_OP_SENDMSG of @m on @fd through a ring of its own, without
  * liburing: setup, map, one SQE, enter and wait, one CQE. With @sqpoll the
  * ring's kernel thread (an io thread of this process, 5.12+) submits the
@@ -64,6 +67,21 @@ static int split_iov(struct nlbuild *b, struct iovec *iov, int max)
  * With @fixed the socket is registered with the ring first and the SQE
  * names it by index (IOSQE_FIXED_FILE). */
 static int uring_sendmsg(int fd, struct msghdr *m, int sqpoll, int fixed)
+{
+	return uring_send(fd, m, sqpoll, fixed, 0);
+}
+
+/* IORING_OP_WRITEV_FIXED (6.15): the request's iovecs, written through a
+ * buffer registered with the ring (IORING_REGISTER_BUFFERS) that holds
+ * them all. A kernel without the opcode answers EINVAL: -ENOSYS (n/a). */
+#define KS_IORING_OP_WRITEV_FIXED	61
+
+static int uring_writev_fixed(int fd, struct msghdr *m)
+{
+	return uring_send(fd, m, 0, 0, KS_IORING_OP_WRITEV_FIXED);
+}
+
+static int uring_send(int fd, struct msghdr *m, int sqpoll, int fixed, int op)
 {
 	struct io_uring_params p = { 0 };
 	size_t sq_sz, cq_sz;
@@ -98,8 +116,30 @@ static int uring_sendmsg(int fd, struct msghdr *m, int sqpoll, int fixed)
 	}
 	sqe = sqes_map;
 	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_SENDMSG;
+	sqe->opcode = op ? op : IORING_OP_SENDMSG;
 	sqe->fd = fd;
+	if (op == KS_IORING_OP_WRITEV_FIXED) {
+		char *lo = m->msg_iov[0].iov_base, *hi = lo;
+		struct iovec reg;
+
+		for (size_t i = 0; i < m->msg_iovlen; i++) {
+			char *b = m->msg_iov[i].iov_base, *e = b + m->msg_iov[i].iov_len;
+
+			lo = b < lo ? b : lo;
+			hi = e > hi ? e : hi;
+		}
+		reg.iov_base = lo;
+		reg.iov_len = hi - lo;
+		if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &reg, 1) < 0) {
+			res = errno == EINVAL || errno == ENOSYS ? -ENOSYS : -errno;
+			close(ring);
+			return res;
+		}
+		sqe->addr = (unsigned long)m->msg_iov;
+		sqe->len = m->msg_iovlen;
+		sqe->buf_index = 0;
+		sqe->off = -1;	/* the file position: a socket has none */
+	}
 	if (fixed) {
 		if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0) {
 			res = -errno;
@@ -109,7 +149,8 @@ static int uring_sendmsg(int fd, struct msghdr *m, int sqpoll, int fixed)
 		sqe->fd = 0;
 		sqe->flags = IOSQE_FIXED_FILE;
 	}
-	sqe->addr = (unsigned long)m;
+	if (op != KS_IORING_OP_WRITEV_FIXED)
+		sqe->addr = (unsigned long)m;
 	tail = (unsigned *)((char *)sq + p.sq_off.tail);
 	mask = (unsigned *)((char *)sq + p.sq_off.ring_mask);
 	array = (unsigned *)((char *)sq + p.sq_off.array);
@@ -136,6 +177,8 @@ static int uring_sendmsg(int fd, struct msghdr *m, int sqpoll, int fixed)
 			cqe = (struct io_uring_cqe *)((char *)cq + p.cq_off.cqes) +
 			      (*chead & *(unsigned *)((char *)cq + p.cq_off.ring_mask));
 			res = cqe->res < 0 ? cqe->res : 0;
+			if (op == KS_IORING_OP_WRITEV_FIXED && res == -EINVAL)
+				res = -ENOSYS;	/* no such opcode here (before 6.15) */
 		}
 	}
 	close(ring);	/* the mappings go with the process */
@@ -208,6 +251,8 @@ int nlt_send(int fd, struct nlbuild *b, enum nlt_path p)
 	case NLT_IO_URING_SQPOLL:
 	case NLT_IO_URING_SQPOLL_FIXED:
 		return uring_sendmsg(fd, &m, p != NLT_IO_URING, p == NLT_IO_URING_SQPOLL_FIXED);
+	case NLT_IO_URING_WRITEV_FIXED:
+		return uring_writev_fixed(fd, &m);
 	default:
 		return -EINVAL;
 	}
@@ -350,6 +395,10 @@ static int finish(const struct nlt_trigger *t, enum nlt_path p, int fd, char *wh
 		close(fd);
 	if (err == -ENOSYS && p == NLT_IO_URING) {
 		snprintf(why, len, KS_CASE_NA "io_uring is not available here");
+		return -ENOSYS;
+	}
+	if (err == -ENOSYS && p == NLT_IO_URING_WRITEV_FIXED) {
+		snprintf(why, len, KS_CASE_NA "no IORING_OP_WRITEV_FIXED here (6.15+), or no io_uring");
 		return -ENOSYS;
 	}
 	if (err == -ENOSYS && (p == NLT_IO_URING_SQPOLL || p == NLT_IO_URING_SQPOLL_FIXED ||

@@ -38,6 +38,9 @@ enum nlt_path {
 				 * submits, no io_uring_enter submits anything */
 	NLT_IO_URING_SQPOLL_FIXED, /* ... the socket a registered file
 				 * (IOSQE_FIXED_FILE): no descriptor in the SQE */
+	NLT_IO_URING_WRITEV_FIXED, /* IORING_OP_WRITEV_FIXED (6.15): a writev through a
+				 * registered buffer, an opcode that came after the
+				 * tp variant's list of sends was first written */
 	NLT_SCM_RIGHTS,		/* socket made in the namespace, sent out to its owner */
 	NLT_CLONE_FILES,	/* sent by a process sharing the descriptor table,
 				 * the replies read by the one that stays */
@@ -120,6 +123,7 @@ int nlt_after(const struct ks_path *path, char *why, size_t len);
 	NLT_PATH("io-uring", t, NLT_IO_URING),				\
 	NLT_PATH("io-uring-sqpoll", t, NLT_IO_URING_SQPOLL),		\
 	NLT_PATH("io-uring-sqpoll-fixed", t, NLT_IO_URING_SQPOLL_FIXED), \
+	NLT_PATH("io-uring-writev-fixed", t, NLT_IO_URING_WRITEV_FIXED), \
 	NLT_PATH("scm-rights", t, NLT_SCM_RIGHTS),			\
 	NLT_PATH("clone-files", t, NLT_CLONE_FILES),			\
 	NLT_PATH("clone-files-sqpoll", t, NLT_CLONE_FILES_SQPOLL),	\
