@@ -2,9 +2,10 @@
  * symptoms exploits leave (odd socket families, AF_ALG binds, unprivileged
  * user namespaces, BPF loads, credentials that rose without a set-id exec).
  *
- * Only hooks that exist on this host and on Debian 6.1/6.12 are used:
- * tp_btf and classic tracepoints (sched, sock, syscalls); no kprobes, no
- * trampolines. Everything is filtered here so that the ring buffer carries
+ * Only hooks that exist on every kernel from 5.10 are required: tp_btf and
+ * classic tracepoints (sched, sock, syscalls); where BPF trampolines exist
+ * the watched syscalls are seen by fentry/fexit on their own functions
+ * instead (MON_SYSCALL); no kprobes. Everything is filtered here so that the ring buffer carries
  * only what the store keeps.
  *
  * Records are submitted with BPF_RB_NO_WAKEUP and a forced wakeup every

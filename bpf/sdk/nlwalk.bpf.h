@@ -789,11 +789,9 @@ KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *sk
  * write, writev and pwritev2 (offset -1 is a plain writev, the only form a
  * socket accepts) with user buffers; sendmmsg, splice and sendfile into the
  * socket, unparsed (killed when guarded: nothing sends netlink requests that
- * way). Per-syscall events, not raw_tp/sys_enter (except the __raw twins
- * where tracepoint links cannot be pinned, bpf/sdk/fit.bpf.h): measured on the 6.18 host
- * (CPU time of 1M calls), an empty classic sys_enter_write program adds
- * ~220 ns to write() and nothing to other syscalls, an empty
- * raw_tp/sys_enter ~150 ns to every syscall. io_uring sends are judged at
+ * way). Syscall hooks run by the dispatcher (bpf/sdk/syscalls.bpf.h), and
+ * only for calls on a netlink socket (KS_SYSCALL_SOCK): a write() to a file
+ * or a pipe costs these programs nothing. io_uring sends are judged at
  * io_uring_enter from the submission ring (nlw_tp_uring_enter), and as
  * each request is submitted (tp__uring_submit__opt on
  * tp_btf/io_uring_submit_req, tp__uring_submit_sqe__opt on its name before

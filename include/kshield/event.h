@@ -220,8 +220,8 @@ struct ks_alg_bind_event {
 	__u32 _pad;
 };
 
-/* Someone other than the agent touched kshield's pins or links (issue 6's
- * guard fills this). */
+/* Someone other than the agent touched kshield's pins or links (the tamper
+ * guard, bpf/guard.bpf.c, and the agent's own checks fill this). */
 struct ks_tamper_event {
 	struct ks_hdr hdr;
 	__u32 op;		/* KS_TAMPER_* */

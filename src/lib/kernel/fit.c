@@ -258,7 +258,7 @@ bool ks_kernel_runs_compat(void)
 #if defined(__x86_64__)
 	/* On x86-64 the entry is built in whenever IA32_EMULATION is, even
 	 * where it is off at run time (ia32_emulation=0, or
-	 * IA32_EMULATION_DEFAULT_DISABLED: this host). Ask the kernel: a
+	 * IA32_EMULATION_DEFAULT_DISABLED, as some cloud kernels build). Ask the kernel: a
 	 * child makes one 32-bit syscall (int $0x80, getpid), which kills it
 	 * with SIGSEGV where 32-bit syscalls are off or absent. */
 	pid_t pid = fork();

@@ -1,5 +1,5 @@
 /* selfdefence.h - the agent's self-defence: what it does around its event
- * loop to survive and resist tampering (issue 6): hold the tamper guard,
+ * loop to survive and resist tampering: hold the tamper guard,
  * and periodically check that what it loaded is still pinned and attached,
  * repairing and recording (as `tamper` events in the store) whatever was
  * undone.

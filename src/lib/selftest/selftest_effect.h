@@ -1,5 +1,5 @@
 /* selftest_effect.h - helpers for trigger cases that check the exploit's
- * effect, not only that the call went through (issue 13): a scratch file
+ * effect, not only that the call went through: a scratch file
  * whose page cache the exploit's write primitive is aimed at, read back
  * and compared; one io_uring operation (a path that no syscall tracepoint
  * sees); a descriptor made by a helper process and passed over
