@@ -472,13 +472,20 @@ static int load_or_fallback(struct ks_monitor *m, __u64 hash, const struct ks_mo
 
 	if (!err || !tried || sys_fentry != 1)
 		return err;
+	char migrated[sizeof(m->migrated)];
+
 	snprintf(m->sys_fentry_why, sizeof(m->sys_fentry_why), "%s", ks_errmsg());
+	/* the first try already set aside the old-shape maps: say so still */
+	memcpy(migrated, m->migrated, sizeof(migrated));
 	close_fds(m);
 	monitor_bpf__destroy(m->skel);
 	m->skel = NULL;
 	m->nlinks = m->unpinned = 0;
 	sys_fentry = 0;
-	return load(m, hash, cfg);
+	err = load(m, hash, cfg);
+	if (!m->migrated[0])
+		memcpy(m->migrated, migrated, sizeof(migrated));
+	return err;
 }
 
 int ks_monitor_start(struct ks_monitor *m, const struct ks_monitor_cfg *cfg)
