@@ -259,6 +259,12 @@ static int do_info(int argc, char **argv)
 		return ks_report(err);
 	ks_hex(meta.sha256, 32, sha, sizeof(sha));
 	char *variants = (char *)ks_meta_get(&meta, "variants");
+	/* the hunt `kshield hunt NAME` runs: composed from signs when the
+	 * shield gives no whole SELECT */
+	char *hunt = NULL;
+
+	if (!ks_meta_get(&meta, "hunt"))
+		ks_meta_hunt_sql(&meta, &hunt);
 	if (json_output) {
 		struct json_object *o = json_object_new_object();
 
@@ -266,6 +272,8 @@ static int do_info(int argc, char **argv)
 
 		for (int i = 0; i < meta.n; i++)
 			json_object_object_add(o, meta.key[i], json_object_new_string(meta.val[i]));
+		if (hunt)
+			json_object_object_add(o, "hunt", json_object_new_string(hunt));
 		json_object_object_add(o, "sha256", json_object_new_string(sha));
 		for (char *v = variants; *v; v += strcspn(v, ","), v += *v == ',') {
 			char name[KS_VARIANT_LEN];
@@ -278,6 +286,8 @@ static int do_info(int argc, char **argv)
 	} else {
 		for (int i = 0; i < meta.n; i++)
 			printf("%-16s %s\n", meta.key[i], meta.val[i]);
+		if (hunt)
+			printf("%-16s %s\n", "hunt", hunt);
 		printf("%-16s %s\n", "sha256", sha);
 		/* What each variant covers, in the loader's order. */
 		for (char *v = variants; *v; v += strcspn(v, ","), v += *v == ',') {
@@ -288,6 +298,7 @@ static int do_info(int argc, char **argv)
 			printf("coverage %-7s %s\n", name, cov);
 		}
 	}
+	free(hunt);
 	ks_meta_free(&meta);
 	return 0;
 }

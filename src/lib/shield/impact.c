@@ -26,11 +26,13 @@ int ks_impact_pattern(const char *path, char *name, size_t len, char **sql)
 	snprintf(name, len, "%s", n ? n : path);
 	if (q && !(*sql = strdup(q)))
 		err = -ENOMEM;
-	else if (!q && n)
+	/* The shield's own hits say nothing before it is loaded: only a hunt
+	 * that also looks for the exploit's signs is a pattern. */
+	else if (!q && n && (ks_meta_get(&meta, "signs") || ks_meta_get(&meta, "hunt")))
 		err = ks_meta_hunt_sql(&meta, sql);
 	ks_meta_free(&meta);
 	if (!err && !*sql)
-		return ks_err(-ENOENT, "%s declares no pattern (metadata impact or hunt): its "
+		return ks_err(-ENOENT, "%s declares no pattern (metadata impact, signs or hunt): its "
 			      "impact cannot be previewed", path);
 	return err;
 }
