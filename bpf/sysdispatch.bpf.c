@@ -27,13 +27,96 @@ struct {
 /* Argument @i of the syscall in progress, from its saved registers. */
 static __always_inline __u64 sys_arg(struct pt_regs *regs, int i, bool abi32)
 {
-	__u64 a[6];
+	/* Typed registers (5.15+): one plain load for the one argument asked,
+	 * not six helper reads. They are the frame the raw tracepoint's
+	 * @regs points at: the task's own, saved at entry. */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
+		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
-	if (abi32)
-		KS_SYS_ARGS32(regs, a);
-	else
-		KS_SYS_ARGS(regs, a);
-	return i >= 0 && i < 6 ? a[i & 7] : 0;
+#if defined(__TARGET_ARCH_arm64)
+		return i >= 0 && i < 6 ? (abi32 ? (__u32)r->regs[i & 7] : r->regs[i & 7]) : 0;
+#else
+		switch (abi32 ? i + 8 : i) {
+		case 0: return r->di;
+		case 1: return r->si;
+		case 2: return r->dx;
+		case 3: return r->r10;
+		case 4: return r->r8;
+		case 5: return r->r9;
+		case 8: return (__u32)r->bx;
+		case 9: return (__u32)r->cx;
+		case 10: return (__u32)r->dx;
+		case 11: return (__u32)r->si;
+		case 12: return (__u32)r->di;
+		case 13: return (__u32)r->bp;
+		}
+		return 0;
+#endif
+	} else {
+		__u64 a[6];
+
+		if (abi32)
+			KS_SYS_ARGS32(regs, a);
+		else
+			KS_SYS_ARGS(regs, a);
+		return i >= 0 && i < 6 ? a[i & 7] : 0;
+	}
+}
+
+/* Is the current syscall a 32-bit one? ks_in_compat32, through the
+ * typed task (a plain load, 5.11+) where it can. */
+static __always_inline bool sys_abi32(void)
+{
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+		struct task_struct *t = bpf_get_current_task_btf();
+
+#if defined(__TARGET_ARCH_arm64)
+		return t->thread_info.flags & (1UL << 22);
+#else
+		return t->thread_info.status & 0x0002;
+#endif
+	}
+	return ks_in_compat32();
+}
+
+/* The file behind descriptor @fd when it is a socket, else NULL: every
+ * write() on the machine asks this when a netlink shield is loaded, so the
+ * answer for a file or a pipe is kept to two helper reads (the table slot
+ * and f_op): the task's descriptor table is walked through typed pointers
+ * (plain loads, 5.11+), and a socket is known by its file operations
+ * (socket_file_ops, where kallsyms lists it), else by its inode's mode. */
+extern const struct file_operations socket_file_ops __ksym __weak;
+
+static __always_inline struct file *fd_socket_file(int fd)
+{
+	struct file *file = NULL, **fds;
+	const void *fop;
+
+	if (fd < 0)
+		return NULL;
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+		struct task_struct *t = bpf_get_current_task_btf();
+		struct files_struct *files = t->files;
+		struct fdtable *fdt;
+
+		if (!files)
+			return NULL;
+		fdt = files->fdt;
+		if (!fdt || (unsigned int)fd >= fdt->max_fds)
+			return NULL;
+		fds = fdt->fd;
+		if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+			return NULL;
+	} else {
+		file = ks_fd_file(fd);
+		if (!file)
+			return NULL;
+	}
+	if (ks_ksym_exists(socket_file_ops)) {
+		fop = BPF_CORE_READ(file, f_op);
+		return fop == (const void *)&socket_file_ops ? file : NULL;
+	}
+	return ks_file_sock(file) ? file : NULL;
 }
 
 /* Does the chain's socket filter let this call through? */
@@ -45,7 +128,7 @@ static __always_inline bool sock_match(struct pt_regs *regs, const struct ks_sys
 
 	if (ch->sock_arg < 0)
 		return true;
-	sk = ks_fd_sock((int)sys_arg(regs, ch->sock_arg, abi32));
+	sk = ks_file_sock(fd_socket_file((int)sys_arg(regs, ch->sock_arg, abi32)));
 	if (!sk)
 		return false;
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
@@ -69,7 +152,7 @@ static __always_inline int dispatch(struct bpf_raw_tracepoint_args *ctx, __u32 h
 		return 0;
 	/* Something is registered for this number in one ABI or the other:
 	 * only now is it worth asking which ABI the call is in. */
-	abi32 = ks_in_compat32();
+	abi32 = sys_abi32();
 	if (abi32) {
 		if (!ch->abi32)
 			return 0;
@@ -95,10 +178,25 @@ int ks_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	return dispatch(ctx, KS_SYS_ENTER, (long)ctx->args[1], KS_SYS_CUR_ENTER);
 }
 
+/* Every syscall's exit passes here while some exit chain is not empty: the
+ * number is read through the task's typed registers (a plain load, 5.15+),
+ * else with a helper. */
 SEC("raw_tp/sys_exit")
 int ks_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	long nr;
 
-	return dispatch(ctx, KS_SYS_EXIT, (long)KS_SYS_NR(regs), KS_SYS_CUR_EXIT);
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
+		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+#if defined(__TARGET_ARCH_arm64)
+		nr = r->syscallno;
+#else
+		nr = r->orig_ax;
+#endif
+	} else {
+		nr = (long)KS_SYS_NR(regs);
+	}
+	return dispatch(ctx, KS_SYS_EXIT, nr, KS_SYS_CUR_EXIT);
 }
