@@ -106,12 +106,16 @@ static int hooks_of(const char *path, char hooks[][64], int max)
 }
 
 /* 2. Every (shield, hook) a bundled shield reports, its own calls and the
- * netlink walker's when it includes bpf/sdk/nlwalk.bpf.h, has an entry of its
+ * netlink walker's when it includes bpf/sdk/nlwalk.bpf.h (and so its
+ * nlwalk_uring.bpf.h), has an entry of its
  * own: nothing the repository ships falls back to arg0..arg3. */
 Test(shield_args, u02_every_bundled_shield_and_hook_is_named)
 {
 	char nlw[16][64], own[32][64], line[512];
 	int nnlw = hooks_of("bpf/sdk/nlwalk.bpf.h", nlw, 16), checked = 0;
+
+	/* and its io_uring half (bpf/sdk/nlwalk_uring.bpf.h) */
+	nnlw += hooks_of("bpf/sdk/nlwalk_uring.bpf.h", nlw + nnlw, 16 - nnlw);
 	glob_t g;
 
 	cr_assert_geq(nnlw, 5, "run from the repository's top directory");
