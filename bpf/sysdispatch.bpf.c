@@ -34,7 +34,20 @@ static __always_inline __u64 sys_arg(struct pt_regs *regs, int i, bool abi32)
 		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
 #if defined(__TARGET_ARCH_arm64)
-		return i >= 0 && i < 6 ? (abi32 ? (__u32)r->regs[i & 7] : r->regs[i & 7]) : 0;
+		/* constant indices: the verifier allows no variable offset
+		 * into a typed pointer */
+		__u64 v;
+
+		switch (i) {
+		case 0: v = r->regs[0]; break;
+		case 1: v = r->regs[1]; break;
+		case 2: v = r->regs[2]; break;
+		case 3: v = r->regs[3]; break;
+		case 4: v = r->regs[4]; break;
+		case 5: v = r->regs[5]; break;
+		default: return 0;
+		}
+		return abi32 ? (__u32)v : v;
 #else
 		switch (abi32 ? i + 8 : i) {
 		case 0: return r->di;
