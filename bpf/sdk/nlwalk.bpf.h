@@ -537,7 +537,7 @@ KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *sk
 }
 
 /* Coverage of the trigger paths every netlink shield's test registers
- * (src/lib/selftest/nltrigger.h), for KSHIELD_META(prevents_<v>, ...) / detects_<v>.
+ * (src/lib/shieldtest/nltrigger.h), for KSHIELD_META(prevents_<v>, ...) / detects_<v>.
  * lsm and fmod_ret judge the kernel copy in security_netlink_send(), which
  * every way in passes. tp kills the sender after its send completed: the
  * request is committed, and what stops the exploit is that its only holder

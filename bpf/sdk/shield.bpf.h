@@ -47,7 +47,7 @@
  *   modules (kernel modules the test needs, loaded in the order given; one
  *   neither loaded nor built in makes a test whose trigger fails n/a),
  *   prevents_<v> and detects_<v> (comma lists of the test's trigger path
- *   names, src/lib/selftest/selftest.h: the paths variant <v> refuses before the
+ *   names, src/lib/shieldtest/shieldtest.h: the paths variant <v> refuses before the
  *   exploit's effect, and those it only sees, e.g. kills after the call;
  *   a path in neither is "not covered" by <v> and its test row partial;
  *   fmod_ret with neither takes lsm's: the same body, KS_SECURITY_HOOK),

@@ -38,7 +38,7 @@
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include "pins.h"
-#include "selftest.h"
+#include "shieldtest.h"
 #include "allow.h"
 
 #define NOBODY 65534

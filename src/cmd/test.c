@@ -1,5 +1,5 @@
 /* test.c - `kshield test NAME|--all`: prove shields on this kernel with
- * their own trigger and benign cases (see selftest_run.c). Prints one JSON line
+ * their own trigger and benign cases (see shieldtest_run.c). Prints one JSON line
  * per shield under -j, which is what the kernel matrix collects. */
 #include <errno.h>
 #include <limits.h>
@@ -9,7 +9,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "cli.h"
-#include "selftest_run.h"
+#include "shieldtest_run.h"
 
 static const char *default_dir(void)
 {

@@ -1,10 +1,10 @@
 /* test_path_note.c - every failed step of a trigger path carries a reason
- * (src/lib/selftest/selftest_run.c ks_path_note): the JSON of kshield test
+ * (src/lib/shieldtest/shieldtest_run.c ks_path_note): the JSON of kshield test
  * writes "why": null for an empty one, which the matrix showed for "error"
  * results of audit and unload steps. */
 #include <criterion/criterion.h>
 #include <string.h>
-#include "selftest_run.h"
+#include "shieldtest_run.h"
 
 Test(path_note, error_without_reason_gets_one)
 {

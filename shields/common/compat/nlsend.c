@@ -1,5 +1,5 @@
 /* nlsend.c - the 32-bit sender of the netlink shields' compat trigger paths
- * (src/lib/selftest/nltrigger.c), built static for i386 and AArch32 and run
+ * (src/lib/shieldtest/nltrigger.c), built static for i386 and AArch32 and run
  * on 64-bit guests. The 64-bit test makes the socket in the attacker's
  * position (a new user+network namespace, which this process inherits),
  * sets it up and writes the trigger request; this program only sends it,

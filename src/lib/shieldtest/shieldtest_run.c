@@ -1,6 +1,6 @@
-/* selftest_run.c - runs a shield's registered test cases around a real
- * load of the shield (the contract is in selftest.h, the runner's side in
- * selftest_run.h).
+/* shieldtest_run.c - runs a shield's registered test cases around a real
+ * load of the shield (the contract is in shieldtest.h, the runner's side in
+ * shieldtest_run.h).
  *
  * The sequence proves each claim against its own baseline on this kernel,
  * path by path (a path that cannot run here is n/a and skipped):
@@ -31,7 +31,7 @@
 #include "meta.h"
 #include "modules.h"
 #include "pins.h"
-#include "selftest_run.h"
+#include "shieldtest_run.h"
 
 #define CASE_TIMEOUT_S 20
 

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 #include "nlbuild.h"
-#include "selftest.h"
+#include "shieldtest.h"
 
 /* Ways in. */
 enum nlt_path {

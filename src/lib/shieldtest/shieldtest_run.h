@@ -1,15 +1,15 @@
-/* selftest_run.h - the runner's side of the shield test contract
- * (selftest.h): what `kshield test` (src/cmd/test.c) calls and the results
- * it reports. selftest_run.c runs a shield's registered cases around a real
+/* shieldtest_run.h - the runner's side of the shield test contract
+ * (shieldtest.h): what `kshield test` (src/cmd/test.c) calls and the results
+ * it reports. shieldtest_run.c runs a shield's registered cases around a real
  * load of the shield.
  */
-#ifndef KSHIELD_SELFTEST_RUN_H
-#define KSHIELD_SELFTEST_RUN_H
+#ifndef KSHIELD_SHIELDTEST_RUN_H
+#define KSHIELD_SHIELDTEST_RUN_H
 
 #include <stdbool.h>
 #include "loader.h"
 #include "meta.h"
-#include "selftest.h"
+#include "shieldtest.h"
 
 /* One path's outcome. Case results are KS_CASE_* or <0 (did not run). */
 struct ks_path_result {

@@ -1,4 +1,4 @@
-/* selftest_effect.h - helpers for trigger cases that check the exploit's
+/* shieldtest_effect.h - helpers for trigger cases that check the exploit's
  * effect, not only that the call went through: a scratch file
  * whose page cache the exploit's write primitive is aimed at, read back
  * and compared; one io_uring operation (a path that no syscall tracepoint
@@ -8,8 +8,8 @@
  * Nothing here touches a file outside the scratch file it made (unlinked
  * at once, so nothing is left behind even when a shield kills the case).
  */
-#ifndef KSHIELD_SELFTEST_EFFECT_H
-#define KSHIELD_SELFTEST_EFFECT_H
+#ifndef KSHIELD_SHIELDTEST_EFFECT_H
+#define KSHIELD_SHIELDTEST_EFFECT_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
-/* selftest_effect.c - helpers for trigger cases that check the exploit's
- * effect (see selftest_effect.h). */
+/* shieldtest_effect.c - helpers for trigger cases that check the exploit's
+ * effect (see shieldtest_effect.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +17,8 @@
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <linux/io_uring.h>
-#include "selftest.h"
-#include "selftest_effect.h"
+#include "shieldtest.h"
+#include "shieldtest_effect.h"
 
 int ks_fx_scratch(const void *data, size_t n, char *why, size_t len)
 {

@@ -1,4 +1,4 @@
-/* selftest.h - the shield test contract. Each shields/<name>/test.c registers
+/* shieldtest.h - the shield test contract. Each shields/<name>/test.c registers
  * the known paths to the shield's bug, one trigger case each (the exploit's
  * triggering call sequence by that way in: "native", "compat-i386",
  * "io-uring", "splice", ...), and a benign case (ordinary use of the same
@@ -48,9 +48,9 @@
  * "unknown".
  */
 /* This is what a test.c includes; the runner's side (results, ks_test_run)
- * is selftest_run.h, included by `kshield test`. */
-#ifndef KSHIELD_SELFTEST_H
-#define KSHIELD_SELFTEST_H
+ * is shieldtest_run.h, included by `kshield test`. */
+#ifndef KSHIELD_SHIELDTEST_H
+#define KSHIELD_SHIELDTEST_H
 
 #include <stddef.h>
 
@@ -109,7 +109,7 @@ struct ks_shield_test {
 	struct ks_shield_test *next;
 };
 
-/* Called by KSHIELD_TEST_PATHS's constructor (selftest_run.c). */
+/* Called by KSHIELD_TEST_PATHS's constructor (shieldtest_run.c). */
 void ks_test_register(struct ks_shield_test *t);
 
 #define KSHIELD_TEST_PATHS(name_, benign_, ...)				\
@@ -129,7 +129,7 @@ void ks_test_register(struct ks_shield_test *t);
 #define KSHIELD_TEST(name_, trigger_, benign_)				\
 	KSHIELD_TEST_PATHS(name_, benign_, { "native", trigger_, NULL })
 
-/* Helpers for cases (selftest.c). */
+/* Helpers for cases (shieldtest.c). */
 /* Become root of a new user namespace (and a new network namespace when
  * @netns): the unprivileged attacker's position. 0 or -errno. */
 int ks_test_enter_userns(int netns);

@@ -1,7 +1,7 @@
-/* selftest.c - the helpers shield test cases use (selftest.h): become
+/* shieldtest.c - the helpers shield test cases use (shieldtest.h): become
  * root of a user namespace, take a descriptor made inside one, drop
  * privileges, run this shield's 32-bit programs, and the case results of
- * syscall returns. The runner that drives the cases is selftest_run.c.
+ * syscall returns. The runner that drives the cases is shieldtest_run.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,8 +17,8 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "selftest.h"
-#include "selftest_effect.h"
+#include "shieldtest.h"
+#include "shieldtest_effect.h"
 
 static int write_file(const char *path, const char *s)
 {
