@@ -143,7 +143,7 @@ static __always_inline __u32 nlw_read_u32(struct nlw *w, __u32 off)
 	return v;
 }
 
-static long nlw_step(__u32 i, void *ctx)
+static __always_inline long nlw_step_body(__u32 i, void *ctx)
 {
 	struct nlw *w = ((struct nlw_ref *)ctx)->w;
 	__u32 d;
@@ -226,6 +226,15 @@ static long nlw_step(__u32 i, void *ctx)
 	return 0;
 }
 
+/* The bpf_loop callback (a subprogram); the bounded loops of the
+ * __noloop twins call nlw_step_body, inlined: a program that also
+ * tail-calls (the syscall dispatcher's chains) may have no BPF-to-BPF
+ * call on kernels whose JIT cannot mix them (arm64 5.10). */
+static long nlw_step(__u32 i, void *ctx)
+{
+	return nlw_step_body(i, ctx);
+}
+
 /* Walk one buffer of @len bytes at @data. Returns 0 when the walk ended
  * (reached the end, or a hit), 1 when the step budget ran out first.
  * @noloop (a constant): for the *__noloop twin on kernels without bpf_loop
@@ -245,7 +254,7 @@ static __always_inline int nlw_walk_(struct nlw *w, __u64 data, __u32 len, bool 
 
 	if (noloop) {
 		for (__u32 i = 0; i < NLW_NOLOOP_STEPS; i++)
-			if (nlw_step(i, &r))
+			if (nlw_step_body(i, &r))
 				break;
 	} else {
 		bpf_loop(NLW_STEPS, nlw_step, &r, 0);
@@ -346,7 +355,7 @@ static __always_inline int nlw_walk_iov_noloop(struct nlw *w, const struct iovec
 		if (w->hit || w->fault)
 			return 0;
 		if (!w->done) {
-			nlw_step(i, &r);
+			nlw_step_body(i, &r);
 			continue;
 		}
 		/* Stopped before the end of the iovec: a message ran past it. */

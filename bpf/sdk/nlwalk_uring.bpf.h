@@ -56,7 +56,7 @@ struct nlw_uring_scan {
 	int hit;		/* fd of the first guarded target, or -1 */
 };
 
-static long nlw_uring_step(__u32 i, void *arg)
+static __always_inline long nlw_uring_step_body(__u32 i, void *arg)
 {
 	struct nlw_uring_scan *c = arg;
 	struct { __u8 opcode; __u8 flags; __u16 ioprio; __s32 fd; } sqe;
@@ -94,6 +94,15 @@ static long nlw_uring_step(__u32 i, void *arg)
 		return 1;
 	}
 	return 0;
+}
+
+/* The bpf_loop callback (a subprogram); the bounded loops of the
+ * __noloop twins call nlw_uring_step_body, inlined: a program that also
+ * tail-calls (the syscall dispatcher's chains) may have no BPF-to-BPF
+ * call on kernels whose JIT cannot mix them (arm64 5.10). */
+static long nlw_uring_step(__u32 i, void *arg)
+{
+	return nlw_uring_step_body(i, arg);
 }
 
 /* The io_uring file behind @fd of io_uring_enter(@flags), or NULL. */
@@ -157,7 +166,7 @@ static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 fla
 	c.stride = (BPF_CORE_READ(ctx, flags) & NLW_IORING_SETUP_SQE128) ? 128 : 64;
 	if (noloop) {
 		for (__u32 i = 0; i < NLW_SQ_SCAN_NOLOOP; i++)
-			if (nlw_uring_step(i, &c))
+			if (nlw_uring_step_body(i, &c))
 				break;
 		if (c.hit < 0 && c.n > NLW_SQ_SCAN_NOLOOP && ks_in_child_userns())
 			c.hit = fd;
