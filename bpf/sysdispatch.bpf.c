@@ -92,44 +92,25 @@ static __always_inline bool sys_abi32(void)
 	return ks_in_compat32();
 }
 
-/* The file behind descriptor @fd when it is a socket, else NULL: every
- * write() on the machine asks this when a netlink shield is loaded, so the
- * answer for a file or a pipe is kept to two helper reads (the table slot
- * and f_op): the task's descriptor table is walked through typed pointers
- * (plain loads, 5.11+), and a socket is known by its file operations
- * (socket_file_ops, where kallsyms lists it), else by its inode's mode. */
+/* The sock behind descriptor @fd, or NULL when it is no socket: every
+ * write() on the machine asks this while a netlink shield is loaded, so a
+ * file or a pipe is told apart by its file operations (socket_file_ops,
+ * where kallsyms lists it: one helper read), else by its inode's mode. */
 extern const struct file_operations socket_file_ops __ksym __weak;
 
-static __always_inline struct file *fd_socket_file(int fd)
+static __always_inline struct sock *fd_sock(int fd)
 {
-	struct file *file = NULL, **fds;
-	const void *fop;
+	struct file *file = ks_fd_file(fd);
+	struct socket *sock;
 
-	if (fd < 0)
+	if (!file)
 		return NULL;
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
-		struct task_struct *t = bpf_get_current_task_btf();
-		struct files_struct *files = t->files;
-		struct fdtable *fdt;
-
-		if (!files)
-			return NULL;
-		fdt = files->fdt;
-		if (!fdt || (unsigned int)fd >= fdt->max_fds)
-			return NULL;
-		fds = fdt->fd;
-		if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
-			return NULL;
-	} else {
-		file = ks_fd_file(fd);
-		if (!file)
-			return NULL;
-	}
-	if (ks_ksym_exists(socket_file_ops)) {
-		fop = BPF_CORE_READ(file, f_op);
-		return fop == (const void *)&socket_file_ops ? file : NULL;
-	}
-	return ks_file_sock(file) ? file : NULL;
+	if (!ks_ksym_exists(socket_file_ops))
+		return ks_file_sock(file);
+	if (BPF_CORE_READ(file, f_op) != &socket_file_ops)
+		return NULL;
+	sock = BPF_CORE_READ(file, private_data);
+	return sock ? BPF_CORE_READ(sock, sk) : NULL;
 }
 
 /* Does the chain's socket filter let this call through? */
@@ -141,7 +122,7 @@ static __always_inline bool sock_match(struct pt_regs *regs, const struct ks_sys
 
 	if (ch->sock_arg < 0)
 		return true;
-	sk = ks_file_sock(fd_socket_file((int)sys_arg(regs, ch->sock_arg, abi32)));
+	sk = fd_sock((int)sys_arg(regs, ch->sock_arg, abi32));
 	if (!sk)
 		return false;
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
