@@ -100,9 +100,27 @@ extern const struct file_operations socket_file_ops __ksym __weak;
 
 static __always_inline struct sock *fd_sock(int fd)
 {
-	struct file *file = ks_fd_file(fd);
+	struct file **fds, *file = NULL;
 	struct socket *sock;
 
+	/* ks_fd_file through the typed task (plain loads, 5.11+): only here,
+	 * on the hot path. In ks_fd_file itself the typed walk made Copy
+	 * Fail's io_uring scan too large for arm64 6.1's verifier. */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+		struct files_struct *files = bpf_get_current_task_btf()->files;
+		struct fdtable *fdt;
+
+		if (fd < 0 || !files)
+			return NULL;
+		fdt = files->fdt;
+		if (!fdt || (unsigned int)fd >= fdt->max_fds)
+			return NULL;
+		fds = fdt->fd;
+		if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
+			return NULL;
+	} else {
+		file = ks_fd_file(fd);
+	}
 	if (!file)
 		return NULL;
 	if (!ks_ksym_exists(socket_file_ops))

@@ -225,34 +225,16 @@ int prog##__socketcall__compat32(struct bpf_raw_tracepoint_args *ctx)	\
 	return 0;							\
 }
 
-/* The file behind descriptor @fd of the current task, or NULL. The
- * syscall dispatcher asks it on every write() while a netlink shield is
- * loaded: the table is walked through the typed task (plain loads, 5.11+),
- * with one helper read for the slot; before, helper reads all the way. */
+/* The file behind descriptor @fd of the current task, or NULL. */
 static __always_inline struct file *ks_fd_file(int fd)
 {
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds, *file = NULL;
-	struct fdtable *fdt;
 
-	if (fd < 0)
+	if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
 		return NULL;
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
-		struct files_struct *files = bpf_get_current_task_btf()->files;
-
-		if (!files)
-			return NULL;
-		fdt = files->fdt;
-		if (!fdt || (unsigned int)fd >= fdt->max_fds)
-			return NULL;
-		fds = fdt->fd;
-	} else {
-		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-		fdt = BPF_CORE_READ(task, files, fdt);
-		if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
-			return NULL;
-		fds = BPF_CORE_READ(fdt, fd);
-	}
+	fds = BPF_CORE_READ(fdt, fd);
 	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
 		return NULL;
 	return file;
