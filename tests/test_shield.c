@@ -495,3 +495,62 @@ Test(shield, t14_tracepoint_variant_mounts_tracefs_or_says_what_is_missing)
 	free(err);
 	ks_runf(NULL, NULL, "%s shield unload %s", ks_bin(), TP_SHIELD);
 }
+
+/* The dispatcher's sys_exit program is attached only while some shield
+ * enforces with exit hooks: userns-policy's (tp) finish a kill begun at
+ * entry, so in audit mode every syscall on the machine pays for sys_enter
+ * only. */
+static json_object *dispatcher(void)
+{
+	char cmd[256];
+	json_object *o, *d;
+
+	snprintf(cmd, sizeof(cmd), "%s -j status", ks_bin());
+	o = ks_run_json(cmd, NULL, NULL);
+	cr_assert(o, "status -j gave no JSON");
+	d = json_object_get(ks_json_get(o, "syscall_dispatcher"));
+	json_object_put(o);
+	cr_assert(d, "status -j has no syscall_dispatcher");
+	return d;
+}
+
+static void expect_dispatcher(bool enter, bool exit, const char *when)
+{
+	json_object *d = dispatcher();
+
+	cr_expect_eq(json_object_get_boolean(ks_json_get(d, "sys_enter")), enter,
+		     "sys_enter %s: want %s", when, enter ? "attached" : "off");
+	cr_expect_eq(json_object_get_boolean(ks_json_get(d, "sys_exit")), exit,
+		     "sys_exit %s: want %s", when, exit ? "attached" : "off");
+	json_object_put(d);
+}
+
+Test(shield, t15_exit_hooks_run_only_while_enforcing)
+{
+	char path[512], *err;
+	const char *variant;
+	json_object *o;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/userns-policy.bpf.o", ks_shields_dir());
+	rc = ks_runf(NULL, &err, "%s shield load %s --audit", ks_bin(), path);
+	cr_assert_eq(rc, 0, "load failed: %s", err);
+	free(err);
+	snprintf(path, sizeof(path), "%s -j shield list", ks_bin());
+	o = ks_run_json(path, NULL, NULL);
+	cr_assert(o && json_object_array_length(o) == 1);
+	variant = json_object_get_string(ks_json_get(json_object_array_get_idx(o, 0), "variant"));
+	if (strcmp(variant, "tp")) {
+		json_object_put(o);
+		ks_runf(NULL, NULL, "%s shield unload userns-policy", ks_bin());
+		cr_skip_test("userns-policy loaded variant %s here: no syscall hooks", variant);
+	}
+	json_object_put(o);
+	expect_dispatcher(true, false, "in audit mode");
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield mode userns-policy enforce", ks_bin()), 0);
+	expect_dispatcher(true, true, "once enforcing");
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield mode userns-policy audit", ks_bin()), 0);
+	expect_dispatcher(true, false, "back in audit mode");
+	cr_assert_eq(ks_runf(NULL, NULL, "%s shield unload userns-policy", ks_bin()), 0);
+	expect_dispatcher(false, false, "with nothing loaded");
+}

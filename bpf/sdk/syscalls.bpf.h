@@ -179,7 +179,12 @@ int prog##__compat32(struct bpf_raw_tracepoint_args *ctx)		\
 }
 
 /* KS_SYSCALL_EXIT(tp__unshare_exit, unshare) { ... ret ... }: at the exit
- * of native syscall @sc. */
+ * of native syscall @sc, to finish what a kill at entry began (the call
+ * still completes: record what it made, kill a child it forked). It runs
+ * only while the shield enforces: in audit mode nothing was killed, and
+ * the dispatcher leaves the shield's exit hooks out, so that no syscall on
+ * the machine pays for a sys_exit program (ks_sysd_set_audit). Record hits
+ * at entry, where audit mode sees them. */
 #define KS_SYSCALL_EXIT(prog, sc)					\
 __KS_SYS_META(prog, "exit " KS_STR(KS_NR_##sc));			\
 static __always_inline int ____##prog(long ret);			\

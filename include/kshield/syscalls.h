@@ -50,7 +50,8 @@ struct ks_sys_slot {
 	__u32 prog_id;		/* 0: free */
 	__s8 sock_arg;		/* -1: no socket filter */
 	__u8 nregs;
-	__u16 _pad;
+	__u8 paused;		/* owner audits: its exit hooks are left out of the chains */
+	__u8 _pad;
 	__u64 families;
 	char owner[48];		/* pin directory under the bpffs root: "shields/<name>", "guard" */
 	char prog[64];

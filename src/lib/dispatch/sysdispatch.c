@@ -271,6 +271,10 @@ static int rebuild(struct maps *m, const struct ks_sys_slot *s, char *why, size_
 		for (int r = 0; r < s[i].nregs && r < KS_SYS_REGS; r++) {
 			struct ks_sys_chain *c = &ch[KS_SYS_CHAIN(s[i].reg[r].hook, s[i].reg[r].nr)];
 
+			if (s[i].paused && (s[i].reg[r].hook == KS_SYS_EXIT ||
+					    s[i].reg[r].hook == KS_SYS_EXIT32))
+				continue;	/* ks_sysd_set_audit */
+
 			if (c->n == KS_SYS_CHAIN_LEN) {
 				snprintf(why, len, "%s: more than %d programs at %s of syscall %u "
 					 "(the kernel runs at most 33 tail calls in a row)",
@@ -410,7 +414,7 @@ int ks_sysd_sweep(void)
 }
 
 int ks_sysd_add(const char *owner, struct bpf_object *obj, const struct ks_meta *meta,
-		__u32 *ids, int max, int *n, char *why, size_t len)
+		bool audit, __u32 *ids, int max, int *n, char *why, size_t len)
 {
 	struct bpf_program *prog;
 	struct ks_sys_slot *s;
@@ -446,6 +450,7 @@ int ks_sysd_add(const char *owner, struct bpf_object *obj, const struct ks_meta 
 			continue;
 		snprintf(slot.owner, sizeof(slot.owner), "%s", owner);
 		snprintf(slot.prog, sizeof(slot.prog), "%s", bpf_program__name(prog));
+		slot.paused = audit;
 		err = parse_reg(prog_key(meta, "sys.", slot.prog, false), &slot, why, len);
 		if (!err)
 			err = parse_filter(prog_key(meta, "sysf.", slot.prog, true), &slot, why, len);
@@ -556,4 +561,45 @@ int ks_sysd_drop_ids(const __u32 *ids, int n)
 		return 0;
 	err = drop_if(in_ids, &k);
 	return err < 0 ? err : 0;
+}
+
+int ks_sysd_set_audit(const char *owner, bool audit)
+{
+	struct ks_sys_slot *s;
+	char path[PATH_MAX], why[256];
+	struct maps m;
+	int err, n = 0;
+
+	ks_pin_path(path, sizeof(path), KS_PIN_MAPS "/ks_sys_slots");
+	if (access(path, F_OK))
+		return 0;	/* nothing was ever registered */
+	err = maps_open(&m);
+	if (err)
+		return err;
+	s = slots_read(m.slots);
+	if (!s) {
+		maps_close(&m);
+		return ks_err(-ENOMEM, "out of memory");
+	}
+	for (__u32 i = 0; i < KS_SYS_SLOTS; i++) {
+		if (s[i].prog_id && !strncmp(s[i].owner, owner, sizeof(s[i].owner)) &&
+		    s[i].paused != audit) {
+			s[i].paused = audit;
+			n++;
+		}
+	}
+	if (!n)
+		goto out;
+	/* The registry first: a rebuild by anyone after this point (a load,
+	 * a sweep) must agree with the chains written here. */
+	for (__u32 i = 0; i < KS_SYS_SLOTS; i++)
+		if (s[i].prog_id && !strncmp(s[i].owner, owner, sizeof(s[i].owner)))
+			bpf_map_update_elem(m.slots, &i, &s[i], 0);
+	err = rebuild(&m, s, why, sizeof(why));
+	if (err)
+		err = ks_err(err, "%s", why);
+out:
+	free(s);
+	maps_close(&m);
+	return err;
 }

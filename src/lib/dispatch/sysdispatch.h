@@ -24,10 +24,20 @@ bool ks_sysd_is_dispatched(const struct bpf_program *prog, const struct ks_meta 
 
 /* Register every loaded dispatched program of @obj under @owner (a path
  * under the bpffs root whose removal means "gone": "shields/<name>").
+ * @audit: the owner starts in audit mode, so its exit hooks stay out of
+ * the chains (ks_sysd_set_audit).
  * Their program ids go to @ids (at most @max; *@n of them). On error
  * nothing of @obj stays registered and @why says what to do. */
 int ks_sysd_add(const char *owner, struct bpf_object *obj, const struct ks_meta *meta,
-		__u32 *ids, int max, int *n, char *why, size_t len);
+		bool audit, __u32 *ids, int max, int *n, char *why, size_t len);
+
+/* An exit hook finishes what a kill at entry began (a namespace made by a
+ * killed caller, a doomed child): in audit mode nothing was killed, so the
+ * dispatcher leaves @owner's exit hooks out of its chains, and with none
+ * left its sys_exit program is detached: every syscall on the machine then
+ * pays for sys_enter only. Called when @owner's mode changes: before the
+ * mode turns to enforce, after it turns to audit. */
+int ks_sysd_set_audit(const char *owner, bool audit);
 
 /* Unregister @owner's programs, except those whose ids are in @keep
  * (the new instance of a replaced shield). */

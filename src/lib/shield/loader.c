@@ -576,7 +576,8 @@ static int try_variant(const char *path, const void *buf, size_t len,
 		 * shield will have (the shield lock keeps sweeps away until it
 		 * has it). */
 		snprintf(owner, sizeof(owner), KS_PIN_SHIELDS "/%s", ks_meta_get(meta, "name"));
-		err = ks_sysd_add(owner, at.obj, meta, res->sys_ids, ARRAY_SIZE(res->sys_ids),
+		err = ks_sysd_add(owner, at.obj, meta, mode == KS_MODE_AUDIT, res->sys_ids,
+				  ARRAY_SIZE(res->sys_ids),
 				  &res->nsys, try->why, sizeof(try->why));
 	}
 	if (err && at.obj)
@@ -874,7 +875,7 @@ static int open_pinned(const char *dir, const char *what, bool rdonly)
 int ks_shield_set_mode(const char *name, enum ks_mode mode)
 {
 	struct ks_shield_cfg cfg;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], owner[KS_NAME_LEN + 16];
 	__u32 zero = 0;
 	int fd, err = shield_dir(name, dir, sizeof(dir));
 
@@ -883,6 +884,13 @@ int ks_shield_set_mode(const char *name, enum ks_mode mode)
 	fd = open_pinned(dir, KS_PIN_CFG, false);
 	if (fd < 0)
 		return fd;
+	/* Exit hooks back in before the entry hooks start killing; out only
+	 * once they no longer do (ks_sysd_set_audit). */
+	snprintf(owner, sizeof(owner), KS_PIN_SHIELDS "/%s", name);
+	if (mode != KS_MODE_AUDIT && (err = ks_sysd_set_audit(owner, false))) {
+		close(fd);
+		return err;
+	}
 	err = bpf_map_lookup_elem(fd, &zero, &cfg);
 	if (!err) {
 		cfg.mode = mode;
@@ -891,6 +899,8 @@ int ks_shield_set_mode(const char *name, enum ks_mode mode)
 	if (err)
 		err = ks_err(-errno, "can't update mode of %s: %s", name, strerror(errno));
 	close(fd);
+	if (!err && mode == KS_MODE_AUDIT)
+		err = ks_sysd_set_audit(owner, true);
 	return err;
 }
 
