@@ -140,7 +140,13 @@ $(BUILD)/static/syscall_loop: bench/syscall_loop.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -static $< -o $@
 
-static: $(BUILD)/static/kshield $(BUILD)/static/syscall_loop $(SHIELD_OBJS) $(COMPAT_BINS)
+# The guests' selinux check (tests/guest/selinux.sh) mounts with it.
+$(BUILD)/static/mount_context: tests/guest/mount_context.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static $< -o $@
+
+static: $(BUILD)/static/kshield $(BUILD)/static/syscall_loop $(BUILD)/static/mount_context $(SHIELD_OBJS) $(COMPAT_BINS)
 
 # BPF objects the tests load on purpose (bad shields and the like).
 FIXTURES := $(patsubst tests/fixtures/%.bpf.c,$(BUILD)/tests/fixtures/%.bpf.o,$(wildcard tests/fixtures/*.bpf.c))

@@ -86,6 +86,13 @@ if [[ ,$checks, == *,harm,* ]]; then
 	cp "$here/../tests/guest/harm.sh" "$stage/tests/"
 	cp "$(dirname "$KSHIELD_STATIC")/syscall_loop" "$stage/bin/"
 fi
+if [[ ,$checks, == *,selinux,* ]]; then
+	mkdir -p "$stage/tests"
+	cp "$here/../tests/guest/selinux.sh" "$stage/tests/"
+	cp "$(dirname "$KSHIELD_STATIC")/mount_context" "$stage/bin/"
+	secilc -M true -c 33 -f /dev/null -o "$stage/etc/kshield/selinux.policy" \
+		"$here/selinux/minimal.cil" || { echo "initramfs: secilc failed on matrix/selinux/minimal.cil" >&2; exit 1; }
+fi
 if [[ ,$checks, == *,broken,* || ,$checks, == *,broken-as-shield,* ]]; then
 	cp "$FIXTURES/broken-shield.bpf.o" "$stage/fixtures/"
 	readelf -p .kshield "$FIXTURES/broken-shield.bpf.o" |

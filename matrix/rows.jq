@@ -51,6 +51,8 @@ def status:
   # tests/guest/harm.sh: unrelated syscalls with every shield loaded
   # (ratios reported, not judged: TCG is noisy; bench/harm.sh compares)
   elif .check == "harm" then (if .ok == true then "pass" else "check-failed" end)
+  # tests/guest/selinux.sh: labelled mounts with every shield loaded
+  elif .check == "selinux" then (if .ok == true then "pass" else "check-failed" end)
   elif .check == "broken" then
     (if .error != null then "expected-fail" else "check-failed" end)
   elif .unsupported == true then "unprotected"
@@ -173,6 +175,10 @@ def ksites_row($s):
     + [ if (checks | index("harm")) != null and $k.error == null
            and ([$checked[] | select(.check == "harm")] | length) == 0 then
           base + {shield: null, check: "harm", check_error: "harm check reported nothing"}
+        else empty end ]
+    + [ if (checks | index("selinux")) != null and $k.error == null
+           and ([$checked[] | select(.check == "selinux")] | length) == 0 then
+          base + {shield: null, check: "selinux", check_error: "selinux check reported nothing"}
         else empty end ]
     + [ if (checks | index("broken")) != null and $k.error == null
            and ([$checked[] | select(.check == "broken")] | length) == 0 then

@@ -93,9 +93,11 @@ inputs_of() {	# sets kshield_bin shields busybox for ARCH
 	esac
 }
 
-lsm_of() {	# the boot's lsm=: measured working set, bpf dropped for nobpf
-	if [[ ,$1, == *,nobpf,* ]]; then echo lockdown,capability,landlock
-	else echo lockdown,capability,landlock,bpf; fi
+lsm_of() {	# the boot's lsm=: measured working set, bpf dropped for nobpf, selinux added for the selinux check
+	local l=lockdown,capability,landlock
+	[[ ,$1, == *,selinux,* ]] && l=$l,selinux
+	[[ ,$1, == *,nobpf,* ]] || l=$l,bpf
+	echo "$l"
 }
 
 rows_jq() {	# rows_jq ARCH PKG FLAVOUR CHECKS LABEL LSM ERROR WALL <lines >json

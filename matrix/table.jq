@@ -13,15 +13,17 @@ def paths_note:
     else "" end;
 def vuln: if .vulnerable == null then "-" else .vulnerable end;
 def reason:
-  if .status == "partial" then
+  if .check == "harm" and .status == "pass" then
+    "shields \(.loaded)/\(.shields): getppid \(.getppid)x, r+w \(.rw512)x, stat \(.stat)x; monitor (\(.monitor.syscalls_by)): \(.monitor.getppid)x, \(.monitor.rw512)x, \(.monitor.stat)x"
+  elif .check == "selinux" and .check_error == null then
+    "policy \(.policy_loaded), \(.loaded) shields (\(.variants | .[:60])): fsconfig context= \(.shields.fsconfig // "?"), label \(.shields.fsmount_label // "?"); mount(2) \(.shields.mount // "?"); without shields \(.none.fsconfig // "?")"
+  elif .status == "partial" then
     "\(.coverage_note // "not covered"); \(paths_note)"
   elif .status == "pass" and paths_note != "" then
     (if .fallback then "fallback \(.fallback); " else "" end) + paths_note
   elif .status == "pass" then
     (if .fallback then "lsm unavailable; fallback \(.fallback) took over"
      elif .no_lsm_variant then "no lsm variant" else "" end)
-  elif .check == "harm" and .status == "pass" then
-    "shields \(.loaded)/\(.shields): getppid \(.getppid)x, r+w \(.rw512)x, stat \(.stat)x; monitor (\(.monitor.syscalls_by)): \(.monitor.getppid)x, \(.monitor.rw512)x, \(.monitor.stat)x"
   elif .status == "expected-fail" then "check \(.check): marked failed as it must be: \(.error)"
   elif .lsm_unavailable and .status != "check-failed" then
     "lsm unavailable (\(.lsm_unavailable | .[:60])); fallback: \(.fallback); \(.error // "")"

@@ -15,6 +15,7 @@ pkgs=(
   dwz debuginfod libdebuginfod-dev elfutils liblzma-dev libbz2-dev
   nats-server libnats-dev postgresql-15 libpq-dev
   jq   # matrix/: reads the guests' JSON result lines
+  secilc   # matrix/: compiles the selinux check's policy (matrix/selinux/minimal.cil)
   libmicrohttpd-dev   # kshield agent --metrics (HTTP /metrics)
   prometheus curl     # tests/test_metrics.c: the real server scrapes the agent; curl asks its API
   # static i386 test programs for the compat paths (shields/*/compat/*.c);
