@@ -17,8 +17,10 @@
 # Exit status 1 when any row failed or a check of the matrix itself did not
 # hold; "unprotected" and "n/a" rows are shown apart and are not passes.
 #
-# Inputs from the build (make static, make matrix-fixtures): build/static/kshield,
-# build/shields/*.bpf.o, build/matrix/fixtures/*.bpf.o; for aarch64 rows the
+# Inputs from the build (`make all static build/matrix/fixtures/broken-shield.bpf.o`;
+# `make matrix-quick` and `make matrix` build them before they run this):
+# build/static/kshield, build/shields/*.bpf.o, build/matrix/fixtures/*.bpf.o
+# (the rows whose checks name broken or broken-as-shield); for aarch64 rows the
 # same under build/arm64/ (make static-arm64: cross-built, shields compiled
 # for arm64).
 # Environment: KSHIELD_MATRIX_CACHE (default /var/cache/kshield-matrix),
