@@ -172,6 +172,7 @@ test-unit: $(BUILD)/tests/unit-tests $(SHIELD_OBJS)
 
 test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES) $(BUILD)/bench/store_ingest
 	$(Q)scripts/check-layers.sh
+	$(Q)scripts/sysnr.sh --check
 	$(Q)$(BUILD)/tests/unit-tests --jobs 1
 	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \
 	    KSHIELD_FIXTURES=$(abspath $(BUILD)/tests/fixtures) \
