@@ -168,7 +168,7 @@ int ks_test_drop_to(unsigned uid, unsigned gid);
  * compat/<prog>.i386 on x86-64 (static i386, i686-linux-gnu-gcc) or
  * <prog>.arm on arm64 (AArch32, arm-linux-gnueabihf-gcc), from
  * shields/<shield>/compat/<prog>.c. Its exit status is the case result
- * (0 PASSED, 1 REFUSED, 2 EFFECT, 3 NOEFFECT, 4 not applicable, 5 FIXED,
+ * (0 PASSED, 1 REFUSED, 2 EFFECT, 3 NOEFFECT, 4 not applicable, 6 FIXED,
  * any other an error), killed by SIGKILL is REFUSED; what it printed on stderr becomes @why. A kernel
  * that cannot run it (ENOEXEC: no 32-bit emulation) makes the case n/a;
  * a missing binary is an error. */
