@@ -121,7 +121,7 @@ static int hook_args(const struct btf *btf, struct hook *h)
 	const struct btf_param *p;
 	struct decl d = { .buf = h->args, .cap = sizeof(h->args) };
 	struct btf_dump *dump;
-	int id, nscalar = 0, n;
+	int id, lsm, nscalar = 0, n;
 	char deny[4][64] = { "0", "0", "0", "0" };
 
 	snprintf(fn, sizeof(fn), "security_%s", h->name);
@@ -136,6 +136,23 @@ static int hook_args(const struct btf *btf, struct hook *h)
 	if (!proto->type || !t || !btf_is_int(t))
 		return ks_err(-EINVAL, "%s does not return int: KS_SECURITY_HOOK cannot refuse "
 			      "there; write an fentry program for a void hook", fn);
+	/* The LSM hook's own prototype (bpf_lsm_<hook>), where BTF has it:
+	 * KS_SECURITY_HOOK gives both programs one argument list. */
+	snprintf(fn, sizeof(fn), "bpf_lsm_%s", h->name);
+	lsm = btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC);
+	if (lsm > 0) {
+		const struct btf_type *lp = btf__type_by_id(btf, btf__type_by_id(btf, lsm)->type);
+		bool same = btf_vlen(lp) == btf_vlen(proto);
+
+		for (int i = 0; same && i < btf_vlen(lp); i++)
+			same = btf_params(lp)[i].type == btf_params(proto)[i].type;
+		if (!same)
+			return ks_err(-EINVAL, "the LSM hook %s and security_%s take different "
+				      "arguments: one KS_SECURITY_HOOK cannot serve both; write two "
+				      "programs around a shared helper (bpf/sdk/shield.bpf.h)",
+				      h->name, h->name);
+	}
+	snprintf(fn, sizeof(fn), "security_%s", h->name);
 	if (!btf_vlen(proto))
 		return ks_err(-EINVAL, "%s takes no arguments: KS_SECURITY_HOOK needs at least one", fn);
 	dump = btf_dump__new(btf, decl_printf, &d, NULL);
