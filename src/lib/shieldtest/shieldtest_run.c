@@ -381,7 +381,8 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 			snprintf(p->effect, sizeof(p->effect), "%s", why);
 		/* ... or that it is not: kept, and shown, either way */
 		if (c == KS_CASE_EFFECT || no_effect(c))
-			snprintf(p->seen, sizeof(p->seen), "%s", why);
+			snprintf(p->seen, sizeof(p->seen), "%s", why[0] ? why :
+				 "effect checked, none seen (the case gave no reason)");
 		if (went_through(c)) {
 			nrun++;
 			nchecked += c == KS_CASE_EFFECT || no_effect(c);
