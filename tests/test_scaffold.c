@@ -28,7 +28,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	ks_runf(NULL, NULL, "rm -rf %s %s/extra/ks-scaffold-demo %s/extra/fixture-fixed %s",
+	ks_runf(NULL, NULL, "rm -rf %s %s/extra/ks-scaffold-t01 %s/extra/fixture-fixed %s",
 		tmp, build, build, root);
 }
 
@@ -55,15 +55,15 @@ Test(scaffold, t01_fresh_scaffold_builds_loads_and_is_not_written_yet,
 	json_object *o, *p, *todo;
 	int rc;
 
-	rc = scaffold("ks-scaffold-demo", "socket_setsockopt", "setsockopt", &err);
+	rc = scaffold("ks-scaffold-t01", "socket_setsockopt", "setsockopt", &err);
 	cr_assert_eq(rc, 0, "shield new: %s", err);
-	snprintf(dir, sizeof(dir), "%s/ks-scaffold-demo", tmp);
+	snprintf(dir, sizeof(dir), "%s/ks-scaffold-t01", tmp);
 	free(err);
 	rc = build_extra(dir, &err);
 	cr_assert_eq(rc, 0, "the scaffold does not build: %s", err);
 	free(err);
-	rc = ks_runf(&out, &err, "KSHIELD_BPFFS=%s %s/extra/ks-scaffold-demo/kshield -j test "
-		     "ks-scaffold-demo --dir %s/extra/ks-scaffold-demo", root, build, build);
+	rc = ks_runf(&out, &err, "KSHIELD_BPFFS=%s %s/extra/ks-scaffold-t01/kshield -j test "
+		     "ks-scaffold-t01 --dir %s/extra/ks-scaffold-t01", root, build, build);
 	cr_assert_neq(rc, 0, "a scaffold's test passed: %s", out);
 	o = ks_json_parse(out);
 	cr_assert(o, "no JSON: %s / %s", out, err);
@@ -90,8 +90,8 @@ Test(scaffold, t01_fresh_scaffold_builds_loads_and_is_not_written_yet,
 	free(out);
 	free(err);
 	/* the text row says it per path */
-	rc = ks_runf(&out, NULL, "KSHIELD_BPFFS=%s %s/extra/ks-scaffold-demo/kshield test "
-		     "ks-scaffold-demo --dir %s/extra/ks-scaffold-demo", root, build, build);
+	rc = ks_runf(&out, NULL, "KSHIELD_BPFFS=%s %s/extra/ks-scaffold-t01/kshield test "
+		     "ks-scaffold-t01 --dir %s/extra/ks-scaffold-t01", root, build, build);
 	cr_assert_neq(rc, 0);
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		char want[96];
