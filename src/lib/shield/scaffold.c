@@ -114,7 +114,8 @@ static void decl_str(struct decl *d, const char *str)
 }
 
 /* The argument list of security_<hook> in @btf, in @h. */
-static int hook_args(const struct btf *btf, struct hook *h)
+/* @from: the BTF's file, NULL for the running kernel's (for errors). */
+static int hook_args(const struct btf *btf, const char *from, struct hook *h)
 {
 	char fn[128];
 	const struct btf_type *t, *proto;
@@ -127,8 +128,9 @@ static int hook_args(const struct btf *btf, struct hook *h)
 	snprintf(fn, sizeof(fn), "security_%s", h->name);
 	id = btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC);
 	if (id < 0)
-		return ks_err(-ENOENT, "LSM hook '%s' does not exist in this kernel's BTF (no %s): "
-			      "check the name with 'kshield hooks FUNCTION'", h->name, fn);
+		return ks_err(-ENOENT, "LSM hook '%s' does not exist in %s%s (no %s): "
+			      "check the name with 'kshield hooks FUNCTION'", h->name,
+			      from ? from : "this kernel's BTF", from ? "'s BTF" : "", fn);
 	proto = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
 	t = btf__type_by_id(btf, proto->type);
 	while (t && (btf_is_typedef(t) || btf_is_const(t) || btf_is_volatile(t)))
@@ -584,7 +586,7 @@ int ks_scaffold_write(const struct ks_scaffold *s, char *out, size_t outlen)
 			      "the kernel's BTF (/sys/kernel/btf/vmlinux)", strerror(errno));
 	for (int i = 0; i < s->nhooks && !err; i++) {
 		h[i].name = s->hooks[i];
-		err = hook_args(btf, &h[i]);
+		err = hook_args(btf, s->btf_path, &h[i]);
 	}
 	btf__free(btf);
 	if (err)
