@@ -586,6 +586,11 @@ int ks_scaffold_write(const struct ks_scaffold *s, char *out, size_t outlen)
 			      "the kernel's BTF (/sys/kernel/btf/vmlinux)", strerror(errno));
 	for (int i = 0; i < s->nhooks && !err; i++) {
 		h[i].name = s->hooks[i];
+		/* the hook, whichever of its names was given */
+		if (!strncmp(h[i].name, "security_", 9))
+			h[i].name += 9;
+		else if (!strncmp(h[i].name, "bpf_lsm_", 8))
+			h[i].name += 8;
 		err = hook_args(btf, s->btf_path, &h[i]);
 	}
 	btf__free(btf);
