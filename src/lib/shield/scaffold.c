@@ -576,10 +576,6 @@ int ks_scaffold_write(const struct ks_scaffold *s, char *out, size_t outlen)
 		return ks_err(-ENOENT, "no syscall number for '%s' in the SDK (bpf/sdk/fit.bpf.h): "
 			      "add it with scripts/sysnr.sh %s", s->syscall ? s->syscall : "",
 			      s->syscall ? s->syscall : "NAME");
-	for (int i = 0; i < s->nhooks; i++)
-		for (int j = 0; j < i; j++)
-			if (!strcmp(s->hooks[i], s->hooks[j]))
-				return ks_err(-EINVAL, "hook '%s' given twice", s->hooks[i]);
 	btf = s->btf_path ? btf__parse(s->btf_path, NULL) : btf__load_vmlinux_btf();
 	if (!btf)
 		return ks_err(-errno, "cannot read %s: %s", s->btf_path ? s->btf_path :
@@ -591,6 +587,11 @@ int ks_scaffold_write(const struct ks_scaffold *s, char *out, size_t outlen)
 			h[i].name += 9;
 		else if (!strncmp(h[i].name, "bpf_lsm_", 8))
 			h[i].name += 8;
+		for (int j = 0; j < i && !err; j++)
+			if (!strcmp(h[i].name, h[j].name))
+				err = ks_err(-EINVAL, "hook '%s' given twice", h[i].name);
+		if (err)
+			break;
 		err = hook_args(btf, s->btf_path, &h[i]);
 	}
 	btf__free(btf);
