@@ -156,6 +156,36 @@ $(BUILD)/tests/fixtures/%.bpf.o: tests/fixtures/%.bpf.c $(BPF_HDRS) $(BUILD)/vml
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+# A shield outside shields/ (one `kshield shield new --dir` wrote, the
+# host test of the scaffold): `make shield-extra EXTRA=DIR/NAME` builds its
+# object with the shields' flags and a kshield with its test.c linked in,
+# both in $(BUILD)/extra/NAME/ (`$(BUILD)/extra/NAME/kshield test NAME
+# --dir $(BUILD)/extra/NAME`). Nothing under shields/ changes.
+ifneq ($(EXTRA),)
+EXTRA_NAME := $(notdir $(abspath $(EXTRA)))
+EXTRA_OUT  := $(BUILD)/extra/$(EXTRA_NAME)
+
+$(EXTRA_OUT)/$(EXTRA_NAME).bpf.o: $(EXTRA)/shield.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
+	$(call msg,SHIELD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(EXTRA_OUT)/test.o: $(EXTRA)/test.c $(SKELS) $(SRC_HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(EXTRA_OUT)/kshield: $(OBJS) $(EXTRA_OUT)/test.o $(BUILD)/libkshield.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+endif
+
+.PHONY: shield-extra
+shield-extra: $(if $(EXTRA),$(EXTRA_OUT)/$(EXTRA_NAME).bpf.o $(EXTRA_OUT)/kshield,shield-extra-usage)
+
+shield-extra-usage:
+	@echo "usage: make shield-extra EXTRA=DIR/NAME (a shield folder outside shields/)" >&2; exit 2
+
 # Host tests: one Criterion binary built from tests/*.c.
 $(BUILD)/tests/kshield-tests: $(TEST_SRCS) $(wildcard tests/*.h)
 	$(call msg,CC,$@)
@@ -178,6 +208,7 @@ test-unit: $(BUILD)/tests/unit-tests $(SHIELD_OBJS)
 
 test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES) $(BUILD)/bench/store_ingest
 	$(Q)scripts/check-layers.sh
+	$(Q)scripts/sysnr.sh --check
 	$(Q)$(BUILD)/tests/unit-tests --jobs 1
 	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \
 	    KSHIELD_FIXTURES=$(abspath $(BUILD)/tests/fixtures) \

@@ -35,7 +35,7 @@ def key: "\(.kernel) (\(.arch))";
   "## Not loaded or not testable, and why",
   "",
   ([$rows[] | select(.status == "unprotected" or .status == "n/a" or .status == "fail"
-                     or .status == "check-failed")
+                     or .status == "check-failed" or .status == "todo")
     | "- \(key) \(col): \(.status): \((.error // "") | gsub("\n"; " ") | .[:300])"]
    | if length == 0 then "(none)" else .[] end),
   "",

@@ -11,6 +11,8 @@
 # modules.dep (modprobe -d KDIR --show-depends) into load order, and
 # decompressed here because busybox insmod may not read .ko.xz. A module
 # the package lacks, or has built in, is listed for the guest to report.
+# $TEST_SHIELD (run.sh --shield), when set, is the one shield the guest
+# tests (/etc/kshield/shield); empty: every shield.
 set -euo pipefail
 
 kdir=${1:?usage: initramfs.sh KDIR STAGE OUT CHECKS}
@@ -52,6 +54,7 @@ for c in "$SHIELDS"/*/compat/*; do
 	cp "$c" "$stage/shields/$rel"
 done
 echo "$checks" >"$stage/etc/kshield/checks"
+echo "${TEST_SHIELD:-}" >"$stage/etc/kshield/shield"
 
 # The "modules" metadata of an object (comma list), one name per line.
 modules_of() {

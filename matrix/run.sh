@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # run.sh - the kernel matrix: prove every shield on real kernels.
 #
-#   matrix/run.sh [--quick] [--list FILE] [--only REGEX] [--jobs N] [--out DIR]
+#   matrix/run.sh [--quick] [--list FILE] [--only REGEX] [--shield NAME] [--jobs N] [--out DIR]
 #
 # For each row of matrix/kernels.list (only quick=yes rows with --quick;
 # only rows whose package or label matches REGEX with --only): fetch the
 # Debian kernel package into the cache (matrix/fetch.sh), build an initramfs
 # (matrix/initramfs.sh), boot it under QEMU (matrix/boot.sh), and read the
 # tagged lines matrix/init printed (matrix/rows.jq). The "host" row runs
-# `kshield test --all -j` on this machine's kernel instead.
+# `kshield test --all -j` on this machine's kernel instead. With --shield
+# NAME each guest (and the host row) runs `kshield test NAME -j` only: one
+# shield proven on every row selected (the guard and the rows' checks still
+# run), as for a shield just written:
+#   matrix/run.sh --quick --shield cve-2022-0492
 #
 # Output (DIR, default build/matrix): a table kernel x shield, boot-to-result
 # times per kernel, coverage.md (matrix/coverage.jq), results.json (one object per kernel x shield: kernel, arch,
@@ -17,8 +21,10 @@
 # Exit status 1 when any row failed or a check of the matrix itself did not
 # hold; "unprotected" and "n/a" rows are shown apart and are not passes.
 #
-# Inputs from the build (make static, make matrix-fixtures): build/static/kshield,
-# build/shields/*.bpf.o, build/matrix/fixtures/*.bpf.o; for aarch64 rows the
+# Inputs from the build (`make all static build/matrix/fixtures/broken-shield.bpf.o`;
+# `make matrix-quick` and `make matrix` build them before they run this):
+# build/static/kshield, build/shields/*.bpf.o, build/matrix/fixtures/*.bpf.o
+# (the rows whose checks name broken or broken-as-shield); for aarch64 rows the
 # same under build/arm64/ (make static-arm64: cross-built, shields compiled
 # for arm64).
 # Environment: KSHIELD_MATRIX_CACHE (default /var/cache/kshield-matrix),
@@ -33,6 +39,7 @@ out=$build/matrix
 list=$here/kernels.list
 quick=0
 only=
+shield=
 jobs=${KSHIELD_MATRIX_JOBS:-2}
 export KSHIELD_MATRIX_CACHE=${KSHIELD_MATRIX_CACHE:-/var/cache/kshield-matrix}
 
@@ -41,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--list) list=$2; shift ;;
 	--only) only=$2; shift ;;
+	--shield) shield=$2; shift ;;
 	--out) out=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
 	-h|--help|help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
@@ -48,6 +56,18 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+
+# --shield: the object must be built (make all static; its test.c is linked
+# into kshield, so kshield must be rebuilt after the shield is added).
+if [ -n "$shield" ]; then
+	[[ $shield =~ ^[a-z0-9][a-z0-9._-]*$ ]] ||
+		{ echo "matrix: bad shield name '$shield'" >&2; exit 2; }
+	[ -f "$build/shields/$shield.bpf.o" ] ||
+		{ echo "matrix: no $build/shields/$shield.bpf.o: run 'make all static' first" >&2; exit 2; }
+fi
+# The test command's selector: one shield, or all of them.
+test_sel=(--all)
+[ -z "$shield" ] || test_sel=("$shield")
 
 # Rows: arch package flavour quick checks, comments and blanks dropped.
 mapfile -t rows < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list" |
@@ -113,7 +133,7 @@ run_host() {	# ARCH PKG FLAVOUR CHECKS LABEL
 	{
 		echo "KSHIELD-BOOT 0"
 		KSHIELD_BPFFS=$root "$build/kshield" probe -j 2>/dev/null | sed 's/^/KSHIELD-PROBE /'
-		KSHIELD_BPFFS=$root "$build/kshield" test --all --dir "$build/shields" -j 2>"$d/stderr" |
+		KSHIELD_BPFFS=$root "$build/kshield" test "${test_sel[@]}" --dir "$build/shields" -j 2>"$d/stderr" |
 			sed 's/^/KSHIELD-RESULT /'
 		sed 's/^/KSHIELD-LOG test: /' "$d/stderr"
 		echo "KSHIELD-DONE $(echo "$(date +%s.%N) - $t0" | bc)"
@@ -134,7 +154,7 @@ run_guest() {	# ARCH PKG FLAVOUR CHECKS LABEL
 	else
 		inputs_of "$1"
 		if ! BUSYBOX=$busybox KSHIELD_STATIC=$kshield_bin SHIELDS=$shields \
-			FIXTURES=$build/matrix/fixtures \
+			TEST_SHIELD=$shield FIXTURES=$build/matrix/fixtures \
 			"$here/initramfs.sh" "$kdir" "$d/root" "$d/initrd" "$4" 2>"$d/initramfs.err"; then
 			err="initramfs: $(tail -1 "$d/initramfs.err")"
 		else

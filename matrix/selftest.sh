@@ -19,7 +19,9 @@
 #  5. path coverage, on a guest's real result line altered two ways: a path
 #     the variant claims to prevent that went through (runner error removed)
 #     must give a failed row and a failing verdict; a path the variant does
-#     not cover must give a "partial" row, never "pass".
+#     not cover must give a "partial" row, never "pass"; a path whose case
+#     is not written yet (KS_CASE_TODO, as `kshield shield new` leaves it)
+#     must give a "todo" row and a failing verdict.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -124,6 +126,10 @@ for rows in "$dir"/rows/*/rows.json; do
 	uncovered=$(jq -c '(.paths | map(select(.coverage == "prevents")) | first | .name) as $n
 		| .paths |= map(if .name == $n then .coverage = "none" | .status = "not-covered" else . end)
 		| .partial = true | .coverage_note = "\(.variant): \($n) not covered"' <<<"$line" | rowsof)
+	todo=$(jq -c '(.paths | map(select(.coverage == "prevents")) | first | .name) as $n
+		| .paths |= map(if .name == $n then .status = "not-written" | .enforce = null
+				| .coverage = null | .why = "not written yet" else . end)
+		| .todo = [$n] | .error = "not written yet: \($n) (test.c)"' <<<"$line" | rowsof)
 	s=$(jq -r '.[0].shield' <<<"$through")
 	if [ "$(jq -r '.[0].status' <<<"$through")" = fail ] &&
 		! jq -e -f "$here/verdict.jq" <<<"$through" >/dev/null; then
@@ -135,6 +141,12 @@ for rows in "$dir"/rows/*/rows.json; do
 		ok "5 $s on $k, a path altered to not covered: status partial"
 	else
 		bad "5 $s on $k, an uncovered path did not make the row partial: $(jq -c '.[0] | {status, error}' <<<"$uncovered")"
+	fi
+	if [ "$(jq -r '.[0].status' <<<"$todo")" = todo ] &&
+		! jq -e -f "$here/verdict.jq" <<<"$todo" >/dev/null; then
+		ok "5 $s on $k, a path altered to not written yet: status todo, verdict fails"
+	else
+		bad "5 $s on $k, a path not written yet did not fail the row: $(jq -c '.[0] | {status, error}' <<<"$todo")"
 	fi
 	break
 done

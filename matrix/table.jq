@@ -24,12 +24,14 @@ def reason:
   elif .status == "pass" then
     (if .fallback then "lsm unavailable; fallback \(.fallback) took over"
      elif .no_lsm_variant then "no lsm variant" else "" end)
+  elif .status == "todo" then "not written yet: \(.todo | join(", "))"
   elif .status == "expected-fail" then "check \(.check): marked failed as it must be: \(.error)"
   elif .lsm_unavailable and .status != "check-failed" then
     "lsm unavailable (\(.lsm_unavailable | .[:60])); fallback: \(.fallback); \(.error // "")"
   else (.error // "") end | gsub("\n"; " ") | .[:150];
 def mark: {"pass": "ok", "fail": "FAIL", "unprotected": "UNPROTECTED", "n/a": "n/a",
-           "expected-fail": "ok(check)", "check-failed": "CHECK-FAILED", "partial": "PARTIAL"}[.status] // .status;
+           "expected-fail": "ok(check)", "check-failed": "CHECK-FAILED", "partial": "PARTIAL",
+           "todo": "TODO"}[.status] // .status;
 
 (["KERNEL", "ARCH", "SHIELD", "VARIANT", "TRIGGER", "BENIGN", "VULN", "LOAD ms", "RESULT", "REASON"]
  | [.[0] | pad(34)] + [.[1] | pad(8)] + [.[2] | pad(24)] + [.[3] | pad(9)]

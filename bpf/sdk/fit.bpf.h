@@ -115,7 +115,14 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
  * that both see the same calls. A twin also runs without bpf_loop (5.17):
  * write its body without it (the *__noloop convention). */
 
-/* Syscall numbers of the native ABI (the object is built per arch). */
+/* Syscall numbers of the native ABI (the object is built per arch), for
+ * KS_SYSCALL_ENTER(prog, sc) and friends (syscalls.bpf.h), which take the
+ * name: KS_NR_<sc> here and KS_NR32_<sc> in the 32-bit table below.
+ * To add a syscall: `scripts/sysnr.sh NAME` prints its four lines from the
+ * kernel's UAPI headers (x86-64 and arm64 native, i386 and AArch32 EABI);
+ * put each into its table, "(-1)" where an ABI lacks the call (the
+ * dispatcher then registers nothing for it). `scripts/sysnr.sh --check`
+ * (run by make test-host) holds every number here to those headers. */
 #if defined(__TARGET_ARCH_arm64)
 #define KS_NR_bind		200
 #define KS_NR_accept		202
@@ -143,6 +150,35 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_pwrite64		68
 #define KS_NR_pwritev		70
 #define KS_NR_io_uring_enter	426
+#define KS_NR_mount		40
+#define KS_NR_umount2		39
+#define KS_NR_fsopen		430
+#define KS_NR_fsmount		432
+#define KS_NR_move_mount	429
+#define KS_NR_fspick		433
+#define KS_NR_keyctl		219
+#define KS_NR_add_key		217
+#define KS_NR_request_key	218
+#define KS_NR_perf_event_open	241
+#define KS_NR_vmsplice		75
+#define KS_NR_tee		77
+#define KS_NR_pipe2		59
+#define KS_NR_execve		221
+#define KS_NR_execveat		281
+#define KS_NR_setsockopt	208
+#define KS_NR_getsockopt	209
+#define KS_NR_connect		203
+#define KS_NR_listen		201
+#define KS_NR_recvmsg		212
+#define KS_NR_recvfrom		207
+#define KS_NR_read		63
+#define KS_NR_readv		65
+#define KS_NR_openat		56
+#define KS_NR_ioctl		29
+#define KS_NR_io_uring_setup	425
+#define KS_NR_userfaultfd	282
+#define KS_NR_memfd_create	279
+#define KS_NR_msgsnd		189
 #else
 #define KS_NR_bind		49
 #define KS_NR_accept		43
@@ -170,6 +206,35 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_pwrite64		18
 #define KS_NR_pwritev		296
 #define KS_NR_io_uring_enter	426
+#define KS_NR_mount		165
+#define KS_NR_umount2		166
+#define KS_NR_fsopen		430
+#define KS_NR_fsmount		432
+#define KS_NR_move_mount	429
+#define KS_NR_fspick		433
+#define KS_NR_keyctl		250
+#define KS_NR_add_key		248
+#define KS_NR_request_key	249
+#define KS_NR_perf_event_open	298
+#define KS_NR_vmsplice		278
+#define KS_NR_tee		276
+#define KS_NR_pipe2		293
+#define KS_NR_execve		59
+#define KS_NR_execveat		322
+#define KS_NR_setsockopt	54
+#define KS_NR_getsockopt	55
+#define KS_NR_connect		42
+#define KS_NR_listen		50
+#define KS_NR_recvmsg		47
+#define KS_NR_recvfrom		45
+#define KS_NR_read		0
+#define KS_NR_readv		19
+#define KS_NR_openat		257
+#define KS_NR_ioctl		16
+#define KS_NR_io_uring_setup	425
+#define KS_NR_userfaultfd	323
+#define KS_NR_memfd_create	319
+#define KS_NR_msgsnd		69
 #endif
 
 /* Syscall numbers of the 32-bit ABI (i386 on x86-64, AArch32 EABI on
@@ -198,6 +263,40 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_accept		285
 #define KS_NR32_accept4		366
 #define KS_NR32_socketcall	(-1)	/* OABI only: not on arm64 */
+#define KS_NR32_mount		21
+#define KS_NR32_umount2		52
+#define KS_NR32_fsopen		430
+#define KS_NR32_fsmount		432
+#define KS_NR32_move_mount	429
+#define KS_NR32_fspick		433
+#define KS_NR32_keyctl		311
+#define KS_NR32_add_key		309
+#define KS_NR32_request_key	310
+#define KS_NR32_perf_event_open	364
+#define KS_NR32_vmsplice	343
+#define KS_NR32_tee		342
+#define KS_NR32_pipe2		359
+#define KS_NR32_execve		11
+#define KS_NR32_execveat	387
+#define KS_NR32_setsockopt	294
+#define KS_NR32_getsockopt	295
+#define KS_NR32_connect		283
+#define KS_NR32_listen		284
+#define KS_NR32_recvmsg		297
+#define KS_NR32_recvfrom	292
+#define KS_NR32_read		3
+#define KS_NR32_readv		145
+#define KS_NR32_openat		322
+#define KS_NR32_ioctl		54
+#define KS_NR32_io_uring_setup	425
+#define KS_NR32_userfaultfd	388
+#define KS_NR32_memfd_create	385
+#define KS_NR32_msgsnd		301
+#define KS_NR32_bpf		386
+#define KS_NR32_io_uring_register	427
+#define KS_NR32_kill		37
+#define KS_NR32_tgkill		268
+#define KS_NR32_unlinkat	328
 #else
 #define KS_NR32_write		4
 #define KS_NR32_socketcall	102
@@ -222,6 +321,40 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_accept4		364
 #define KS_NR32_accept		(-1)	/* socketcall only */
 #define KS_NR32_send		(-1)	/* i386 sends through socketcall */
+#define KS_NR32_mount		21
+#define KS_NR32_umount2		52
+#define KS_NR32_fsopen		430
+#define KS_NR32_fsmount		432
+#define KS_NR32_move_mount	429
+#define KS_NR32_fspick		433
+#define KS_NR32_keyctl		288
+#define KS_NR32_add_key		286
+#define KS_NR32_request_key	287
+#define KS_NR32_perf_event_open	336
+#define KS_NR32_vmsplice	316
+#define KS_NR32_tee		315
+#define KS_NR32_pipe2		331
+#define KS_NR32_execve		11
+#define KS_NR32_execveat	358
+#define KS_NR32_setsockopt	366
+#define KS_NR32_getsockopt	365
+#define KS_NR32_connect		362
+#define KS_NR32_listen		363
+#define KS_NR32_recvmsg		372
+#define KS_NR32_recvfrom	371
+#define KS_NR32_read		3
+#define KS_NR32_readv		145
+#define KS_NR32_openat		295
+#define KS_NR32_ioctl		54
+#define KS_NR32_io_uring_setup	425
+#define KS_NR32_userfaultfd	374
+#define KS_NR32_memfd_create	356
+#define KS_NR32_msgsnd		400
+#define KS_NR32_bpf		357
+#define KS_NR32_io_uring_register	427
+#define KS_NR32_kill		37
+#define KS_NR32_tgkill		270
+#define KS_NR32_unlinkat	301
 #endif
 
 /* Is the current syscall a 32-bit one: ia32 (TS_COMPAT) on x86-64, an

@@ -53,7 +53,20 @@
  *   fmod_ret with neither takes lsm's: the same body, KS_SECURITY_HOOK),
  *   requires_<v> (kernel features variant <v> is pointless without; the
  *   loader skips it, saying why, where one is missing: "compat" = 32-bit
- *   compat syscalls, for variants that watch only those).
+ *   compat syscalls, for variants that watch only those), impact (the
+ *   pattern `kshield shield impact` runs; else hunt, else signs),
+ *   fix_function (comma list of the kernel functions the bug's fix
+ *   changed: where `kshield hooks` starts). The README's "Writing a
+ *   shield" has them as a table; `kshield shield new` writes a shield
+ *   with the usual ones.
+ *
+ * Loops: the verifier walks a bounded loop one iteration at a time, and
+ * stops at 8192 pending branch states ("The sequence of 8193 jumps is too
+ * complex": a 4096-step scan with a branch per step hits it) or 1M
+ * processed instructions. Scan with bpf_loop (5.17+; its callback is
+ * verified once) and keep the __noloop twin's bounded loop (kernels
+ * without bpf_loop, bpf/sdk/fit.bpf.h) to a few hundred cheap steps, or
+ * larger units per step: nlwalk.bpf.h's NLW_STEPS / NLW_NOLOOP_STEPS.
  */
 #ifndef KSHIELD_SHIELD_BPF_H
 #define KSHIELD_SHIELD_BPF_H

@@ -16,6 +16,7 @@
 #include "hunt_pg.h"	/* impact --pg: per host over the collector's PostgreSQL */
 #endif
 #include "meta.h"
+#include "scaffold.h"
 #include "sign.h"
 
 static const char *mode_name(__u32 mode)
@@ -452,10 +453,82 @@ static int do_impact(int argc, char **argv)
 	return 0;
 }
 
+static int new_help(void)
+{
+	fprintf(stderr,
+		"Usage: kshield shield new NAME --cve CVE-YYYY-NNNN --hook HOOK [--hook HOOK2 ...]\n"
+		"                          --syscall SYSCALL [--fix-function F ...] [--dir DIR]\n"
+		"                          [--btf FILE]\n"
+		"\n"
+		"Writes DIR/NAME/ (DIR: shields): shield.bpf.c (metadata, one KS_SECURITY_HOOK\n"
+		"per LSM hook with its arguments from this kernel's BTF, a tp fallback at\n"
+		"SYSCALL's entry), test.c (the path table as SYSCALL allows it: native,\n"
+		"io-uring, splice, compat, clone-files, pre-existing; benign; the effect\n"
+		"oracle) and README.md. It builds at once (make) and refuses nothing;\n"
+		"`kshield test NAME` reports every case \"not written yet\" and fails until\n"
+		"they are written. HOOK: an LSM hook name (socket_setsockopt), as\n"
+		"`kshield hooks` prints it. --btf: another kernel's BTF instead of\n"
+		"/sys/kernel/btf/vmlinux.\n"
+		"\n"
+		"Example:\n"
+		"  kshield shield new cve-2022-0492 --cve CVE-2022-0492 --hook file_open \\\n"
+		"      --syscall write --fix-function cgroup_release_agent_write\n");
+	return 0;
+}
+
+static int do_new(int argc, char **argv)
+{
+	struct ks_scaffold sc = { .dir = "shields" };
+	const char *fix[16];
+	int nfix = 0, npos, err;
+	char out[4096], fixes[1024] = "";
+	const struct ks_opt opts[] = {
+		OPT_VAL("--cve", &sc.cve), OPT_LIST("--hook", sc.hooks, &sc.nhooks, KS_SCAFFOLD_MAX_HOOKS),
+		OPT_VAL("--syscall", &sc.syscall), OPT_LIST("--fix-function", fix, &nfix, 16),
+		OPT_VAL("--dir", &sc.dir), OPT_VAL("--btf", &sc.btf_path), OPT_END
+	};
+	static const char *files[] = { "shield.bpf.c", "test.c", "README.md" };
+
+	if (!ks_opts_parse("shield new", opts, argc, argv, 1, &npos, new_help, &err))
+		return err;
+	if (npos != 1 || !sc.cve || !sc.nhooks || !sc.syscall)
+		return ks_usage("usage: kshield shield new NAME --cve CVE --hook HOOK --syscall SYSCALL "
+				"[--fix-function F] [--dir DIR]");
+	sc.name = argv[0];
+	for (int i = 0; i < nfix; i++) {
+		size_t n = strlen(fixes);
+
+		snprintf(fixes + n, sizeof(fixes) - n, "%s%s", n ? "," : "", fix[i]);
+	}
+	sc.fix_function = fixes;
+	if ((err = ks_scaffold_write(&sc, out, sizeof(out))))
+		return ks_report(err);
+	if (json_output) {
+		struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+		char path[4200];
+
+		json_object_object_add(o, "dir", json_object_new_string(out));
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", out, files[i]);
+			json_object_array_add(a, json_object_new_string(path));
+		}
+		json_object_object_add(o, "files", a);
+		ks_json_print(o);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		printf("%s/%s\n", out, files[i]);
+	printf("next: make (it builds as it is), then `kshield test %s`: every case says\n"
+	       "\"not written yet\" until you write it; matrix/run.sh --quick --shield %s proves it\n",
+	       sc.name, sc.name);
+	return 0;
+}
+
 static int shield_help(void)
 {
 	fprintf(stderr,
 		"Usage: kshield shield load FILE [--audit]\n"
+		"       kshield shield new NAME --cve CVE --hook HOOK --syscall SYSCALL   (see shield new help)\n"
 		"       kshield shield list\n"
 		"       kshield shield info FILE\n"
 		"       kshield shield mode NAME enforce|audit\n"
@@ -494,6 +567,7 @@ int do_shield(int argc, char **argv)
 		{ "verify", do_shield_verify },
 		{ "keygen", do_shield_keygen },
 		{ "proven", do_shield_proven },
+		{ "new", do_new },
 		{ 0 }
 	};
 

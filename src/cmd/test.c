@@ -44,6 +44,8 @@ static const char *path_status(const struct ks_path_result *p)
 {
 	if (p->not_applicable)
 		return "n/a";
+	if (p->todo)
+		return "not-written";
 	if (!p->ran_enforce)
 		return p->why[0] ? "fail" : "-";
 	if (p->enforce < 0)
@@ -57,12 +59,24 @@ static const char *trigger_str(const struct ks_test_result *r)
 {
 	if (!r->ran_enforce)
 		return "-";
+	if (r->ntodo && r->trigger_case < 0 && !r->trigger_refused && !r->detect_only)
+		return "TODO";
 	if (r->detect_only)
 		return r->hit_recorded ? "detected" : "MISSED";
 	if (r->trigger_refused)
 		return "refused";
 	return r->trigger_case == KS_CASE_REFUSED ? "refused" :
 	       r->trigger_case >= 0 ? "PASSED" : "ERROR";
+}
+
+/* Did any path run in audit mode (@unload 0) or after unload (1)? A step
+ * where every case is still to be written shows "-", not a vacuous ok. */
+static bool any_path(const struct ks_test_result *r, int unload)
+{
+	for (int i = 0; i < r->npaths; i++)
+		if (unload ? r->paths[i].ran_unload : r->paths[i].ran_audit)
+			return true;
+	return !r->ntodo;
 }
 
 /* One line per shield, then one per path when there are several (or the
@@ -88,19 +102,26 @@ static void print_text(const struct ks_test_result *r)
 	printf("%-22s %-8s trigger %-8s benign %-4s audit %-4s unload %-4s %6.1f ms  "
 	       "vulnerable %s  %s%s%s\n",
 	       r->shield, r->variant[0] ? r->variant : "-", trigger_str(r),
-	       step_str(r->ran_benign, r->benign_ok), step_str(r->ran_audit, r->audit_ok),
-	       step_str(r->ran_unload, r->unload_ok), r->load.load_ms, r->vulnerable,
+	       r->benign_todo ? "TODO" : step_str(r->ran_benign, r->benign_ok),
+	       step_str(r->ran_audit && any_path(r, 0), r->audit_ok),
+	       step_str(r->ran_unload && any_path(r, 1), r->unload_ok), r->load.load_ms, r->vulnerable,
 	       r->partial ? "partial: " : "", r->not_covered,
 	       r->error[0] ? (r->partial ? "; " : "") : "");
 	if (r->error[0])
 		printf("%-22s   %s\n", "", r->error);
 	for (int i = 0; i < r->npaths; i++)
-		detail |= r->paths[i].cov != KS_COV_PREVENTS || r->paths[i].not_applicable;
+		detail |= r->paths[i].cov != KS_COV_PREVENTS || r->paths[i].not_applicable ||
+			  r->paths[i].todo || r->paths[i].seen[0];
 	for (int i = 0; detail && i < r->npaths; i++) {
 		const struct ks_path_result *p = &r->paths[i];
 
 		if (p->not_applicable) {
 			printf("  path %-14s n/a: %s\n", p->name, p->why);
+			continue;
+		}
+		if (p->todo) {	/* its why says "not written yet" (ks_case_todo) */
+			printf("  path %-14s %s%s\n", p->name,
+			       strncmp(p->why, "not written yet", 15) ? "not written yet: " : "", p->why);
 			continue;
 		}
 		printf("  path %-14s %-9s baseline %-9s enforce %-9s%s audit %-9s unload %-9s %s%s%s\n",
@@ -109,7 +130,23 @@ static void print_text(const struct ks_test_result *r)
 		       p->ran_audit ? ks_case_str(p->audit) : "-",
 		       p->ran_unload ? ks_case_str(p->unload) : "-", path_status(p),
 		       p->why[0] ? ": " : "", p->why);
+		/* What the baseline saw: why the kernel is (or is not) vulnerable. */
+		if (p->seen[0])
+			printf("  %-19s baseline %s: %s\n", "", ks_case_str(p->baseline), p->seen);
 	}
+}
+
+/* The cases not written yet, by name ("benign" for the benign case). */
+static struct json_object *todo_json(const struct ks_test_result *r)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int i = 0; i < r->npaths; i++)
+		if (r->paths[i].todo)
+			json_object_array_add(a, json_object_new_string(r->paths[i].name));
+	if (r->benign_todo)
+		json_object_array_add(a, json_object_new_string("benign"));
+	return a;
 }
 
 static struct json_object *case_json(bool ran, int c)
@@ -137,6 +174,7 @@ static struct json_object *paths_json(const struct ks_test_result *r)
 		json_object_object_add(o, "unload", case_json(p->ran_unload, p->unload));
 		json_object_object_add(o, "why", p->why[0] ? json_object_new_string(p->why) : NULL);
 		json_object_object_add(o, "effect", p->effect[0] ? json_object_new_string(p->effect) : NULL);
+		json_object_object_add(o, "baseline_why", p->seen[0] ? json_object_new_string(p->seen) : NULL);
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -174,6 +212,7 @@ static void print_result(const struct ks_test_result *r)
 			if (r->paths[i].ran_enforce && r->paths[i].cov == KS_COV_NONE)
 				json_object_array_add(nc, json_object_new_string(r->paths[i].name));
 		json_object_object_add(o, "not_covered", nc);
+		json_object_object_add(o, "todo", todo_json(r));
 		json_object_object_add(o, "coverage_note", r->not_covered[0] ?
 				       json_object_new_string(r->not_covered) : NULL);
 		json_object_object_add(o, "paths", paths_json(r));

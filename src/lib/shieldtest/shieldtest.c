@@ -187,6 +187,7 @@ int ks_test_run_compat(const char *shield, const char *prog, char *const argv[],
 		if (strncmp(why, KS_CASE_NA, strlen(KS_CASE_NA)))
 			snprintf(why, len, KS_CASE_NA "%s said so", prog);
 		return -ENOTSUP;
+	case 6: return KS_CASE_FIXED;	/* 5 is the programs' own "error" */
 	}
 	if (!why[0])
 		snprintf(why, len, "%s exited with status %d", prog, WEXITSTATUS(status));
@@ -260,6 +261,21 @@ int ks_case_from(int rc, int err, const char *what, char *why, size_t len)
 	return -err;
 }
 
+int ks_case_fixed_from(int rc, int err, const char *what, char *why, size_t len)
+{
+	if (rc < 0 && err == EPERM) {
+		snprintf(why, len, "%s: refused (EPERM)", what);
+		return KS_CASE_FIXED;
+	}
+	return ks_case_from(rc, err, what, why, len);
+}
+
+int ks_case_todo(const char *what, char *why, size_t len)
+{
+	snprintf(why, len, "not written yet%s%s", what && *what ? ": " : "", what ? what : "");
+	return KS_CASE_TODO;
+}
+
 int ks_case_fail(const char *what, int err, char *why, size_t len)
 {
 	snprintf(why, len, "%s: %s", what, strerror(-err));
@@ -273,6 +289,8 @@ const char *ks_case_str(int r)
 	case KS_CASE_REFUSED: return "refused";
 	case KS_CASE_EFFECT: return "effect";
 	case KS_CASE_NOEFFECT: return "no-effect";
+	case KS_CASE_FIXED: return "fixed";
+	case KS_CASE_TODO: return "not-written";
 	default: return "error";
 	}
 }

@@ -24,8 +24,29 @@
  *                     (page cache changed, oops, ...): the bug is live here
  *   KS_CASE_NOEFFECT  it went through, the effect was checked and is
  *                     absent: the bug is fixed on this kernel
+ *   KS_CASE_FIXED     refused with the errno the kernel's own fix gives,
+ *                     which is the shield's too (EPERM): see below
+ *   KS_CASE_TODO      the case is not written yet (`kshield shield new`
+ *                     writes every case so): reported as "not written
+ *                     yet", never a pass, the test fails until it is
  *   < 0               the case could not run; @why says what is missing
- * A child killed by SIGKILL counts as KS_CASE_REFUSED.
+ * A child killed by SIGKILL counts as KS_CASE_REFUSED. @why is kept for
+ * every result: for EFFECT, NOEFFECT and FIXED in the baseline it is what
+ * the case saw (JSON "baseline_why"), the evidence of `vulnerable`.
+ *
+ * The kernel's own fix refused it (KS_CASE_FIXED): where a fixed kernel
+ * refuses the trigger with the same errno as the shield (cgroup v1's
+ * release_agent fix and the shield both give EPERM), the case cannot tell
+ * who refused, so it returns KS_CASE_FIXED for that errno instead of
+ * KS_CASE_REFUSED (ks_case_fixed_from() does it) and the runner tells the
+ * two apart by the shield's own hit counter: without the shield (baseline,
+ * after unload) FIXED is the kernel's refusal: the path went as far as the
+ * shield's hook, its effect is absent (as NOEFFECT: `vulnerable: no` when
+ * every checked path says so), and it is no failure; while enforcing,
+ * FIXED with a hit the shield counted is the shield's refusal (REFUSED),
+ * without one the shield did not see it; in audit mode it must be counted
+ * as audited. Put the shield's hook before the fix's check (an LSM hook at
+ * the syscall's entry is), or enforcing cannot be told from the fix.
  *
  * A path that cannot run without the shield is "not applicable" only when
  * this kernel lacks what it needs: a module of the shield's "modules"
@@ -58,6 +79,8 @@
 #define KS_CASE_REFUSED		1
 #define KS_CASE_EFFECT		2
 #define KS_CASE_NOEFFECT	3
+#define KS_CASE_FIXED		4	/* refused as the kernel's fix refuses */
+#define KS_CASE_TODO		5	/* "not written yet": never a pass */
 #define KS_CASE_NA	"not applicable: "
 
 #define KS_MAX_PATHS	24
@@ -145,8 +168,8 @@ int ks_test_drop_to(unsigned uid, unsigned gid);
  * compat/<prog>.i386 on x86-64 (static i386, i686-linux-gnu-gcc) or
  * <prog>.arm on arm64 (AArch32, arm-linux-gnueabihf-gcc), from
  * shields/<shield>/compat/<prog>.c. Its exit status is the case result
- * (0 PASSED, 1 REFUSED, 2 EFFECT, 3 NOEFFECT, 4 not applicable, any other
- * an error), killed by SIGKILL is REFUSED; what it printed on stderr becomes @why. A kernel
+ * (0 PASSED, 1 REFUSED, 2 EFFECT, 3 NOEFFECT, 4 not applicable, 6 FIXED,
+ * any other an error), killed by SIGKILL is REFUSED; what it printed on stderr becomes @why. A kernel
  * that cannot run it (ENOEXEC: no 32-bit emulation) makes the case n/a;
  * a missing binary is an error. */
 /* The path of that 32-bit build in @path: 0, or <0 with @why (n/a on an
@@ -177,11 +200,18 @@ extern const char *ks_test_shields_dir;
 /* Case result of a syscall return value: -1/EPERM is REFUSED, success is
  * PASSED, anything else is an error described in @why. */
 int ks_case_from(int rc, int err, const char *what, char *why, size_t len);
+/* The same for a call the kernel's fix refuses with EPERM too: -1/EPERM is
+ * KS_CASE_FIXED (the runner tells the shield's refusal from the fix's by
+ * its hit counter), @why says "@what: refused (EPERM)". */
+int ks_case_fixed_from(int rc, int err, const char *what, char *why, size_t len);
+/* A case not written yet: @why says "not written yet" (and @what, when
+ * given: what the case has to do); returns KS_CASE_TODO. */
+int ks_case_todo(const char *what, char *why, size_t len);
 /* A step that failed with -errno @err: @why says "@what: <strerror>";
  * returns @err. */
 int ks_case_fail(const char *what, int err, char *why, size_t len);
 /* A case result in words: "passed", "refused", "effect", "no-effect",
- * "error" (<0). */
+ * "fixed", "not-written", "error" (<0). */
 const char *ks_case_str(int r);
 
 #endif

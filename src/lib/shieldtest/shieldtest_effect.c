@@ -65,6 +65,8 @@ int ks_fx_page_cache(int fd, const void *orig, size_t n, const char *what,
 		;
 	if (i == n) {
 		free(now);
+		snprintf(why, len, "%s: the read-only scratch file's page cache is unchanged "
+			 "(%zu bytes re-read)", what, n);
 		return KS_CASE_NOEFFECT;
 	}
 	snprintf(why, len, "%s: the read-only scratch file's page cache changed at offset %zu:"

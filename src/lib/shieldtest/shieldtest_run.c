@@ -13,6 +13,10 @@
  *   3. benign must PASS with the shield enforcing;
  *   4. audit mode: each covered path must go through and be counted;
  *   5. unload: each path must go through again.
+ * A case not written yet (KS_CASE_TODO) is left out of every step and
+ * fails the test ("not written yet"); one refused as the kernel's own fix
+ * refuses (KS_CASE_FIXED) went as far as the fix: a pass without the
+ * shield, the shield's refusal while enforcing when the shield counted it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -67,7 +71,8 @@ struct case_proc {
 static int case_exit(int rc)
 {
 	return rc == KS_CASE_PASSED ? 0 : rc == KS_CASE_REFUSED ? 1 :
-	       rc == KS_CASE_EFFECT ? 4 : rc == KS_CASE_NOEFFECT ? 5 : 2;
+	       rc == KS_CASE_EFFECT ? 4 : rc == KS_CASE_NOEFFECT ? 5 :
+	       rc == KS_CASE_FIXED ? 6 : rc == KS_CASE_TODO ? 7 : 2;
 }
 
 /* Path @p's case, and what runs before it (KS_CASE_PASSED when none). */
@@ -204,6 +209,8 @@ static int case_finish(struct case_proc *c, char *why, size_t len)
 	case 1: return KS_CASE_REFUSED;
 	case 4: return KS_CASE_EFFECT;
 	case 5: return KS_CASE_NOEFFECT;
+	case 6: return KS_CASE_FIXED;
+	case 7: return KS_CASE_TODO;
 	default:
 		if (!why[0])
 			snprintf(why, len, "case failed to run");
@@ -232,10 +239,19 @@ static int run_case(ks_case_fn fn, char *why, size_t len)
 	return run_path(&p, why, len);
 }
 
-/* The call sequence went through (with or without the effect checked). */
+/* The call sequence went through (with or without the effect checked), or
+ * as far as the kernel's own fix, which refused it (KS_CASE_FIXED: outside
+ * the enforce step no shield counted it, so the fix did). */
 static bool went_through(int c)
 {
-	return c == KS_CASE_PASSED || c == KS_CASE_EFFECT || c == KS_CASE_NOEFFECT;
+	return c == KS_CASE_PASSED || c == KS_CASE_EFFECT || c == KS_CASE_NOEFFECT ||
+	       c == KS_CASE_FIXED;
+}
+
+/* The effect was checked and found absent, or the fix refused the call. */
+static bool no_effect(int c)
+{
+	return c == KS_CASE_NOEFFECT || c == KS_CASE_FIXED;
 }
 
 static __u64 hits(const char *name, enum ks_verdict v)
@@ -354,13 +370,24 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 		int c = run_path(&t->paths[i], why, sizeof(why));
 
 		p->baseline = c;
+		if (c == KS_CASE_TODO) {	/* never a pass, never n/a */
+			p->todo = true;
+			snprintf(p->why, sizeof(p->why), "%s", why[0] ? why : "not written yet");
+			list_add(r->todo, sizeof(r->todo), p->name);
+			r->ntodo++;
+			continue;
+		}
 		if (c == KS_CASE_EFFECT)	/* the evidence that the bug is live */
 			snprintf(p->effect, sizeof(p->effect), "%s", why);
+		/* ... or that it is not: kept, and shown, either way */
+		if (c == KS_CASE_EFFECT || no_effect(c))
+			snprintf(p->seen, sizeof(p->seen), "%s", why[0] ? why :
+				 "effect checked, none seen (the case gave no reason)");
 		if (went_through(c)) {
 			nrun++;
-			nchecked += c == KS_CASE_EFFECT || c == KS_CASE_NOEFFECT;
+			nchecked += c == KS_CASE_EFFECT || no_effect(c);
 			neffect += c == KS_CASE_EFFECT;
-			nnoeffect += c == KS_CASE_NOEFFECT;
+			nnoeffect += no_effect(c);
 			continue;
 		}
 		/* Not applicable: a module the test needs is not in this
@@ -400,7 +427,7 @@ static int baseline(const struct ks_shield_test *t, const char *object, struct k
 		snprintf(r->error, sizeof(r->error), "not run: the trigger is already refused here "
 			 "by %s, this shield loaded elsewhere (another bpffs root or the agent: see "
 			 "'kshield status'); unload it there to test", r->refused_by);
-	if (!nrun && !r->error[0]) {
+	if (!nrun && !r->error[0] && !r->ntodo) {
 		/* Nothing to protect here: n/a, with each distinct reason
 		 * once, after the paths that share it ("all N paths" when
 		 * they all do). */
@@ -447,7 +474,7 @@ static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
 		__u64 before;
 		int c;
 
-		if (p->not_applicable)
+		if (p->not_applicable || p->todo)
 			continue;
 		p->cov = ks_meta_coverage(meta, r->variant, p->name, NULL);
 		before = hits(t->shield, KS_VERDICT_REFUSED);
@@ -457,6 +484,9 @@ static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
 		p->ran_enforce = true;
 		p->enforce = c;
 		p->hit = hits(t->shield, KS_VERDICT_REFUSED) > before;
+		/* Refused with the fix's errno, and counted: the shield did it. */
+		if (c == KS_CASE_FIXED && p->hit)
+			p->enforce = c = KS_CASE_REFUSED;
 		if (first < 0)
 			first = c;
 		if (c < 0) {
@@ -532,8 +562,10 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	for (int i = 0; i < 32; i++)
 		snprintf(r->sha256 + 2 * i, 3, "%02x", meta.sha256[i]);
 
-	/* 1. Baseline: without the shield the paths must go through. */
-	if (!baseline(t, object, r) || r->error[0])
+	/* 1. Baseline: without the shield the paths must go through. Cases
+	 * not written yet are left out of every step, but the shield is still
+	 * loaded, so that a new shield's variants are tried at once. */
+	if ((!baseline(t, object, r) && !r->ntodo) || r->error[0])
 		goto out;
 
 	/* 2. Enforce. Pre-existing paths set up their objects first, while
@@ -541,6 +573,7 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	for (int i = 0; i < t->npaths; i++) {
 		held[i].pid = -1;
 		if (path_has_before(&t->paths[i]) && !r->paths[i].not_applicable &&
+		    !r->paths[i].todo &&
 		    case_start(&t->paths[i], true, &held[i]))
 			held[i].pid = -1;	/* could not fork: run it the plain way */
 	}
@@ -562,7 +595,11 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	c = run_case(t->benign, why, sizeof(why));
 	r->ran_benign = true;
 	r->benign_ok = c == KS_CASE_PASSED;
-	if (!r->benign_ok)
+	if (c == KS_CASE_TODO) {
+		r->benign_todo = true;
+		list_add(r->todo, sizeof(r->todo), "benign");
+		r->ntodo++;
+	} else if (!r->benign_ok)
 		FAIL("benign case broken by the shield (%s)%s%s", ks_case_str(c),
 		     why[0] ? ": " : "", why);
 
@@ -605,7 +642,7 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 		for (int i = 0; i < r->npaths; i++) {
 			struct ks_path_result *p = &r->paths[i];
 
-			if (p->not_applicable)
+			if (p->not_applicable || p->todo)
 				continue;
 			c = run_path(&t->paths[i], why, sizeof(why));
 			p->ran_unload = true;
@@ -619,6 +656,14 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 		}
 	}
 out:
+	/* Not written yet heads the error: it is what there is to do first. */
+	if (r->ntodo) {
+		char rest[sizeof(r->error)];
+
+		snprintf(rest, sizeof(rest), "%s", r->error);
+		snprintf(r->error, sizeof(r->error), "not written yet: %s (test.c)%s%s", r->todo,
+			 rest[0] ? "; " : "", rest);
+	}
 	ks_meta_free(&meta);
 	return 0;
 }

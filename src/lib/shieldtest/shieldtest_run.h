@@ -16,6 +16,7 @@ struct ks_path_result {
 	char name[KS_PATH_NAME_LEN];
 	enum ks_coverage cov;	/* what the loaded variant claims */
 	bool not_applicable;	/* cannot run on this kernel: why says */
+	bool todo;		/* the case is not written yet (KS_CASE_TODO) */
 	bool ran_enforce, ran_audit, ran_unload;
 	int baseline, enforce, audit, unload;
 	bool hit;		/* counted by the shield while enforcing */
@@ -23,6 +24,7 @@ struct ks_path_result {
 	bool ok;		/* did what the variant claims (pass/n/a) */
 	char why[384];		/* n/a reason, the case's error, or the failure */
 	char effect[192];	/* baseline EFFECT: what the case saw ("" otherwise) */
+	char seen[192];		/* baseline EFFECT, NOEFFECT or FIXED: the case's own words */
 };
 
 struct ks_test_result {
@@ -33,12 +35,15 @@ struct ks_test_result {
 	bool hit_recorded;	/* ... and each covered path counted */
 	bool detect_only;	/* the variant prevents no path here, detects some */
 	bool benign_ok;		/* benign passed while enforcing */
+	bool benign_todo;	/* ... is not written yet (KS_CASE_TODO) */
 	bool audit_ok;		/* audit: covered paths passed and were counted */
 	bool unload_ok;		/* after unload every path passes again */
 	bool unsupported;	/* no variant loads on this kernel */
 	bool not_applicable;	/* no path can run on this kernel */
 	bool partial;		/* a runnable path the variant does not cover */
 	char na_reason[512];	/* ... why: the case's own words */
+	int ntodo;		/* cases not written yet (KS_CASE_TODO), benign included */
+	char todo[256];		/* ... their names, "native, benign" */
 	/* Which steps after the baseline ran; what a step did not run says
 	 * nothing (plain text shows "-" there, never ok). */
 	bool ran_enforce, ran_benign, ran_audit, ran_unload;
