@@ -53,7 +53,10 @@
  *   fmod_ret with neither takes lsm's: the same body, KS_SECURITY_HOOK),
  *   requires_<v> (kernel features variant <v> is pointless without; the
  *   loader skips it, saying why, where one is missing: "compat" = 32-bit
- *   compat syscalls, for variants that watch only those).
+ *   compat syscalls, for variants that watch only those),
+ *   fix_function (comma list of the kernel functions the upstream fix
+ *   changed: `kshield hooks --shield NAME` lists the refusal points on the
+ *   paths to them and ranks the shield's own hooks among them).
  */
 #ifndef KSHIELD_SHIELD_BPF_H
 #define KSHIELD_SHIELD_BPF_H
