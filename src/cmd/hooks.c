@@ -55,6 +55,7 @@ static int hooks_help(void)
 }
 
 struct kernel {
+	char error[512];		/* this kernel's query failed: why */
 	char release[128];
 	char vmlinux[PATH_MAX];
 	char modules[PATH_MAX];		/* "" when none */
@@ -286,7 +287,11 @@ static void print_json(const char *funcs, struct kernel *k, int nk, const char *
 
 		json_object_object_add(ko, "release", json_object_new_string(k[i].release));
 		json_object_object_add(ko, "vmlinux", json_object_new_string(k[i].vmlinux));
+		if (k[i].error[0])
+			json_object_object_add(ko, "error", json_object_new_string(k[i].error));
 		json_object_object_add(ko, "where", json_object_new_string(r->where));
+		if (r->missing[0])
+			json_object_object_add(ko, "missing", json_object_new_string(r->missing));
 		json_object_object_add(ko, "files", json_object_new_string(r->files));
 		json_object_object_add(ko, "functions", json_object_new_int64(r->nfuncs));
 		json_object_object_add(ko, "calls", json_object_new_int64(r->nedges));
@@ -333,7 +338,13 @@ static void print_plain(const char *funcs, struct kernel *k, int nk, int top, co
 		const struct ks_hooks_result *r = &k[i].res;
 		size_t shown = top > 0 && (size_t)top < r->nrows ? (size_t)top : r->nrows;
 
+		if (k[i].error[0]) {
+			printf("%s on %s: %s\n\n", funcs, k[i].release, k[i].error);
+			continue;
+		}
 		printf("%s on %s (%s)\n", funcs, k[i].release, r->where);
+		if (r->missing[0])
+			printf("not in this build: %s\n", r->missing);
 		printf("%-4s %-10s %-28s %4s %-7s %-16s %s\n", "RANK", "KIND", "HOOK", "DIST", "ORDER",
 		       "VARIANTS", "AT");
 		for (size_t j = 0; j < shown; j++) {
@@ -432,6 +443,10 @@ int do_hooks(int argc, char **argv)
 	}
 	if (!err && !nk)
 		err = kernel_running(&k[nk++]);
+	/* one kernel lacking the function (not built there) does not stop
+	 * the others: it says so in its place */
+	int nfail = 0;
+
 	for (int i = 0; i < nk && !err; i++) {
 		struct ks_hooks_query q = {
 			.functions = funcs,
@@ -439,11 +454,17 @@ int do_hooks(int argc, char **argv)
 			.modules_dir = k[i].modules[0] ? k[i].modules : NULL,
 			.max_distance = maxdist,
 		};
+		int e = ks_hooks_find(&q, &k[i].res);
 
-		err = ks_hooks_find(&q, &k[i].res);
-		if (err)
-			ks_err_ctx(err, "%s", k[i].release);
+		if (e) {
+			snprintf(k[i].error, sizeof(k[i].error), "%s", ks_errmsg());
+			nfail++;
+			if (e != -ENOENT || nk == 1)
+				err = ks_err_ctx(e, "%s", k[i].release);
+		}
 	}
+	if (!err && nfail == nk)
+		err = ks_err(-ENOENT, "%s: %s", k[0].release, k[0].error);
 	if (!err) {
 		if (json_output)
 			print_json(funcs, k, nk, shield, sh, nsh);

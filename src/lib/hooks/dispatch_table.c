@@ -43,6 +43,7 @@ static const struct ks_dispatch dispatch[] = {
 	{ "proto_ops.splice_read", "sock_splice_read", NULL, 0, NULL },
 	{ "proto_ops.mmap", "sock_mmap", NULL, 0, NULL },
 	{ "proto.setsockopt", "sock_common_setsockopt", NULL, 0, NULL },
+	{ "inet_connection_sock_af_ops.setsockopt", "tcp_setsockopt,ipv6_setsockopt", NULL, 0, NULL },
 	{ "proto.sendmsg", "inet_sendmsg,inet6_sendmsg", NULL, 0, NULL },
 	{ "proto.recvmsg", "inet_recvmsg,inet6_recvmsg,sock_common_recvmsg", NULL, 0, NULL },
 	{ "net_proto_family.create", "__sock_create", NULL, 0, NULL },
@@ -92,6 +93,25 @@ static const struct ks_named_cb named[] = {
 	{ "audit_receive", "netlink_kernel_cfg.input" },
 	{ "sock_diag_rcv", "netlink_kernel_cfg.input" },
 };
+
+/* Functions not walked up through: everything that sleeps, exits or
+ * faults reaches them, so a path through them says nothing about who
+ * triggers the function, and a hook above them refuses everything. */
+static const char *const hubs[] = {
+	"schedule", "__schedule", "schedule_timeout", "schedule_preempt_disabled",
+	"preempt_schedule", "preempt_schedule_common", "preempt_schedule_irq",
+	"io_schedule", "schedule_idle", "__cond_resched", "do_exit", "do_group_exit",
+	"exit_to_user_mode_loop", "exit_to_user_mode_prepare", "irqentry_exit_to_user_mode",
+	"task_work_run", "resume_user_mode_work", "get_signal",
+};
+
+bool ks_hub(const char *fn)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(hubs); i++)
+		if (!strcmp(hubs[i], fn))
+			return true;
+	return false;
+}
 
 bool ks_list_has(const char *list, const char *name)
 {

@@ -58,6 +58,9 @@ const struct ks_dispatch *ks_dispatch_find(const char *member);
 const struct ks_registrar *ks_registrar_find(const char *name);
 /* The member run-time callback @fn is stored in, or NULL. */
 const char *ks_named_cb_member(const char *fn);
+/* Whether @fn is a hub the search does not walk up through (schedule,
+ * do_exit, task_work_run: reached from everywhere). */
+bool ks_hub(const char *fn);
 /* Whether @name is in the comma list @list. */
 bool ks_list_has(const char *list, const char *name);
 /* The syscall an entry function is for: "__x64_sys_setsockopt" ->

@@ -391,7 +391,7 @@ static void expand(struct search *s, uint32_t f)
 		}
 		return;	/* user space is reached */
 	}
-	if (s->dist[f] >= s->maxdist || ks_cg_is_init(g, f))
+	if (s->dist[f] >= s->maxdist || ks_cg_is_init(g, f) || ks_hub(name))
 		return;	/* boot-time code: no path from user space through it */
 	in = ks_cg_callers(g, f, &n);
 	for (uint32_t i = 0; i < n; i++) {
@@ -823,32 +823,38 @@ int ks_hooks_find(const struct ks_hooks_query *q, struct ks_hooks_result *r)
 	snprintf(list, sizeof(list), "%s", q->functions);
 	for (tok = strtok_r(list, ", ", &save); !err && tok; tok = strtok_r(NULL, ", ", &save)) {
 		uint32_t f = ks_cg_lookup(&g, tok);
-		int m;
+		int m, idx[8], n;
 
 		if (f != KS_CG_NONE && (g.funcs[f].flags & (KS_CGF_OUTLINE | KS_CGF_INLINED)))
 			continue;
 		m = s.tree.n ? ks_kmodtree_defining(&s.tree, tok) : -1;
-		if (m < 0) {
-			err = ks_err(-ENOENT, "%s is neither in %s nor in a module of %s: check the name (a static function inlined everywhere has no symbol: name its caller)",
-				     tok, q->vmlinux, q->modules_dir ? q->modules_dir : "(no modules given)");
-			break;
+		if (m >= 0) {
+			err = load_module(&s, m, 0);
+			continue;
 		}
-		err = load_module(&s, m, 0);
+		/* static and inlined everywhere: no symbol, only DWARF */
+		n = s.tree.n ? ks_kmodtree_mentioning(&s.tree, tok, idx, 8) : 0;
+		for (int i = 0; i < n && !err; i++)
+			err = load_module(&s, idx[i], 0);
 	}
 	for (iter = 0; !err && iter < 8; iter++) {
 		err = ks_cg_finish(&g);
 		if (err)
 			break;
 		nsrc = 0;
+		r->missing[0] = 0;
 		snprintf(list, sizeof(list), "%s", q->functions);
 		for (tok = strtok_r(list, ", ", &save); tok && nsrc < 32; tok = strtok_r(NULL, ", ", &save)) {
 			uint32_t f = ks_cg_lookup(&g, tok);
 
 			if (f != KS_CG_NONE && (g.funcs[f].flags & (KS_CGF_OUTLINE | KS_CGF_INLINED)))
 				src[nsrc++] = f;
+			else
+				appendf(r->missing, sizeof(r->missing), "%s%s", r->missing[0] ? "," : "", tok);
 		}
 		if (!nsrc) {
-			err = ks_err(-ENOENT, "%s: no such function in the DWARF read", q->functions);
+			err = ks_err(-ENOENT, "%s: in neither %s nor a module of %s (not built in this kernel, or check the name)",
+				     q->functions, q->vmlinux, q->modules_dir ? q->modules_dir : "(no modules given)");
 			break;
 		}
 		t1 = now();

@@ -36,6 +36,7 @@ struct ks_hooks_result {
 	char **lost;			/* "lost at X (distance N): why", nearest first */
 	size_t nlost;
 	char where[1024];		/* where each function is defined, and inlined */
+	char missing[512];		/* functions asked about that this build lacks */
 	char files[2048];		/* files read: "vmlinux,nf_tables,nfnetlink" */
 	size_t nfuncs, nedges;		/* graph size */
 	size_t visited;			/* functions on paths */

@@ -2,14 +2,15 @@
  * from user space to a kernel function, and their order.
  *
  * Order (tiers, then nearest to the function first):
- *   0  LSM hooks that run before the next call towards the function (or
- *      whose order is unknown): lsm and fmod_ret refuse with EPERM before
- *      the bug runs;
- *   1  tracepoints and syscall entries: tp variants, SIGKILL;
- *   2  what reaches the function: netlink message types, io_uring opcodes
+ *   0  the points a shield can hook: LSM hooks that run before the next
+ *      call towards the function, or whose order is unknown (lsm and
+ *      fmod_ret, EPERM before the bug runs), tracepoints and syscall
+ *      entries (tp, SIGKILL);
+ *   1  what reaches the function: netlink message types, io_uring opcodes
  *      (what a hook above filters on, not hooks themselves);
- *   3  LSM hooks that run only after the next call: too late to refuse.
- * Within a tier: distance, then kind, then name.
+ *   2  LSM hooks that run only after the next call: too late to refuse.
+ * Within a tier: distance, then kind (an LSM hook before a tracepoint
+ * before a syscall at the same distance: EPERM beats SIGKILL), then name.
  */
 #ifndef KSHIELD_HOOKRANK_H
 #define KSHIELD_HOOKRANK_H

@@ -206,3 +206,31 @@ int ks_kmodtree_imports(const struct ks_kmodtree *t, int i, const char *sym)
 {
 	return has(t->mod[i].undefs, t->mod[i].nundefs, sym);
 }
+
+int ks_kmodtree_mentioning(const struct ks_kmodtree *t, const char *name, int *idx, int max)
+{
+	size_t len = strlen(name) + 2;
+	char *needle = malloc(len + 1);
+	int n = 0;
+
+	if (!needle)
+		return 0;
+	needle[0] = 0;
+	memcpy(needle + 1, name, len - 2);
+	needle[len - 1] = 0;
+	for (int i = 0; i < t->n && n < max; i++) {
+		struct ks_elf_file f;
+		Elf_Scn *scn;
+		Elf_Data *d;
+
+		if (ks_elf_open(t->mod[i].path, &f))
+			continue;
+		scn = ks_elf_find_section(f.elf, ".debug_str");
+		d = scn ? elf_getdata(scn, NULL) : NULL;
+		if (d && d->d_buf && memmem(d->d_buf, d->d_size, needle, len))
+			idx[n++] = i;
+		ks_elf_close(&f);
+	}
+	free(needle);
+	return n;
+}

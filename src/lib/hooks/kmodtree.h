@@ -33,6 +33,10 @@ void ks_kmodtree_free(struct ks_kmodtree *t);
 int ks_kmodtree_find(const struct ks_kmodtree *t, const char *name);
 /* The module defining function @func, or -1. */
 int ks_kmodtree_defining(const struct ks_kmodtree *t, const char *func);
+/* Modules whose DWARF names @name (.debug_str holds it): where a static
+ * function inlined into all its callers lives, having no symbol. Fills
+ * @idx with at most @max of them; returns how many. */
+int ks_kmodtree_mentioning(const struct ks_kmodtree *t, const char *name, int *idx, int max);
 /* Whether module @i has an undefined symbol @sym (calls into it). */
 int ks_kmodtree_imports(const struct ks_kmodtree *t, int i, const char *sym);
 
