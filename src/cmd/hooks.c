@@ -359,10 +359,10 @@ static void print_plain(const char *funcs, struct kernel *k, int nk, int top, co
 			       row->via[0] ? " (in " : "", row->via, row->via[0] ? ")" : "");
 			if (row->detail[0])
 				printf("     %s: %s\n", row->kind == KS_HOOK_LSM ? "args" : "detail", row->detail);
-			printf("     path: %s%s%s\n", row->from[0] && row->kind != KS_HOOK_SYSCALL ? "(from " : "",
-			       row->kind != KS_HOOK_SYSCALL ? row->from : "",
-			       row->from[0] && row->kind != KS_HOOK_SYSCALL ? ") " : "");
-			printf("     %s\n", row->path);
+			if (row->from[0] && row->kind != KS_HOOK_SYSCALL)
+				printf("     path (from %s): %s\n", row->from, row->path);
+			else
+				printf("     path: %s\n", row->path);
 			if (row->inlined[0])
 				printf("     inlined: %s\n", row->inlined);
 		}

@@ -74,47 +74,76 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* Two indexes over the nodes: by key (hash), by display name (nhash,
+ * the first node of each name; further ones chained by next_same). */
+static void hash_put(uint32_t *h, uint32_t cap, const char *s, uint32_t id)
+{
+	uint32_t j = hash_str(s) & (cap - 1);
+
+	while (h[j] != KS_CG_NONE)
+		j = (j + 1) & (cap - 1);
+	h[j] = id;
+}
+
 static int rehash(struct ks_cg *g)
 {
 	uint32_t cap = g->hash_cap ? g->hash_cap * 2 : 1u << 16, i;
-	uint32_t *h = malloc(cap * sizeof(*h));
+	uint32_t *h = malloc(cap * sizeof(*h)), *nh = malloc(cap * sizeof(*nh));
 
-	if (!h)
+	if (!h || !nh) {
+		free(h);
+		free(nh);
 		return -ENOMEM;
+	}
 	memset(h, 0xff, cap * sizeof(*h));
+	memset(nh, 0xff, cap * sizeof(*nh));
 	for (i = 0; i < g->nfuncs; i++) {
-		uint32_t j = hash_str(g->funcs[i].name) & (cap - 1);
-
-		while (h[j] != KS_CG_NONE)
-			j = (j + 1) & (cap - 1);
-		h[j] = i;
+		hash_put(h, cap, g->funcs[i].key, i);
+		if (ks_cg_lookup(g, g->funcs[i].name) == i)
+			hash_put(nh, cap, g->funcs[i].name, i);
 	}
 	free(g->hash);
+	free(g->nhash);
 	g->hash = h;
+	g->nhash = nh;
 	g->hash_cap = cap;
 	return 0;
 }
 
-uint32_t ks_cg_lookup(const struct ks_cg *g, const char *name)
+static uint32_t find_in(const struct ks_cg *g, const uint32_t *h, const char *s, bool by_key)
 {
 	uint32_t j;
 
 	if (!g->hash_cap)
 		return KS_CG_NONE;
-	j = hash_str(name) & (g->hash_cap - 1);
-	while (g->hash[j] != KS_CG_NONE) {
-		if (!strcmp(g->funcs[g->hash[j]].name, name))
-			return g->hash[j];
+	j = hash_str(s) & (g->hash_cap - 1);
+	while (h[j] != KS_CG_NONE) {
+		const struct ks_cg_func *f = &g->funcs[h[j]];
+
+		if (!strcmp(by_key ? f->key : f->name, s))
+			return h[j];
 		j = (j + 1) & (g->hash_cap - 1);
 	}
 	return KS_CG_NONE;
 }
 
-/* The node for @name, made when new; KS_CG_NONE when out of memory. */
-static uint32_t intern(struct ks_cg *g, const char *name)
+uint32_t ks_cg_lookup(const struct ks_cg *g, const char *name)
 {
-	uint32_t id = ks_cg_lookup(g, name), j;
+	return find_in(g, g->nhash, name, false);
+}
+
+uint32_t ks_cg_next_same(const struct ks_cg *g, uint32_t id)
+{
+	return id < g->nfuncs ? g->funcs[id].next_same : KS_CG_NONE;
+}
+
+/* The node keyed @key (displayed as @name), made when new; KS_CG_NONE
+ * when out of memory. */
+static uint32_t intern_key(struct ks_cg *g, const char *key, const char *name)
+{
+	uint32_t id = find_in(g, g->hash, key, true), first;
 	size_t cap = g->funcs_cap;
+	struct ks_cg_func *f;
 
 	if (id != KS_CG_NONE)
 		return id;
@@ -124,15 +153,63 @@ static uint32_t intern(struct ks_cg *g, const char *name)
 		return KS_CG_NONE;
 	g->funcs_cap = cap;
 	id = g->nfuncs++;
-	memset(&g->funcs[id], 0, sizeof(g->funcs[id]));
-	g->funcs[id].name = pool_dup(g, name);
-	if (!g->funcs[id].name)
+	f = &g->funcs[id];
+	memset(f, 0, sizeof(*f));
+	f->next_same = KS_CG_NONE;
+	f->key = pool_dup(g, key);
+	f->name = strcmp(key, name) ? pool_dup(g, name) : f->key;
+	if (!f->key || !f->name)
 		return KS_CG_NONE;
-	j = hash_str(name) & (g->hash_cap - 1);
-	while (g->hash[j] != KS_CG_NONE)
-		j = (j + 1) & (g->hash_cap - 1);
-	g->hash[j] = id;
+	hash_put(g->hash, g->hash_cap, key, id);
+	first = ks_cg_lookup(g, name);
+	if (first == KS_CG_NONE) {
+		hash_put(g->nhash, g->hash_cap, name, id);
+	} else {
+		/* after the first: the first stays the name's canonical node */
+		f->next_same = g->funcs[first].next_same;
+		g->funcs[first].next_same = id;
+	}
 	return id;
+}
+
+/* The node for a name from a symbol table (no DWARF at hand): the name's
+ * first node, or a new one. */
+static uint32_t intern(struct ks_cg *g, const char *name)
+{
+	uint32_t id = ks_cg_lookup(g, name);
+
+	return id != KS_CG_NONE ? id : intern_key(g, name, name);
+}
+
+uint32_t ks_cg_canonical(const struct ks_cg *g, uint32_t id)
+{
+	uint32_t c = id < g->nfuncs ? ks_cg_lookup(g, g->funcs[id].name) : KS_CG_NONE;
+
+	return c != KS_CG_NONE ? c : id;
+}
+
+/* The node for function DIE @die named @name: static functions of .c
+ * files are told apart by their file (two static store_status() in
+ * unrelated drivers are two nodes); external ones and header inlines are
+ * one node per name. */
+static uint32_t intern_die(struct ks_cg *g, Dwarf_Die *die, const char *name)
+{
+	Dwarf_Attribute a;
+	bool ext = false;
+	const char *file;
+	size_t n;
+	char key[512];
+
+	if (dwarf_attr_integrate(die, DW_AT_external, &a))
+		dwarf_formflag(&a, &ext);
+	if (ext)
+		return intern_key(g, name, name);
+	file = dwarf_decl_file(die);
+	n = file ? strlen(file) : 0;
+	if (!file || (n > 2 && !strcmp(file + n - 2, ".h")))
+		return intern_key(g, name, name);
+	snprintf(key, sizeof(key), "%s@%s", name, file);
+	return intern_key(g, key, name);
 }
 
 /* ---- DWARF walk ----------------------------------------------------- */
@@ -365,7 +442,7 @@ static void walk_body(struct walk *w, Dwarf_Die *parent, uint32_t logical, uint3
 			name = die_name(&c);
 			if (!name)
 				break;
-			id = intern(g, name);
+			id = intern_die(g, &c, name);
 			if (id == KS_CG_NONE) {
 				w->err = -ENOMEM;
 				return;
@@ -384,7 +461,7 @@ static void walk_body(struct walk *w, Dwarf_Die *parent, uint32_t logical, uint3
 			if ((dwarf_attr(&c, DW_AT_call_origin, &a) ||
 			     dwarf_attr(&c, DW_AT_abstract_origin, &a)) &&
 			    dwarf_formref_die(&a, &o) && (name = die_name(&o))) {
-				id = intern(g, name);
+				id = intern_die(g, &o, name);
 				if (id == KS_CG_NONE || add_edge(w, logical, id, concrete, KS_CG_CALL, pc)) {
 					w->err = -ENOMEM;
 					return;
@@ -413,7 +490,7 @@ static void top_subprogram(struct walk *w, Dwarf_Die *die)
 
 	if (!name)
 		return;
-	id = intern(g, name);
+	id = intern_die(g, die, name);
 	if (id == KS_CG_NONE) {
 		w->err = -ENOMEM;
 		return;
@@ -609,6 +686,7 @@ void ks_cg_free(struct ks_cg *g)
 		dwfl_end(g->dwfl);
 	free(g->funcs);
 	free(g->hash);
+	free(g->nhash);
 	free(g->edges);
 	free(g->by_callee);
 	free(g->by_caller);

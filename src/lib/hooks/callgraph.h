@@ -1,8 +1,9 @@
 /* callgraph.h - a kernel's call graph from its DWARF, for `kshield hooks`.
  *
- * Functions are nodes, named as the DWARF names them (two static functions
- * of one name are one node: the graph errs towards too many paths, never
- * too few). Edges come from DW_TAG_call_site (direct calls, and indirect
+ * Functions are nodes, named as the DWARF names them; a static function of
+ * a .c file is keyed by its file too, so that same-named static functions
+ * of unrelated files do not join their callers (header inlines and
+ * external functions are one node per name). Edges come from DW_TAG_call_site (direct calls, and indirect
  * ones with no callee: KS_CG_INDIRECT) and DW_TAG_inlined_subroutine (the
  * callee's body copied into the caller). Each edge keeps the site's address
  * and the out-of-line function whose code holds it, so that within one
@@ -73,6 +74,8 @@ struct ks_cg_dref {
 
 struct ks_cg_func {
 	const char *name;
+	const char *key;	/* name, or name@file for a static function of a .c file */
+	uint32_t next_same;	/* the next node of the same name, KS_CG_NONE */
 	uint8_t flags;
 	uint8_t file;		/* where its DIE was seen first (die_off) */
 	Dwarf_Off die;		/* an out-of-line or abstract DIE (0: none) */
@@ -114,8 +117,9 @@ struct ks_cg {
 
 	uint32_t nfuncs, funcs_cap;
 	struct ks_cg_func *funcs;
-	uint32_t hash_cap;		/* name -> func id (open addressing) */
+	uint32_t hash_cap;		/* key -> func id (open addressing) */
 	uint32_t *hash;
+	uint32_t *nhash;		/* name -> its first func id */
 
 	size_t nedges, edges_cap;
 	struct ks_cg_edge *edges;
@@ -150,8 +154,13 @@ int ks_cg_finish(struct ks_cg *g);
 /* Whether @name was added already. */
 bool ks_cg_has_file(const struct ks_cg *g, const char *name);
 
-/* The node named @name, or KS_CG_NONE. */
+/* The first node named @name, or KS_CG_NONE; the others of that name
+ * (static functions of other files) follow by ks_cg_next_same(). Data and
+ * call-parameter references, found by symbol name, are all kept on the
+ * first (ks_cg_canonical). */
 uint32_t ks_cg_lookup(const struct ks_cg *g, const char *name);
+uint32_t ks_cg_next_same(const struct ks_cg *g, uint32_t id);
+uint32_t ks_cg_canonical(const struct ks_cg *g, uint32_t id);
 /* Edges into @func: *@n of them, indexes into g->edges. */
 const uint32_t *ks_cg_callers(const struct ks_cg *g, uint32_t func, uint32_t *n);
 /* Edges out of @func (its calls, and the functions inlined into it). */

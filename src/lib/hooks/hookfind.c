@@ -258,12 +258,12 @@ static int visit_list(struct search *s, const char *list, uint32_t child, enum h
 
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint32_t d = ks_cg_lookup(s->g, tok);
-
-		if (d == KS_CG_NONE || !(s->g->funcs[d].flags & (KS_CGF_OUTLINE | KS_CGF_INLINED)))
-			continue;
-		visit(s, d, child, hop, 0, note);
-		n++;
+		for (uint32_t d = ks_cg_lookup(s->g, tok); d != KS_CG_NONE; d = ks_cg_next_same(s->g, d)) {
+			if (!(s->g->funcs[d].flags & (KS_CGF_OUTLINE | KS_CGF_INLINED)))
+				continue;
+			visit(s, d, child, hop, 0, note);
+			n++;
+		}
 	}
 	return n;
 }
@@ -287,7 +287,9 @@ static void expand_refs(struct search *s, uint32_t f, int *found)
 {
 	struct ks_cg *g = s->g;
 
-	for (uint32_t k = s->ref_first[f]; k < s->ref_first[f + 1]; k++) {
+	uint32_t cf = ks_cg_canonical(g, f);	/* refs are kept by name */
+
+	for (uint32_t k = s->ref_first[cf]; k < s->ref_first[cf + 1]; k++) {
 		const struct ks_cg_ref *r = &g->refs[s->ref_idx[k]];
 		char note[512];
 
@@ -329,7 +331,9 @@ static void expand_drefs(struct search *s, uint32_t f, int *found)
 {
 	struct ks_cg *g = s->g;
 
-	for (uint32_t k = s->dref_first[f]; k < s->dref_first[f + 1]; k++) {
+	uint32_t cf = ks_cg_canonical(g, f);	/* data references are kept by name */
+
+	for (uint32_t k = s->dref_first[cf]; k < s->dref_first[cf + 1]; k++) {
 		const struct ks_cg_dref *d = &g->drefs[s->dref_idx[k]];
 		struct ks_member_at ma;
 		const struct ks_dispatch *disp;
@@ -605,6 +609,15 @@ static void points_of(struct search *s, uint32_t f)
 
 /* ---- one search over the current graph ----------------------------------- */
 
+/* Whether the graph has code of a function named @name. */
+static bool has_code(const struct ks_cg *g, const char *name)
+{
+	for (uint32_t f = ks_cg_lookup(g, name); f != KS_CG_NONE; f = ks_cg_next_same(g, f))
+		if (g->funcs[f].flags & (KS_CGF_OUTLINE | KS_CGF_INLINED))
+			return true;
+	return false;
+}
+
 static int index_by_func(uint32_t nfuncs, size_t n, const void *arr, size_t elem, size_t func_off,
 			 uint32_t **first, uint32_t **idx)
 {
@@ -822,10 +835,9 @@ int ks_hooks_find(const struct ks_hooks_query *q, struct ks_hooks_result *r)
 		err = ks_kmodtree_scan(q->modules_dir, &s.tree);
 	snprintf(list, sizeof(list), "%s", q->functions);
 	for (tok = strtok_r(list, ", ", &save); !err && tok; tok = strtok_r(NULL, ", ", &save)) {
-		uint32_t f = ks_cg_lookup(&g, tok);
 		int m, idx[8], n;
 
-		if (f != KS_CG_NONE && (g.funcs[f].flags & (KS_CGF_OUTLINE | KS_CGF_INLINED)))
+		if (has_code(&g, tok))
 			continue;
 		m = s.tree.n ? ks_kmodtree_defining(&s.tree, tok) : -1;
 		if (m >= 0) {
@@ -845,12 +857,14 @@ int ks_hooks_find(const struct ks_hooks_query *q, struct ks_hooks_result *r)
 		r->missing[0] = 0;
 		snprintf(list, sizeof(list), "%s", q->functions);
 		for (tok = strtok_r(list, ", ", &save); tok && nsrc < 32; tok = strtok_r(NULL, ", ", &save)) {
-			uint32_t f = ks_cg_lookup(&g, tok);
-
-			if (f != KS_CG_NONE && (g.funcs[f].flags & (KS_CGF_OUTLINE | KS_CGF_INLINED)))
-				src[nsrc++] = f;
-			else
+			if (!has_code(&g, tok)) {
 				appendf(r->missing, sizeof(r->missing), "%s%s", r->missing[0] ? "," : "", tok);
+				continue;
+			}
+			for (uint32_t f = ks_cg_lookup(&g, tok); f != KS_CG_NONE && nsrc < 32;
+			     f = ks_cg_next_same(&g, f))
+				if (g.funcs[f].flags & (KS_CGF_OUTLINE | KS_CGF_INLINED))
+					src[nsrc++] = f;
 		}
 		if (!nsrc) {
 			err = ks_err(-ENOENT, "%s: in neither %s nor a module of %s (not built in this kernel, or check the name)",
