@@ -245,6 +245,59 @@ static int rank_of(const struct ks_hooks_result *r, enum ks_hook_kind kind, cons
 	return 0;
 }
 
+/* Rows of every kernel's first @top (all: 0), each once, in the order of
+ * their best rank: which kernels have which refusal point. */
+struct merged {
+	enum ks_hook_kind kind;
+	const char *name;
+	int best;
+};
+
+static int merged_cmp(const void *a, const void *b)
+{
+	const struct merged *x = a, *y = b;
+
+	return x->best != y->best ? x->best - y->best : strcmp(x->name, y->name);
+}
+
+static struct merged *merge_rows(struct kernel *k, int nk, int top, size_t *n)
+{
+	size_t cap = 0, m = 0;
+	struct merged *out = NULL;
+
+	for (int i = 0; i < nk; i++) {
+		const struct ks_hooks_result *r = &k[i].res;
+		size_t lim = top > 0 && (size_t)top < r->nrows ? (size_t)top : r->nrows;
+
+		for (size_t j = 0; j < lim; j++) {
+			size_t x;
+
+			for (x = 0; x < m; x++)
+				if (out[x].kind == r->rows[j].kind && !strcmp(out[x].name, r->rows[j].name))
+					break;
+			if (x < m) {
+				if ((int)j + 1 < out[x].best)
+					out[x].best = j + 1;
+				continue;
+			}
+			if (m == cap) {
+				struct merged *p = realloc(out, (cap = cap ? 2 * cap : 32) * sizeof(*p));
+
+				if (!p)
+					break;
+				out = p;
+			}
+			out[m].kind = r->rows[j].kind;
+			out[m].name = r->rows[j].name;
+			out[m++].best = j + 1;
+		}
+	}
+	if (out)
+		qsort(out, m, sizeof(*out), merged_cmp);
+	*n = m;
+	return out;
+}
+
 static struct json_object *row_json(const struct ks_hook_row *row, int rank)
 {
 	struct json_object *o = json_object_new_object();
@@ -307,6 +360,27 @@ static void print_json(const char *funcs, struct kernel *k, int nk, const char *
 		json_object_array_add(ka, ko);
 	}
 	json_object_object_add(o, "kernels", ka);
+	if (nk > 1) {
+		size_t nm;
+		struct merged *m = merge_rows(k, nk, 0, &nm);
+		struct json_object *ma = json_object_new_array();
+
+		for (size_t j = 0; j < nm; j++) {
+			struct json_object *mo = json_object_new_object(), *ranks = json_object_new_object();
+
+			json_object_object_add(mo, "kind", json_object_new_string(ks_hook_kind_name(m[j].kind)));
+			json_object_object_add(mo, "name", json_object_new_string(m[j].name));
+			for (int i = 0; i < nk; i++) {
+				int rk = rank_of(&k[i].res, m[j].kind, m[j].name);
+
+				json_object_object_add(ranks, k[i].release, rk ? json_object_new_int(rk) : NULL);
+			}
+			json_object_object_add(mo, "rank", ranks);
+			json_object_array_add(ma, mo);
+		}
+		free(m);
+		json_object_object_add(o, "on_kernels", ma);
+	}
 	if (shield) {
 		struct json_object *so = json_object_new_object(), *ha = json_object_new_array();
 
@@ -377,6 +451,26 @@ static void print_plain(const char *funcs, struct kernel *k, int nk, int top, co
 		}
 		printf("read %s: %zu functions, %zu calls, %zu on paths; %.1f s reading, %.2f s searching\n\n",
 		       r->files, r->nfuncs, r->nedges, r->visited, r->load_secs, r->search_secs);
+	}
+	if (nk > 1) {
+		size_t nm;
+		struct merged *m = merge_rows(k, nk, top, &nm);
+
+		printf("on which kernels (rank on each, - where absent):\n");
+		for (size_t j = 0; j < nm; j++) {
+			printf("  %-10s %-28s", ks_hook_kind_name(m[j].kind), m[j].name);
+			for (int i = 0; i < nk; i++) {
+				int rk = rank_of(&k[i].res, m[j].kind, m[j].name);
+
+				if (rk)
+					printf("  %s: %d", k[i].release, rk);
+				else
+					printf("  %s: -", k[i].release);
+			}
+			printf("\n");
+		}
+		free(m);
+		printf("\n");
 	}
 	if (!shield)
 		return;

@@ -16,7 +16,11 @@ static const struct ks_dispatch dispatch[] = {
 	{ "xfrm_link.doit", "xfrm_user_rcv_msg", "xfrm_user", KS_ENTRY_NETLINK, "xfrm" },
 	{ "genl_ops.doit", "genl_family_rcv_msg_doit", NULL, KS_ENTRY_NETLINK, "genetlink" },
 	{ "genl_small_ops.doit", "genl_family_rcv_msg_doit", NULL, KS_ENTRY_NETLINK, "genetlink" },
-	{ "netlink_kernel_cfg.input", "netlink_unicast_kernel,netlink_unicast", NULL, 0, NULL },
+	/* a kernel socket's input runs from netlink_unicast (netlink_unicast_kernel,
+	 * inlined); user space gets there by netlink_sendmsg. The kernel's own
+	 * unicasts go to user sockets: walking up netlink_unicast's callers
+	 * would add every audit and reply sender. */
+	{ "netlink_kernel_cfg.input", "netlink_sendmsg", NULL, 0, NULL },
 	/* nf_tables: expressions, sets, objects */
 	{ "nft_expr_ops.init", "nf_tables_newexpr", "nf_tables", 0, NULL },
 	{ "nft_expr_ops.activate", "nft_rule_expr_activate", "nf_tables", 0, NULL },

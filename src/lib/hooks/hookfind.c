@@ -526,9 +526,10 @@ static bool runs_after(const struct search *s, uint32_t f, uint32_t concrete, ui
 		*known = true;
 		return pc > r->pc;
 	}
+	case HOP_NAMED:
+		return false;	/* the dispatcher reaches it further down: unknown */
 	case HOP_TABLE:
 	case HOP_REGISTERED:
-	case HOP_NAMED:
 		/* through a pointer: before if some indirect call follows it */
 		out = ks_cg_callees(g, f, &n);
 		for (uint32_t i = 0; i < n; i++) {
