@@ -311,6 +311,7 @@ static struct json_object *row_json(const struct ks_hook_row *row, int rank)
 	if (row->kind == KS_HOOK_LSM) {
 		json_object_object_add(o, "after_next_call", json_object_new_boolean(row->after));
 		json_object_object_add(o, "order_known", json_object_new_boolean(row->order_known));
+		json_object_object_add(o, "can_refuse", json_object_new_boolean(!row->no_verdict));
 		json_object_object_add(o, "args", json_object_new_string(row->detail));
 	} else {
 		json_object_object_add(o, "detail", json_object_new_string(row->detail));
@@ -428,7 +429,7 @@ static void print_plain(const char *funcs, struct kernel *k, int nk, int top, co
 			ks_hook_variants_str(row->variants, v, sizeof(v));
 			printf("%-4zu %-10s %-28s %4d %-7s %-16s %s%s%s%s\n", j + 1,
 			       ks_hook_kind_name(row->kind), row->name, row->distance,
-			       row->kind != KS_HOOK_LSM ? "-" : !row->order_known ? "?" :
+			       row->kind != KS_HOOK_LSM ? "-" : row->no_verdict ? "void" : !row->order_known ? "?" :
 			       row->after ? "after" : "before", v, row->at,
 			       row->via[0] ? " (in " : "", row->via, row->via[0] ? ")" : "");
 			if (row->detail[0])

@@ -30,19 +30,21 @@ Test(hooks_rank, order_table)
 {
 	/* given in scrambled order; expected rank order is the index */
 	struct ks_hook_row want[] = {
-		mk(KS_HOOK_LSM, "fs_context_parse_param", 1, false),	/* nearest */
-		mk(KS_HOOK_LSM, "netlink_send", 3, false),		/* LSM before syscall at one distance */
-		mk(KS_HOOK_TRACEPOINT, "io_uring_submit_req", 3, false),
+		mk(KS_HOOK_LSM, "fs_context_parse_param", 1, false),	/* nearest refusal */
+		mk(KS_HOOK_LSM, "netlink_send", 3, false),
+		mk(KS_HOOK_LSM, "socket_sendmsg", 9, false),		/* EPERM before any kill */
+		mk(KS_HOOK_TRACEPOINT, "io_uring_submit_req", 2, false),
+		mk(KS_HOOK_TRACEPOINT, "io_uring_link", 3, false),	/* tracepoint before syscall at one distance */
 		mk(KS_HOOK_SYSCALL, "sendmsg", 3, false),
 		mk(KS_HOOK_SYSCALL, "sendto", 3, false),		/* then by name */
-		mk(KS_HOOK_LSM, "socket_sendmsg", 4, false),
 		mk(KS_HOOK_NETLINK, "rtnetlink 44", 2, false),		/* descriptors after hookable points */
-		mk(KS_HOOK_URING, "opcode 22", 2, false),
 		mk(KS_HOOK_LSM, "file_permission", 1, true),		/* after the next call: last */
+		mk(KS_HOOK_LSM, "sk_classify_flow", 2, false),		/* void: cannot refuse, last too */
 	};
 	struct ks_hook_row got[ARRAY_SIZE(want)];
-	size_t order[] = { 8, 3, 6, 0, 5, 1, 7, 4, 2 };
+	size_t order[] = { 8, 3, 9, 6, 0, 5, 1, 7, 4, 2 };
 
+	want[9].no_verdict = true;
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
 		got[i] = want[order[i]];
 	ks_hook_rows_rank(got, ARRAY_SIZE(got));

@@ -468,14 +468,20 @@ static void type_str(Dwarf_Die *t, char *buf, size_t len, int depth)
 	}
 }
 
-/* "struct socket *sock, int level, int optname" of security function @f. */
-static void hook_args(const struct search *s, uint32_t f, char *buf, size_t len)
+/* "struct socket *sock, int level, int optname" of security function @f;
+ * *@is_void when it returns nothing (a hook that cannot refuse). */
+static void hook_args(const struct search *s, uint32_t f, char *buf, size_t len, bool *is_void)
 {
 	const struct ks_cg_func *fn = &s->g->funcs[f];
+	Dwarf_Attribute ra;
 	Dwarf_Die die, p;
 
 	buf[0] = 0;
-	if (!fn->die || !dwarf_offdie(s->g->file[fn->file].dw, fn->die, &die) || dwarf_child(&die, &p))
+	*is_void = false;
+	if (!fn->die || !dwarf_offdie(s->g->file[fn->file].dw, fn->die, &die))
+		return;
+	*is_void = !dwarf_attr_integrate(&die, DW_AT_type, &ra);
+	if (dwarf_child(&die, &p))
 		return;
 	do {
 		Dwarf_Attribute a;
@@ -563,6 +569,9 @@ static void point_row(struct search *s, uint32_t f, const struct ks_cg_edge *e, 
 	} else if (!strncmp(callee, "__traceiter_", 12) && callee[12]) {
 		kind = KS_HOOK_TRACEPOINT;
 		name = callee + 12;
+	} else if (!strncmp(callee, "__SCT__tp_func_", 15) && callee[15]) {
+		kind = KS_HOOK_TRACEPOINT;	/* the static call x86 tracepoints make */
+		name = callee + 15;
 	} else {
 		return;
 	}
@@ -579,8 +588,11 @@ static void point_row(struct search *s, uint32_t f, const struct ks_cg_edge *e, 
 	row->variants = kind == KS_HOOK_LSM ? KS_VARIANT_LSM | KS_VARIANT_FMOD_RET : KS_VARIANT_TP;
 	snprintf(row->at, sizeof(row->at), "%s", fname(s, f));
 	snprintf(row->via, sizeof(row->via), "%s", via != KS_CG_NONE ? fname(s, via) : "");
-	if (kind == KS_HOOK_LSM)
-		hook_args(s, e->callee, row->detail, sizeof(row->detail));
+	if (kind == KS_HOOK_LSM) {
+		hook_args(s, e->callee, row->detail, sizeof(row->detail), &row->no_verdict);
+		if (row->no_verdict)
+			row->variants = 0;
+	}
 	path_of(s, f, row);
 }
 

@@ -2,15 +2,16 @@
  * from user space to a kernel function, and their order.
  *
  * Order (tiers, then nearest to the function first):
- *   0  the points a shield can hook: LSM hooks that run before the next
- *      call towards the function, or whose order is unknown (lsm and
- *      fmod_ret, EPERM before the bug runs), tracepoints and syscall
- *      entries (tp, SIGKILL);
- *   1  what reaches the function: netlink message types, io_uring opcodes
+ *   0  LSM hooks that run before the next call towards the function, or
+ *      whose order is unknown: lsm and fmod_ret refuse with EPERM before
+ *      the bug runs, the clean refusal;
+ *   1  tracepoints and syscall entries: tp variants, SIGKILL (the call in
+ *      progress may complete first);
+ *   2  what reaches the function: netlink message types, io_uring opcodes
  *      (what a hook above filters on, not hooks themselves);
- *   2  LSM hooks that run only after the next call: too late to refuse.
- * Within a tier: distance, then kind (an LSM hook before a tracepoint
- * before a syscall at the same distance: EPERM beats SIGKILL), then name.
+ *   3  LSM hooks that run only after the next call (too late to refuse),
+ *      and those returning void (security_sk_classify_flow: no verdict).
+ * Within a tier: distance, then kind, then name.
  */
 #ifndef KSHIELD_HOOKRANK_H
 #define KSHIELD_HOOKRANK_H
@@ -37,6 +38,7 @@ struct ks_hook_row {
 	int distance;		/* calls between the point and the function */
 	bool after;		/* runs after the call towards the function */
 	bool order_known;	/* whether @after was decided from addresses */
+	bool no_verdict;	/* LSM hook returning void: it cannot refuse */
 	char at[128];		/* the function on the path holding it */
 	char via[128];		/* the inlined helper holding the call, "" */
 	char from[64];		/* a syscall reaching it ("sendmsg"): the tp variant's kill point */
