@@ -722,15 +722,22 @@ static int mark_reach(struct search *s)
 		free(q);
 		return ks_err(-ENOMEM, "out of memory searching the call graph");
 	}
-	for (size_t i = 0; i < s->nqueue; i++) {
-		uint32_t f = s->queue[i];
+	/* native entries first: a row reached by sendto and by i386's
+	 * socketcall names sendto */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < s->nqueue; i++) {
+			uint32_t f = s->queue[i];
+			const char *sc = ks_syscall_of(fname(s, f), abi, sizeof(abi));
+			bool native = sc && !strstr(abi, "compat") && !strstr(abi, "ia32") &&
+				      !strstr(fname(s, f), "compat") && strcmp(sc, "socketcall") &&
+				      strcmp(sc, "ipc");
 
-		if (ks_syscall_of(fname(s, f), abi, sizeof(abi))) {
+			if (!sc || s->reach[f] || native != !pass)
+				continue;
 			s->reach[f] = 1;
 			s->entry[f] = f;
 			q[nq++] = f;
 		}
-	}
 	for (size_t h = 0; h < nq; h++) {
 		uint32_t f = q[h];
 
