@@ -283,7 +283,7 @@ static void entry_row(struct search *s, enum ks_hook_kind kind, const char *name
 	path_of(s, at, row);
 }
 
-static void expand_refs(struct search *s, uint32_t f, int *found)
+static void expand_refs(struct search *s, uint32_t f, int *found, int *said)
 {
 	struct ks_cg *g = s->g;
 
@@ -306,6 +306,7 @@ static void expand_refs(struct search *s, uint32_t f, int *found)
 		if (!reg || reg->fn_arg != r->argno) {
 			lostf(s, s->dist[f], "lost at %s: registered by %s() in %s, no dispatcher known for %s",
 			      fname(s, f), fname(s, r->to), fname(s, r->holder), fname(s, r->to));
+			(*said)++;
 			continue;
 		}
 		long type = -1;
@@ -327,7 +328,7 @@ static void expand_refs(struct search *s, uint32_t f, int *found)
 	}
 }
 
-static void expand_drefs(struct search *s, uint32_t f, int *found)
+static void expand_drefs(struct search *s, uint32_t f, int *found, int *said)
 {
 	struct ks_cg *g = s->g;
 
@@ -345,12 +346,14 @@ static void expand_drefs(struct search *s, uint32_t f, int *found)
 		if (err) {
 			lostf(s, s->dist[f], "lost at %s: in %s (%s), member not resolved from DWARF",
 			      fname(s, f), ma.object, g->file[d->file].name);
+			(*said)++;
 			continue;
 		}
 		disp = ks_dispatch_find(ma.member);
 		if (!disp) {
 			lostf(s, s->dist[f], "lost at %s: in %s (%s), no dispatcher known for %s",
 			      fname(s, f), ma.expr, ma.member, ma.member);
+			(*said)++;
 			continue;
 		}
 		want_module(s, disp->module);
@@ -377,7 +380,7 @@ static void expand(struct search *s, uint32_t f)
 	char abi[16];
 	uint32_t n;
 	const uint32_t *in;
-	int found = 0;
+	int found = 0, said = 0;
 
 	sc = ks_syscall_of(name, abi, sizeof(abi));
 	if (sc) {
@@ -406,8 +409,8 @@ static void expand(struct search *s, uint32_t f)
 		visit(s, e->caller, f, e->kind == KS_CG_INLINED ? HOP_INLINED : HOP_CALL, in[i], NULL);
 		found++;
 	}
-	expand_refs(s, f, &found);
-	expand_drefs(s, f, &found);
+	expand_refs(s, f, &found, &said);
+	expand_drefs(s, f, &found, &said);
 	member = ks_named_cb_member(name);
 	if (member) {
 		const struct ks_dispatch *disp = ks_dispatch_find(member);
@@ -415,7 +418,7 @@ static void expand(struct search *s, uint32_t f)
 		if (disp && visit_list(s, disp->dispatchers, f, HOP_NAMED, member))
 			found++;
 	}
-	if (!found && !(s->hop[f] == HOP_SOURCE && n))
+	if (!found && !said && !(s->hop[f] == HOP_SOURCE && n))
 		lostf(s, s->dist[f], "lost at %s: no direct caller, no table holds it", name);
 }
 
