@@ -33,7 +33,7 @@ static int hooks_help(void)
 {
 	fprintf(stderr,
 		"Usage: kshield hooks FUNCTION[,FUNCTION...] [--kernel RELEASE]... [--vmlinux PATH]\n"
-		"                     [--max-distance N] [--top N | --all] [-j]\n"
+		"                     [--max-distance N] [--top N | --all] [--guess] [-j]\n"
 		"       kshield hooks --shield NAME|FILE [same options]\n"
 		"\n"
 		"The refusal points on the paths from user space to FUNCTION (a function a\n"
@@ -50,6 +50,9 @@ static int hooks_help(void)
 		"                     says which rows are the shield's own hooks\n"
 		"  --max-distance N   calls to walk up from FUNCTION (default 20)\n"
 		"  --top N            rows shown (default 15); --all: every row\n"
+		"  --guess            follow struct members no dispatcher table names through\n"
+		"                     the functions that hold that struct and call through a\n"
+		"                     pointer (rows marked [guessed], ranked after sure ones)\n"
 		"See docs/hooks.md.\n");
 	return 0;
 }
@@ -308,6 +311,7 @@ static struct json_object *row_json(const struct ks_hook_row *row, int rank)
 	json_object_object_add(o, "kind", json_object_new_string(ks_hook_kind_name(row->kind)));
 	json_object_object_add(o, "name", json_object_new_string(row->name));
 	json_object_object_add(o, "distance", json_object_new_int(row->distance));
+	json_object_object_add(o, "guessed", json_object_new_boolean(row->guessed));
 	if (row->kind == KS_HOOK_LSM) {
 		json_object_object_add(o, "after_next_call", json_object_new_boolean(row->after));
 		json_object_object_add(o, "order_known", json_object_new_boolean(row->order_known));
@@ -427,11 +431,12 @@ static void print_plain(const char *funcs, struct kernel *k, int nk, int top, co
 			char v[64];
 
 			ks_hook_variants_str(row->variants, v, sizeof(v));
-			printf("%-4zu %-10s %-28s %4d %-7s %-16s %s%s%s%s\n", j + 1,
+			printf("%-4zu %-10s %-28s %4d %-7s %-16s %s%s%s%s%s\n", j + 1,
 			       ks_hook_kind_name(row->kind), row->name, row->distance,
 			       row->kind != KS_HOOK_LSM ? "-" : row->no_verdict ? "void" : !row->order_known ? "?" :
 			       row->after ? "after" : "before", v, row->at,
-			       row->via[0] ? " (in " : "", row->via, row->via[0] ? ")" : "");
+			       row->via[0] ? " (in " : "", row->via, row->via[0] ? ")" : "",
+			       row->guessed ? "  [guessed]" : "");
 			if (row->detail[0])
 				printf("     %s: %s\n", row->kind == KS_HOOK_LSM ? "args" : "detail", row->detail);
 			if (row->from[0] && row->kind != KS_HOOK_SYSCALL)
@@ -497,7 +502,7 @@ int do_hooks(int argc, char **argv)
 	struct shield_hook sh[MAX_SHIELD_HOOKS];
 	char funcs[1024], spath[PATH_MAX];
 	int nrel = 0, nk = 0, nsh = 0, maxdist = 0, top = 15, npos = 0, rc = 0, err = 0;
-	bool all = false;
+	bool all = false, guess = false;
 	const struct ks_opt opts[] = {
 		OPT_LIST("--kernel", releases, &nrel, MAX_KERNELS),
 		OPT_VAL("--vmlinux", &vmlinux),
@@ -505,6 +510,7 @@ int do_hooks(int argc, char **argv)
 		OPT_INT("--max-distance", &maxdist),
 		OPT_INT("--top", &top),
 		OPT_FLAG("--all", &all),
+		OPT_FLAG("--guess", &guess),
 		OPT_END,
 	};
 
@@ -548,6 +554,7 @@ int do_hooks(int argc, char **argv)
 			.vmlinux = k[i].vmlinux,
 			.modules_dir = k[i].modules[0] ? k[i].modules : NULL,
 			.max_distance = maxdist,
+			.guess = guess,
 		};
 		int e = ks_hooks_find(&q, &k[i].res);
 

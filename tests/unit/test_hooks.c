@@ -37,14 +37,16 @@ Test(hooks_rank, order_table)
 		mk(KS_HOOK_TRACEPOINT, "io_uring_link", 3, false),	/* tracepoint before syscall at one distance */
 		mk(KS_HOOK_SYSCALL, "sendmsg", 3, false),
 		mk(KS_HOOK_SYSCALL, "sendto", 3, false),		/* then by name */
+		mk(KS_HOOK_LSM, "inode_mkdir", 1, false),		/* through a guess: after the sure ones */
 		mk(KS_HOOK_NETLINK, "rtnetlink 44", 2, false),		/* descriptors after hookable points */
 		mk(KS_HOOK_LSM, "file_permission", 1, true),		/* after the next call: last */
 		mk(KS_HOOK_LSM, "sk_classify_flow", 2, false),		/* void: cannot refuse, last too */
 	};
 	struct ks_hook_row got[ARRAY_SIZE(want)];
-	size_t order[] = { 8, 3, 9, 6, 0, 5, 1, 7, 4, 2 };
+	size_t order[] = { 8, 3, 9, 6, 0, 10, 5, 1, 7, 4, 2 };
 
-	want[9].no_verdict = true;
+	want[7].guessed = true;
+	want[10].no_verdict = true;
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
 		got[i] = want[order[i]];
 	ks_hook_rows_rank(got, ARRAY_SIZE(got));

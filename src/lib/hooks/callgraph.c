@@ -218,7 +218,54 @@ struct walk {
 	struct ks_cg *g;
 	int fi;
 	int err;
+	/* the function being walked: struct types it holds pointers to, and
+	 * whether it calls through a pointer (a possible dispatcher) */
+	const char *held[32];
+	int nheld;
+	bool indirect;
 };
+
+/* The struct a parameter or variable of type @die points to ("struct
+ * nfnetlink_subsystem *ss" -> "nfnetlink_subsystem"), or NULL. */
+static const char *pointee_struct(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t;
+	bool ptr = false;
+
+	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, &t))
+		return NULL;
+	for (int i = 0; i < 8; i++) {
+		int tag = dwarf_tag(&t);
+
+		if (tag == DW_TAG_pointer_type) {
+			if (ptr)
+				return NULL;
+			ptr = true;
+		} else if (tag == DW_TAG_structure_type) {
+			return ptr ? dwarf_diename(&t) : NULL;
+		} else if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
+			   tag != DW_TAG_volatile_type) {
+			return NULL;
+		}
+		if (!dwarf_attr_integrate(&t, DW_AT_type, &a) || !dwarf_formref_die(&a, &t))
+			return NULL;
+	}
+	return NULL;
+}
+
+static void note_held(struct walk *w, Dwarf_Die *die)
+{
+	const char *sn = pointee_struct(die);
+
+	if (!sn)
+		return;
+	for (int i = 0; i < w->nheld; i++)
+		if (w->held[i] == sn || !strcmp(w->held[i], sn))
+			return;
+	if (w->nheld < (int)(sizeof(w->held) / sizeof(w->held[0])))
+		w->held[w->nheld++] = sn;
+}
 
 static const char *die_name(Dwarf_Die *die)
 {
@@ -438,6 +485,10 @@ static void walk_body(struct walk *w, Dwarf_Die *parent, uint32_t logical, uint3
 		case DW_TAG_lexical_block:
 			walk_body(w, &c, logical, concrete);
 			break;
+		case DW_TAG_formal_parameter:
+		case DW_TAG_variable:
+			note_held(w, &c);
+			break;
 		case DW_TAG_inlined_subroutine:
 			name = die_name(&c);
 			if (!name)
@@ -468,6 +519,7 @@ static void walk_body(struct walk *w, Dwarf_Die *parent, uint32_t logical, uint3
 				}
 				call_params(w, &c, logical, concrete, id, pc);
 			} else {
+				w->indirect = true;
 				if (add_edge(w, logical, g->indirect, concrete, KS_CG_INDIRECT, pc))
 					w->err = -ENOMEM;
 				call_params(w, &c, logical, concrete, g->indirect, pc);
@@ -506,7 +558,18 @@ static void top_subprogram(struct walk *w, Dwarf_Die *die)
 			f->die = dwarf_dieoffset(die);
 		}
 		f->flags |= KS_CGF_OUTLINE;
+		w->nheld = 0;
+		w->indirect = false;
 		walk_body(w, die, id, id);
+		for (int i = 0; w->indirect && i < w->nheld && !w->err; i++) {
+			if (grow((void **)&g->holders, &g->holders_cap, g->nholders + 1,
+				 sizeof(*g->holders))) {
+				w->err = -ENOMEM;
+				break;
+			}
+			g->holders[g->nholders].func = id;
+			g->holders[g->nholders++].sname = w->held[i];
+		}
 	} else if (!g->funcs[id].die && !dwarf_hasattr(die, DW_AT_declaration)) {
 		g->funcs[id].file = w->fi;
 		g->funcs[id].die = dwarf_dieoffset(die);
@@ -692,6 +755,7 @@ void ks_cg_free(struct ks_cg *g)
 	free(g->by_caller);
 	free(g->refs);
 	free(g->drefs);
+	free(g->holders);
 	free(g->vars);
 	memset(g, 0, sizeof(*g));
 	g->pool_left = 0;

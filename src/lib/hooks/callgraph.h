@@ -132,6 +132,12 @@ struct ks_cg {
 	size_t ndrefs, drefs_cap;
 	struct ks_cg_dref *drefs;
 
+	/* Functions that call through a pointer and hold a pointer to a
+	 * struct (a parameter or variable): the possible dispatchers of that
+	 * struct's members, for members no table names (lower confidence). */
+	size_t nholders, holders_cap;
+	struct ks_cg_holder { uint32_t func; const char *sname; } *holders;
+
 	/* Top-level variables with a static address: name -> (file, DIE). */
 	size_t nvars, vars_cap;
 	struct ks_cg_var { uint32_t name; uint8_t file; Dwarf_Off die; } *vars;

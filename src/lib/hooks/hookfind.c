@@ -24,6 +24,7 @@ enum hop {
 	HOP_TABLE,		/* calls through the struct member child sits in */
 	HOP_REGISTERED,		/* dispatches what a registrar recorded */
 	HOP_NAMED,		/* calls through a run-time callback (dispatch_table.c) */
+	HOP_GUESS,		/* holds a pointer to the struct and calls through a pointer */
 };
 
 struct lost {
@@ -54,9 +55,13 @@ struct search {
 	/* every caller -> callee step seen (also to functions already
 	 * visited): walked forward from the syscall entries, it says which
 	 * functions user space reaches */
-	struct link { uint32_t from, to; } *links;
+	struct link { uint32_t from, to; bool guess; } *links;
 	size_t nlinks, links_cap;
-	uint8_t *reach;		/* 1: reached from a syscall entry */
+	uint8_t *reach;		/* 1: reached from a syscall entry; 2: only through a guess */
+	uint8_t *guessed;	/* per function: its path to the function has a guess */
+	bool phase2;		/* guessing: members without a known dispatcher */
+	struct guess { uint32_t f; char sname[96]; char note[256]; } *guesses;
+	size_t nguesses, guesses_cap;
 	uint32_t *entry;	/* the entry it was reached from */
 
 	struct ks_hook_row *rows;
@@ -161,10 +166,12 @@ static struct ks_hook_row *row_get(struct search *s, enum ks_hook_kind kind, con
 }
 
 /* @cand better than what @row holds (a fresh row holds nothing)? */
-static bool row_better(const struct ks_hook_row *row, int dist, bool after)
+static bool row_better(const struct ks_hook_row *row, int dist, bool after, bool guessed)
 {
 	if (row->distance < 0)
 		return true;
+	if (row->guessed != guessed)
+		return row->guessed;
 	if (row->after != after)
 		return row->after;
 	return dist < row->distance;
@@ -221,6 +228,8 @@ static void path_of(const struct search *s, uint32_t at, struct ks_hook_row *row
 
 /* ---- the walk --------------------------------------------------------- */
 
+static void run_guesses(struct search *s);
+
 static void visit(struct search *s, uint32_t f, uint32_t child, enum hop hop, size_t idx,
 		  const char *note)
 {
@@ -238,10 +247,12 @@ static void visit(struct search *s, uint32_t f, uint32_t child, enum hop hop, si
 		s->links_cap = cap;
 	}
 	s->links[s->nlinks].from = f;
+	s->links[s->nlinks].guess = hop == HOP_GUESS;
 	s->links[s->nlinks++].to = child;
 	if (s->dist[f] >= 0)
 		return;
 	s->dist[f] = s->dist[child] + 1;
+	s->guessed[f] = s->guessed[child] || hop == HOP_GUESS;
 	s->child[f] = child;
 	s->hop[f] = hop;
 	s->hop_idx[f] = idx;
@@ -273,9 +284,10 @@ static void entry_row(struct search *s, enum ks_hook_kind kind, const char *name
 {
 	struct ks_hook_row *row = row_get(s, kind, name);
 
-	if (!row || !row_better(row, dist, false))
+	if (!row || !row_better(row, dist, false, s->guessed[at]))
 		return;
 	s->row_at[row - s->rows] = at;
+	row->guessed = s->guessed[at];
 	row->distance = dist;
 	row->order_known = true;
 	snprintf(row->detail, sizeof(row->detail), "%s", detail);
@@ -328,6 +340,47 @@ static void expand_refs(struct search *s, uint32_t f, int *found, int *said)
 	}
 }
 
+/* A member no table names: after the confirmed search, the functions
+ * holding a pointer to its struct and calling through a pointer are taken
+ * as its callers (rows through them are marked guessed). */
+static void add_guess(struct search *s, uint32_t f, const char *member, const char *expr)
+{
+	struct guess *gs;
+	const char *dot = strchr(member, '.');
+
+	if (!dot)
+		return;
+	if (s->nguesses == s->guesses_cap) {
+		size_t cap = s->guesses_cap ? 2 * s->guesses_cap : 64;
+		struct guess *p = realloc(s->guesses, cap * sizeof(*p));
+
+		if (!p)
+			return;
+		s->guesses = p;
+		s->guesses_cap = cap;
+	}
+	gs = &s->guesses[s->nguesses++];
+	gs->f = f;
+	snprintf(gs->sname, sizeof(gs->sname), "%.*s", (int)(dot - member), member);
+	snprintf(gs->note, sizeof(gs->note), "guessed: %s in %s", member, expr);
+	if (s->phase2 && s->q->guess)
+		run_guesses(s);
+}
+
+static void run_guesses(struct search *s)
+{
+	const struct ks_cg *g = s->g;
+
+	for (size_t i = 0; i < s->nguesses; i++) {
+		const struct guess *gs = &s->guesses[i];
+
+		for (size_t h = 0; h < g->nholders; h++)
+			if (!strcmp(g->holders[h].sname, gs->sname) && g->holders[h].func != gs->f)
+				visit(s, g->holders[h].func, gs->f, HOP_GUESS, 0, gs->note);
+	}
+	s->nguesses = 0;
+}
+
 static void expand_drefs(struct search *s, uint32_t f, int *found, int *said)
 {
 	struct ks_cg *g = s->g;
@@ -351,9 +404,11 @@ static void expand_drefs(struct search *s, uint32_t f, int *found, int *said)
 		}
 		disp = ks_dispatch_find(ma.member);
 		if (!disp) {
-			lostf(s, s->dist[f], "lost at %s: in %s (%s), no dispatcher known for %s",
-			      fname(s, f), ma.expr, ma.member, ma.member);
+			lostf(s, s->dist[f], "lost at %s: in %s (%s), no dispatcher known for %s%s",
+			      fname(s, f), ma.expr, ma.member, ma.member,
+			      s->q->guess ? " (followed as a guess: functions holding that struct and calling through a pointer)" : "");
 			(*said)++;
+			add_guess(s, f, ma.member, ma.expr);
 			continue;
 		}
 		want_module(s, disp->module);
@@ -390,7 +445,7 @@ static void expand(struct search *s, uint32_t f)
 			return;
 		if (abi[0] && !strstr(row->detail, abi))
 			appendf(row->detail, sizeof(row->detail), "%s%s", row->detail[0] ? "," : "", abi);
-		if (row_better(row, s->dist[f], false)) {
+		if (row_better(row, s->dist[f], false, s->guessed[f])) {
 			char detail[256];
 
 			snprintf(detail, sizeof(detail), "%s", row->detail);
@@ -564,7 +619,7 @@ static void point_row(struct search *s, uint32_t f, const struct ks_cg_edge *e, 
 	enum ks_hook_kind kind;
 	const char *name;
 	struct ks_hook_row *row;
-	bool after, known;
+	bool after, known, guessed;
 
 	if (!strncmp(callee, "security_", 9) && callee[9]) {
 		kind = KS_HOOK_LSM;
@@ -581,10 +636,12 @@ static void point_row(struct search *s, uint32_t f, const struct ks_cg_edge *e, 
 	after = runs_after(s, f, e->concrete, e->pc, &known);
 	if (!s->reach[f])
 		return;	/* only kernel threads, boot or other callers lead here */
+	guessed = s->guessed[f] || s->reach[f] == 2;
 	row = row_get(s, kind, name);
-	if (!row || !row_better(row, s->dist[f], after))
+	if (!row || !row_better(row, s->dist[f], after, guessed))
 		return;
 	s->row_at[row - s->rows] = f;
+	row->guessed = guessed;
 	row->distance = s->dist[f];
 	row->after = after;
 	row->order_known = known;
@@ -684,6 +741,11 @@ static void search_reset(struct search *s)
 	free(s->links);
 	free(s->reach);
 	free(s->entry);
+	free(s->guessed);
+	free(s->guesses);
+	s->guessed = NULL;
+	s->guesses = NULL;
+	s->nguesses = s->guesses_cap = 0;
 	s->links = NULL;
 	s->reach = NULL;
 	s->entry = NULL;
@@ -741,17 +803,20 @@ static int mark_reach(struct search *s)
 			s->entry[f] = f;
 			q[nq++] = f;
 		}
-	for (size_t h = 0; h < nq; h++) {
-		uint32_t f = q[h];
+	/* confirmed steps first (reach 1), then guessed ones too (reach 2) */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t h = 0; h < nq; h++) {
+			uint32_t f = q[h];
 
-		for (uint32_t k = first[f]; k < first[f + 1]; k++) {
-			uint32_t t = s->links[idx[k]].to;
+			for (uint32_t k = first[f]; k < first[f + 1]; k++) {
+				const struct link *l = &s->links[idx[k]];
 
-			if (s->reach[t])
-				continue;
-			s->reach[t] = 1;
-			s->entry[t] = s->entry[f];
-			q[nq++] = t;
+				if (s->reach[l->to] || (l->guess && !pass))
+					continue;
+				s->reach[l->to] = 1 + pass;
+				s->entry[l->to] = s->entry[f];
+				q[nq++] = l->to;
+			}
 		}
 	}
 	free(first);
@@ -771,6 +836,8 @@ static void drop_unreached(struct search *s)
 
 		if (at != KS_CG_NONE && !s->reach[at])
 			continue;
+		if (at != KS_CG_NONE && s->reach[at] == 2)
+			s->rows[i].guessed = true;
 		if (at != KS_CG_NONE) {
 			char abi[16];
 			const char *sc = ks_syscall_of(fname(s, s->entry[at]), abi, sizeof(abi));
@@ -797,7 +864,9 @@ static int search_run(struct search *s, uint32_t *src, int nsrc)
 	s->hop_idx = calloc(nf, sizeof(size_t));
 	s->note = calloc(nf, sizeof(char *));
 	s->queue = malloc(nf * sizeof(uint32_t));
-	if (!s->dist || !s->child || !s->hop || !s->hop_idx || !s->note || !s->queue ||
+	s->guessed = calloc(nf, 1);
+	s->phase2 = false;
+	if (!s->guessed || !s->dist || !s->child || !s->hop || !s->hop_idx || !s->note || !s->queue ||
 	    index_by_func(nf, g->nrefs, g->refs, sizeof(*g->refs), offsetof(struct ks_cg_ref, func),
 			  &s->ref_first, &s->ref_idx) ||
 	    index_by_func(nf, g->ndrefs, g->drefs, sizeof(*g->drefs), offsetof(struct ks_cg_dref, func),
@@ -813,6 +882,13 @@ static int search_run(struct search *s, uint32_t *src, int nsrc)
 	}
 	for (head = 0; head < s->nqueue && !s->err; head++)
 		expand(s, s->queue[head]);
+	s->phase2 = true;	/* the confirmed search is done: now the guesses */
+	if (s->q->guess)
+		run_guesses(s);
+	else
+		s->nguesses = 0;
+	for (; head < s->nqueue && !s->err; head++)
+		expand(s, s->queue[head]);
 	if (!s->err)
 		s->err = mark_reach(s);
 	for (head = 0; head < s->nqueue && !s->err; head++)
@@ -822,8 +898,8 @@ static int search_run(struct search *s, uint32_t *src, int nsrc)
 	for (head = 0; head < s->nqueue; head++) {
 		const struct ks_cg_func *fn = &g->funcs[s->queue[head]];
 
-		if (!(fn->flags & KS_CGF_OUTLINE) || !g->file[fn->file].rel)
-			continue;
+		if (!(fn->flags & KS_CGF_OUTLINE) || !g->file[fn->file].rel || s->guessed[s->queue[head]])
+			continue;	/* guesses read no more modules */
 		for (int m = 0; m < s->tree.n; m++)
 			if (!ks_cg_has_file(g, s->tree.mod[m].name) &&
 			    ks_kmodtree_imports(&s->tree, m, fn->name))

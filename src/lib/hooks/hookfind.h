@@ -20,6 +20,7 @@
 #ifndef KSHIELD_HOOKFIND_H
 #define KSHIELD_HOOKFIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "hookrank.h"
 
@@ -28,6 +29,9 @@ struct ks_hooks_query {
 	const char *vmlinux;		/* vmlinux with DWARF */
 	const char *modules_dir;	/* .ko files with DWARF (NULL: vmlinux only) */
 	int max_distance;		/* 0: 20 */
+	bool guess;			/* follow members no table names through the
+					 * functions holding their struct (lower
+					 * confidence: rows marked guessed) */
 };
 
 struct ks_hooks_result {

@@ -8,12 +8,12 @@ int ks_hook_tier(const struct ks_hook_row *r)
 {
 	switch (r->kind) {
 	case KS_HOOK_LSM:
-		return r->after || r->no_verdict ? 3 : 0;
+		return r->after || r->no_verdict ? 4 : r->guessed ? 2 : 0;
 	case KS_HOOK_TRACEPOINT:
 	case KS_HOOK_SYSCALL:
-		return 1;
+		return r->guessed ? 2 : 1;
 	default:
-		return 2;
+		return 3;
 	}
 }
 

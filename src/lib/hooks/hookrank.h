@@ -7,9 +7,12 @@
  *      the bug runs, the clean refusal;
  *   1  tracepoints and syscall entries: tp variants, SIGKILL (the call in
  *      progress may complete first);
- *   2  what reaches the function: netlink message types, io_uring opcodes
+ *   2  points like those whose path has a guessed step (a member no table
+ *      names, followed through functions that hold its struct and call
+ *      through a pointer): lower confidence;
+ *   3  what reaches the function: netlink message types, io_uring opcodes
  *      (what a hook above filters on, not hooks themselves);
- *   3  LSM hooks that run only after the next call (too late to refuse),
+ *   4  LSM hooks that run only after the next call (too late to refuse),
  *      and those returning void (security_sk_classify_flow: no verdict).
  * Within a tier: distance, then kind, then name.
  */
@@ -39,6 +42,7 @@ struct ks_hook_row {
 	bool after;		/* runs after the call towards the function */
 	bool order_known;	/* whether @after was decided from addresses */
 	bool no_verdict;	/* LSM hook returning void: it cannot refuse */
+	bool guessed;		/* its path has a guessed step: lower confidence */
 	char at[128];		/* the function on the path holding it */
 	char via[128];		/* the inlined helper holding the call, "" */
 	char from[64];		/* a syscall reaching it ("sendmsg"): the tp variant's kill point */
