@@ -741,7 +741,9 @@ void ks_cg_free(struct ks_cg *g)
 		free(blk);
 		blk = next;
 	}
+	free(g->vars_by_name);
 	for (int i = 0; i < g->nfiles; i++) {
+		free(g->file[i].objs);
 		free(g->file[i].syms);
 		ks_elf_close(&g->file[i].ef);
 	}
@@ -782,6 +784,8 @@ int ks_cg_add(struct ks_cg *g, const char *path, const char *name)
 	if (g->nfiles >= KS_CG_MAX_FILES)
 		return ks_err(-E2BIG, "more than %d files in one call graph", KS_CG_MAX_FILES);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	free(g->vars_by_name);	/* more variables: remade on next use */
+	g->vars_by_name = NULL;
 	f = &g->file[g->nfiles];
 	memset(f, 0, sizeof(*f));
 	snprintf(f->path, sizeof(f->path), "%s", path);

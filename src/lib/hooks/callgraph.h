@@ -107,6 +107,15 @@ struct ks_cg_file {
 	size_t nsyms;
 	Elf_Data *symdata;		/* its .symtab */
 	size_t strndx;
+	struct ks_cg_osym *objs;	/* object symbols by (section, offset), made on first use */
+	size_t nobjs;
+};
+
+/* An object symbol: section, section-relative start, size, name. */
+struct ks_cg_osym {
+	uint32_t shndx;
+	uint64_t start, size;
+	const char *name;
 };
 
 
@@ -142,6 +151,7 @@ struct ks_cg {
 	size_t nvars, vars_cap;
 	struct ks_cg_var { uint32_t name; uint8_t file; Dwarf_Off die; } *vars;
 
+	uint32_t *vars_by_name;		/* indexes into vars sorted by name id, on first use */
 	uint32_t indirect;		/* the "<indirect>" node */
 	char *strpool;			/* names, in blocks */
 	char *pool_cur;

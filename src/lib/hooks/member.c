@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <dwarf.h>
 #include <gelf.h>
@@ -101,37 +102,92 @@ int ks_member_walk(Dwarf_Die *type, uint64_t off, struct ks_member_at *out)
 	return -EINVAL;
 }
 
-/* The object symbol of file @f covering offset @off of section @shndx. */
-static const char *object_at(const struct ks_cg_file *f, uint32_t shndx, uint64_t off,
-			     uint64_t *obj_off)
+static int osym_cmp(const void *a, const void *b)
 {
-	Elf *elf = f->ef.elf;
-	Elf_Scn *scn = elf_getscn(elf, shndx);
-	GElf_Shdr sh;
-	size_t i, cnt;
+	const struct ks_cg_osym *x = a, *y = b;
 
-	if (!scn || !gelf_getshdr(scn, &sh) || !f->symdata)
-		return NULL;
-	cnt = f->symdata->d_size / sizeof(Elf64_Sym);
-	for (i = 1; i < cnt; i++) {
-		GElf_Sym sym;
-		uint64_t v;
-
-		if (!gelf_getsym(f->symdata, i, &sym) || sym.st_shndx != shndx ||
-		    GELF_ST_TYPE(sym.st_info) != STT_OBJECT || !sym.st_size)
-			continue;
-		v = f->rel ? sym.st_value : sym.st_value - sh.sh_addr;
-		if (off >= v && off < v + sym.st_size) {
-			*obj_off = off - v;
-			return elf_strptr(elf, f->strndx, sym.st_name);
-		}
-	}
-	return NULL;
+	if (x->shndx != y->shndx)
+		return x->shndx < y->shndx ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int ks_member_at(const struct ks_cg *g, const struct ks_cg_dref *d, struct ks_member_at *out)
+/* File @f's object symbols, sorted, made once. */
+static int objects_of(struct ks_cg_file *f)
 {
-	const struct ks_cg_file *f = &g->file[d->file];
+	Elf *elf = f->ef.elf;
+	size_t i, cnt;
+
+	if (f->objs || !f->symdata)
+		return f->objs ? 0 : -ENOENT;
+	cnt = f->symdata->d_size / sizeof(Elf64_Sym);
+	f->objs = malloc((cnt + 1) * sizeof(*f->objs));
+	if (!f->objs)
+		return -ENOMEM;
+	for (i = 1; i < cnt; i++) {
+		GElf_Sym sym;
+		GElf_Shdr sh;
+		Elf_Scn *scn;
+		struct ks_cg_osym *o = &f->objs[f->nobjs];
+
+		if (!gelf_getsym(f->symdata, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+		    !sym.st_size || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+			continue;
+		scn = elf_getscn(elf, sym.st_shndx);
+		if (!scn || !gelf_getshdr(scn, &sh))
+			continue;
+		o->shndx = sym.st_shndx;
+		o->start = f->rel ? sym.st_value : sym.st_value - sh.sh_addr;
+		o->size = sym.st_size;
+		o->name = elf_strptr(elf, f->strndx, sym.st_name);
+		if (o->name)
+			f->nobjs++;
+	}
+	qsort(f->objs, f->nobjs, sizeof(*f->objs), osym_cmp);
+	return 0;
+}
+
+/* The object symbol of file @f covering offset @off of section @shndx. */
+static const char *object_at(struct ks_cg_file *f, uint32_t shndx, uint64_t off, uint64_t *obj_off)
+{
+	size_t lo = 0, hi;
+
+	if (objects_of(f))
+		return NULL;
+	hi = f->nobjs;
+	/* the last object starting at or before (shndx, off) */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct ks_cg_osym *o = &f->objs[mid];
+
+		if (o->shndx < shndx || (o->shndx == shndx && o->start <= off))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	{
+		const struct ks_cg_osym *o = &f->objs[lo - 1];
+
+		if (o->shndx != shndx || off >= o->start + o->size)
+			return NULL;
+		*obj_off = off - o->start;
+		return o->name;
+	}
+}
+
+static const struct ks_cg *vars_g;
+
+static int var_cmp(const void *a, const void *b)
+{
+	uint32_t x = vars_g->vars[*(const uint32_t *)a].name, y = vars_g->vars[*(const uint32_t *)b].name;
+
+	return x < y ? -1 : x > y;
+}
+
+int ks_member_at(struct ks_cg *g, const struct ks_cg_dref *d, struct ks_member_at *out)
+{
+	struct ks_cg_file *f = &g->file[d->file];
 	uint64_t obj_off = 0;
 	const char *obj = object_at(f, d->shndx, d->off, &obj_off);
 	uint32_t id;
@@ -143,12 +199,37 @@ int ks_member_at(const struct ks_cg *g, const struct ks_cg_dref *d, struct ks_me
 	snprintf(out->object, sizeof(out->object), "%s", obj);
 	snprintf(out->expr, sizeof(out->expr), "%s", obj);
 	id = ks_cg_lookup(g, obj);
-	for (size_t i = 0; id != KS_CG_NONE && i < g->nvars; i++) {
-		if (g->vars[i].name != id || g->vars[i].file != d->file)
-			continue;
-		if (!dwarf_offdie(f->dw, g->vars[i].die, &var) || !die_type(&var, &type))
-			return -ENOENT;
-		return ks_member_walk(&type, obj_off, out);
+	if (id == KS_CG_NONE)
+		return -ENOENT;
+	if (!g->vars_by_name) {
+		g->vars_by_name = malloc((g->nvars + 1) * sizeof(uint32_t));
+		if (!g->vars_by_name)
+			return -ENOMEM;
+		for (size_t i = 0; i < g->nvars; i++)
+			g->vars_by_name[i] = i;
+		vars_g = g;
+		qsort(g->vars_by_name, g->nvars, sizeof(uint32_t), var_cmp);
+	}
+	{
+		size_t lo = 0, hi = g->nvars;
+
+		while (lo < hi) {	/* the first variable named id */
+			size_t mid = (lo + hi) / 2;
+
+			if (g->vars[g->vars_by_name[mid]].name < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < g->nvars && g->vars[g->vars_by_name[lo]].name == id; lo++) {
+			const struct ks_cg_var *v = &g->vars[g->vars_by_name[lo]];
+
+			if (v->file != d->file)
+				continue;
+			if (!dwarf_offdie(f->dw, v->die, &var) || !die_type(&var, &type))
+				return -ENOENT;
+			return ks_member_walk(&type, obj_off, out);
+		}
 	}
 	return -ENOENT;
 }

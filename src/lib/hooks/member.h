@@ -20,8 +20,9 @@ struct ks_member_at {
 /* Resolve data reference @d of graph @g. Returns 0, or -ENOENT when no
  * object symbol or no DWARF variable covers it (then out->object may
  * still name the symbol), -EINVAL when the type walk does not end at a
- * pointer member. */
-int ks_member_at(const struct ks_cg *g, const struct ks_cg_dref *d, struct ks_member_at *out);
+ * pointer member. Makes @g's object-symbol and variable indexes on first
+ * use. */
+int ks_member_at(struct ks_cg *g, const struct ks_cg_dref *d, struct ks_member_at *out);
 
 /* Walk type @type from byte @off down to the pointer it holds, writing the
  * member path into @out (pure DWARF: unit-tested on the build's own). */
