@@ -42,7 +42,8 @@ static int hooks_help(void)
 		"message types and io_uring opcodes that lead there; where a path was lost.\n"
 		"\n"
 		"  --kernel RELEASE   the -dbg tree of RELEASE in $KSHIELD_DBGTREE (default\n"
-		"                     " DBGTREE_DEFAULT "; matrix/dbgtree.sh fills it);\n"
+		"                     $KSHIELD_MATRIX_CACHE/dbgtree, else " DBGTREE_DEFAULT ";\n"
+		"                     matrix/dbgtree.sh fills it);\n"
 		"                     repeat to compare kernels\n"
 		"  --vmlinux PATH     a vmlinux with DWARF; modules from PATH's -dbg tree\n"
 		"  (neither)          the running kernel's debug file, by build ID\n"
@@ -71,9 +72,18 @@ struct shield_hook {
 	char name[96];
 };
 
+/* $KSHIELD_DBGTREE, else matrix/dbgtree.sh's: $KSHIELD_MATRIX_CACHE/dbgtree */
 static const char *dbgtree(void)
 {
-	return getenv("KSHIELD_DBGTREE") ? getenv("KSHIELD_DBGTREE") : DBGTREE_DEFAULT;
+	static char dir[PATH_MAX];
+
+	if (getenv("KSHIELD_DBGTREE"))
+		return getenv("KSHIELD_DBGTREE");
+	if (getenv("KSHIELD_MATRIX_CACHE")) {
+		snprintf(dir, sizeof(dir), "%s/dbgtree", getenv("KSHIELD_MATRIX_CACHE"));
+		return dir;
+	}
+	return DBGTREE_DEFAULT;
 }
 
 static bool is_dir(const char *p)
