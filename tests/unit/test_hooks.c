@@ -144,6 +144,10 @@ Test(hooks_table, dispatchers)
 		cr_expect_eq(d->entry, t[i].entry, "%s", t[i].member);
 	}
 	cr_expect_null(ks_dispatch_find("no_such.member"));
+	cr_expect_str_eq(ks_index_prefix(ks_dispatch_find("nfnl_callback.call"), "nf_tables_cb"), "NFT_MSG_");
+	cr_expect_null(ks_index_prefix(ks_dispatch_find("nfnl_callback.call"), "some_other_cb"));
+	cr_expect_str_eq(ks_index_prefix(ks_dispatch_find("io_issue_def.issue"), "io_issue_defs"), "IORING_OP_");
+	cr_expect_str_eq(ks_registrar_prefix(ks_registrar_find("rtnl_register")), "RTM_");
 	cr_expect_str_eq(ks_named_cb_member("rtnetlink_rcv"), "netlink_kernel_cfg.input");
 	cr_expect_not_null(ks_registrar_find("rtnl_register"));
 	cr_expect(ks_hub("schedule") && !ks_hub("vfs_parse_fs_param"));

@@ -223,6 +223,8 @@ struct walk {
 	const char *held[32];
 	int nheld;
 	bool indirect;
+	const char **seen;	/* first enumerator names of the enums kept */
+	size_t nseen, seen_cap;
 };
 
 /* The struct a parameter or variable of type @die points to ("struct
@@ -602,6 +604,77 @@ static void top_variable(struct walk *w, Dwarf_Die *die)
 	g->vars[g->nvars++].die = dwarf_dieoffset(die);
 }
 
+static void top_enum(struct walk *w, Dwarf_Die *die)
+{
+	struct ks_cg *g = w->g;
+	const char *first;
+	Dwarf_Die c;
+
+	if (dwarf_child(die, &c) || !(first = dwarf_diename(&c)))
+		return;
+	/* .debug_str is merged: one string, one pointer, within a file */
+	if (w->nseen * 2 >= w->seen_cap) {
+		size_t cap = w->seen_cap ? 2 * w->seen_cap : 4096;
+		const char **ns = calloc(cap, sizeof(*ns));
+
+		if (!ns) {
+			w->err = -ENOMEM;
+			return;
+		}
+		for (size_t i = 0; i < w->seen_cap; i++)
+			if (w->seen[i]) {
+				size_t j = ((uintptr_t)w->seen[i] >> 3) & (cap - 1);
+
+				while (ns[j])
+					j = (j + 1) & (cap - 1);
+				ns[j] = w->seen[i];
+			}
+		free(w->seen);
+		w->seen = ns;
+		w->seen_cap = cap;
+	}
+	{
+		size_t j = ((uintptr_t)first >> 3) & (w->seen_cap - 1);
+
+		while (w->seen[j] && w->seen[j] != first)
+			j = (j + 1) & (w->seen_cap - 1);
+		if (w->seen[j])
+			return;
+		w->seen[j] = first;
+		w->nseen++;
+	}
+	if (grow((void **)&g->enums, &g->enums_cap, g->nenums + 1, sizeof(*g->enums))) {
+		w->err = -ENOMEM;
+		return;
+	}
+	g->enums[g->nenums].file = w->fi;
+	g->enums[g->nenums].die = dwarf_dieoffset(die);
+	g->enums[g->nenums++].first = first;
+}
+
+const char *ks_cg_enumerator(const struct ks_cg *g, const char *prefix, long value)
+{
+	size_t n = strlen(prefix);
+
+	for (size_t i = 0; i < g->nenums; i++) {
+		Dwarf_Die e, c;
+
+		if (strncmp(g->enums[i].first, prefix, n) ||
+		    !dwarf_offdie(g->file[g->enums[i].file].dw, g->enums[i].die, &e) || dwarf_child(&e, &c))
+			continue;
+		do {
+			Dwarf_Attribute a;
+			Dwarf_Sword v;
+			const char *name = dwarf_diename(&c);
+
+			if (name && !strncmp(name, prefix, n) && dwarf_attr(&c, DW_AT_const_value, &a) &&
+			    !dwarf_formsdata(&a, &v) && v == value)
+				return name;
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	return NULL;
+}
+
 static int walk_dwarf(struct ks_cg *g, int fi)
 {
 	struct walk w = { .g = g, .fi = fi };
@@ -620,10 +693,15 @@ static int walk_dwarf(struct ks_cg *g, int fi)
 				top_subprogram(&w, &c);
 			else if (tag == DW_TAG_variable)
 				top_variable(&w, &c);
-			if (w.err)
+			else if (tag == DW_TAG_enumeration_type)
+				top_enum(&w, &c);
+			if (w.err) {
+				free(w.seen);
 				return ks_err(w.err, "out of memory reading %s", g->file[fi].path);
+			}
 		} while (dwarf_siblingof(&c, &c) == 0);
 	}
+	free(w.seen);
 	return 0;
 }
 
@@ -759,6 +837,7 @@ void ks_cg_free(struct ks_cg *g)
 	free(g->drefs);
 	free(g->holders);
 	free(g->vars);
+	free(g->enums);
 	memset(g, 0, sizeof(*g));
 	g->pool_left = 0;
 }

@@ -152,6 +152,11 @@ struct ks_cg {
 	struct ks_cg_var { uint32_t name; uint8_t file; Dwarf_Off die; } *vars;
 
 	uint32_t *vars_by_name;		/* indexes into vars sorted by name id, on first use */
+
+	/* Top-level enumerations, one per first enumerator name (headers
+	 * repeat them in every unit): message types and opcodes by name. */
+	size_t nenums, enums_cap;
+	struct ks_cg_enum { uint8_t file; Dwarf_Off die; const char *first; } *enums;
 	uint32_t indirect;		/* the "<indirect>" node */
 	char *strpool;			/* names, in blocks */
 	char *pool_cur;
@@ -181,6 +186,10 @@ uint32_t ks_cg_canonical(const struct ks_cg *g, uint32_t id);
 const uint32_t *ks_cg_callers(const struct ks_cg *g, uint32_t func, uint32_t *n);
 /* Edges out of @func (its calls, and the functions inlined into it). */
 const uint32_t *ks_cg_callees(const struct ks_cg *g, uint32_t func, uint32_t *n);
+
+/* The name of the enumerator with value @value whose name starts with
+ * @prefix ("NFT_MSG_", 6 -> "NFT_MSG_NEWRULE"), or NULL. */
+const char *ks_cg_enumerator(const struct ks_cg *g, const char *prefix, long value);
 
 /* Whether @func's out-of-line code (the file's section at its entry) is
  * __init text: code that runs once at boot or module load. */

@@ -143,6 +143,38 @@ bool ks_list_has(const char *list, const char *name)
 	return false;
 }
 
+/* Which enumeration names a table's index: by the table's object for
+ * shared structs (every nfnetlink subsystem has its nfnl_callback array),
+ * by family otherwise. */
+static const struct { const char *object, *family, *prefix; } prefixes[] = {
+	{ "nf_tables_cb", NULL, "NFT_MSG_" },
+	{ "ip_set_netlink_subsys_cb", NULL, "IPSET_CMD_" },
+	{ "ctnl_cb", NULL, "IPCTNL_MSG_CT_" },
+	{ "nfqnl_cb", NULL, "NFQNL_MSG_" },
+	{ NULL, "io_uring", "IORING_OP_" },
+	{ NULL, "rtnetlink", "RTM_" },
+	{ NULL, "xfrm", "XFRM_MSG_" },
+};
+
+const char *ks_index_prefix(const struct ks_dispatch *d, const char *object)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++) {
+		if (prefixes[i].object && object && !strcmp(prefixes[i].object, object))
+			return prefixes[i].prefix;
+		if (prefixes[i].family && d->family && !strcmp(prefixes[i].family, d->family))
+			return prefixes[i].prefix;
+	}
+	return NULL;
+}
+
+const char *ks_registrar_prefix(const struct ks_registrar *r)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (prefixes[i].family && r->family && !strcmp(prefixes[i].family, r->family))
+			return prefixes[i].prefix;
+	return NULL;
+}
+
 const struct ks_dispatch *ks_dispatch_find(const char *member)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(dispatch); i++)

@@ -52,6 +52,13 @@ struct ks_named_cb {
 	const char *member;
 };
 
+/* The enumerator prefix naming the index of table @object under @d
+ * ("NFT_MSG_" for nf_tables_cb, "IORING_OP_" for the opcode table), or
+ * NULL. */
+const char *ks_index_prefix(const struct ks_dispatch *d, const char *object);
+/* The same for a registrar's message type ("RTM_"). */
+const char *ks_registrar_prefix(const struct ks_registrar *r);
+
 /* The entry for @member ("struct.member"), or NULL. */
 const struct ks_dispatch *ks_dispatch_find(const char *member);
 /* The entry for registrar @name, or NULL. */

@@ -330,9 +330,14 @@ static void expand_refs(struct search *s, uint32_t f, int *found, int *said)
 		if (visit_list(s, reg->dispatchers, f, HOP_REGISTERED, note))
 			(*found)++;
 		if (reg->entry == KS_ENTRY_NETLINK && type >= 0) {
+			const char *prefix = ks_registrar_prefix(reg);
+			const char *en = prefix ? ks_cg_enumerator(g, prefix, type) : NULL;
 			char name[96];
 
-			snprintf(name, sizeof(name), "%s %ld", reg->family, type);
+			if (en)
+				snprintf(name, sizeof(name), "%s %s", reg->family, en);
+			else
+				snprintf(name, sizeof(name), "%s %ld", reg->family, type);
 			snprintf(note, sizeof(note), "%s(..., %ld, %s) in %s", reg->name, type,
 				 fname(s, f), fname(s, r->holder));
 			entry_row(s, KS_HOOK_NETLINK, name, note, s->dist[f] + 1, f);
@@ -418,10 +423,18 @@ static void expand_drefs(struct search *s, uint32_t f, int *found, int *said)
 		if (disp->entry != KS_ENTRY_NONE && ma.nindex) {
 			char name[96];
 
-			if (disp->entry == KS_ENTRY_URING)
+			const char *prefix = ks_index_prefix(disp, ma.object);
+			const char *en = prefix ? ks_cg_enumerator(g, prefix, ma.index[0]) : NULL;
+
+			if (en)
+				snprintf(name, sizeof(name), "%s", en);
+			else if (disp->entry == KS_ENTRY_URING)
 				snprintf(name, sizeof(name), "opcode %ld", ma.index[0]);
 			else
 				snprintf(name, sizeof(name), "%s %s", disp->family, ma.expr);
+			if (en && disp->entry == KS_ENTRY_NETLINK) {
+				snprintf(name, sizeof(name), "%s %s", disp->family, en);
+			}
 			entry_row(s, disp->entry == KS_ENTRY_URING ? KS_HOOK_URING : KS_HOOK_NETLINK,
 				  name, note, s->dist[f] + 1, f);
 		}
