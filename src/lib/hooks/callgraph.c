@@ -206,8 +206,15 @@ static uint32_t intern_die(struct ks_cg *g, Dwarf_Die *die, const char *name)
 		return intern_key(g, name, name);
 	file = dwarf_decl_file(die);
 	n = file ? strlen(file) : 0;
-	if (!file || (n > 2 && !strcmp(file + n - 2, ".h")))
+	if (!file)
 		return intern_key(g, name, name);
+	if (n > 2 && !strcmp(file + n - 2, ".h")) {
+		uint32_t id = intern_key(g, name, name);
+
+		if (id != KS_CG_NONE)
+			g->funcs[id].flags |= KS_CGF_HDR_STATIC;
+		return id;
+	}
 	snprintf(key, sizeof(key), "%s@%s", name, file);
 	return intern_key(g, key, name);
 }

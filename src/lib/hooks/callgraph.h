@@ -71,6 +71,8 @@ struct ks_cg_dref {
 
 #define KS_CGF_OUTLINE	(1u << 0)	/* has an out-of-line copy */
 #define KS_CGF_INLINED	(1u << 1)	/* inlined somewhere */
+#define KS_CGF_HDR_STATIC (1u << 2)	/* a header's static function: one node for
+					 * copies in many units (NF_HOOK) */
 
 struct ks_cg_func {
 	const char *name;

@@ -111,13 +111,16 @@ static const struct ks_named_cb named[] = {
 
 /* Functions not walked up through: everything that sleeps, exits or
  * faults reaches them, so a path through them says nothing about who
- * triggers the function, and a hook above them refuses everything. */
+ * triggers the function, and a hook above them refuses everything.
+ * release_sock runs the socket's backlog of received packets: every call
+ * that locks a socket reaches the receive path through it. */
 static const char *const hubs[] = {
 	"schedule", "__schedule", "schedule_timeout", "schedule_preempt_disabled",
 	"preempt_schedule", "preempt_schedule_common", "preempt_schedule_irq",
 	"io_schedule", "schedule_idle", "__cond_resched", "do_exit", "do_group_exit",
 	"exit_to_user_mode_loop", "exit_to_user_mode_prepare", "irqentry_exit_to_user_mode",
 	"task_work_run", "resume_user_mode_work", "get_signal",
+	"release_sock", "__release_sock",
 };
 
 bool ks_hub(const char *fn)

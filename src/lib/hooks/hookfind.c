@@ -219,9 +219,9 @@ static void path_of(const struct search *s, uint32_t at, struct ks_hook_row *row
 			appendf(row->path, sizeof(row->path), " (inlined)");
 			appendf(row->inlined, sizeof(row->inlined), "%s%s in %s", row->inlined[0] ? "; " : "",
 				fname(s, c), fname(s, e->concrete));
-		} else if (s->hop[cur] != HOP_CALL && s->note[cur]) {
-			appendf(row->path, sizeof(row->path), " [%s]", s->note[cur]);
 		}
+		if (s->note[cur])
+			appendf(row->path, sizeof(row->path), " [%s]", s->note[cur]);
 		cur = c;
 	}
 }
@@ -474,7 +474,18 @@ static void expand(struct search *s, uint32_t f)
 
 		if (e->kind == KS_CG_INDIRECT)
 			continue;
-		visit(s, e->caller, f, e->kind == KS_CG_INLINED ? HOP_INLINED : HOP_CALL, in[i], NULL);
+		if ((!(g->funcs[e->caller].flags & KS_CGF_OUTLINE) ||
+		     (g->funcs[e->caller].flags & KS_CGF_HDR_STATIC)) && e->concrete != e->caller) {
+			/* an inline-only helper (NF_HOOK, a header's static inline) is one
+			 * node for all its copies: go straight to the function holding
+			 * this copy, or ipmr's NF_HOOK would lead to ip6_input's */
+			char note[192];
+
+			snprintf(note, sizeof(note), "in inlined %s", fname(s, e->caller));
+			visit(s, e->concrete, f, e->kind == KS_CG_INLINED ? HOP_INLINED : HOP_CALL, in[i], note);
+		} else {
+			visit(s, e->caller, f, e->kind == KS_CG_INLINED ? HOP_INLINED : HOP_CALL, in[i], NULL);
+		}
 		found++;
 	}
 	expand_refs(s, f, &found, &said);
