@@ -60,6 +60,7 @@ struct search {
 	uint8_t *reach;		/* 1: reached from a syscall entry; 2: only through a guess */
 	uint8_t *guessed;	/* per function: its path to the function has a guess */
 	bool phase2;		/* guessing: members without a known dispatcher */
+	const char *hook_list;	/* the variable whose members are the LSM hooks, NULL unknown */
 	struct guess { uint32_t f; char sname[96]; char note[256]; } *guesses;
 	size_t nguesses, guesses_cap;
 	uint32_t *entry;	/* the entry it was reached from */
@@ -288,6 +289,7 @@ static void entry_row(struct search *s, enum ks_hook_kind kind, const char *name
 		return;
 	s->row_at[row - s->rows] = at;
 	row->guessed = s->guessed[at];
+	row->variants = kind == KS_HOOK_SYSCALL ? KS_VARIANT_TP : 0;
 	row->distance = dist;
 	row->order_known = true;
 	snprintf(row->detail, sizeof(row->detail), "%s", detail);
@@ -670,6 +672,12 @@ static void point_row(struct search *s, uint32_t f, const struct ks_cg_edge *e, 
 	row->after = after;
 	row->order_known = known;
 	row->variants = kind == KS_HOOK_LSM ? KS_VARIANT_LSM | KS_VARIANT_FMOD_RET : KS_VARIANT_TP;
+	/* lsm/X needs X in the kernel's hook list; fmod_ret needs
+	 * security_X out of line (a trampoline attaches to its entry) */
+	if (kind == KS_HOOK_LSM && s->hook_list && !ks_var_has_member(s->g, s->hook_list, name))
+		row->variants &= ~KS_VARIANT_LSM;
+	if (kind == KS_HOOK_LSM && !(s->g->funcs[e->callee].flags & KS_CGF_OUTLINE))
+		row->variants &= ~KS_VARIANT_FMOD_RET;
 	snprintf(row->at, sizeof(row->at), "%s", fname(s, f));
 	snprintf(row->via, sizeof(row->via), "%s", via != KS_CG_NONE ? fname(s, via) : "");
 	if (kind == KS_HOOK_LSM) {
@@ -882,6 +890,8 @@ static int search_run(struct search *s, uint32_t *src, int nsrc)
 
 	search_reset(s);
 	s->nf = nf;
+	s->hook_list = ks_var_exists(g, "static_calls_table") ? "static_calls_table" :
+		       ks_var_exists(g, "security_hook_heads") ? "security_hook_heads" : NULL;
 	s->dist = malloc(nf * sizeof(int));
 	s->child = calloc(nf, sizeof(uint32_t));
 	s->hop = calloc(nf, 1);

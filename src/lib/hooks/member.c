@@ -185,51 +185,81 @@ static int var_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The DWARF type of the top-level variable @name of file @fi. */
+static bool var_type(struct ks_cg *g, const char *name, int fi, Dwarf_Die *type)
+{
+	uint32_t id = ks_cg_lookup(g, name);
+	size_t lo = 0, hi = g->nvars;
+	Dwarf_Die var;
+
+	if (id == KS_CG_NONE)
+		return false;
+	if (!g->vars_by_name) {
+		g->vars_by_name = malloc((g->nvars + 1) * sizeof(uint32_t));
+		if (!g->vars_by_name)
+			return false;
+		for (size_t i = 0; i < g->nvars; i++)
+			g->vars_by_name[i] = i;
+		vars_g = g;
+		qsort(g->vars_by_name, g->nvars, sizeof(uint32_t), var_cmp);
+	}
+	while (lo < hi) {	/* the first variable named id */
+		size_t mid = (lo + hi) / 2;
+
+		if (g->vars[g->vars_by_name[mid]].name < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < g->nvars && g->vars[g->vars_by_name[lo]].name == id; lo++) {
+		const struct ks_cg_var *v = &g->vars[g->vars_by_name[lo]];
+
+		if (v->file == fi)
+			return dwarf_offdie(g->file[fi].dw, v->die, &var) && die_type(&var, type);
+	}
+	return false;
+}
+
+bool ks_var_has_member(struct ks_cg *g, const char *var, const char *member)
+{
+	Dwarf_Die t, m;
+
+	if (!var_type(g, var, 0, &t))
+		return false;
+	while (dwarf_tag(&t) == DW_TAG_typedef || dwarf_tag(&t) == DW_TAG_const_type ||
+	       dwarf_tag(&t) == DW_TAG_volatile_type)
+		if (!die_type(&t, &t))
+			return false;
+	if (dwarf_child(&t, &m))
+		return false;
+	do {
+		if (dwarf_tag(&m) == DW_TAG_member && dwarf_diename(&m) &&
+		    !strcmp(dwarf_diename(&m), member))
+			return true;
+	} while (dwarf_siblingof(&m, &m) == 0);
+	return false;
+}
+
+bool ks_var_exists(struct ks_cg *g, const char *var)
+{
+	Dwarf_Die t;
+
+	return var_type(g, var, 0, &t);
+}
+
 int ks_member_at(struct ks_cg *g, const struct ks_cg_dref *d, struct ks_member_at *out)
 {
 	struct ks_cg_file *f = &g->file[d->file];
 	uint64_t obj_off = 0;
 	const char *obj = object_at(f, d->shndx, d->off, &obj_off);
-	uint32_t id;
-	Dwarf_Die var, type;
+	Dwarf_Die type;
 
 	memset(out, 0, sizeof(*out));
 	if (!obj)
 		return -ENOENT;
 	snprintf(out->object, sizeof(out->object), "%s", obj);
 	snprintf(out->expr, sizeof(out->expr), "%s", obj);
-	id = ks_cg_lookup(g, obj);
-	if (id == KS_CG_NONE)
+	if (!var_type(g, obj, d->file, &type))
 		return -ENOENT;
-	if (!g->vars_by_name) {
-		g->vars_by_name = malloc((g->nvars + 1) * sizeof(uint32_t));
-		if (!g->vars_by_name)
-			return -ENOMEM;
-		for (size_t i = 0; i < g->nvars; i++)
-			g->vars_by_name[i] = i;
-		vars_g = g;
-		qsort(g->vars_by_name, g->nvars, sizeof(uint32_t), var_cmp);
-	}
-	{
-		size_t lo = 0, hi = g->nvars;
-
-		while (lo < hi) {	/* the first variable named id */
-			size_t mid = (lo + hi) / 2;
-
-			if (g->vars[g->vars_by_name[mid]].name < id)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (; lo < g->nvars && g->vars[g->vars_by_name[lo]].name == id; lo++) {
-			const struct ks_cg_var *v = &g->vars[g->vars_by_name[lo]];
-
-			if (v->file != d->file)
-				continue;
-			if (!dwarf_offdie(f->dw, v->die, &var) || !die_type(&var, &type))
-				return -ENOENT;
-			return ks_member_walk(&type, obj_off, out);
-		}
-	}
-	return -ENOENT;
+	return ks_member_walk(&type, obj_off, out);
 }

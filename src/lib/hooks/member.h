@@ -24,6 +24,12 @@ struct ks_member_at {
  * use. */
 int ks_member_at(struct ks_cg *g, const struct ks_cg_dref *d, struct ks_member_at *out);
 
+/* Whether vmlinux's variable @var exists, and whether its struct type has
+ * a member named @member: the LSM hook list is the members of
+ * security_hook_heads (up to 6.8) or static_calls_table (6.9+). */
+bool ks_var_exists(struct ks_cg *g, const char *var);
+bool ks_var_has_member(struct ks_cg *g, const char *var, const char *member);
+
 /* Walk type @type from byte @off down to the pointer it holds, writing the
  * member path into @out (pure DWARF: unit-tested on the build's own). */
 int ks_member_walk(Dwarf_Die *type, uint64_t off, struct ks_member_at *out);
