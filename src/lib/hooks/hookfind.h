@@ -47,7 +47,8 @@ struct ks_hooks_result {
 	double load_secs, search_secs;
 };
 
-/* Run @q. Returns 0 (rows may be empty: then lost says why), or -errno
+/* Run @q (one at a time per process: the module scan and the variable
+ * index sort use static state). Returns 0 (rows may be empty: then lost says why), or -errno
  * with a message (no such function in this build, unreadable DWARF). */
 int ks_hooks_find(const struct ks_hooks_query *q, struct ks_hooks_result *r);
 void ks_hooks_result_free(struct ks_hooks_result *r);

@@ -26,7 +26,8 @@ struct ks_kmodtree {
 };
 
 /* Every .ko (plain; .ko.xz and other compressed ones are skipped) under
- * @dir. Returns 0 (possibly with no modules) or -errno with a message. */
+ * @dir. Returns 0 (possibly with no modules) or -errno with a message.
+ * Not thread-safe (nftw gives its callback no context). */
 int ks_kmodtree_scan(const char *dir, struct ks_kmodtree *t);
 void ks_kmodtree_free(struct ks_kmodtree *t);
 /* The module named @name ('-' and '_' alike), or -1. */
