@@ -784,7 +784,11 @@ static int scan_data(struct ks_cg *g, int fi)
 				if (!gelf_getrela(d, i, &r) ||
 				    !gelf_getsym(symdata, GELF_R_SYM(r.r_info), &sym))
 					continue;
-				if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !r.r_addend)
+				/* a module's own function, or one of vmlinux's
+				 * (undefined here: no type) */
+				if (!r.r_addend && (GELF_ST_TYPE(sym.st_info) == STT_FUNC ||
+						    (sym.st_shndx == SHN_UNDEF &&
+						     GELF_ST_TYPE(sym.st_info) == STT_NOTYPE)))
 					fn = elf_strptr(ef.elf, strndx, sym.st_name);
 				else if (GELF_ST_TYPE(sym.st_info) == STT_SECTION)
 					fn = fsym_find(syms, nsyms, (uint64_t)sym.st_shndx << 40 |

@@ -80,6 +80,8 @@ static const struct ks_dispatch dispatch[] = {
 	{ "net_protocol.handler", "ip_protocol_deliver_rcu", NULL, 0, NULL },
 	{ "inet6_protocol.handler", "ip6_protocol_deliver_rcu", NULL, 0, NULL },
 	/* xfrm */
+	{ "xfrm4_protocol.handler", "xfrm4_esp_rcv,xfrm4_ah_rcv,xfrm4_ipcomp_rcv,xfrm4_rcv_encap", NULL, 0, NULL },
+	{ "xfrm6_protocol.handler", "xfrm6_esp_rcv,xfrm6_ah_rcv,xfrm6_ipcomp_rcv,xfrm6_rcv_encap", NULL, 0, NULL },
 	{ "xfrm_type.input", "xfrm_input", NULL, 0, NULL },
 	{ "xfrm_type.init_state", "xfrm_init_state,__xfrm_init_state", NULL, 0, NULL },
 	{ "xfrm_type.output", "xfrm_output_one", NULL, 0, NULL },
@@ -112,8 +114,9 @@ static const struct ks_named_cb named[] = {
 /* Functions not walked up through: everything that sleeps, exits or
  * faults reaches them, so a path through them says nothing about who
  * triggers the function, and a hook above them refuses everything.
- * release_sock runs the socket's backlog of received packets: every call
- * that locks a socket reaches the receive path through it. */
+ * release_sock runs the socket's backlog of received packets, busy polling
+ * and softirqs run the receive path inside whatever syscall happens to be
+ * there: packet receive is reached from everywhere, so it stops here. */
 static const char *const hubs[] = {
 	"schedule", "__schedule", "schedule_timeout", "schedule_preempt_disabled",
 	"preempt_schedule", "preempt_schedule_common", "preempt_schedule_irq",
@@ -121,6 +124,8 @@ static const char *const hubs[] = {
 	"exit_to_user_mode_loop", "exit_to_user_mode_prepare", "irqentry_exit_to_user_mode",
 	"task_work_run", "resume_user_mode_work", "get_signal",
 	"release_sock", "__release_sock",
+	"napi_busy_loop", "napi_busy_loop_rcu", "__napi_busy_loop", "net_rx_action",
+	"do_softirq", "__do_softirq", "handle_softirqs", "__local_bh_enable_ip", "irq_exit_rcu",
 };
 
 bool ks_hub(const char *fn)

@@ -468,7 +468,12 @@ static void expand(struct search *s, uint32_t f)
 		}
 		return;	/* user space is reached */
 	}
-	if (s->dist[f] >= s->maxdist || ks_cg_is_init(g, f) || ks_hub(name))
+	if (ks_hub(name)) {
+		lostf(s, s->dist[f], "stopped at %s: reached from everywhere (scheduler, exit, softirq, socket backlog), not followed",
+		      name);
+		return;
+	}
+	if (s->dist[f] >= s->maxdist || ks_cg_is_init(g, f))
 		return;	/* boot-time code: no path from user space through it */
 	in = ks_cg_callers(g, f, &n);
 	for (uint32_t i = 0; i < n; i++) {
