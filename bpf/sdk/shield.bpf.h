@@ -56,7 +56,8 @@
  *   compat syscalls, for variants that watch only those), impact (the
  *   pattern `kshield shield impact` runs; else hunt, else signs),
  *   fix_function (comma list of the kernel functions the bug's fix
- *   changed: where `kshield hooks` starts). The README's "Writing a
+ *   changed: `kshield hooks --shield NAME` lists the refusal points on
+ *   the paths to them and ranks the shield's own hooks among them). The README's "Writing a
  *   shield" has them as a table; `kshield shield new` writes a shield
  *   with the usual ones.
  *

@@ -93,6 +93,7 @@ int do_hunt(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_debuginfo(int argc, char **argv);
 int do_sites(int argc, char **argv);
+int do_hooks(int argc, char **argv);
 int do_guard(int argc, char **argv);
 int do_status(int argc, char **argv);
 #ifndef KSHIELD_STATIC	/* no static libnats/libpq: the guest binary has no fleet */

@@ -31,7 +31,7 @@ static int do_help(int argc, char **argv)
 		"       kshield --version\n"
 		"\n"
 		"OBJECT := { probe | shield | test | agent | events | hunt | stats | status |\n"
-		"            guard | debuginfo | sites | fleet | collect }\n"
+		"            guard | debuginfo | sites | hooks | fleet | collect }\n"
 		"OPTIONS := { -j|--json | -p|--pretty | -v|--verbose | --bpffs DIR }\n"
 		"(--bpffs defaults to $KSHIELD_BPFFS, else /sys/fs/bpf/kshield)\n"
 		"\n"
@@ -46,6 +46,7 @@ static int do_help(int argc, char **argv)
 		"  guard status|on|off|load|unload|selftest   the tamper guard\n"
 		"  debuginfo          build IDs, BTF and DWARF of binaries, processes, the kernel\n"
 		"  sites list|trace|export|sign|verify   every inlined and out-of-line copy of a function\n"
+		"  hooks FUNCTION     where the paths from user space to a kernel function can be refused\n"
 		"  fleet deploy|status|wait|promote|rollback|agent   signed shields to a fleet (NATS)\n"
 		"  collect            fleet events from NATS into PostgreSQL\n"
 		"\n"
@@ -64,6 +65,7 @@ static const struct cmd nouns[] = {
 	{ "stats",	do_stats },
 	{ "debuginfo",	do_debuginfo },
 	{ "sites",	do_sites },
+	{ "hooks",	do_hooks },
 	{ "guard",	do_guard },
 	{ "status",	do_status },
 #ifndef KSHIELD_STATIC
