@@ -92,16 +92,23 @@ static __always_inline bool sys_abi32(void)
 	return ks_in_compat32();
 }
 
-/* The sock behind descriptor @fd, or NULL when it is no socket: every
- * write() on the machine asks this while a netlink shield is loaded, so a
- * file or a pipe is told apart by its file operations (socket_file_ops,
- * where kallsyms lists it: one helper read), else by its inode's mode. */
+/* Does descriptor @fd pass a chain's filter @families: a socket of one of
+ * those AF_* families, or a pipe or FIFO when KS_SYS_FD_PIPE is among them?
+ * Every write() on the machine asks this while a netlink or pipe shield
+ * is loaded, so a socket is told apart by its file operations
+ * (socket_file_ops, where kallsyms lists it: one helper read), else by
+ * its inode's mode. */
 extern const struct file_operations socket_file_ops __ksym __weak;
 
-static __always_inline struct sock *fd_sock(int fd)
+#define S_IFMT_		00170000
+#define S_IFIFO_	0010000
+
+static __always_inline bool fd_match(int fd, __u64 families)
 {
 	struct file **fds, *file = NULL;
 	struct socket *sock;
+	struct sock *sk;
+	__u16 family;
 
 	/* ks_fd_file through the typed task (plain loads, 5.11+): only here,
 	 * on the hot path. In ks_fd_file itself the typed walk made Copy
@@ -111,40 +118,42 @@ static __always_inline struct sock *fd_sock(int fd)
 		struct fdtable *fdt;
 
 		if (fd < 0 || !files)
-			return NULL;
+			return false;
 		fdt = files->fdt;
 		if (!fdt || (unsigned int)fd >= fdt->max_fds)
-			return NULL;
+			return false;
 		fds = fdt->fd;
 		if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
-			return NULL;
+			return false;
 	} else {
 		file = ks_fd_file(fd);
 	}
 	if (!file)
-		return NULL;
-	if (!ks_ksym_exists(socket_file_ops))
-		return ks_file_sock(file);
-	if (BPF_CORE_READ(file, f_op) != &socket_file_ops)
-		return NULL;
-	sock = BPF_CORE_READ(file, private_data);
-	return sock ? BPF_CORE_READ(sock, sk) : NULL;
-}
-
-/* Does the chain's socket filter let this call through? */
-static __always_inline bool sock_match(struct pt_regs *regs, const struct ks_sys_chain *ch,
-				       bool abi32)
-{
-	struct sock *sk;
-	__u16 family;
-
-	if (ch->sock_arg < 0)
+		return false;
+	if (families & (1ULL << KS_SYS_FD_PIPE) &&
+	    (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT_) == S_IFIFO_)
 		return true;
-	sk = fd_sock((int)sys_arg(regs, ch->sock_arg, abi32));
+	if (!ks_ksym_exists(socket_file_ops)) {
+		sk = ks_file_sock(file);
+	} else {
+		if (BPF_CORE_READ(file, f_op) != &socket_file_ops)
+			return false;
+		sock = BPF_CORE_READ(file, private_data);
+		sk = sock ? BPF_CORE_READ(sock, sk) : NULL;
+	}
 	if (!sk)
 		return false;
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	return family < 64 && (ch->families & (1ULL << family));
+	return family < KS_SYS_FD_PIPE && (families & (1ULL << family));
+}
+
+/* Does the chain's descriptor filter let this call through? */
+static __always_inline bool sock_match(struct pt_regs *regs, const struct ks_sys_chain *ch,
+				       bool abi32)
+{
+	if (ch->sock_arg < 0)
+		return true;
+	return fd_match((int)sys_arg(regs, ch->sock_arg, abi32), ch->families);
 }
 
 static __always_inline int dispatch(struct bpf_raw_tracepoint_args *ctx, __u32 hook,

@@ -143,6 +143,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_pwrite64		68
 #define KS_NR_pwritev		70
 #define KS_NR_io_uring_enter	426
+#define KS_NR_io_submit		2
 #else
 #define KS_NR_bind		49
 #define KS_NR_accept		43
@@ -170,6 +171,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_pwrite64		18
 #define KS_NR_pwritev		296
 #define KS_NR_io_uring_enter	426
+#define KS_NR_io_submit		209
 #endif
 
 /* Syscall numbers of the 32-bit ABI (i386 on x86-64, AArch32 EABI on

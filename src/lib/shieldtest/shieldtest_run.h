@@ -21,6 +21,9 @@ struct ks_path_result {
 	bool hit;		/* counted by the shield while enforcing */
 	bool audited;		/* counted as audited in audit mode */
 	bool ok;		/* did what the variant claims (pass/n/a) */
+	bool fixed_here;	/* a state-check shield (metadata "state_check") on a
+				 * kernel where the bug is fixed: no effect without
+				 * the shield nor with it, and no state to refuse */
 	char why[384];		/* n/a reason, the case's error, or the failure */
 	char effect[192];	/* baseline EFFECT: what the case saw ("" otherwise) */
 };
@@ -32,6 +35,7 @@ struct ks_test_result {
 	bool trigger_refused;	/* every path the variant prevents was refused */
 	bool hit_recorded;	/* ... and each covered path counted */
 	bool detect_only;	/* the variant prevents no path here, detects some */
+	bool fixed_here;	/* every covered path was fixed_here: nothing to refuse */
 	bool benign_ok;		/* benign passed while enforcing */
 	bool audit_ok;		/* audit: covered paths passed and were counted */
 	bool unload_ok;		/* after unload every path passes again */
