@@ -44,7 +44,7 @@ SHIELD_DIRS := $(patsubst %/shield.bpf.c,%,$(wildcard shields/*/shield.bpf.c))
 SHIELDS   := $(notdir $(SHIELD_DIRS))
 SHIELD_OBJS := $(patsubst %,$(BUILD)/shields/%.bpf.o,$(SHIELDS))
 LIB_SRCS  := $(wildcard src/lib/*/*.c)
-CMD_SRCS  := $(wildcard src/cmd/*.c) $(wildcard shields/*/test.c)
+CMD_SRCS  := $(wildcard src/cmd/*.c) $(wildcard shields/*/test*.c)
 SRC_HDRS  := $(wildcard src/cmd/*.h src/lib/*/*.h) $(wildcard include/kshield/*.h) \
              $(wildcard shields/*/*.h)
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
