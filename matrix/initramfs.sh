@@ -86,6 +86,12 @@ if [[ ,$checks, == *,harm,* ]]; then
 	cp "$here/../tests/guest/harm.sh" "$stage/tests/"
 	cp "$(dirname "$KSHIELD_STATIC")/syscall_loop" "$stage/bin/"
 fi
+if [[ ,$checks, == *,dpprobe,* ]]; then
+	mkdir -p "$stage/tests"
+	cp "$here/../tests/guest/dirtypipe.sh" "$here/../bench/one_shield.sh" "$stage/tests/"
+	cp "$(dirname "$KSHIELD_STATIC")/syscall_loop" "$stage/bin/"
+	cp "$FIXTURES"/dirtypipe-probe-*.bpf.o "$stage/fixtures/"
+fi
 if [[ ,$checks, == *,broken,* || ,$checks, == *,broken-as-shield,* ]]; then
 	cp "$FIXTURES/broken-shield.bpf.o" "$stage/fixtures/"
 	readelf -p .kshield "$FIXTURES/broken-shield.bpf.o" |
