@@ -95,16 +95,20 @@ static __always_inline bool sys_abi32(void)
 /* Does descriptor @fd pass a chain's filter @families: a socket of one of
  * those AF_* families, or a pipe or FIFO when KS_SYS_FD_PIPE is among them?
  * Every write() on the machine asks this while a netlink or pipe shield
- * is loaded, so a socket is told apart by its file operations
- * (socket_file_ops, where kallsyms lists it: one helper read), else by
- * its inode's mode. */
+ * is loaded, so the file is told apart by one read: its file operations
+ * (socket_file_ops, pipefifo_fops, where the kernel's BTF lists them),
+ * else its inode's mode. */
 extern const struct file_operations socket_file_ops __ksym __weak;
+extern const struct file_operations pipefifo_fops __ksym __weak;
 
 #define S_IFMT_		00170000
 #define S_IFIFO_	0010000
+#define S_IFSOCK_	0140000
 
 static __always_inline bool fd_match(int fd, __u64 families)
 {
+	bool pipes = families & (1ULL << KS_SYS_FD_PIPE);
+	const struct file_operations *fop;
 	struct file **fds, *file = NULL;
 	struct socket *sock;
 	struct sock *sk;
@@ -130,17 +134,25 @@ static __always_inline bool fd_match(int fd, __u64 families)
 	}
 	if (!file)
 		return false;
-	if (families & (1ULL << KS_SYS_FD_PIPE) &&
-	    (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT_) == S_IFIFO_)
-		return true;
-	if (!ks_ksym_exists(socket_file_ops)) {
-		sk = ks_file_sock(file);
+	if (ks_ksym_exists(socket_file_ops)) {
+		fop = BPF_CORE_READ(file, f_op);
+		if (fop != &socket_file_ops) {
+			if (!pipes)
+				return false;
+			if (ks_ksym_exists(pipefifo_fops))
+				return fop == &pipefifo_fops;
+			return (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT_) == S_IFIFO_;
+		}
 	} else {
-		if (BPF_CORE_READ(file, f_op) != &socket_file_ops)
+		umode_t mode = BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT_;
+
+		if (mode == S_IFIFO_)
+			return pipes;
+		if (mode != S_IFSOCK_)
 			return false;
-		sock = BPF_CORE_READ(file, private_data);
-		sk = sock ? BPF_CORE_READ(sock, sk) : NULL;
 	}
+	sock = BPF_CORE_READ(file, private_data);
+	sk = sock ? BPF_CORE_READ(sock, sk) : NULL;
 	if (!sk)
 		return false;
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
