@@ -194,6 +194,9 @@ test: setup
 # real kernels under QEMU, plus the host. Its fixtures test the matrix itself.
 MATRIX_FIXTURES := $(patsubst matrix/fixtures/%.bpf.c,$(BUILD)/matrix/fixtures/%.bpf.o,$(wildcard matrix/fixtures/*.bpf.c))
 
+# The Dirty Pipe probes are that shield's source, built with its test turned.
+$(BUILD)/matrix/fixtures/dirtypipe-probe-anon.bpf.o $(BUILD)/matrix/fixtures/dirtypipe-probe-file.bpf.o: \
+	shields/cve-2022-0847/shield.bpf.c
 $(BUILD)/matrix/fixtures/%.bpf.o: matrix/fixtures/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
