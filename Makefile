@@ -170,11 +170,13 @@ $(BUILD)/tests/unit-tests: $(UNIT_SRCS) $(BUILD)/obj/src/cmd/cli.o $(BUILD)/libk
 test-unit: $(BUILD)/tests/unit-tests $(SHIELD_OBJS)
 	$(Q)$(BUILD)/tests/unit-tests --jobs 1
 
-test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES) $(BUILD)/bench/store_ingest
+test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES) $(BUILD)/bench/store_ingest \
+	   $(BUILD)/matrix/fixtures/dirtypipe-probe-anon.bpf.o $(BUILD)/matrix/fixtures/dirtypipe-probe-file.bpf.o
 	$(Q)scripts/check-layers.sh
 	$(Q)$(BUILD)/tests/unit-tests --jobs 1
 	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \
 	    KSHIELD_FIXTURES=$(abspath $(BUILD)/tests/fixtures) \
+	    KSHIELD_MATRIX_FIXTURES=$(abspath $(BUILD)/matrix/fixtures) \
 	    $(BUILD)/tests/kshield-tests --jobs 1 $(TESTFLAGS)
 
 # Fresh-machine entry points (see README): both install what they need first.
