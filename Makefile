@@ -44,7 +44,7 @@ SHIELD_DIRS := $(patsubst %/shield.bpf.c,%,$(wildcard shields/*/shield.bpf.c))
 SHIELDS   := $(notdir $(SHIELD_DIRS))
 SHIELD_OBJS := $(patsubst %,$(BUILD)/shields/%.bpf.o,$(SHIELDS))
 LIB_SRCS  := $(wildcard src/lib/*/*.c)
-CMD_SRCS  := $(wildcard src/cmd/*.c) $(wildcard shields/*/test.c)
+CMD_SRCS  := $(wildcard src/cmd/*.c) $(wildcard shields/*/test*.c)
 SRC_HDRS  := $(wildcard src/cmd/*.h src/lib/*/*.h) $(wildcard include/kshield/*.h) \
              $(wildcard shields/*/*.h)
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
@@ -206,7 +206,8 @@ $(BUILD)/tests/unit-tests: $(UNIT_SRCS) $(BUILD)/obj/src/cmd/cli.o $(BUILD)/libk
 test-unit: $(BUILD)/tests/unit-tests $(SHIELD_OBJS)
 	$(Q)$(BUILD)/tests/unit-tests --jobs 1
 
-test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES) $(BUILD)/bench/store_ingest
+test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES) $(BUILD)/bench/store_ingest \
+	   $(BUILD)/matrix/fixtures/dirtypipe-probe-anon.bpf.o $(BUILD)/matrix/fixtures/dirtypipe-probe-file.bpf.o
 	$(Q)scripts/check-layers.sh
 	$(Q)scripts/sysnr.sh --check
 	$(Q)$(BUILD)/tests/unit-tests --jobs 1
@@ -214,6 +215,7 @@ test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES
 	    tests/hooks/bar.sh	# kshield hooks on the -dbg DWARF of 6.1.0-47 and 6.12.111 (fetched when missing)
 	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \
 	    KSHIELD_FIXTURES=$(abspath $(BUILD)/tests/fixtures) \
+	    KSHIELD_MATRIX_FIXTURES=$(abspath $(BUILD)/matrix/fixtures) \
 	    $(BUILD)/tests/kshield-tests --jobs 1 $(TESTFLAGS)
 
 # Fresh-machine entry points (see README): both install what they need first.
@@ -233,6 +235,9 @@ test: setup
 # real kernels under QEMU, plus the host. Its fixtures test the matrix itself.
 MATRIX_FIXTURES := $(patsubst matrix/fixtures/%.bpf.c,$(BUILD)/matrix/fixtures/%.bpf.o,$(wildcard matrix/fixtures/*.bpf.c))
 
+# The Dirty Pipe probes are that shield's source, built with its test turned.
+$(BUILD)/matrix/fixtures/dirtypipe-probe-anon.bpf.o $(BUILD)/matrix/fixtures/dirtypipe-probe-file.bpf.o: \
+	shields/cve-2022-0847/shield.bpf.c
 $(BUILD)/matrix/fixtures/%.bpf.o: matrix/fixtures/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)

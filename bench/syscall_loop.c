@@ -1,9 +1,12 @@
 /* syscall_loop.c - unrelated syscalls for bench/harm.sh: N calls of one
  * kind, the least ns per call of R runs printed. A syscall no shield cares
  * about must cost what it costs with nothing loaded.
- *   syscall_loop getppid|stat|rw512|rw4k N [R]
+ *   syscall_loop getppid|stat|rw512|rw4k|pipe512|pipexfer N [R]
  * rw512/rw4k: read from /dev/zero and write to /dev/null (one of each per
- * iteration). */
+ * iteration). pipe512: write 512 B into a pipe and read them back (a pipe
+ * shield's file_permission check runs on both). pipexfer: 512 B blocks
+ * written into a pipe that a forked reader drains, what
+ * `dd bs=512 | cat` does (ns per block). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 static double now_ns(void)
 {
@@ -31,18 +35,44 @@ int main(int argc, char **argv)
 	size_t bs = 0;
 
 	if (argc < 3 || n <= 0 || zero < 0 || null < 0) {
-		fprintf(stderr, "usage: syscall_loop getppid|stat|rw512|rw4k N [RUNS]\n");
+		fprintf(stderr, "usage: syscall_loop getppid|stat|rw512|rw4k|pipe512|pipexfer N [RUNS]\n");
 		return 2;
 	}
+	int p[2] = { -1, -1 }, xfer = !strcmp(argv[1], "pipexfer");
+
+	if ((!strcmp(argv[1], "pipe512") || xfer) && pipe(p))
+		return 1;
 	if (!strcmp(argv[1], "rw512"))
 		bs = 512;
 	else if (!strcmp(argv[1], "rw4k"))
 		bs = 4096;
 	for (long k = 0; k < r; k++) {
 		double t0 = now_ns(), t;
+		pid_t pid = -1;
+		int status;
 
+		if (xfer) {
+			pid = fork();
+			if (pid == 0) {
+				close(p[1]);
+				for (long got = 0; got < n * 512;) {
+					ssize_t m = read(p[0], buf, sizeof(buf));
+
+					if (m <= 0)
+						_exit(1);
+					got += m;
+				}
+				_exit(0);
+			}
+		}
 		for (long i = 0; i < n; i++) {
-			if (bs) {
+			if (xfer) {
+				if (write(p[1], buf, 512) != 512)
+					return 1;
+			} else if (p[0] >= 0) {
+				if (write(p[1], buf, 512) != 512 || read(p[0], buf, 512) != 512)
+					return 1;
+			} else if (bs) {
 				if (read(zero, buf, bs) != (ssize_t)bs || write(null, buf, bs) != (ssize_t)bs)
 					return 1;
 			} else if (argv[1][0] == 's') {
@@ -52,6 +82,9 @@ int main(int argc, char **argv)
 				syscall(SYS_getppid);
 			}
 		}
+		if (xfer && (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+			     WEXITSTATUS(status)))
+			return 1;
 		t = (now_ns() - t0) / n;
 		if (!k || t < best)
 			best = t;

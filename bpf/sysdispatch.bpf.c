@@ -92,16 +92,27 @@ static __always_inline bool sys_abi32(void)
 	return ks_in_compat32();
 }
 
-/* The sock behind descriptor @fd, or NULL when it is no socket: every
- * write() on the machine asks this while a netlink shield is loaded, so a
- * file or a pipe is told apart by its file operations (socket_file_ops,
- * where kallsyms lists it: one helper read), else by its inode's mode. */
+/* Does descriptor @fd pass a chain's filter @families: a socket of one of
+ * those AF_* families, or a pipe or FIFO when KS_SYS_FD_PIPE is among them?
+ * Every write() on the machine asks this while a netlink or pipe shield
+ * is loaded, so the file is told apart by one read: its file operations
+ * (socket_file_ops, pipefifo_fops, where the kernel's BTF lists them),
+ * else its inode's mode. */
 extern const struct file_operations socket_file_ops __ksym __weak;
+extern const struct file_operations pipefifo_fops __ksym __weak;
 
-static __always_inline struct sock *fd_sock(int fd)
+#define S_IFMT_		00170000
+#define S_IFIFO_	0010000
+#define S_IFSOCK_	0140000
+
+static __always_inline bool fd_match(int fd, __u64 families)
 {
+	bool pipes = families & (1ULL << KS_SYS_FD_PIPE);
+	const struct file_operations *fop;
 	struct file **fds, *file = NULL;
 	struct socket *sock;
+	struct sock *sk;
+	__u16 family;
 
 	/* ks_fd_file through the typed task (plain loads, 5.11+): only here,
 	 * on the hot path. In ks_fd_file itself the typed walk made Copy
@@ -111,40 +122,50 @@ static __always_inline struct sock *fd_sock(int fd)
 		struct fdtable *fdt;
 
 		if (fd < 0 || !files)
-			return NULL;
+			return false;
 		fdt = files->fdt;
 		if (!fdt || (unsigned int)fd >= fdt->max_fds)
-			return NULL;
+			return false;
 		fds = fdt->fd;
 		if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
-			return NULL;
+			return false;
 	} else {
 		file = ks_fd_file(fd);
 	}
 	if (!file)
-		return NULL;
-	if (!ks_ksym_exists(socket_file_ops))
-		return ks_file_sock(file);
-	if (BPF_CORE_READ(file, f_op) != &socket_file_ops)
-		return NULL;
+		return false;
+	if (ks_ksym_exists(socket_file_ops)) {
+		fop = BPF_CORE_READ(file, f_op);
+		if (fop != &socket_file_ops) {
+			if (!pipes)
+				return false;
+			if (ks_ksym_exists(pipefifo_fops))
+				return fop == &pipefifo_fops;
+			return (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT_) == S_IFIFO_;
+		}
+	} else {
+		umode_t mode = BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT_;
+
+		if (mode == S_IFIFO_)
+			return pipes;
+		if (mode != S_IFSOCK_)
+			return false;
+	}
 	sock = BPF_CORE_READ(file, private_data);
-	return sock ? BPF_CORE_READ(sock, sk) : NULL;
-}
-
-/* Does the chain's socket filter let this call through? */
-static __always_inline bool sock_match(struct pt_regs *regs, const struct ks_sys_chain *ch,
-				       bool abi32)
-{
-	struct sock *sk;
-	__u16 family;
-
-	if (ch->sock_arg < 0)
-		return true;
-	sk = fd_sock((int)sys_arg(regs, ch->sock_arg, abi32));
+	sk = sock ? BPF_CORE_READ(sock, sk) : NULL;
 	if (!sk)
 		return false;
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	return family < 64 && (ch->families & (1ULL << family));
+	return family < KS_SYS_FD_PIPE && (families & (1ULL << family));
+}
+
+/* Does the chain's descriptor filter let this call through? */
+static __always_inline bool sock_match(struct pt_regs *regs, const struct ks_sys_chain *ch,
+				       bool abi32)
+{
+	if (ch->sock_arg < 0)
+		return true;
+	return fd_match((int)sys_arg(regs, ch->sock_arg, abi32), ch->families);
 }
 
 static __always_inline int dispatch(struct bpf_raw_tracepoint_args *ctx, __u32 hook,

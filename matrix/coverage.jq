@@ -36,7 +36,7 @@ def key: "\(.kernel) (\(.arch))";
   "",
   ([$rows[] | select(.status == "unprotected" or .status == "n/a" or .status == "fail"
                      or .status == "check-failed" or .status == "todo")
-    | "- \(key) \(col): \(.status): \((.error // "") | gsub("\n"; " ") | .[:300])"]
+    | "- \(key) \(col): \(.status): \((.error // .na_reason // "") | gsub("\n"; " ") | .[:300])"]
    | if length == 0 then "(none)" else .[] end),
   "",
   ([.[] | select(.shield == null and .check == null)

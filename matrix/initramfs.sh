@@ -96,6 +96,12 @@ if [[ ,$checks, == *,selinux,* ]]; then
 	secilc -M true -c 33 -f /dev/null -o "$stage/etc/kshield/selinux.policy" \
 		"$here/selinux/minimal.cil" || { echo "initramfs: secilc failed on matrix/selinux/minimal.cil" >&2; exit 1; }
 fi
+if [[ ,$checks, == *,dpprobe,* ]]; then
+	mkdir -p "$stage/tests"
+	cp "$here/../tests/guest/dirtypipe.sh" "$here/../bench/one_shield.sh" "$stage/tests/"
+	cp "$(dirname "$KSHIELD_STATIC")/syscall_loop" "$stage/bin/"
+	cp "$FIXTURES"/dirtypipe-probe-*.bpf.o "$stage/fixtures/"
+fi
 if [[ ,$checks, == *,broken,* || ,$checks, == *,broken-as-shield,* ]]; then
 	cp "$FIXTURES/broken-shield.bpf.o" "$stage/fixtures/"
 	readelf -p .kshield "$FIXTURES/broken-shield.bpf.o" |

@@ -10,7 +10,9 @@
 # Each row's status:
 #   pass           the shield loaded, did what its variant claims on every
 #                  trigger path that runs here (refused the ones it prevents,
-#                  counted the ones it detects), left benign use alone
+#                  counted the ones it detects; for a state-check shield on
+#                  a fixed kernel: no effect with or without it, "fixed-here"),
+#                  left benign use alone
 #   partial        as pass, but a path that runs here is not covered by the
 #                  variant that loaded ("cgroup: compat-i386 not covered"):
 #                  shown apart, never counted as a pass
@@ -31,10 +33,14 @@ def tagged($t): select(startswith($t + " ")) | .[($t | length) + 1:];
 def checks: if $checks == "-" then [] else ($checks | split(",")) end;
 def lsm_variant: (. // "") | startswith("lsm");
 
-# Paths the loaded variant claims to prevent that went through anyway.
+# Paths the loaded variant claims to prevent that went through anyway (a
+# state-check shield's "fixed-here" path, no effect without the shield nor
+# with it, is not one: the state it refuses never arose).
 def prevented_passed:
   [.paths[]? | select(.coverage == "prevents" and
-                      (.enforce == "passed" or .enforce == "effect" or .enforce == "no-effect"))
+                      (.enforce == "passed" or .enforce == "effect"
+                       or (.enforce == "no-effect" and
+                           (.status != "fixed-here" or .baseline != "no-effect"))))
    | .name];
 
 # Paths that ran while enforcing and the loaded variant does not cover.
@@ -66,7 +72,8 @@ def status:
   elif (prevented_passed | length) > 0 then "fail"
   elif .error == null and .benign_ok == true
        and (.partial == true or (uncovered | length) > 0) then "partial"
-  elif .error == null and (.trigger_refused == true or .detect_only == true)
+  elif .error == null and (.trigger_refused == true or .detect_only == true
+                           or .fixed_here == true)
        and .benign_ok == true then "pass"
   else "fail" end;
 

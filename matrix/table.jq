@@ -28,7 +28,7 @@ def reason:
   elif .status == "expected-fail" then "check \(.check): marked failed as it must be: \(.error)"
   elif .lsm_unavailable and .status != "check-failed" then
     "lsm unavailable (\(.lsm_unavailable | .[:60])); fallback: \(.fallback); \(.error // "")"
-  else (.error // "") end | gsub("\n"; " ") | .[:150];
+  else (.error // .na_reason // "") end | gsub("\n"; " ") | .[:150];
 def mark: {"pass": "ok", "fail": "FAIL", "unprotected": "UNPROTECTED", "n/a": "n/a",
            "expected-fail": "ok(check)", "check-failed": "CHECK-FAILED", "partial": "PARTIAL",
            "todo": "TODO"}[.status] // .status;

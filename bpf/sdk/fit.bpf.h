@@ -179,6 +179,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_userfaultfd	282
 #define KS_NR_memfd_create	279
 #define KS_NR_msgsnd		189
+#define KS_NR_io_submit		2
 #else
 #define KS_NR_bind		49
 #define KS_NR_accept		43
@@ -235,6 +236,7 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_userfaultfd	323
 #define KS_NR_memfd_create	319
 #define KS_NR_msgsnd		69
+#define KS_NR_io_submit		209
 #endif
 
 /* Syscall numbers of the 32-bit ABI (i386 on x86-64, AArch32 EABI on

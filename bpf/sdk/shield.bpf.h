@@ -53,7 +53,17 @@
  *   fmod_ret with neither takes lsm's: the same body, KS_SECURITY_HOOK),
  *   requires_<v> (kernel features variant <v> is pointless without; the
  *   loader skips it, saying why, where one is missing: "compat" = 32-bit
- *   compat syscalls, for variants that watch only those), impact (the
+ *   compat syscalls, for variants that watch only those), requires (the
+ *   same for every variant; also "before-X.Y", the kernel's release below
+ *   X.Y, and "no-member:STRUCT.MEMBER", the kernel's BTF struct without
+ *   that direct member: the window of kernels where the bug can exist;
+ *   outside it nothing loads and `kshield test` says n/a, unless a path
+ *   showed the effect without the shield; KSHIELD_FIT_RELEASE stands in
+ *   for the release, to prove and measure a shield outside its window),
+ *   state_check (the shield refuses a kernel state that only arises where
+ *   its bug is live, e.g. cve-2022-0847: where it is fixed, a path with no
+ *   effect without the shield nor with it is "fixed-here", not a failure
+ *   to prevent; the value names the state), impact (the
  *   pattern `kshield shield impact` runs; else hunt, else signs),
  *   fix_function (comma list of the kernel functions the bug's fix
  *   changed: `kshield hooks --shield NAME` lists the refusal points on

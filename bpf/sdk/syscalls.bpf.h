@@ -4,6 +4,7 @@
  *	KS_SYSCALL_ENTER(tp__bind, bind) { ... args[0] ... }
  *	KS_SYSCALL_ENTER32(tp__bind, bind)	// the same body for 32-bit calls
  *	KS_SYSCALL_SOCK(tp__bind, 0, AF_ALG);	// only when args[0] is such a socket
+ *	KS_SYSCALL_PIPE(tp__write, 0);		// only when args[0] is a pipe
  *	KS_SYSCALL_EXIT(tp__unshare_exit, unshare) { ... ret ... }
  *	KS_SYSCALL_EXIT32(tp__unshare_exit, unshare)	// 32-bit exits too
  *	KS_SOCKETCALL32(tp__bind, 2)		// i386 socketcall(SYS_BIND, ...)
@@ -99,6 +100,14 @@ static __always_inline void ks_sys_next(void *ctx, __u32 cur)
 	static const char __ks_sysf_##prog[]				\
 	__attribute__((section(KS_META_SECTION), used)) =		\
 		"sysf." #prog "=" #arg " " KS_STR(families)
+
+/* Run @prog only when argument @arg is a pipe or FIFO (the dispatcher's
+ * filter, as KS_SYSCALL_SOCK: a write() to a file or a socket costs the
+ * chain one look at its descriptor). */
+#define KS_SYSCALL_PIPE(prog, arg)					\
+	static const char __ks_sysf_##prog[]				\
+	__attribute__((section(KS_META_SECTION), used)) =		\
+		"sysf." #prog "=" #arg " " KS_STR(KS_SYS_FD_PIPE)
 
 #define __KS_SYS_SEC_enter	"raw_tp/sys_enter"
 #define __KS_SYS_SEC_enter32	"raw_tp/sys_enter"

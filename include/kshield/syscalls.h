@@ -34,12 +34,18 @@ enum ks_sys_hook {
 /* Syscalls one program may register for. */
 #define KS_SYS_REGS		24
 
+/* The "family" bit of a descriptor filter that matches a pipe or FIFO (no
+ * AF_* is 63): a chain on write() for a pipe shield skips files and
+ * sockets as the netlink chains skip files and pipes. */
+#define KS_SYS_FD_PIPE		63
+
 struct ks_sys_chain {
 	__u8 n;			/* programs in slot[] */
 	__u8 abi32;		/* native hooks: the 32-bit chain of nr is not empty */
 	__s8 sock_arg;		/* -1, or the argument every program's socket filter reads */
 	__u8 _pad[5];
-	__u64 families;		/* sock_arg's socket must be of one of these AF_* (bit per family) */
+	__u64 families;		/* sock_arg's socket must be of one of these AF_* (bit per family),
+				 * or a pipe (KS_SYS_FD_PIPE) */
 	__u16 slot[KS_SYS_CHAIN_LEN];	/* indices into ks_sys_progs */
 };
 

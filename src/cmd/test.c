@@ -50,6 +50,8 @@ static const char *path_status(const struct ks_path_result *p)
 		return p->why[0] ? "fail" : "-";
 	if (p->enforce < 0)
 		return "fail";
+	if (p->fixed_here)
+		return "fixed-here";
 	if (p->cov == KS_COV_NONE)
 		return "not-covered";
 	return p->ok ? (p->cov == KS_COV_DETECTS ? "detected" : "prevented") : "fail";
@@ -61,6 +63,8 @@ static const char *trigger_str(const struct ks_test_result *r)
 		return "-";
 	if (r->ntodo && r->trigger_case < 0 && !r->trigger_refused && !r->detect_only)
 		return "TODO";
+	if (r->fixed_here)
+		return "no-effect";
 	if (r->detect_only)
 		return r->hit_recorded ? "detected" : "MISSED";
 	if (r->trigger_refused)
@@ -199,6 +203,7 @@ static void print_result(const struct ks_test_result *r)
 		json_object_object_add(o, "trigger_refused", json_object_new_boolean(r->trigger_refused));
 		json_object_object_add(o, "hit_recorded", json_object_new_boolean(r->hit_recorded));
 		json_object_object_add(o, "detect_only", json_object_new_boolean(r->detect_only));
+		json_object_object_add(o, "fixed_here", json_object_new_boolean(r->fixed_here));
 		json_object_object_add(o, "benign_ok", json_object_new_boolean(r->benign_ok));
 		json_object_object_add(o, "audit_ok", json_object_new_boolean(r->audit_ok));
 		json_object_object_add(o, "unload_ok", json_object_new_boolean(r->unload_ok));

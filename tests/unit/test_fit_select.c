@@ -6,6 +6,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "fit.h"
 
@@ -100,4 +102,29 @@ Test(fit_select, sendpage_only_where_sockets_have_it)
 	cr_expect_eq(loads(obj, "lsm__file_permission__sendpage__noloop"), sp && !loop);
 	cr_expect_eq(loads(obj, "lsm__sendmsg") + loads(obj, "lsm__sendmsg__noloop"), 1);
 	bpf_object__close(obj);
+}
+
+/* ks_kernel_meets: the "requires" of a shield's metadata. The release
+ * comes from KSHIELD_FIT_RELEASE here, so the answers do not depend on
+ * the kernel the test runs on; the member checks read its BTF, where
+ * struct pipe_inode_info has bufs on every kernel kshield supports. */
+Test(fit_select, requires_window)
+{
+	char why[160];
+	int rel;
+
+	setenv("KSHIELD_FIT_RELEASE", "5.10", 1);
+	rel = ks_kernel_release();
+	cr_expect_eq(rel, 5 * 256 + 10);
+	cr_expect_eq(ks_kernel_meets("before-5.17", why, sizeof(why)), 0);
+	cr_expect_eq(ks_kernel_meets("before-5.10", why, sizeof(why)), -EOPNOTSUPP);
+	cr_expect(strstr(why, "5.10, past 5.10"), "why: %s", why);
+	setenv("KSHIELD_FIT_RELEASE", "6.12", 1);
+	cr_expect_eq(ks_kernel_meets("before-5.17", why, sizeof(why)), -EOPNOTSUPP);
+	unsetenv("KSHIELD_FIT_RELEASE");
+	cr_expect_eq(ks_kernel_meets("no-member:pipe_inode_info.bufs", why, sizeof(why)), -EOPNOTSUPP);
+	cr_expect(strstr(why, "struct pipe_inode_info has bufs"), "why: %s", why);
+	cr_expect_eq(ks_kernel_meets("no-member:pipe_inode_info.no_such_member", why, sizeof(why)), 0);
+	cr_expect_eq(ks_kernel_meets("before-5", why, sizeof(why)), -EINVAL);
+	cr_expect_eq(ks_kernel_meets("newer-than-5.8", why, sizeof(why)), -EINVAL);
 }

@@ -613,6 +613,12 @@ static const struct ks_arg_val esn_bind_fail[] = {
 	{ 1, "mark_not_stored" }, { 2, "name_not_read" }, { 0, NULL },
 };
 
+/* cve-2022-0847: the call a pipe write was refused or killed at */
+static const struct ks_arg_val dp_calls[] = {
+	{ 0, "file_permission" }, { 1, "write" }, { 2, "writev" }, { 3, "pwritev2" },
+	{ 4, "sendfile" }, { 5, "io_uring" }, { 6, "io_submit" }, { 0, NULL },
+};
+
 /* linux/fs_context.h, linux/mount.h */
 static const struct ks_arg_val fs_value_types[] = {
 	{ 1, "fs_value_is_flag" }, { 2, "fs_value_is_string" }, { 0, NULL },
@@ -736,6 +742,12 @@ const struct ks_shield_args_def ks_shield_args[] = {
 	    A_ENUM("fail_closed", esn_bind_fail) } },
 	{ "cve-2026-31431", "sys_enter_bind", ANY,
 	  { A("family", FAMILY), A("addrlen", INT), A("name", STR8), A_NONE } },
+	{ "cve-2022-0847", "file_permission", ANY,
+	  { A("buf_flags", HEX), A_FLAGS("mask", may_mask), A_NONE, A_ENUM("call", dp_calls) } },
+	{ "cve-2022-0847", "sys_enter_write", ANY,
+	  { A("buf_flags", HEX), A("fd", FD), A_NONE, A_ENUM("call", dp_calls) } },
+	{ "cve-2022-0847", "io_uring_submit", ANY,
+	  { A("buf_flags", HEX), A_ENUM("opcode", iouring_ops), A_NONE, A_ENUM("call", dp_calls) } },
 	{ "cve-2026-31431", "file_permission", ANY,
 	  { A("family", FAMILY), A_FLAGS("mask", may_mask), A_NONE, A_NONE } },
 	{ "cve-2026-31431", "socket_sendmsg", ANY,

@@ -1,6 +1,9 @@
 /* fit.c - fit one CO-RE object to the running kernel (see fit.h).
  * The kernel's own BTF says what it has: enum bpf_map_type, bpf_func_id and
  * bpf_link_type list exactly what this build knows. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/utsname.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
@@ -319,4 +322,58 @@ bool ks_fit_link_unpinnable(const struct bpf_program *prog)
 	default:
 		return false;
 	}
+}
+
+int ks_kernel_release(void)
+{
+	const char *env = getenv("KSHIELD_FIT_RELEASE");
+	struct utsname u;
+	int maj = 0, min = 0;
+
+	if (env && *env) {
+		if (sscanf(env, "%d.%d", &maj, &min) == 2)
+			return maj * 256 + min;
+		return 0;
+	}
+	if (uname(&u) || sscanf(u.release, "%d.%d", &maj, &min) != 2)
+		return 0;
+	return maj * 256 + min;
+}
+
+bool ks_kernel_struct_has(const char *type, const char *member)
+{
+	struct btf *btf = load_vmlinux_btf();
+	bool has = !btf || struct_has(btf, type, member);
+
+	btf__free(btf);
+	return has;
+}
+
+int ks_kernel_meets(const char *req, char *why, size_t len)
+{
+	char type[64], member[64];
+	int maj, min, rel;
+
+	if (!strcmp(req, "compat")) {
+		if (ks_kernel_runs_compat())
+			return 0;
+		snprintf(why, len, "this kernel has no 32-bit compat syscalls (no 32-bit syscall "
+			 "entry in kallsyms)");
+		return -EOPNOTSUPP;
+	}
+	if (sscanf(req, "before-%d.%d", &maj, &min) == 2) {
+		rel = ks_kernel_release();
+		if (!rel || rel < maj * 256 + min)
+			return 0;	/* unreadable: load rather than guess */
+		snprintf(why, len, "this kernel is %d.%d, past %d.%d", rel >> 8, rel & 255, maj, min);
+		return -EOPNOTSUPP;
+	}
+	if (sscanf(req, "no-member:%63[^.].%63s", type, member) == 2) {
+		if (!ks_kernel_struct_has(type, member))
+			return 0;
+		snprintf(why, len, "this kernel's struct %s has %s", type, member);
+		return -EOPNOTSUPP;
+	}
+	snprintf(why, len, "unknown requirement \"%s\"", req);
+	return -EINVAL;
 }

@@ -69,6 +69,21 @@ bool ks_kernel_perf_links(void);
 /* Whether the link of @prog is one of those on a kernel that cannot pin it. */
 bool ks_fit_link_unpinnable(const struct bpf_program *prog);
 
+/* The running kernel's release as major * 256 + minor (uname; 0 when it
+ * cannot be read). $KSHIELD_FIT_RELEASE ("5.10") stands in for it: for
+ * proving and measuring, on a kernel outside a shield's window, the
+ * programs that the window keeps from loading (never in production). */
+int ks_kernel_release(void);
+
+/* Does the running kernel's BTF have struct @type with member @member?
+ * No BTF: true (do not guess). */
+bool ks_kernel_struct_has(const char *type, const char *member);
+
+/* Is requirement @req ("compat", "before-5.17", "no-member:S.M", see
+ * bpf/sdk/shield.bpf.h) met by this kernel? 0 yes; -EOPNOTSUPP no, with
+ * @why saying what this kernel has; -EINVAL for a requirement unknown. */
+int ks_kernel_meets(const char *req, char *why, size_t len);
+
 /* Does the running kernel's BTF enum @type have a value named @value?
  * Parses the BTF (megabytes) each call and frees it: not for hot paths. */
 bool ks_kernel_enum_has(const char *type, const char *value);

@@ -73,20 +73,37 @@ static int load_print(enum libbpf_print_level level, const char *fmt, va_list ap
 	return load_print_next ? load_print_next(level, fmt, ap) : 0;
 }
 
-/* The kernel features variant @v's "requires_<v>" metadata lists that this
- * kernel lacks: a reason in @why, or 0. Known: "compat" (32-bit syscalls:
- * a variant that watches only them has nothing to do without them). */
+/* What the shield's "requires" and variant @v's "requires_<v>" metadata
+ * ask of the kernel (comma lists, ks_kernel_meets) that this kernel lacks:
+ * a reason in @why and -EOPNOTSUPP, or 0. "compat": 32-bit syscalls, for
+ * a variant that watches only them; "before-X.Y" and "no-member:S.M": the
+ * window of kernels where the shield's bug can exist. */
 static int variant_unneeded(const struct ks_meta *meta, const char *v, char *why, size_t len)
 {
-	char key[96];
+	char key[96], list[256], what[160], *tok, *save;
 	const char *req;
+	int err;
 
-	snprintf(key, sizeof(key), "requires_%s", v);
-	req = ks_meta_get(meta, key);
-	if (req && strstr(req, "compat") && !ks_kernel_runs_compat()) {
-		snprintf(why, len, "this kernel has no 32-bit compat syscalls (no 32-bit syscall entry "
-			 "in kallsyms), the only paths %s watches: nothing to guard here", v);
-		return -EOPNOTSUPP;
+	for (int i = 0; i < 2; i++) {
+		snprintf(key, sizeof(key), i ? "requires_%s" : "requires", v);
+		req = ks_meta_get(meta, key);
+		if (!req)
+			continue;
+		snprintf(list, sizeof(list), "%s", req);
+		for (tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+			err = ks_kernel_meets(tok, what, sizeof(what));
+			if (!err)
+				continue;
+			if (err == -EINVAL)
+				snprintf(why, len, "%s: %s", key, what);
+			else if (!strcmp(tok, "compat"))
+				snprintf(why, len, "%s, the only paths %s watches: nothing to guard "
+					 "here", what, v);
+			else
+				snprintf(why, len, "%s (%s %s): the bug cannot exist here, nothing to "
+					 "guard", what, key, tok);
+			return err;
+		}
 	}
 	return 0;
 }
@@ -566,8 +583,10 @@ static int try_variant(const char *path, const void *buf, size_t len,
 
 	snprintf(try->name, sizeof(try->name), "%s", v);
 	err = variant_unneeded(meta, v, try->why, sizeof(try->why));
-	if (err)
+	if (err) {
+		try->unneeded = err == -EOPNOTSUPP;
 		return try->err = err;
+	}
 	if (!(err = open_variant(&at, buf, len)) && !(err = load_variant(&at)) &&
 	    !(err = configure_variant(&at, path, idx, mode)) && !(err = attach_variant(&at)) &&
 	    !(err = pin_variant(&at, dir))) {

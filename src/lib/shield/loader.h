@@ -19,6 +19,7 @@ struct ks_variant_try {
 	char name[KS_VARIANT_LEN];
 	int err;		/* 0 = chosen, <0 = why it was refused */
 	char why[512];		/* one line, e.g. "lsm__x: load: Operation not permitted" */
+	bool unneeded;		/* skipped: the kernel lacks what its "requires" name */
 };
 
 struct ks_load_result {

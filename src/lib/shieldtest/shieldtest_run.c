@@ -17,6 +17,14 @@
  * fails the test ("not written yet"); one refused as the kernel's own fix
  * refuses (KS_CASE_FIXED) went as far as the fix: a pass without the
  * shield, the shield's refusal while enforcing when the shield counted it.
+ *
+ * A shield whose check is a kernel state that only arises where its bug is
+ * live (metadata "state_check", e.g. a pipe buffer of the page cache that
+ * may be merged into) has nothing to refuse where the bug is fixed: there a
+ * path with no effect without the shield and none with it, and no hit, is
+ * "fixed here", not a failure to prevent (it is not counted in audit mode
+ * either). A shield whose "requires" rule out this kernel (the bug cannot
+ * exist here) is n/a, unless a path showed the effect without it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -467,7 +475,8 @@ static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
 		    struct ks_test_result *r, struct case_proc *held)
 {
 	char why[512], missed[192] = "";
-	int nprev = 0, nprev_ok = 0, ndet = 0, ncov_hit = 0, first = -1;
+	int nprev = 0, nprev_ok = 0, ndet = 0, ncov_hit = 0, nfixed = 0, first = -1;
+	const char *state = ks_meta_get(meta, "state_check");
 
 	for (int i = 0; i < t->npaths; i++) {
 		struct ks_path_result *p = &r->paths[i];
@@ -493,6 +502,14 @@ static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
 			ks_path_note(p, "could not run while enforcing", c, why);
 			FAIL("%s: trigger could not run while enforcing%s%s", p->name,
 			     why[0] ? ": " : "", why);
+			continue;
+		}
+		if (state && p->cov != KS_COV_NONE && p->baseline == KS_CASE_NOEFFECT &&
+		    c == KS_CASE_NOEFFECT && !p->hit) {
+			p->ok = p->fixed_here = true;
+			nfixed++;
+			snprintf(p->why, sizeof(p->why), "no effect without the shield nor with it, "
+				 "and the state it refuses (%s) never arose", state);
 			continue;
 		}
 		switch (p->cov) {
@@ -531,6 +548,7 @@ static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
 	r->trigger_case = first;
 	r->trigger_refused = nprev > 0 && nprev_ok == nprev;
 	r->detect_only = !nprev && ndet > 0;
+	r->fixed_here = nfixed > 0 && !nprev && !ndet;
 	r->hit_recorded = ncov_hit > 0 && ncov_hit == nprev + ndet;
 	if (missed[0]) {
 		r->partial = true;
@@ -579,13 +597,29 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	}
 	err = ks_shield_load(object, KS_MODE_ENFORCE, &r->load);
 	if (err) {
-		r->unsupported = r->load.ntried > 0 && !r->load.variant[0];
-		FAIL("%s", ks_errmsg());
+		bool unneeded = r->load.ntried > 0;
+
+		for (int i = 0; i < r->load.ntried; i++)
+			unneeded &= r->load.tried[i].unneeded;
 		for (int i = 0; i < t->npaths; i++)
 			if (held[i].pid > 0) {
 				kill(held[i].pid, SIGKILL);
 				case_finish(&held[i], why, sizeof(why));
 			}
+		/* The shield's own rule says its bug cannot exist here: n/a,
+		 * unless a path just showed the effect (the rule is wrong). */
+		if (unneeded && strcmp(r->vulnerable, "yes")) {
+			r->not_applicable = true;
+			snprintf(r->na_reason, sizeof(r->na_reason), "not loaded: %s (vulnerable %s)",
+				 r->load.tried[0].why, r->vulnerable);
+			goto out;
+		}
+		if (unneeded)
+			FAIL("the bug is live here (a path showed its effect without the shield) but "
+			     "the shield's requires rule this kernel out: %s", r->load.tried[0].why);
+		else
+			FAIL("%s", ks_errmsg());
+		r->unsupported = r->load.ntried > 0 && !r->load.variant[0];
 		goto out;
 	}
 	snprintf(r->variant, sizeof(r->variant), "%s", r->load.variant);
@@ -612,7 +646,8 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 		for (int i = 0; i < r->npaths; i++) {
 			struct ks_path_result *p = &r->paths[i];
 
-			if (p->not_applicable || !p->ran_enforce || p->cov == KS_COV_NONE)
+			if (p->not_applicable || !p->ran_enforce || p->cov == KS_COV_NONE ||
+			    p->fixed_here)
 				continue;
 			before = hits(t->shield, KS_VERDICT_AUDITED);
 			c = run_path(&t->paths[i], why, sizeof(why));

@@ -22,6 +22,9 @@ struct ks_path_result {
 	bool hit;		/* counted by the shield while enforcing */
 	bool audited;		/* counted as audited in audit mode */
 	bool ok;		/* did what the variant claims (pass/n/a) */
+	bool fixed_here;	/* a state-check shield (metadata "state_check") on a
+				 * kernel where the bug is fixed: no effect without
+				 * the shield nor with it, and no state to refuse */
 	char why[384];		/* n/a reason, the case's error, or the failure */
 	char effect[192];	/* baseline EFFECT: what the case saw ("" otherwise) */
 	char seen[192];		/* baseline EFFECT, NOEFFECT or FIXED: the case's own words */
@@ -34,6 +37,7 @@ struct ks_test_result {
 	bool trigger_refused;	/* every path the variant prevents was refused */
 	bool hit_recorded;	/* ... and each covered path counted */
 	bool detect_only;	/* the variant prevents no path here, detects some */
+	bool fixed_here;	/* every covered path was fixed_here: nothing to refuse */
 	bool benign_ok;		/* benign passed while enforcing */
 	bool benign_todo;	/* ... is not written yet (KS_CASE_TODO) */
 	bool audit_ok;		/* audit: covered paths passed and were counted */
