@@ -36,6 +36,7 @@ const struct ks_scaffold_syscall ks_scaffold_syscalls[] = {
 	{ "fsopen", true, 0, NULL, false, true },
 	{ "fspick", true, 0, NULL, false, true },
 	{ "getsockopt", true, 15, "IORING_OP_URING_CMD SOCKET_URING_OP_GETSOCKOPT (6.7+)", false, true },
+	{ "io_submit", false, 0, NULL, false, true },
 	{ "io_uring_enter", true, 0, NULL, false, true },
 	{ "io_uring_register", true, 0, NULL, false, true },
 	{ "io_uring_setup", true, 0, NULL, false, true },
