@@ -30,6 +30,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define FMODE_WRITE 0x2
 #define MAY_WRITE 0x2
 #define CGROUP2_SUPER_MAGIC 0x63677270
+#define PROC_SUPER_MAGIC 0x9fa0
+#define PT_PTRACED 0x1
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -78,6 +80,12 @@ static __always_inline bool same_inode(struct inode *ino, __u64 i_ino, __u32 dev
 	return ino && BPF_CORE_READ(ino, i_ino) == i_ino && BPF_CORE_READ(ino, i_sb, s_dev) == dev;
 }
 
+/* Is @t running the kshield binary recorded at load? */
+static __always_inline bool runs_kshield(struct task_struct *t, const struct ks_guard_cfg *c)
+{
+	return c->exe_ino && same_inode(BPF_CORE_READ(t, mm, exe_file, f_inode), c->exe_ino, c->exe_dev);
+}
+
 static __always_inline bool trusted(const struct ks_guard_cfg *c)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -88,7 +96,7 @@ static __always_inline bool trusted(const struct ks_guard_cfg *c)
 	if (c->agent_tgid)
 		return tgid == c->agent_tgid;
 	t = (struct task_struct *)bpf_get_current_task();
-	return same_inode(BPF_CORE_READ(t, mm, exe_file, f_inode), c->exe_ino, c->exe_dev);
+	return runs_kshield(t, c);
 }
 
 /* Is @d the bpffs root or below it? Pins sit at most 3 levels down. */
@@ -356,6 +364,32 @@ static __always_inline bool agent_under(const struct ks_guard_cfg *c, void *kn)
 	return false;
 }
 
+/* "oom_score_adj" or "oom_adj": the agent made the OOM killer's first
+ * choice (1000) without any signal. */
+static __always_inline bool oom_knob(const char *n)
+{
+	if (n[0] != 'o' || n[1] != 'o' || n[2] != 'm' || n[3] != '_')
+		return false;
+	if (n[4] == 'a' && n[5] == 'd' && n[6] == 'j' && !n[7])
+		return true;
+	return n[4] == 's' && n[5] == 'c' && n[6] == 'o' && n[7] == 'r' && n[8] == 'e' &&
+	       n[9] == '_' && n[10] == 'a' && n[11] == 'd' && n[12] == 'j' && !n[13];
+}
+
+/* The thread group of the task a /proc/PID/... (or .../task/TID/...) file
+ * belongs to: the proc inode's struct pid, its PIDTYPE_PID task. */
+static __always_inline __u32 proc_file_tgid(struct inode *ino)
+{
+	struct proc_inode *pi = (void *)ino - bpf_core_field_offset(struct proc_inode, vfs_inode);
+	struct hlist_node *n = BPF_CORE_READ(pi, pid, tasks[PIDTYPE_PID].first);
+	struct task_struct *t;
+
+	if (!n)
+		return 0;
+	t = (void *)n - bpf_core_field_offset(struct task_struct, pid_links);
+	return BPF_CORE_READ(t, tgid);
+}
+
 /* Checked at each write (not at open: an fd opened before the agent was
  * moved into that cgroup would pass an open-time check). */
 SEC("lsm/file_permission")
@@ -364,18 +398,26 @@ int BPF_PROG(lsm__file_permission, struct file *file, int mask)
 	struct ks_guard_cfg *c;
 	struct dentry *d;
 	char name[16] = {};
+	unsigned long magic;
 
-	/* Every write on the machine passes here: plain loads through the
-	 * hook's typed argument first, no helper call. */
+	/* Every read and write on the machine passes here: plain loads
+	 * through the hook's typed argument first, no helper call. */
 	if (!(mask & MAY_WRITE))
 		return 0;
-	if (file->f_inode->i_sb->s_magic != CGROUP2_SUPER_MAGIC)
+	magic = file->f_inode->i_sb->s_magic;
+	if (magic != CGROUP2_SUPER_MAGIC && magic != PROC_SUPER_MAGIC)
 		return 0;
 	c = gcfg();
 	if (!c || !c->agent_tgid)
 		return 0;
 	d = BPF_CORE_READ(file, f_path.dentry);
 	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(d, d_name.name));
+	if (magic == PROC_SUPER_MAGIC) {
+		if (!oom_knob(name) || proc_file_tgid(file->f_inode) != c->agent_tgid ||
+		    trusted(c))
+			return 0;
+		return tamper(c, KS_TAMPER_OOM, c->agent_tgid, mask, d, true);
+	}
 	if (!cgroup_weapon(name) ||
 	    !agent_under(c, BPF_CORE_READ(d, d_parent, d_inode, i_private)) || trusted(c))
 		return 0;
@@ -454,18 +496,55 @@ int BPF_PROG(lsm__task_kill, struct task_struct *p, struct kernel_siginfo *info,
 	return tamper(c, KS_TAMPER_SIGNAL, tgid, sig, NULL, true);
 }
 
+/* ptrace, /proc/PID/mem and process_vm_readv/writev (all ask this hook)
+ * of the agent, and of any process running the kshield binary: that binary
+ * is trusted while no agent runs, and a traced one runs the tracer's code.
+ * pid 1 alone may (the agent traces nobody). */
 SEC("lsm/ptrace_access_check")
 int BPF_PROG(lsm__ptrace, struct task_struct *child, unsigned int mode)
 {
 	struct ks_guard_cfg *c = gcfg();
-	__u32 tgid;
+	__u32 tgid, me = bpf_get_current_pid_tgid() >> 32;
 
-	if (!c || !c->agent_tgid)
+	if (!c)
 		return 0;
 	tgid = BPF_CORE_READ(child, tgid);
-	if (tgid != c->agent_tgid || trusted(c))
+	if (me == 1 || me == tgid)
 		return 0;
+	if (c->agent_tgid && tgid == c->agent_tgid) {
+		if (trusted(c))
+			return 0;
+	} else if (!runs_kshield(child, c)) {
+		return 0;
+	}
 	return tamper(c, KS_TAMPER_PTRACE, tgid, mode, NULL, true);
+}
+
+/* PTRACE_TRACEME by a process running the kshield binary. */
+SEC("lsm/ptrace_traceme")
+int BPF_PROG(lsm__traceme, struct task_struct *parent)
+{
+	struct ks_guard_cfg *c = gcfg();
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	if (!c || BPF_CORE_READ(parent, tgid) == 1 || !runs_kshield(t, c))
+		return 0;
+	return tamper(c, KS_TAMPER_PTRACE, bpf_get_current_pid_tgid() >> 32, 0, NULL, true);
+}
+
+/* Exec of the kshield binary by a traced process (PTRACE_TRACEME, or an
+ * attach before the exec): the tracer would own the trusted process. */
+SEC("lsm/bprm_check_security")
+int BPF_PROG(lsm__exec_traced, struct linux_binprm *bprm)
+{
+	struct ks_guard_cfg *c = gcfg();
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	if (!c || !c->exe_ino || !(BPF_CORE_READ(t, ptrace) & PT_PTRACED) ||
+	    !same_inode(BPF_CORE_READ(bprm, file, f_inode), c->exe_ino, c->exe_dev) ||
+	    BPF_CORE_READ(t, parent, tgid) == 1)
+		return 0;
+	return tamper(c, KS_TAMPER_PTRACE, bpf_get_current_pid_tgid() >> 32, 0, NULL, true);
 }
 
 /* ---- tp variant: record only ----
@@ -563,6 +642,39 @@ KS_TRACEPOINT_SYSCALL_ENTER(tp__unlinkat, unlinkat)
 }
 
 /* ---- both ---- */
+
+/* Not attached: user space runs it (BPF_PROG_TEST_RUN) to record a
+ * weakening the kshield binary refused for want of a token, so that the
+ * refusal reaches the store through the ring buffer like the guard's own
+ * (while no agent runs too). args[0]: the op; args[1..11]: the action,
+ * NUL-padded. Who: the calling process, as for every tamper event. */
+SEC("raw_tp")
+int common__refused(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct ks_guard_cfg *c = gcfg();
+	struct ks_tamper_event *e;
+	__u32 op = ctx->args[0];
+	__u64 *n;
+
+	if (!c || op >= KS_TAMPER_OP_MAX)
+		return 0;
+	n = bpf_map_lookup_elem(&guard_stats, &op);
+	if (n)
+		(*n)++;
+	e = ks_reserve(KS_EV_TAMPER, sizeof(*e));
+	if (!e)
+		return 0;
+	ks_fill_hdr(&e->hdr, KS_EV_TAMPER, sizeof(*e));
+	e->op = op;
+	e->ret = -EPERM;
+	e->id = 0;
+	e->arg = 0;
+	for (int i = 0; i < 11; i++)
+		*(__u64 *)&e->target[i * 8] = ctx->args[i + 1];
+	e->target[88] = '\0';
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
 
 /* The agent is gone: nobody is the agent until the next one registers.
  * Runs before the pid can be recycled, so a new process with the same pid

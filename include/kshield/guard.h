@@ -17,6 +17,12 @@ struct ks_guard_cfg {
 	__u32 _pad;
 };
 
+/* <bpffs>/guard/keys: the shield public keys (32 bytes each, raw Ed25519;
+ * all-zero = empty slot) that weakening tokens are checked against while
+ * this guard is loaded, recorded from keys_dir when it loaded, then frozen
+ * (no process can change them; the guard's programs cannot either). */
+#define KS_GUARD_KEYS_MAX 16
+
 /* Key of "guard_ids": a BPF object kshield owns. */
 enum ks_guard_obj {
 	KS_GUARD_LINK = 1,

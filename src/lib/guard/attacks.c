@@ -159,7 +159,7 @@ static void agent_child(int report, int wait_fd)
 	int err, fd;
 
 	signal(SIGUSR2, SIG_IGN);
-	err = ks_guard_load(true, &st);
+	err = ks_guard_load(true, NULL, &st);
 	if (!err) {
 		ks_pin_path(path, sizeof(path), "%s", "selftest");
 		mkdir(path, 0700);

@@ -52,7 +52,7 @@ void ks_selfdefence_synced(const struct ks_config *cfg, struct ks_store *store)
 			ks_selfdefence_refused(store, "", "guard-off");
 		}
 	}
-	err = ks_guard_load(enable, &st);
+	err = ks_guard_load(enable, cfg->keys_dir, &st);
 	if (err) {
 		ks_log("guard: %s", ks_errmsg());
 		return;
@@ -154,7 +154,7 @@ void ks_selfdefence_tick(const struct ks_config *cfg, struct ks_monitor *mon,
 		struct ks_guard_state st;
 
 		/* Only a kernel without BPF LSM lets this happen. */
-		if (!ks_guard_load(true, &st)) {
+		if (!ks_guard_load(true, cfg->keys_dir, &st)) {
 			ks_log("tamper: the guard's pins were removed; guard reloaded");
 			record(store, "", "guard");
 		} else {
