@@ -14,7 +14,7 @@ struct ks_guard_cfg {
 	__u32 exe_dev;		/* agent binary (kernel dev_t) ... */
 	__u64 exe_ino;		/* ... and inode: trusted only while no agent runs */
 	__u32 lsm;		/* 1 when the LSM variant is loaded */
-	__u32 _pad;
+	__u32 refused_prog;	/* id of the unattached refusal recorder (0: none) */
 };
 
 /* <bpffs>/guard/keys: the shield public keys (32 bytes each, raw Ed25519;

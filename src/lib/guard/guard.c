@@ -171,6 +171,14 @@ static int load_variant(const char *v, bool enable, const unsigned char (*pks)[K
 	c.enabled = enable;
 	c.agent_tgid = getpid();
 	c.lsm = !strcmp(v, "lsm");
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.common__refused), &info,
+					     &len))
+			c.refused_prog = info.id;
+	}
 	bpf_map__update_elem(skel->maps.guard_cfg, &zero, sizeof(zero), &c, sizeof(c), 0);
 	bpf_object__for_each_program(prog, skel->obj) {
 		if (!bpf_program__autoload(prog) || prog == skel->progs.common__refused)
@@ -256,6 +264,7 @@ int ks_guard_get_at(const char *gdir, struct ks_guard_state *st)
 	st->lsm = c.lsm;
 	st->enabled = c.enabled;
 	st->agent_tgid = c.agent_tgid;
+	st->refused_prog = c.refused_prog;
 	snprintf(st->variant, sizeof(st->variant), "%s", c.lsm ? "lsm" : "tp");
 	st->nkeys = ks_guard_keys_at(gdir, NULL, 0);
 	snprintf(path, sizeof(path), "%s/%s", gdir, KS_PIN_STATS);
@@ -332,12 +341,17 @@ int ks_guard_record_refusal(const char *gdir, const char *action)
 {
 	__u64 args[12] = { KS_TAMPER_CONFIG };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args, .ctx_size_in = sizeof(args));
-	char path[PATH_MAX];
+	struct ks_guard_state st;
 	int fd, err;
 
+	/* By id: a program pin opens read-write only, and the guard refuses
+	 * that to anyone but the agent while one runs. */
+	if ((err = ks_guard_get_at(gdir, &st)))
+		return err;
+	if (!st.refused_prog)
+		return -ENOENT;
 	snprintf((char *)&args[1], 11 * sizeof(__u64), "%s", action);
-	snprintf(path, sizeof(path), "%s/%s", gdir, KS_PIN_REFUSED);
-	fd = bpf_obj_get(path);
+	fd = bpf_prog_get_fd_by_id(st.refused_prog);
 	if (fd < 0)
 		return -errno;
 	err = bpf_prog_test_run_opts(fd, &o) ? -errno : 0;

@@ -14,6 +14,7 @@ struct ks_guard_state {
 	bool enabled;
 	__u32 agent_tgid;	/* 0: no agent registered */
 	__u64 attempts[KS_TAMPER_OP_MAX];
+	__u32 refused_prog;	/* id of the program that records token refusals */
 	int nkeys;		/* token keys recorded at load; <0: none pinned (older guard) */
 	char variant[16];
 	char why_no_lsm[256];	/* when the lsm variant was refused */
