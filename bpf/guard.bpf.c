@@ -2,11 +2,16 @@
  * detaching kshield's links, writing its maps, removing its pins, unmounting
  * the bpffs that holds them, and killing, stopping or tracing the agent.
  *
- * Two variants, chosen by src/lib/guard/guard.c:
- *   lsm__*  BPF LSM hooks: the attempt is refused with EPERM (while the guard
- *           is enabled) and recorded as a KS_EV_TAMPER event.
- *   tp__*   syscall tracepoints, for kernels without BPF LSM: the attempt is
- *           only recorded (who, what); the agent repairs what was undone.
+ * Three variants, chosen by src/lib/guard/guard.c in this order:
+ *   lsm__*      BPF LSM hooks: the attempt is refused with EPERM (while the
+ *               guard is enabled) and recorded as a KS_EV_TAMPER event.
+ *   fmod_ret__* the same bodies (guard_<name>) as fmod_ret on the kernel's
+ *               security_<hook> functions: refuses the same way on kernels
+ *               with BPF trampolines but without bpf in lsm= (a nonzero
+ *               return skips the security_ function, every LSM included).
+ *   tp__*       syscall tracepoints, for kernels without either: the attempt
+ *               is only recorded (who, what); the agent repairs what was
+ *               undone.
  * common__* programs belong to both.
  *
  * Who is trusted (see docs/guard.md): pid 1 (the service manager), the agent
@@ -253,8 +258,7 @@ static __always_inline void note_agent(const struct ks_guard_cfg *c)
 		*slot = (__u64)BPF_CORE_READ(t, group_leader);
 }
 
-SEC("lsm/bpf")
-int BPF_PROG(lsm__bpf, int cmd, union bpf_attr *attr, unsigned int size)
+static __always_inline int guard_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 {
 	struct ks_guard_cfg *c = gcfg();
 	__u32 id;
@@ -278,12 +282,23 @@ int BPF_PROG(lsm__bpf, int cmd, union bpf_attr *attr, unsigned int size)
 	return check_bpf(c, cmd, attr_fd(cmd, attr, false), true);
 }
 
+SEC("lsm/bpf")
+int BPF_PROG(lsm__bpf, int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return guard_bpf(cmd, attr, size);
+}
+
+SEC("fmod_ret/security_bpf")
+int BPF_PROG(fmod_ret__bpf, int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return guard_bpf(cmd, attr, size);
+}
+
 /* Every way to a map fd (BPF_OBJ_GET of a pin, BPF_MAP_GET_FD_BY_ID, map
  * creation) ends in bpf_map_new_fd(), which asks this hook with the mode the
  * fd will have. Decided on the map object itself: read-only fds stay
  * allowed (bpftool map dump, kshield status), writable ones are the agent's. */
-SEC("lsm/bpf_map")
-int BPF_PROG(lsm__bpf_map, struct bpf_map *map, unsigned int fmode)
+static __always_inline int guard_bpf_map(struct bpf_map *map, unsigned int fmode)
 {
 	struct ks_guard_cfg *c = gcfg();
 	__u32 id;
@@ -296,11 +311,22 @@ int BPF_PROG(lsm__bpf_map, struct bpf_map *map, unsigned int fmode)
 	return tamper(c, KS_TAMPER_OPEN, id, BPF_MAP_GET_FD_BY_ID, NULL, true);
 }
 
+SEC("lsm/bpf_map")
+int BPF_PROG(lsm__bpf_map, struct bpf_map *map, unsigned int fmode)
+{
+	return guard_bpf_map(map, fmode);
+}
+
+SEC("fmod_ret/security_bpf_map")
+int BPF_PROG(fmod_ret__bpf_map, struct bpf_map *map, unsigned int fmode)
+{
+	return guard_bpf_map(map, fmode);
+}
+
 /* BPF_OBJ_GET of a link pin has no bpf_link hook: it is refused at the
  * permission check on the pin's inode (links open read-write only). The
  * agent records its pins' inode numbers next to the object ids. */
-SEC("lsm/inode_permission")
-int BPF_PROG(lsm__pin_open, struct inode *inode, int mask)
+static __always_inline int guard_pin_open(struct inode *inode, int mask)
 {
 	struct ks_guard_cfg *c;
 	__u32 ino;
@@ -316,6 +342,18 @@ int BPF_PROG(lsm__pin_open, struct inode *inode, int mask)
 	if (!guarded_id(KS_GUARD_PIN, ino) || trusted(c))
 		return 0;
 	return tamper(c, KS_TAMPER_OPEN, ino, mask, NULL, true);
+}
+
+SEC("lsm/inode_permission")
+int BPF_PROG(lsm__pin_open, struct inode *inode, int mask)
+{
+	return guard_pin_open(inode, mask);
+}
+
+SEC("fmod_ret/security_inode_permission")
+int BPF_PROG(fmod_ret__pin_open, struct inode *inode, int mask)
+{
+	return guard_pin_open(inode, mask);
 }
 
 /* Names of cgroup files whose write kills, freezes or starves every task
@@ -392,8 +430,7 @@ static __always_inline __u32 proc_file_tgid(struct inode *ino)
 
 /* Checked at each write (not at open: an fd opened before the agent was
  * moved into that cgroup would pass an open-time check). */
-SEC("lsm/file_permission")
-int BPF_PROG(lsm__file_permission, struct file *file, int mask)
+static __always_inline int guard_file_permission(struct file *file, int mask)
 {
 	struct ks_guard_cfg *c;
 	struct dentry *d;
@@ -424,11 +461,22 @@ int BPF_PROG(lsm__file_permission, struct file *file, int mask)
 	return tamper(c, KS_TAMPER_CGROUP, c->agent_tgid, mask, d, true);
 }
 
+SEC("lsm/file_permission")
+int BPF_PROG(lsm__file_permission, struct file *file, int mask)
+{
+	return guard_file_permission(file, mask);
+}
+
+SEC("fmod_ret/security_file_permission")
+int BPF_PROG(fmod_ret__file_permission, struct file *file, int mask)
+{
+	return guard_file_permission(file, mask);
+}
+
 /* F_SETOWN(agent) + F_SETSIG(SIGKILL) + O_ASYNC on any fd: the signal is
  * sent from whatever context makes the fd ready, without lsm/task_kill.
  * The agent uses no O_ASYNC, so no such signal to it is legitimate. */
-SEC("lsm/file_send_sigiotask")
-int BPF_PROG(lsm__sigio, struct task_struct *tsk, struct fown_struct *fown, int sig)
+static __always_inline int guard_sigio(struct task_struct *tsk, struct fown_struct *fown, int sig)
 {
 	struct ks_guard_cfg *c = gcfg();
 	int s = sig ? sig : SIGIO;
@@ -442,6 +490,18 @@ int BPF_PROG(lsm__sigio, struct task_struct *tsk, struct fown_struct *fown, int 
 	return tamper(c, KS_TAMPER_SIGNAL, tgid, s, NULL, true);
 }
 
+SEC("lsm/file_send_sigiotask")
+int BPF_PROG(lsm__sigio, struct task_struct *tsk, struct fown_struct *fown, int sig)
+{
+	return guard_sigio(tsk, fown, sig);
+}
+
+SEC("fmod_ret/security_file_send_sigiotask")
+int BPF_PROG(fmod_ret__sigio, struct task_struct *tsk, struct fown_struct *fown, int sig)
+{
+	return guard_sigio(tsk, fown, sig);
+}
+
 static __always_inline int check_dentry(struct dentry *d, __u32 op)
 {
 	struct ks_guard_cfg *c = gcfg();
@@ -451,8 +511,24 @@ static __always_inline int check_dentry(struct dentry *d, __u32 op)
 	return tamper(c, op, 0, 0, d, true);
 }
 
+static __always_inline int guard_inode_unlink(struct inode *dir, struct dentry *dentry)
+{
+	return check_dentry(dentry, KS_TAMPER_UNLINK);
+}
+
 SEC("lsm/inode_unlink")
 int BPF_PROG(lsm__inode_unlink, struct inode *dir, struct dentry *dentry)
+{
+	return guard_inode_unlink(dir, dentry);
+}
+
+SEC("fmod_ret/security_inode_unlink")
+int BPF_PROG(fmod_ret__inode_unlink, struct inode *dir, struct dentry *dentry)
+{
+	return guard_inode_unlink(dir, dentry);
+}
+
+static __always_inline int guard_inode_rmdir(struct inode *dir, struct dentry *dentry)
 {
 	return check_dentry(dentry, KS_TAMPER_UNLINK);
 }
@@ -460,20 +536,35 @@ int BPF_PROG(lsm__inode_unlink, struct inode *dir, struct dentry *dentry)
 SEC("lsm/inode_rmdir")
 int BPF_PROG(lsm__inode_rmdir, struct inode *dir, struct dentry *dentry)
 {
-	return check_dentry(dentry, KS_TAMPER_UNLINK);
+	return guard_inode_rmdir(dir, dentry);
 }
 
-SEC("lsm/inode_rename")
-int BPF_PROG(lsm__inode_rename, struct inode *old_dir, struct dentry *old_dentry,
-	     struct inode *new_dir, struct dentry *new_dentry)
+SEC("fmod_ret/security_inode_rmdir")
+int BPF_PROG(fmod_ret__inode_rmdir, struct inode *dir, struct dentry *dentry)
+{
+	return guard_inode_rmdir(dir, dentry);
+}
+
+static __always_inline int guard_inode_rename(struct inode *old_dir, struct dentry *old_dentry, struct inode *new_dir, struct dentry *new_dentry)
 {
 	int err = check_dentry(old_dentry, KS_TAMPER_UNLINK);
 
 	return err ? err : check_dentry(new_dentry, KS_TAMPER_UNLINK);
 }
 
-SEC("lsm/sb_umount")
-int BPF_PROG(lsm__sb_umount, struct vfsmount *mnt, int flags)
+SEC("lsm/inode_rename")
+int BPF_PROG(lsm__inode_rename, struct inode *old_dir, struct dentry *old_dentry, struct inode *new_dir, struct dentry *new_dentry)
+{
+	return guard_inode_rename(old_dir, old_dentry, new_dir, new_dentry);
+}
+
+SEC("fmod_ret/security_inode_rename")
+int BPF_PROG(fmod_ret__inode_rename, struct inode *old_dir, struct dentry *old_dentry, struct inode *new_dir, struct dentry *new_dentry)
+{
+	return guard_inode_rename(old_dir, old_dentry, new_dir, new_dentry);
+}
+
+static __always_inline int guard_sb_umount(struct vfsmount *mnt, int flags)
 {
 	struct ks_guard_cfg *c = gcfg();
 
@@ -482,8 +573,19 @@ int BPF_PROG(lsm__sb_umount, struct vfsmount *mnt, int flags)
 	return tamper(c, KS_TAMPER_UMOUNT, 0, flags, NULL, true);
 }
 
-SEC("lsm/task_kill")
-int BPF_PROG(lsm__task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig)
+SEC("lsm/sb_umount")
+int BPF_PROG(lsm__sb_umount, struct vfsmount *mnt, int flags)
+{
+	return guard_sb_umount(mnt, flags);
+}
+
+SEC("fmod_ret/security_sb_umount")
+int BPF_PROG(fmod_ret__sb_umount, struct vfsmount *mnt, int flags)
+{
+	return guard_sb_umount(mnt, flags);
+}
+
+static __always_inline int guard_task_kill(struct task_struct *p, struct kernel_siginfo *info, int sig)
 {
 	struct ks_guard_cfg *c = gcfg();
 	__u32 tgid;
@@ -496,12 +598,23 @@ int BPF_PROG(lsm__task_kill, struct task_struct *p, struct kernel_siginfo *info,
 	return tamper(c, KS_TAMPER_SIGNAL, tgid, sig, NULL, true);
 }
 
+SEC("lsm/task_kill")
+int BPF_PROG(lsm__task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig)
+{
+	return guard_task_kill(p, info, sig);
+}
+
+SEC("fmod_ret/security_task_kill")
+int BPF_PROG(fmod_ret__task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig)
+{
+	return guard_task_kill(p, info, sig);
+}
+
 /* ptrace, /proc/PID/mem and process_vm_readv/writev (all ask this hook)
  * of the agent, and of any process running the kshield binary: that binary
  * is trusted while no agent runs, and a traced one runs the tracer's code.
  * pid 1 alone may (the agent traces nobody). */
-SEC("lsm/ptrace_access_check")
-int BPF_PROG(lsm__ptrace, struct task_struct *child, unsigned int mode)
+static __always_inline int guard_ptrace(struct task_struct *child, unsigned int mode)
 {
 	struct ks_guard_cfg *c = gcfg();
 	__u32 tgid, me = bpf_get_current_pid_tgid() >> 32;
@@ -520,9 +633,20 @@ int BPF_PROG(lsm__ptrace, struct task_struct *child, unsigned int mode)
 	return tamper(c, KS_TAMPER_PTRACE, tgid, mode, NULL, true);
 }
 
+SEC("lsm/ptrace_access_check")
+int BPF_PROG(lsm__ptrace, struct task_struct *child, unsigned int mode)
+{
+	return guard_ptrace(child, mode);
+}
+
+SEC("fmod_ret/security_ptrace_access_check")
+int BPF_PROG(fmod_ret__ptrace, struct task_struct *child, unsigned int mode)
+{
+	return guard_ptrace(child, mode);
+}
+
 /* PTRACE_TRACEME by a process running the kshield binary. */
-SEC("lsm/ptrace_traceme")
-int BPF_PROG(lsm__traceme, struct task_struct *parent)
+static __always_inline int guard_traceme(struct task_struct *parent)
 {
 	struct ks_guard_cfg *c = gcfg();
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
@@ -532,10 +656,21 @@ int BPF_PROG(lsm__traceme, struct task_struct *parent)
 	return tamper(c, KS_TAMPER_PTRACE, bpf_get_current_pid_tgid() >> 32, 0, NULL, true);
 }
 
+SEC("lsm/ptrace_traceme")
+int BPF_PROG(lsm__traceme, struct task_struct *parent)
+{
+	return guard_traceme(parent);
+}
+
+SEC("fmod_ret/security_ptrace_traceme")
+int BPF_PROG(fmod_ret__traceme, struct task_struct *parent)
+{
+	return guard_traceme(parent);
+}
+
 /* Exec of the kshield binary by a traced process (PTRACE_TRACEME, or an
  * attach before the exec): the tracer would own the trusted process. */
-SEC("lsm/bprm_check_security")
-int BPF_PROG(lsm__exec_traced, struct linux_binprm *bprm)
+static __always_inline int guard_exec_traced(struct linux_binprm *bprm)
 {
 	struct ks_guard_cfg *c = gcfg();
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
@@ -545,6 +680,18 @@ int BPF_PROG(lsm__exec_traced, struct linux_binprm *bprm)
 	    BPF_CORE_READ(t, parent, tgid) == 1)
 		return 0;
 	return tamper(c, KS_TAMPER_PTRACE, bpf_get_current_pid_tgid() >> 32, 0, NULL, true);
+}
+
+SEC("lsm/bprm_check_security")
+int BPF_PROG(lsm__exec_traced, struct linux_binprm *bprm)
+{
+	return guard_exec_traced(bprm);
+}
+
+SEC("fmod_ret/security_bprm_check")
+int BPF_PROG(fmod_ret__exec_traced, struct linux_binprm *bprm)
+{
+	return guard_exec_traced(bprm);
 }
 
 /* ---- tp variant: record only ----

@@ -13,7 +13,7 @@ struct ks_guard_cfg {
 	__u32 root_dev;		/* ... and kernel dev_t (MKDEV) of its file system */
 	__u32 exe_dev;		/* agent binary (kernel dev_t) ... */
 	__u64 exe_ino;		/* ... and inode: trusted only while no agent runs */
-	__u32 lsm;		/* 1 when the LSM variant is loaded */
+	__u32 lsm;		/* refusing variant: 1 lsm, 2 fmod_ret; 0 tp (records only) */
 	__u32 refused_prog;	/* id of the unattached refusal recorder (0: none) */
 };
 

@@ -51,7 +51,7 @@ static void print_state(const struct ks_guard_state *st)
 	for (int i = 1; i < KS_TAMPER_OP_MAX; i++)
 		total += st->attempts[i];
 	printf("guard: %s (%s variant: %s)\n", st->enabled ? "on" : "off", st->variant,
-	       st->lsm ? "refuses tampering" : "records tampering only, no BPF LSM");
+	       st->lsm ? "refuses tampering" : "records tampering only, no BPF LSM or trampolines");
 	printf("agent: %s", st->agent_tgid ? "" : "none registered\n");
 	if (st->agent_tgid)
 		printf("pid %u\n", st->agent_tgid);
@@ -189,6 +189,7 @@ static int do_selftest(int argc, char **argv)
 		struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
 
 		json_object_object_add(o, "refuses", json_object_new_boolean(t.lsm));
+		json_object_object_add(o, "variant", json_object_new_string(t.variant));
 		for (int i = 0; i < t.n; i++) {
 			struct json_object *c = json_object_new_object();
 
@@ -201,8 +202,8 @@ static int do_selftest(int argc, char **argv)
 		json_object_object_add(o, "passed", json_object_new_boolean(!failed));
 		ks_json_print(o);
 	} else {
-		printf("guard selftest (%s)\n", t.lsm ? "BPF LSM: refuses" :
-		       "no BPF LSM: records only");
+		printf("guard selftest (%s variant: %s)\n", t.variant, t.lsm ? "refuses" :
+		       "records only");
 		for (int i = 0; i < t.n; i++)
 			printf("  %-4s %-48s %s\n", t.c[i].ok ? "ok" : "FAIL", t.c[i].name, t.c[i].got);
 		printf("%s\n", failed ? "FAILED" : "passed");

@@ -156,6 +156,7 @@ static void umount_attempt(struct ks_guard_attacks *t)
 struct agent_report {
 	int err;
 	int lsm;
+	char variant[16];
 	char why[256];		/* the agent's error message when err */
 };
 
@@ -204,6 +205,7 @@ static void agent_child(int report, int wait_fd, const char *keys)
 	}
 	r.err = err;
 	r.lsm = st.lsm;
+	snprintf(r.variant, sizeof(r.variant), "%s", st.variant);
 	if (err)
 		snprintf(r.why, sizeof(r.why), "%s", ks_errmsg());
 	if (write(report, &r, sizeof(r)) != sizeof(r))
@@ -940,6 +942,7 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 			      "could not load the guard (see above)");
 	}
 	t->lsm = r.lsm;
+	snprintf(t->variant, sizeof(t->variant), "%s", r.variant);
 
 	unlink_attempt(t);
 	detach_attempt(t);

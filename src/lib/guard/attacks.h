@@ -32,7 +32,8 @@ struct ks_attack_check {
 typedef void (*ks_attacks_note_fn)(const char *line);
 
 struct ks_guard_attacks {
-	bool lsm;		/* the refusing variant was loaded */
+	bool lsm;		/* a refusing variant (lsm, fmod_ret) was loaded */
+	char variant[16];	/* which: lsm, fmod_ret, tp */
 	int n;			/* checks, in the order they were made */
 	struct ks_attack_check c[KS_ATTACK_CHECKS_MAX];
 	/* Bookkeeping of the run. */

@@ -170,7 +170,7 @@ static int load_variant(const char *v, bool enable, const unsigned char (*pks)[K
 	}
 	c.enabled = enable;
 	c.agent_tgid = getpid();
-	c.lsm = !strcmp(v, "lsm");
+	c.lsm = !strcmp(v, "lsm") ? 1 : !strcmp(v, "fmod_ret") ? 2 : 0;
 	{
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
@@ -261,11 +261,12 @@ int ks_guard_get_at(const char *gdir, struct ks_guard_state *st)
 	}
 	close(fd);
 	st->loaded = true;
-	st->lsm = c.lsm;
+	st->lsm = c.lsm != 0;
 	st->enabled = c.enabled;
 	st->agent_tgid = c.agent_tgid;
 	st->refused_prog = c.refused_prog;
-	snprintf(st->variant, sizeof(st->variant), "%s", c.lsm ? "lsm" : "tp");
+	snprintf(st->variant, sizeof(st->variant), "%s", c.lsm == 1 ? "lsm" :
+		 c.lsm == 2 ? "fmod_ret" : "tp");
 	st->nkeys = ks_guard_keys_at(gdir, NULL, 0);
 	snprintf(path, sizeof(path), "%s/%s", gdir, KS_PIN_STATS);
 	fd = ks_pin_open_ro(path);
@@ -385,7 +386,7 @@ int ks_guard_load(bool enable, const char *keys_dir, struct ks_guard_state *st)
 		if (err)
 			return err;
 	} else {
-		char why_lsm[256] = "", why_tp[256] = "";
+		char why_lsm[256] = "", why_fmod[256] = "", why_tp[256] = "";
 		unsigned char pks[KS_GUARD_KEYS_MAX][KS_PUBKEY_LEN];
 		int npks = ks_sign_dir_keys(keys_dir, pks, KS_GUARD_KEYS_MAX);
 
@@ -395,9 +396,12 @@ int ks_guard_load(bool enable, const char *keys_dir, struct ks_guard_state *st)
 			return npks;
 		err = load_variant("lsm", enable, pks, npks, why_lsm, sizeof(why_lsm));
 		if (err)
+			err = load_variant("fmod_ret", enable, pks, npks, why_fmod, sizeof(why_fmod));
+		if (err)
 			err = load_variant("tp", enable, pks, npks, why_tp, sizeof(why_tp));
 		if (err)
-			return ks_err(err, "can't load the guard: lsm: %s; tp: %s", why_lsm, why_tp);
+			return ks_err(err, "can't load the guard: lsm: %s; fmod_ret: %s; tp: %s",
+				      why_lsm, why_fmod, why_tp);
 		err = ks_guard_get(st);
 		if (!err && !st->lsm)
 			snprintf(st->why_no_lsm, sizeof(st->why_no_lsm), "%s", why_lsm);

@@ -59,7 +59,8 @@ void ks_selfdefence_synced(const struct ks_config *cfg, struct ks_store *store)
 	}
 	guarded = true;
 	if (st.lsm)
-		ks_log("guard: %s (BPF LSM; tampering is refused)", st.enabled ? "on" : "off");
+		ks_log("guard: %s (%s; tampering is refused)", st.enabled ? "on" : "off",
+		       !strcmp(st.variant, "lsm") ? "BPF LSM" : "fmod_ret on security_* functions");
 	else
 		ks_log("guard: unavailable on this kernel (%s): tampering is recorded and "
 		    "repaired every %llus, not refused", st.why_no_lsm[0] ? st.why_no_lsm :
