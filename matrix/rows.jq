@@ -40,10 +40,11 @@ def uncovered: [.paths[]? | select(.coverage == "none" and .enforce != null) | .
 def status:
   if .check_error != null then "check-failed"
   elif .check == "guard" then
-    # kshield guard selftest: must pass, and refuse wherever BPF LSM programs
-    # attach (the probe's lsm hook: bpf in lsm= is not enough on kernels
-    # without BPF trampolines, such as arm64 6.1)
-    (if .passed == true and (.refuses == true or .lsm_hook != true)
+    # kshield guard selftest: must pass, and refuse wherever BPF LSM or
+    # fmod_ret programs attach (the probe's lsm and fmod_ret hooks: bpf in
+    # lsm= is not enough on kernels without BPF trampolines, such as arm64
+    # 6.1; without bpf in lsm= the guard refuses through fmod_ret)
+    (if .passed == true and (.refuses == true or (.lsm_hook != true and .fmod_ret_hook != true))
      then "pass" else "check-failed" end)
   elif .check == "ksites" then "pass"
   # tests/guest/monitor-flow.sh: exact flow records of TCP over IPv4/IPv6
@@ -144,7 +145,7 @@ def ksites_row($s):
    error: (if $error == "" then null else $error end),
    log: $log, probe: $probe} as $k
 | def base: {kernel: $kernel, package: $package, arch: $arch, flavour: $flavour,
-              build_id: ($probe.build_id // null), lsm: $lsm, lsm_hook: (if $probe == null then null else $probe.hooks.lsm end), check: null};
+              build_id: ($probe.build_id // null), lsm: $lsm, lsm_hook: (if $probe == null then null else $probe.hooks.lsm end), fmod_ret_hook: (if $probe == null then null else $probe.hooks.fmod_ret end), check: null};
   ( [ $lines[] | tagged("KSHIELD-RESULT") ]
     | map((fromjson? // {garbled: .}) as $r
           | if $r.garbled then base + {shield: null, error: "garbled result line: \($r.garbled[:120])"}
@@ -190,7 +191,7 @@ def ksites_row($s):
                 | if .check == "guard" and .status != "pass" and .error == null then
                     .error = ([.checks[]? | select(.ok != true) | "\(.name): \(.got)"]
                               | if length > 0 then "guard: " + join("; ")
-                                else "guard does not refuse although BPF LSM programs attach here" end)
+                                else "guard does not refuse although BPF LSM or fmod_ret programs attach here" end)
                   elif .check == "flow" and .status != "pass" and .error == null then
                     .error = "flow: echoed \(.echoed), final records tcp4 \(.final_tcp4) tcp6 \(.final_tcp6) long \(.long_final), interim \(.long_interim) (want 2, 2, 2, >= 1)"
                   else . end))}
