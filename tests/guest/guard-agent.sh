@@ -7,7 +7,8 @@
 # cgroup.kill of the agent's cgroup, its oom_score_adj, an edited config
 # plus SIGHUP. Then pid 1 stops the agent, and the same shell tries the
 # kshield commands and rm again with no token, an expired token and another
-# host's token. Every step must fail and the shield stay loaded and
+# host's token, also through a --bpffs root whose shields/ is a symlink or
+# a bind mount of the real one. Every step must fail and the shield stay loaded and
 # enforcing; then, with a valid token, `guard off`, `shield mode audit`,
 # `shield unload` and `guard unload` work. The tamper events are read from
 # the store (a restarted agent drains what was recorded while none ran).
@@ -80,6 +81,13 @@ for tok in none expired other; do
 	refused "stopped-guard-unload-$tok" "kshield guard unload --token /tmp/gt/$tok"
 done
 refused stopped-rm-pins "rm -rf /sys/fs/bpf/kshield/shields"
+# another --bpffs root whose shields/ is the real one: a symlink, a bind mount
+mkdir -p /tmp/gt/sl /tmp/gt/bm/shields
+ln -s /sys/fs/bpf/kshield/shields /tmp/gt/sl/shields
+mount --bind /sys/fs/bpf/kshield/shields /tmp/gt/bm/shields
+refused stopped-unload-via-symlink "kshield --bpffs /tmp/gt/sl shield unload $S"
+refused stopped-unload-via-bind-mount "kshield --bpffs /tmp/gt/bm shield unload $S"
+umount /tmp/gt/bm/shields
 line=$(kshield guard off 2>&1)
 [ "$(echo "$line" | wc -l)" = 1 ] && echo "$line" | grep -q "systemctl disable kshield"
 say refusal-one-line $? "$line"

@@ -312,9 +312,28 @@ int ks_guard_keys_at(const char *gdir, unsigned char (*pks)[KS_PUBKEY_LEN], int 
 	return pks && n > max ? max : n;
 }
 
+/* Is the guard pinned at @gdir loaded, on, and guarding file system @dev? */
+static bool guards_dev(const char *gdir, __u32 dev)
+{
+	char path[PATH_MAX];
+	struct ks_guard_cfg c;
+	__u32 zero = 0;
+	int fd;
+	bool yes;
+
+	snprintf(path, sizeof(path), "%s/%s", gdir, KS_PIN_CFG);
+	fd = ks_pin_open_ro(path);
+	if (fd < 0)
+		return false;
+	yes = !bpf_map_lookup_elem(fd, &zero, &c) && c.enabled && c.root_dev == dev;
+	close(fd);
+	return yes;
+}
+
 int ks_guard_find(const char *target, char *gdir, size_t len)
 {
 	char real[PATH_MAX], p[PATH_MAX], cfg[PATH_MAX + 16], *slash;
+	struct stat st;
 
 	/* The deepest existing part of @target, symlinks resolved: a root
 	 * whose shields/ is a symlink into the real one is the real one. */
@@ -325,6 +344,8 @@ int ks_guard_find(const char *target, char *gdir, size_t len)
 			return -ENOENT;
 		*slash = '\0';
 	}
+	if (stat(real, &st))
+		return -ENOENT;
 	for (;;) {
 		snprintf(cfg, sizeof(cfg), "%s/%s/%s", real, KS_PIN_GUARD, KS_PIN_CFG);
 		if (!access(cfg, F_OK)) {
@@ -333,9 +354,17 @@ int ks_guard_find(const char *target, char *gdir, size_t len)
 		}
 		slash = strrchr(real, '/');
 		if (!slash || slash == real)
-			return -ENOENT;
+			break;
 		*slash = '\0';
 	}
+	/* A bind mount of the real root's directories is no ancestor of
+	 * theirs: the production guard, when on, claims its whole bpffs. */
+	snprintf(p, sizeof(p), "%s/%s", KS_PIN_ROOT_DEFAULT, KS_PIN_GUARD);
+	if (guards_dev(p, kdev(st.st_dev))) {
+		snprintf(gdir, len, "%s", p);
+		return 0;
+	}
+	return -ENOENT;
 }
 
 int ks_guard_record_refusal(const char *gdir, const char *action)

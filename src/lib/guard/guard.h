@@ -40,8 +40,9 @@ int ks_guard_get(struct ks_guard_state *st);
 /* The same for the guard pinned in directory @gdir (<root>/guard). */
 int ks_guard_get_at(const char *gdir, struct ks_guard_state *st);
 /* The guard directory (<root>/guard) of the guard that protects @target:
- * the nearest one at or above @target with symlinks resolved. -ENOENT
- * (no message) when none does. */
+ * the nearest one at or above @target with symlinks resolved, else the
+ * one at KS_PIN_ROOT_DEFAULT when it is on and @target is on the same
+ * bpffs (a bind mount). -ENOENT (no message) when none does. */
 int ks_guard_find(const char *target, char *gdir, size_t len);
 /* The token keys the guard in @gdir recorded when it loaded (up to @max
  * into @pks, which may be NULL): their count, or -errno when it has no

@@ -112,8 +112,13 @@ int ks_weaken_allow(const char *token_path, const char *action)
 	int err;
 
 	action_target(action, target, sizeof(target));
-	if (ks_guard_find(target, gdir, sizeof(gdir)) || ks_guard_get_at(gdir, &st) ||
-	    !st.loaded || !st.enabled)
+	if (ks_guard_find(target, gdir, sizeof(gdir)))
+		return 0;
+	/* A guard is there: what can't be read is refused, not allowed. */
+	if ((err = ks_guard_get_at(gdir, &st)))
+		return ks_err(-EPERM, "%s refused: can't read the guard at %s: %s", action, gdir,
+			      strerror(-err));
+	if (!st.enabled)
 		return 0;
 	err = verify(gdir, token_path, action);
 	if (!err)
