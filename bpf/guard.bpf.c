@@ -37,6 +37,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define PROC_SUPER_MAGIC 0x9fa0
 #define PT_PTRACED 0x1
+#define PTRACE_MODE_ATTACH 0x02
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -611,9 +612,10 @@ int BPF_PROG(fmod_ret__task_kill, struct task_struct *p, struct kernel_siginfo *
 }
 
 /* ptrace, /proc/PID/mem and process_vm_readv/writev (all ask this hook)
- * of the agent, and of any process running the kshield binary: that binary
- * is trusted while no agent runs, and a traced one runs the tracer's code.
- * pid 1 alone may (the agent traces nobody). */
+ * of the agent, and of any process running the kshield binary (attach
+ * mode: what gives its memory): that binary is trusted while no agent
+ * runs, and a traced one runs the tracer's code. pid 1 alone may (the
+ * agent traces nobody). */
 static __always_inline int guard_ptrace(struct task_struct *child, unsigned int mode)
 {
 	struct ks_guard_cfg *c = gcfg();
@@ -627,8 +629,8 @@ static __always_inline int guard_ptrace(struct task_struct *child, unsigned int 
 	if (c->agent_tgid && tgid == c->agent_tgid) {
 		if (trusted(c))
 			return 0;
-	} else if (!runs_kshield(child, c)) {
-		return 0;
+	} else if (!(mode & PTRACE_MODE_ATTACH) || !runs_kshield(child, c)) {
+		return 0;	/* reading /proc/PID/stat, environ: ps and top */
 	}
 	return tamper(c, KS_TAMPER_PTRACE, tgid, mode, NULL, true);
 }

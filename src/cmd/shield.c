@@ -75,7 +75,8 @@ static int do_load(int argc, char **argv)
 		OPT_FLAG("--audit", &audit), OPT_VAL("--token", &token), OPT_END
 	};
 	struct ks_meta meta;
-	char action[KS_NAME_LEN + 16], dir[PATH_MAX];
+	char action[KS_NAME_LEN + 16], dir[PATH_MAX], *buf = NULL;
+	size_t len = 0;
 	int err, npos;
 
 	if (!ks_opts_parse("shield load", opts, argc, argv, 1, &npos, shield_help, &err))
@@ -85,16 +86,22 @@ static int do_load(int argc, char **argv)
 	path = argv[0];
 	if (audit)
 		mode = KS_MODE_AUDIT;
+	/* Read once: the bytes named and gated are the bytes loaded. */
+	if ((err = ks_read_file(path, &buf, &len)))
+		return ks_report(err);
 	/* Replacing a loaded shield by hand (with any object, in any mode)
 	 * can take its enforcement away: as unloading it does. */
-	if ((err = ks_meta_read(path, &meta)))
-		return ks_report(err);
-	snprintf(action, sizeof(action), "unload:%s", ks_meta_get(&meta, "name"));
-	ks_pin_path(dir, sizeof(dir), KS_PIN_SHIELDS "/%s", ks_meta_get(&meta, "name"));
-	ks_meta_free(&meta);
-	if (!access(dir, F_OK) && (err = ks_weaken_cli(token, action)))
-		return ks_report(err);
-	err = ks_shield_load(path, mode, &res);
+	err = ks_meta_read_buf(path, buf, len, &meta);
+	if (!err) {
+		snprintf(action, sizeof(action), "unload:%s", ks_meta_get(&meta, "name"));
+		ks_pin_path(dir, sizeof(dir), KS_PIN_SHIELDS "/%s", ks_meta_get(&meta, "name"));
+		ks_meta_free(&meta);
+		if (!access(dir, F_OK))
+			err = ks_weaken_cli(token, action);
+	}
+	if (!err)
+		err = ks_shield_load_buf(path, buf, len, mode, &res);
+	free(buf);
 	if (err)
 		return ks_report(err);
 	if (json_output) {
