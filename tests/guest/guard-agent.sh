@@ -1,6 +1,6 @@
 #!/bin/sh
 # guard-agent.sh - issue 28: the agent with `guard = on` and a shield key on
-# a kernel with BPF LSM, run as a guest's /init payload (sourced by pid 1,
+# a kernel with BPF LSM or fmod_ret (trampolines), run as a guest's /init payload (sourced by pid 1,
 # so that pid 1 plays the service manager). A root shell that is not pid 1
 # and holds no token tries, while the agent runs: kill -9, `kshield guard
 # off`, `shield unload`, `shield mode audit`, rm -rf of the pins, umount,
@@ -47,7 +47,7 @@ kshield shield sign $E/shields.d/$S.bpf.o --key $E/k.key >/dev/null
 kshield agent --config $E/k.conf >/tmp/agent.log 2>&1 &
 AG=$!
 wait_log /tmp/agent.log
-grep -q "BPF LSM; tampering is refused" /tmp/agent.log; say agent-lsm-guard $? "$(grep guard: /tmp/agent.log | head -1)"
+grep -q "tampering is refused" /tmp/agent.log; say agent-refusing-guard $? "$(grep guard: /tmp/agent.log | head -1)"
 enforcing start
 
 # -- while the agent runs: a root shell, not pid 1, no token

@@ -625,19 +625,18 @@ static void ptrace_kshield_attempts(struct ks_guard_attacks *t)
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
 	attempt(t, "PTRACE_TRACEME in a kshield process", rc ? -1 : 0, rc == 1 ? EPERM : EIO);
 
-	/* A shell (not kshield: tracing it is allowed) traced from the
-	 * start execs the kshield binary. */
+	/* A shell (not kshield: tracing it is allowed), stopped by itself
+	 * until it is traced, execs the kshield binary. */
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return;
 	exe[n] = '\0';
-	snprintf(cmd, sizeof(cmd), "sleep 0.2; exec %s guard status >/dev/null 2>&1", exe);
+	snprintf(cmd, sizeof(cmd), "kill -STOP $$; exec %s guard status >/dev/null 2>&1", exe);
 	pid = fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
 		dup2(null, 2);
-		raise(SIGSTOP);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
