@@ -52,6 +52,8 @@ def status:
   # tests/guest/harm.sh: unrelated syscalls with every shield loaded
   # (ratios reported, not judged: TCG is noisy; bench/harm.sh compares)
   elif .check == "harm" then (if .ok == true then "pass" else "check-failed" end)
+  # tests/guest/guard-agent.sh: every tokenless weakening refused, then a token works
+  elif .check == "guardagent" then (if .ok == true then "pass" else "check-failed" end)
   elif .check == "broken" then
     (if .error != null then "expected-fail" else "check-failed" end)
   elif .unsupported == true then "unprotected"
@@ -171,6 +173,10 @@ def ksites_row($s):
            and ([$checked[] | select(.check == "flow")] | length) == 0 then
           base + {shield: null, check: "flow", check_error: "flow check reported nothing"}
         else empty end ]
+    + [ if (checks | index("guardagent")) != null and $k.error == null
+           and ([$checked[] | select(.check == "guardagent")] | length) == 0 then
+          base + {shield: null, check: "guardagent", check_error: "guard-agent check reported nothing"}
+        else empty end ]
     + [ if (checks | index("harm")) != null and $k.error == null
            and ([$checked[] | select(.check == "harm")] | length) == 0 then
           base + {shield: null, check: "harm", check_error: "harm check reported nothing"}
@@ -192,6 +198,8 @@ def ksites_row($s):
                     .error = ([.checks[]? | select(.ok != true) | "\(.name): \(.got)"]
                               | if length > 0 then "guard: " + join("; ")
                                 else "guard does not refuse although BPF LSM or fmod_ret programs attach here" end)
+                  elif .check == "guardagent" and .status != "pass" and .error == null then
+                    .error = "guard-agent: \(.failed) step(s) failed: \(.failures)"
                   elif .check == "flow" and .status != "pass" and .error == null then
                     .error = "flow: echoed \(.echoed), final records tcp4 \(.final_tcp4) tcp6 \(.final_tcp6) long \(.long_final), interim \(.long_interim) (want 2, 2, 2, >= 1)"
                   else . end))}

@@ -14,17 +14,19 @@
 # the store (a restarted agent drains what was recorded while none ran).
 # (Link detach and map writes by id, O_ASYNC SIGKILL and ptrace are in
 # `kshield guard selftest`, which the matrix runs on every boot.)
-# Prints "GUARD-AGENT <step> ok|FAIL <detail>" lines and a summary line
-# "GUARD-AGENT summary N passed, M failed".
+# Prints "KSHIELD-LOG guard-agent: <step> ok|FAIL <detail>" lines and one
+# "KSHIELD-CHECK guardagent <json>" line: ok when every step went as it
+# must (matrix/rows.jq).
 # Needs /shields/cve-2021-22555.bpf.o and kshield in the guest image.
 # Last run: Debian 6.12.111-cloud and 6.1.0-47-cloud (lsm), 6.1.0-47-cloud
 # without bpf in lsm= (fmod_ret), x86_64: 41 passed, 0 failed on each.
 S=cve-2021-22555
 E=/etc/ks
-pass=0 fail=0
+pass=0 fail=0 failures=""
 say() {	# say STEP OK(0|1) DETAIL
-	if [ "$2" = 0 ]; then pass=$((pass + 1)); r=ok; else fail=$((fail + 1)); r=FAIL; fi
-	echo "GUARD-AGENT $1 $r $3"
+	if [ "$2" = 0 ]; then pass=$((pass + 1)); r=ok
+	else fail=$((fail + 1)); r=FAIL; failures="$failures $1"; fi
+	echo "KSHIELD-LOG guard-agent: $1 $r $(echo "$3" | tr '\n' ' ' | cut -c1-300)"
 }
 # refused STEP CMD...: a non-pid-1 shell runs CMD; it must fail
 refused() {
@@ -108,7 +110,7 @@ for pair in 3:signal 1:unlink 5:umount 9:cgroup 11:oom_adj 10:config; do
 	c=$(grep -o 'op[\\"]*:'"$op"'[,}]' /tmp/gt/tamper.json | wc -l)
 	[ "$c" -gt 0 ]; say "stored-${pair#*:}" $? "$c event(s)"
 done
-echo "GUARD-AGENT ops $n"
+echo "KSHIELD-LOG guard-agent: stored tamper events by op: $n"
 
 # -- with a valid token, each weakening works
 kshield guard token --key $E/k.key --out /tmp/gt/valid guard-off audit:$S unload:$S
@@ -116,4 +118,5 @@ out=$(sh -c "kshield shield mode $S audit --token /tmp/gt/valid" 2>&1); say toke
 out=$(sh -c "kshield shield unload $S --token /tmp/gt/valid" 2>&1); say token-unload $? "$out"
 out=$(sh -c "kshield guard off --token /tmp/gt/valid" 2>&1); say token-guard-off $? "$out"
 out=$(sh -c "kshield guard unload --token /tmp/gt/valid" 2>&1); say token-guard-unload $? "$out"
-echo "GUARD-AGENT summary $pass passed, $fail failed"
+ok=false; [ $fail = 0 ] && [ $pass -gt 0 ] && ok=true
+echo "KSHIELD-CHECK guardagent {\"ok\": $ok, \"passed\": $pass, \"failed\": $fail, \"failures\": \"${failures# }\"}"
