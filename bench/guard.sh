@@ -12,7 +12,7 @@ KS=$(realpath "${KSHIELD:-build/kshield}")
 N=${N:-200000}
 root=/sys/fs/bpf/ks-bench-guard-$$
 tmp=$(mktemp -d)
-cleanup() { KSHIELD_BPFFS=$root "$KS" guard off >/dev/null 2>&1 || true; rm -rf "$root" "$tmp"; }
+cleanup() { KSHIELD_BPFFS=$root "$KS" guard off --token "$tmp/tok" >/dev/null 2>&1 || true; rm -rf "$root" "$tmp"; }
 trap cleanup EXIT
 gcc -O2 bench/guard_syscalls.c -o $tmp/loop
 
@@ -22,10 +22,13 @@ run() {	# run LABEL: hyperfine the three loops, CSV in $tmp/LABEL.csv
 }
 
 run base
-KSHIELD_BPFFS=$root "$KS" guard load >/dev/null
+# turning it off again takes a token signed by a key it recorded at load
+mkdir "$tmp/keys" && "$KS" shield keygen "$tmp/k" >/dev/null && cp "$tmp/k.pub" "$tmp/keys/"
+"$KS" guard token --key "$tmp/k.key" --out "$tmp/tok" guard-off
+KSHIELD_BPFFS=$root "$KS" guard load --keys "$tmp/keys" >/dev/null
 variant=$(KSHIELD_BPFFS=$root "$KS" -j guard status | sed -n 's/.*"variant":"\([a-z]*\)".*/\1/p')
 run guard
-KSHIELD_BPFFS=$root "$KS" guard off >/dev/null
+KSHIELD_BPFFS=$root "$KS" guard off --token "$tmp/tok" >/dev/null
 KSHIELD_BPFFS=$root "$KS" guard unload >/dev/null
 
 echo "guard variant: $variant, N=$N per loop"

@@ -2,11 +2,16 @@
  * detaching kshield's links, writing its maps, removing its pins, unmounting
  * the bpffs that holds them, and killing, stopping or tracing the agent.
  *
- * Two variants, chosen by src/lib/guard/guard.c:
- *   lsm__*  BPF LSM hooks: the attempt is refused with EPERM (while the guard
- *           is enabled) and recorded as a KS_EV_TAMPER event.
- *   tp__*   syscall tracepoints, for kernels without BPF LSM: the attempt is
- *           only recorded (who, what); the agent repairs what was undone.
+ * Three variants, chosen by src/lib/guard/guard.c in this order:
+ *   lsm__*      BPF LSM hooks: the attempt is refused with EPERM (while the
+ *               guard is enabled) and recorded as a KS_EV_TAMPER event.
+ *   fmod_ret__* the same bodies (guard_<name>) as fmod_ret on the kernel's
+ *               security_<hook> functions: refuses the same way on kernels
+ *               with BPF trampolines but without bpf in lsm= (a nonzero
+ *               return skips the security_ function, every LSM included).
+ *   tp__*       syscall tracepoints, for kernels without either: the attempt
+ *               is only recorded (who, what); the agent repairs what was
+ *               undone.
  * common__* programs belong to both.
  *
  * Who is trusted (see docs/guard.md): pid 1 (the service manager), the agent
@@ -30,6 +35,9 @@ char LICENSE[] SEC("license") = "GPL";
 #define FMODE_WRITE 0x2
 #define MAY_WRITE 0x2
 #define CGROUP2_SUPER_MAGIC 0x63677270
+#define PROC_SUPER_MAGIC 0x9fa0
+#define PT_PTRACED 0x1
+#define PTRACE_MODE_ATTACH 0x02
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -78,6 +86,12 @@ static __always_inline bool same_inode(struct inode *ino, __u64 i_ino, __u32 dev
 	return ino && BPF_CORE_READ(ino, i_ino) == i_ino && BPF_CORE_READ(ino, i_sb, s_dev) == dev;
 }
 
+/* Is @t running the kshield binary recorded at load? */
+static __always_inline bool runs_kshield(struct task_struct *t, const struct ks_guard_cfg *c)
+{
+	return c->exe_ino && same_inode(BPF_CORE_READ(t, mm, exe_file, f_inode), c->exe_ino, c->exe_dev);
+}
+
 static __always_inline bool trusted(const struct ks_guard_cfg *c)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -88,7 +102,7 @@ static __always_inline bool trusted(const struct ks_guard_cfg *c)
 	if (c->agent_tgid)
 		return tgid == c->agent_tgid;
 	t = (struct task_struct *)bpf_get_current_task();
-	return same_inode(BPF_CORE_READ(t, mm, exe_file, f_inode), c->exe_ino, c->exe_dev);
+	return runs_kshield(t, c);
 }
 
 /* Is @d the bpffs root or below it? Pins sit at most 3 levels down. */
@@ -245,8 +259,7 @@ static __always_inline void note_agent(const struct ks_guard_cfg *c)
 		*slot = (__u64)BPF_CORE_READ(t, group_leader);
 }
 
-SEC("lsm/bpf")
-int BPF_PROG(lsm__bpf, int cmd, union bpf_attr *attr, unsigned int size)
+static __always_inline int guard_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 {
 	struct ks_guard_cfg *c = gcfg();
 	__u32 id;
@@ -270,12 +283,23 @@ int BPF_PROG(lsm__bpf, int cmd, union bpf_attr *attr, unsigned int size)
 	return check_bpf(c, cmd, attr_fd(cmd, attr, false), true);
 }
 
+SEC("lsm/bpf")
+int BPF_PROG(lsm__bpf, int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return guard_bpf(cmd, attr, size);
+}
+
+SEC("fmod_ret/security_bpf")
+int BPF_PROG(fmod_ret__bpf, int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return guard_bpf(cmd, attr, size);
+}
+
 /* Every way to a map fd (BPF_OBJ_GET of a pin, BPF_MAP_GET_FD_BY_ID, map
  * creation) ends in bpf_map_new_fd(), which asks this hook with the mode the
  * fd will have. Decided on the map object itself: read-only fds stay
  * allowed (bpftool map dump, kshield status), writable ones are the agent's. */
-SEC("lsm/bpf_map")
-int BPF_PROG(lsm__bpf_map, struct bpf_map *map, unsigned int fmode)
+static __always_inline int guard_bpf_map(struct bpf_map *map, unsigned int fmode)
 {
 	struct ks_guard_cfg *c = gcfg();
 	__u32 id;
@@ -288,11 +312,22 @@ int BPF_PROG(lsm__bpf_map, struct bpf_map *map, unsigned int fmode)
 	return tamper(c, KS_TAMPER_OPEN, id, BPF_MAP_GET_FD_BY_ID, NULL, true);
 }
 
+SEC("lsm/bpf_map")
+int BPF_PROG(lsm__bpf_map, struct bpf_map *map, unsigned int fmode)
+{
+	return guard_bpf_map(map, fmode);
+}
+
+SEC("fmod_ret/security_bpf_map")
+int BPF_PROG(fmod_ret__bpf_map, struct bpf_map *map, unsigned int fmode)
+{
+	return guard_bpf_map(map, fmode);
+}
+
 /* BPF_OBJ_GET of a link pin has no bpf_link hook: it is refused at the
  * permission check on the pin's inode (links open read-write only). The
  * agent records its pins' inode numbers next to the object ids. */
-SEC("lsm/inode_permission")
-int BPF_PROG(lsm__pin_open, struct inode *inode, int mask)
+static __always_inline int guard_pin_open(struct inode *inode, int mask)
 {
 	struct ks_guard_cfg *c;
 	__u32 ino;
@@ -308,6 +343,18 @@ int BPF_PROG(lsm__pin_open, struct inode *inode, int mask)
 	if (!guarded_id(KS_GUARD_PIN, ino) || trusted(c))
 		return 0;
 	return tamper(c, KS_TAMPER_OPEN, ino, mask, NULL, true);
+}
+
+SEC("lsm/inode_permission")
+int BPF_PROG(lsm__pin_open, struct inode *inode, int mask)
+{
+	return guard_pin_open(inode, mask);
+}
+
+SEC("fmod_ret/security_inode_permission")
+int BPF_PROG(fmod_ret__pin_open, struct inode *inode, int mask)
+{
+	return guard_pin_open(inode, mask);
 }
 
 /* Names of cgroup files whose write kills, freezes or starves every task
@@ -356,37 +403,81 @@ static __always_inline bool agent_under(const struct ks_guard_cfg *c, void *kn)
 	return false;
 }
 
+/* "oom_score_adj" or "oom_adj": the agent made the OOM killer's first
+ * choice (1000) without any signal. */
+static __always_inline bool oom_knob(const char *n)
+{
+	if (n[0] != 'o' || n[1] != 'o' || n[2] != 'm' || n[3] != '_')
+		return false;
+	if (n[4] == 'a' && n[5] == 'd' && n[6] == 'j' && !n[7])
+		return true;
+	return n[4] == 's' && n[5] == 'c' && n[6] == 'o' && n[7] == 'r' && n[8] == 'e' &&
+	       n[9] == '_' && n[10] == 'a' && n[11] == 'd' && n[12] == 'j' && !n[13];
+}
+
+/* The thread group of the task a /proc/PID/... (or .../task/TID/...) file
+ * belongs to: the proc inode's struct pid, its PIDTYPE_PID task. */
+static __always_inline __u32 proc_file_tgid(struct inode *ino)
+{
+	struct proc_inode *pi = (void *)ino - bpf_core_field_offset(struct proc_inode, vfs_inode);
+	struct hlist_node *n = BPF_CORE_READ(pi, pid, tasks[PIDTYPE_PID].first);
+	struct task_struct *t;
+
+	if (!n)
+		return 0;
+	t = (void *)n - bpf_core_field_offset(struct task_struct, pid_links);
+	return BPF_CORE_READ(t, tgid);
+}
+
 /* Checked at each write (not at open: an fd opened before the agent was
  * moved into that cgroup would pass an open-time check). */
-SEC("lsm/file_permission")
-int BPF_PROG(lsm__file_permission, struct file *file, int mask)
+static __always_inline int guard_file_permission(struct file *file, int mask)
 {
 	struct ks_guard_cfg *c;
 	struct dentry *d;
 	char name[16] = {};
+	unsigned long magic;
 
-	/* Every write on the machine passes here: plain loads through the
-	 * hook's typed argument first, no helper call. */
+	/* Every read and write on the machine passes here: plain loads
+	 * through the hook's typed argument first, no helper call. */
 	if (!(mask & MAY_WRITE))
 		return 0;
-	if (file->f_inode->i_sb->s_magic != CGROUP2_SUPER_MAGIC)
+	magic = file->f_inode->i_sb->s_magic;
+	if (magic != CGROUP2_SUPER_MAGIC && magic != PROC_SUPER_MAGIC)
 		return 0;
 	c = gcfg();
 	if (!c || !c->agent_tgid)
 		return 0;
 	d = BPF_CORE_READ(file, f_path.dentry);
 	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(d, d_name.name));
+	if (magic == PROC_SUPER_MAGIC) {
+		if (!oom_knob(name) || proc_file_tgid(file->f_inode) != c->agent_tgid ||
+		    trusted(c))
+			return 0;
+		return tamper(c, KS_TAMPER_OOM, c->agent_tgid, mask, d, true);
+	}
 	if (!cgroup_weapon(name) ||
 	    !agent_under(c, BPF_CORE_READ(d, d_parent, d_inode, i_private)) || trusted(c))
 		return 0;
 	return tamper(c, KS_TAMPER_CGROUP, c->agent_tgid, mask, d, true);
 }
 
+SEC("lsm/file_permission")
+int BPF_PROG(lsm__file_permission, struct file *file, int mask)
+{
+	return guard_file_permission(file, mask);
+}
+
+SEC("fmod_ret/security_file_permission")
+int BPF_PROG(fmod_ret__file_permission, struct file *file, int mask)
+{
+	return guard_file_permission(file, mask);
+}
+
 /* F_SETOWN(agent) + F_SETSIG(SIGKILL) + O_ASYNC on any fd: the signal is
  * sent from whatever context makes the fd ready, without lsm/task_kill.
  * The agent uses no O_ASYNC, so no such signal to it is legitimate. */
-SEC("lsm/file_send_sigiotask")
-int BPF_PROG(lsm__sigio, struct task_struct *tsk, struct fown_struct *fown, int sig)
+static __always_inline int guard_sigio(struct task_struct *tsk, struct fown_struct *fown, int sig)
 {
 	struct ks_guard_cfg *c = gcfg();
 	int s = sig ? sig : SIGIO;
@@ -400,6 +491,18 @@ int BPF_PROG(lsm__sigio, struct task_struct *tsk, struct fown_struct *fown, int 
 	return tamper(c, KS_TAMPER_SIGNAL, tgid, s, NULL, true);
 }
 
+SEC("lsm/file_send_sigiotask")
+int BPF_PROG(lsm__sigio, struct task_struct *tsk, struct fown_struct *fown, int sig)
+{
+	return guard_sigio(tsk, fown, sig);
+}
+
+SEC("fmod_ret/security_file_send_sigiotask")
+int BPF_PROG(fmod_ret__sigio, struct task_struct *tsk, struct fown_struct *fown, int sig)
+{
+	return guard_sigio(tsk, fown, sig);
+}
+
 static __always_inline int check_dentry(struct dentry *d, __u32 op)
 {
 	struct ks_guard_cfg *c = gcfg();
@@ -409,8 +512,24 @@ static __always_inline int check_dentry(struct dentry *d, __u32 op)
 	return tamper(c, op, 0, 0, d, true);
 }
 
+static __always_inline int guard_inode_unlink(struct inode *dir, struct dentry *dentry)
+{
+	return check_dentry(dentry, KS_TAMPER_UNLINK);
+}
+
 SEC("lsm/inode_unlink")
 int BPF_PROG(lsm__inode_unlink, struct inode *dir, struct dentry *dentry)
+{
+	return guard_inode_unlink(dir, dentry);
+}
+
+SEC("fmod_ret/security_inode_unlink")
+int BPF_PROG(fmod_ret__inode_unlink, struct inode *dir, struct dentry *dentry)
+{
+	return guard_inode_unlink(dir, dentry);
+}
+
+static __always_inline int guard_inode_rmdir(struct inode *dir, struct dentry *dentry)
 {
 	return check_dentry(dentry, KS_TAMPER_UNLINK);
 }
@@ -418,20 +537,35 @@ int BPF_PROG(lsm__inode_unlink, struct inode *dir, struct dentry *dentry)
 SEC("lsm/inode_rmdir")
 int BPF_PROG(lsm__inode_rmdir, struct inode *dir, struct dentry *dentry)
 {
-	return check_dentry(dentry, KS_TAMPER_UNLINK);
+	return guard_inode_rmdir(dir, dentry);
 }
 
-SEC("lsm/inode_rename")
-int BPF_PROG(lsm__inode_rename, struct inode *old_dir, struct dentry *old_dentry,
-	     struct inode *new_dir, struct dentry *new_dentry)
+SEC("fmod_ret/security_inode_rmdir")
+int BPF_PROG(fmod_ret__inode_rmdir, struct inode *dir, struct dentry *dentry)
+{
+	return guard_inode_rmdir(dir, dentry);
+}
+
+static __always_inline int guard_inode_rename(struct inode *old_dir, struct dentry *old_dentry, struct inode *new_dir, struct dentry *new_dentry)
 {
 	int err = check_dentry(old_dentry, KS_TAMPER_UNLINK);
 
 	return err ? err : check_dentry(new_dentry, KS_TAMPER_UNLINK);
 }
 
-SEC("lsm/sb_umount")
-int BPF_PROG(lsm__sb_umount, struct vfsmount *mnt, int flags)
+SEC("lsm/inode_rename")
+int BPF_PROG(lsm__inode_rename, struct inode *old_dir, struct dentry *old_dentry, struct inode *new_dir, struct dentry *new_dentry)
+{
+	return guard_inode_rename(old_dir, old_dentry, new_dir, new_dentry);
+}
+
+SEC("fmod_ret/security_inode_rename")
+int BPF_PROG(fmod_ret__inode_rename, struct inode *old_dir, struct dentry *old_dentry, struct inode *new_dir, struct dentry *new_dentry)
+{
+	return guard_inode_rename(old_dir, old_dentry, new_dir, new_dentry);
+}
+
+static __always_inline int guard_sb_umount(struct vfsmount *mnt, int flags)
 {
 	struct ks_guard_cfg *c = gcfg();
 
@@ -440,8 +574,19 @@ int BPF_PROG(lsm__sb_umount, struct vfsmount *mnt, int flags)
 	return tamper(c, KS_TAMPER_UMOUNT, 0, flags, NULL, true);
 }
 
-SEC("lsm/task_kill")
-int BPF_PROG(lsm__task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig)
+SEC("lsm/sb_umount")
+int BPF_PROG(lsm__sb_umount, struct vfsmount *mnt, int flags)
+{
+	return guard_sb_umount(mnt, flags);
+}
+
+SEC("fmod_ret/security_sb_umount")
+int BPF_PROG(fmod_ret__sb_umount, struct vfsmount *mnt, int flags)
+{
+	return guard_sb_umount(mnt, flags);
+}
+
+static __always_inline int guard_task_kill(struct task_struct *p, struct kernel_siginfo *info, int sig)
 {
 	struct ks_guard_cfg *c = gcfg();
 	__u32 tgid;
@@ -454,18 +599,101 @@ int BPF_PROG(lsm__task_kill, struct task_struct *p, struct kernel_siginfo *info,
 	return tamper(c, KS_TAMPER_SIGNAL, tgid, sig, NULL, true);
 }
 
+SEC("lsm/task_kill")
+int BPF_PROG(lsm__task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig)
+{
+	return guard_task_kill(p, info, sig);
+}
+
+SEC("fmod_ret/security_task_kill")
+int BPF_PROG(fmod_ret__task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig)
+{
+	return guard_task_kill(p, info, sig);
+}
+
+/* ptrace, /proc/PID/mem and process_vm_readv/writev (all ask this hook)
+ * of the agent, and of any process running the kshield binary (attach
+ * mode: what gives its memory): that binary is trusted while no agent
+ * runs, and a traced one runs the tracer's code. pid 1 alone may (the
+ * agent traces nobody). */
+static __always_inline int guard_ptrace(struct task_struct *child, unsigned int mode)
+{
+	struct ks_guard_cfg *c = gcfg();
+	__u32 tgid, me = bpf_get_current_pid_tgid() >> 32;
+
+	if (!c)
+		return 0;
+	tgid = BPF_CORE_READ(child, tgid);
+	if (me == 1 || me == tgid)
+		return 0;
+	if (c->agent_tgid && tgid == c->agent_tgid) {
+		if (trusted(c))
+			return 0;
+	} else if (!(mode & PTRACE_MODE_ATTACH) || !runs_kshield(child, c)) {
+		return 0;	/* reading /proc/PID/stat, environ: ps and top */
+	}
+	return tamper(c, KS_TAMPER_PTRACE, tgid, mode, NULL, true);
+}
+
 SEC("lsm/ptrace_access_check")
 int BPF_PROG(lsm__ptrace, struct task_struct *child, unsigned int mode)
 {
-	struct ks_guard_cfg *c = gcfg();
-	__u32 tgid;
+	return guard_ptrace(child, mode);
+}
 
-	if (!c || !c->agent_tgid)
+SEC("fmod_ret/security_ptrace_access_check")
+int BPF_PROG(fmod_ret__ptrace, struct task_struct *child, unsigned int mode)
+{
+	return guard_ptrace(child, mode);
+}
+
+/* PTRACE_TRACEME by a process running the kshield binary. */
+static __always_inline int guard_traceme(struct task_struct *parent)
+{
+	struct ks_guard_cfg *c = gcfg();
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	if (!c || BPF_CORE_READ(parent, tgid) == 1 || !runs_kshield(t, c))
 		return 0;
-	tgid = BPF_CORE_READ(child, tgid);
-	if (tgid != c->agent_tgid || trusted(c))
+	return tamper(c, KS_TAMPER_PTRACE, bpf_get_current_pid_tgid() >> 32, 0, NULL, true);
+}
+
+SEC("lsm/ptrace_traceme")
+int BPF_PROG(lsm__traceme, struct task_struct *parent)
+{
+	return guard_traceme(parent);
+}
+
+SEC("fmod_ret/security_ptrace_traceme")
+int BPF_PROG(fmod_ret__traceme, struct task_struct *parent)
+{
+	return guard_traceme(parent);
+}
+
+/* Exec of the kshield binary by a traced process (PTRACE_TRACEME, or an
+ * attach before the exec): the tracer would own the trusted process. */
+static __always_inline int guard_exec_traced(struct linux_binprm *bprm)
+{
+	struct ks_guard_cfg *c = gcfg();
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	if (!c || !c->exe_ino || !(BPF_CORE_READ(t, ptrace) & PT_PTRACED) ||
+	    !same_inode(BPF_CORE_READ(bprm, file, f_inode), c->exe_ino, c->exe_dev) ||
+	    BPF_CORE_READ(t, parent, tgid) == 1)
 		return 0;
-	return tamper(c, KS_TAMPER_PTRACE, tgid, mode, NULL, true);
+	return tamper(c, KS_TAMPER_PTRACE, bpf_get_current_pid_tgid() >> 32, 0, NULL, true);
+}
+
+SEC("lsm/bprm_check_security")
+int BPF_PROG(lsm__exec_traced, struct linux_binprm *bprm)
+{
+	return guard_exec_traced(bprm);
+}
+
+SEC("fmod_ret/security_bprm_check")
+int BPF_PROG(fmod_ret__exec_traced, struct linux_binprm *bprm)
+{
+	return guard_exec_traced(bprm);
 }
 
 /* ---- tp variant: record only ----
@@ -563,6 +791,39 @@ KS_TRACEPOINT_SYSCALL_ENTER(tp__unlinkat, unlinkat)
 }
 
 /* ---- both ---- */
+
+/* Not attached: user space runs it (BPF_PROG_TEST_RUN) to record a
+ * weakening the kshield binary refused for want of a token, so that the
+ * refusal reaches the store through the ring buffer like the guard's own
+ * (while no agent runs too). args[0]: the op; args[1..11]: the action,
+ * NUL-padded. Who: the calling process, as for every tamper event. */
+SEC("raw_tp")
+int common__refused(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct ks_guard_cfg *c = gcfg();
+	struct ks_tamper_event *e;
+	__u32 op = ctx->args[0];
+	__u64 *n;
+
+	if (!c || op >= KS_TAMPER_OP_MAX)
+		return 0;
+	n = bpf_map_lookup_elem(&guard_stats, &op);
+	if (n)
+		(*n)++;
+	e = ks_reserve(KS_EV_TAMPER, sizeof(*e));
+	if (!e)
+		return 0;
+	ks_fill_hdr(&e->hdr, KS_EV_TAMPER, sizeof(*e));
+	e->op = op;
+	e->ret = -EPERM;
+	e->id = 0;
+	e->arg = 0;
+	for (int i = 0; i < 11; i++)
+		*(__u64 *)&e->target[i * 8] = ctx->args[i + 1];
+	e->target[88] = '\0';
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
 
 /* The agent is gone: nobody is the agent until the next one registers.
  * Runs before the pid can be recycled, so a new process with the same pid

@@ -84,6 +84,10 @@ if [[ ,$checks, == *,flow,* ]]; then
 	mkdir -p "$stage/tests"
 	cp "$here/../tests/guest/monitor-flow.sh" "$stage/tests/"
 fi
+if [[ ,$checks, == *,guardagent,* ]]; then
+	mkdir -p "$stage/tests"
+	cp "$here/../tests/guest/guard-agent.sh" "$stage/tests/"
+fi
 if [[ ,$checks, == *,harm,* ]]; then
 	mkdir -p "$stage/tests"
 	cp "$here/../tests/guest/harm.sh" "$stage/tests/"

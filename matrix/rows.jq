@@ -49,10 +49,11 @@ def uncovered: [.paths[]? | select(.coverage == "none" and .enforce != null) | .
 def status:
   if .check_error != null then "check-failed"
   elif .check == "guard" then
-    # kshield guard selftest: must pass, and refuse wherever BPF LSM programs
-    # attach (the probe's lsm hook: bpf in lsm= is not enough on kernels
-    # without BPF trampolines, such as arm64 6.1)
-    (if .passed == true and (.refuses == true or .lsm_hook != true)
+    # kshield guard selftest: must pass, and refuse wherever BPF LSM or
+    # fmod_ret programs attach (the probe's lsm and fmod_ret hooks: bpf in
+    # lsm= is not enough on kernels without BPF trampolines, such as arm64
+    # 6.1; without bpf in lsm= the guard refuses through fmod_ret)
+    (if .passed == true and (.refuses == true or (.lsm_hook != true and .fmod_ret_hook != true))
      then "pass" else "check-failed" end)
   elif .check == "ksites" then "pass"
   # tests/guest/monitor-flow.sh: exact flow records of TCP over IPv4/IPv6
@@ -62,6 +63,8 @@ def status:
   elif .check == "harm" then (if .ok == true then "pass" else "check-failed" end)
   # tests/guest/selinux.sh: labelled mounts with every shield loaded
   elif .check == "selinux" then (if .ok == true then "pass" else "check-failed" end)
+  # tests/guest/guard-agent.sh: every tokenless weakening refused, then a token works
+  elif .check == "guardagent" then (if .ok == true then "pass" else "check-failed" end)
   elif .check == "broken" then
     (if .error != null then "expected-fail" else "check-failed" end)
   elif ((.todo // []) | length) > 0 then "todo"
@@ -157,7 +160,7 @@ def ksites_row($s):
    error: (if $error == "" then null else $error end),
    log: $log, probe: $probe} as $k
 | def base: {kernel: $kernel, package: $package, arch: $arch, flavour: $flavour,
-              build_id: ($probe.build_id // null), lsm: $lsm, lsm_hook: (if $probe == null then null else $probe.hooks.lsm end), check: null};
+              build_id: ($probe.build_id // null), lsm: $lsm, lsm_hook: (if $probe == null then null else $probe.hooks.lsm end), fmod_ret_hook: (if $probe == null then null else $probe.hooks.fmod_ret end), check: null};
   ( [ $lines[] | tagged("KSHIELD-RESULT") ]
     | map((fromjson? // {garbled: .}) as $r
           | if $r.garbled then base + {shield: null, error: "garbled result line: \($r.garbled[:120])"}
@@ -183,6 +186,10 @@ def ksites_row($s):
            and ([$checked[] | select(.check == "flow")] | length) == 0 then
           base + {shield: null, check: "flow", check_error: "flow check reported nothing"}
         else empty end ]
+    + [ if (checks | index("guardagent")) != null and $k.error == null
+           and ([$checked[] | select(.check == "guardagent")] | length) == 0 then
+          base + {shield: null, check: "guardagent", check_error: "guard-agent check reported nothing"}
+        else empty end ]
     + [ if (checks | index("harm")) != null and $k.error == null
            and ([$checked[] | select(.check == "harm")] | length) == 0 then
           base + {shield: null, check: "harm", check_error: "harm check reported nothing"}
@@ -207,7 +214,9 @@ def ksites_row($s):
                 | if .check == "guard" and .status != "pass" and .error == null then
                     .error = ([.checks[]? | select(.ok != true) | "\(.name): \(.got)"]
                               | if length > 0 then "guard: " + join("; ")
-                                else "guard does not refuse although BPF LSM programs attach here" end)
+                                else "guard does not refuse although BPF LSM or fmod_ret programs attach here" end)
+                  elif .check == "guardagent" and .status != "pass" and .error == null then
+                    .error = "guard-agent: \(.failed) step(s) failed: \(.failures)"
                   elif .check == "flow" and .status != "pass" and .error == null then
                     .error = "flow: echoed \(.echoed), final records tcp4 \(.final_tcp4) tcp6 \(.final_tcp6) long \(.long_final), interim \(.long_interim) (want 2, 2, 2, >= 1)"
                   else . end))}

@@ -920,7 +920,7 @@ Test(lifecycle, t12_gated_enforces_only_where_the_matrix_proved_it, .timeout = 2
 				 "an unproven object replaced the enforcing one without a token");
 		cr_expect_str_eq(mode_of("cve-2024-1086"), "enforce", "weakened without a token");
 		t = ks_read_file(L.err);
-		cr_expect(t && strstr(t, "audit:cve-2024-1086 needs a signed token"), "agent log:\n%s", t);
+		cr_expect(t && strstr(t, "audit:cve-2024-1086 refused: the guard is on"), "agent log:\n%s", t);
 		free(t);
 		token("audit:cve-2024-1086", NULL);
 		hup();

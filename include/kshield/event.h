@@ -239,8 +239,9 @@ struct ks_tamper_event {
 #define KS_TAMPER_REPAIRED	7	/* agent: pins/links found undone, restored */
 #define KS_TAMPER_OPEN		8	/* writable open of a kshield map or link (by pin or id) */
 #define KS_TAMPER_CGROUP	9	/* cgroup.kill/freeze/limits of the agent's cgroup */
-#define KS_TAMPER_CONFIG	10	/* agent: weakening config change without a token */
-#define KS_TAMPER_OP_MAX	11
+#define KS_TAMPER_CONFIG	10	/* a weakening without a valid token (agent or kshield binary) */
+#define KS_TAMPER_OOM		11	/* oom_score_adj / oom_adj of the agent */
+#define KS_TAMPER_OP_MAX	12
 
 /* What the agent publishes about itself, in the monitor's pinned
  * "mon_agent" array (entry 0), so `kshield stats` reads it while the agent

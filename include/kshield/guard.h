@@ -13,9 +13,15 @@ struct ks_guard_cfg {
 	__u32 root_dev;		/* ... and kernel dev_t (MKDEV) of its file system */
 	__u32 exe_dev;		/* agent binary (kernel dev_t) ... */
 	__u64 exe_ino;		/* ... and inode: trusted only while no agent runs */
-	__u32 lsm;		/* 1 when the LSM variant is loaded */
-	__u32 _pad;
+	__u32 lsm;		/* refusing variant: 1 lsm, 2 fmod_ret; 0 tp (records only) */
+	__u32 refused_prog;	/* id of the unattached refusal recorder (0: none) */
 };
+
+/* <bpffs>/guard/keys: the shield public keys (32 bytes each, raw Ed25519;
+ * all-zero = empty slot) that weakening tokens are checked against while
+ * this guard is loaded, recorded from keys_dir when it loaded, then frozen
+ * (no process can change them; the guard's programs cannot either). */
+#define KS_GUARD_KEYS_MAX 16
 
 /* Key of "guard_ids": a BPF object kshield owns. */
 enum ks_guard_obj {

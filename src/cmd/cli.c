@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "config.h"
+#include "weaken.h"
 
 bool json_output;
 bool pretty_output;
@@ -160,4 +162,21 @@ bool ks_opts_parse(const char *cmd, const struct ks_opt *opts, int argc, char **
 	if (npos)
 		*npos = n;
 	return true;
+}
+
+const char *ks_token_path(const char *opt)
+{
+	static struct ks_config cfg;
+
+	if (opt)
+		return opt;
+	ks_config_defaults(&cfg);
+	if (ks_config_load(&cfg, KS_CONFIG_DEFAULT, false))
+		return KS_WEAKEN_TOKEN_DEFAULT;
+	return cfg.weaken_token;
+}
+
+int ks_weaken_cli(const char *token_opt, const char *action)
+{
+	return ks_weaken_allow(ks_token_path(token_opt), action);
 }

@@ -60,6 +60,13 @@ bool ks_opts_parse(const char *cmd, const struct ks_opt *opts, int argc, char **
 /* Print the recorded error (or strerror(-err) when none) once, to stderr,
  * and return the process exit code (1). */
 int ks_report(int err);
+/* The weakening token a command uses: --token @opt, else the config's
+ * weaken_token (KS_CONFIG_DEFAULT), else the default path. */
+const char *ks_token_path(const char *opt);
+/* ks_weaken_allow() with that token: the gate every weakening command
+ * passes first (weaken.h). */
+int ks_weaken_cli(const char *token_opt, const char *action);
+
 /* Print a usage error and return 2. */
 int ks_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "guard.h"
 #include "units.h"
+#include "config.h"
 #include "weaken.h"
 #include <kshield/shield.h>
 
@@ -50,7 +51,7 @@ static void print_state(const struct ks_guard_state *st)
 	for (int i = 1; i < KS_TAMPER_OP_MAX; i++)
 		total += st->attempts[i];
 	printf("guard: %s (%s variant: %s)\n", st->enabled ? "on" : "off", st->variant,
-	       st->lsm ? "refuses tampering" : "records tampering only, no BPF LSM");
+	       st->lsm ? "refuses tampering" : "records tampering only, no BPF LSM or trampolines");
 	printf("agent: %s", st->agent_tgid ? "" : "none registered\n");
 	if (st->agent_tgid)
 		printf("pid %u\n", st->agent_tgid);
@@ -81,10 +82,12 @@ static int do_gstatus(int argc, char **argv)
 	return 0;
 }
 
-static int set(bool on)
+static int set(bool on, const char *token)
 {
-	int err = ks_guard_set(on);
+	int err = on ? 0 : ks_weaken_cli(token, "guard-off");
 
+	if (!err)
+		err = ks_guard_set(on);
 	if (err)
 		return ks_report(err);
 	if (json_output) {
@@ -104,16 +107,18 @@ static int do_on(int argc, char **argv)
 
 	if (!no_args("guard on", argc, argv, &rc))
 		return rc;
-	return set(true);
+	return set(true, NULL);
 }
 
 static int do_off(int argc, char **argv)
 {
+	const char *token = NULL;
+	const struct ks_opt opts[] = { OPT_VAL("--token", &token), OPT_END };
 	int rc;
 
-	if (!no_args("guard off", argc, argv, &rc))
+	if (!ks_opts_parse("guard off", opts, argc, argv, 0, NULL, guard_help, &rc))
 		return rc;
-	return set(false);
+	return set(false, token);
 }
 
 /* Load by hand (the agent does this itself when the config says
@@ -122,13 +127,23 @@ static int do_off(int argc, char **argv)
 static int do_load(int argc, char **argv)
 {
 	struct ks_guard_state st;
+	struct ks_config cfg;
 	bool off = false;
-	const struct ks_opt opts[] = { OPT_FLAG("--off", &off), OPT_END };
+	const char *keys = NULL, *token = NULL;
+	const struct ks_opt opts[] = {
+		OPT_FLAG("--off", &off), OPT_VAL("--keys", &keys), OPT_VAL("--token", &token), OPT_END
+	};
 	int err;
 
 	if (!ks_opts_parse("guard load", opts, argc, argv, 0, NULL, guard_help, &err))
 		return err;
-	if ((err = ks_guard_load(!off, &st)))
+	ks_config_defaults(&cfg);
+	if (!keys && !ks_config_load(&cfg, KS_CONFIG_DEFAULT, false))
+		keys = cfg.keys_dir;
+	/* --off on a loaded guard that is on turns it off: a weakening */
+	if (off && (err = ks_weaken_cli(token, "guard-off")))
+		return ks_report(err);
+	if ((err = ks_guard_load(!off, keys, &st)))
 		return ks_report(err);
 	print_state(&st);
 	return 0;
@@ -136,11 +151,15 @@ static int do_load(int argc, char **argv)
 
 static int do_unload(int argc, char **argv)
 {
+	const char *token = NULL;
+	const struct ks_opt opts[] = { OPT_VAL("--token", &token), OPT_END };
 	int err;
 
-	if (!no_args("guard unload", argc, argv, &err))
+	if (!ks_opts_parse("guard unload", opts, argc, argv, 0, NULL, guard_help, &err))
 		return err;
-	err = ks_guard_unload();
+	err = ks_weaken_cli(token, "guard-off");
+	if (!err)
+		err = ks_guard_unload();
 	if (err)
 		return ks_report(err);
 	if (!json_output)
@@ -170,6 +189,7 @@ static int do_selftest(int argc, char **argv)
 		struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
 
 		json_object_object_add(o, "refuses", json_object_new_boolean(t.lsm));
+		json_object_object_add(o, "variant", json_object_new_string(t.variant));
 		for (int i = 0; i < t.n; i++) {
 			struct json_object *c = json_object_new_object();
 
@@ -182,8 +202,8 @@ static int do_selftest(int argc, char **argv)
 		json_object_object_add(o, "passed", json_object_new_boolean(!failed));
 		ks_json_print(o);
 	} else {
-		printf("guard selftest (%s)\n", t.lsm ? "BPF LSM: refuses" :
-		       "no BPF LSM: records only");
+		printf("guard selftest (%s variant: %s)\n", t.variant, t.lsm ? "refuses" :
+		       "records only");
 		for (int i = 0; i < t.n; i++)
 			printf("  %-4s %-48s %s\n", t.c[i].ok ? "ok" : "FAIL", t.c[i].name, t.c[i].got);
 		printf("%s\n", failed ? "FAILED" : "passed");
@@ -248,18 +268,27 @@ static int do_token(int argc, char **argv)
 static int guard_help(void)
 {
 	fprintf(stderr,
-		"Usage: kshield guard { status | on | off | load [--off] | unload | selftest | token }\n"
+		"Usage: kshield guard { status | on | off | load | unload | selftest | token }\n"
 		"\n"
 		"  status     is the guard loaded, refusing (BPF LSM) or recording only, who is the agent\n"
-		"  on | off   turn refusing on or off; only the agent, or the kshield binary\n"
-		"             while no agent runs, may (stop the service first: docs/guard.md)\n"
-		"  load       load the guard by hand (the agent does it when guard = on)\n"
-		"  unload     remove the guard's pins (turn it off first)\n"
+		"  on         turn refusing on\n"
+		"  off [--token FILE]\n"
+		"             turn refusing off: only the agent, or the kshield binary while no\n"
+		"             agent runs (stop the service first), and while the guard is on only\n"
+		"             with a token allowing guard-off (FILE: default the config's weaken_token)\n"
+		"  load [--off] [--keys DIR] [--token FILE]\n"
+		"             load the guard by hand (the agent does it when guard = on); it records\n"
+		"             the public keys of DIR (default the config's keys_dir) as the only\n"
+		"             keys tokens are checked against while it is loaded\n"
+		"  unload [--token FILE]\n"
+		"             remove the guard's pins (needs a guard-off token while it is on)\n"
 		"  selftest   play agent and attacker in a scratch --bpffs root; exit 0 if every\n"
 		"             check passed (the kernel matrix runs this in each guest)\n"
 		"  token --key KEY [--host H] [--expires 1h] [--out FILE] ACTION...\n"
 		"             a signed permission for weakening changes while the guard is on:\n"
-		"             audit:NAME, unload:NAME, guard-off (the agent reads weaken_token)\n");
+		"             audit:NAME, unload:NAME, guard-off (guard off and unload)\n"
+		"\n"
+		"Without a token: " KS_WEAKEN_ADVICE ".\n", "guard-off");
 	return 0;
 }
 

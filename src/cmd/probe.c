@@ -94,7 +94,7 @@ int do_probe(int argc, char **argv)
 {
 	struct ks_probe_result res[KS_PROBE_NHOOKS];
 	struct ks_sysinfo si;
-	int i, n = 0, lsm = -1, err;
+	int i, n = 0, lsm = -1, fmod = -1, err;
 	int64_t t0 = ks_mono_ns();
 
 	static const struct ks_opt none[] = { OPT_END };
@@ -123,9 +123,12 @@ int do_probe(int argc, char **argv)
 	err = ks_probe_hooks(res, n, verbose);
 	if (err)
 		return ks_report(err);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (!strcmp(res[i].name, "lsm"))
 			lsm = i;
+		if (!strcmp(res[i].name, "fmod_ret"))
+			fmod = i;
+	}
 	/* BPF LSM built in but left out of lsm=: programs attach and never run. */
 	if (lsm >= 0 && !res[lsm].works && si.lsms_known && !strstr(si.lsms, "bpf")) {
 		size_t l = strlen(res[lsm].why);
@@ -156,9 +159,11 @@ int do_probe(int argc, char **argv)
 		}
 		json_object_object_add(o, "hooks", hooks);
 		json_object_object_add(o, "hook_errors", errs);
-		/* The tamper guard is a BPF LSM program: null when not probed. */
-		json_object_object_add(o, "tamper_guard", lsm < 0 ? NULL :
-				       json_object_new_boolean(res[lsm].works));
+		/* The tamper guard refuses through BPF LSM, else fmod_ret on the
+		 * security_* functions: null when neither was probed. */
+		json_object_object_add(o, "tamper_guard", lsm < 0 && fmod < 0 ? NULL :
+				       json_object_new_boolean((lsm >= 0 && res[lsm].works) ||
+							       (fmod >= 0 && res[fmod].works)));
 		json_object_object_add(o, "elapsed_ms", json_object_new_double(elapsed));
 		ks_json_print(o);
 		return 0;
@@ -171,9 +176,10 @@ int do_probe(int argc, char **argv)
 	printf("%-14s%s\n", "lockdown", si.lockdown);
 	print_list("bpffs", si.bpffs, si.nbpffs);
 	print_list("cgroup2", si.cgroup2, si.ncgroup2);
-	if (lsm >= 0)
-		printf("%-14s%s\n", "tamper guard", res[lsm].works ? "available (BPF LSM)" :
-		       "unavailable (no BPF LSM): tampering is detected, not refused");
+	if (lsm >= 0 || fmod >= 0)
+		printf("%-14s%s\n", "tamper guard", lsm >= 0 && res[lsm].works ? "available (BPF LSM)" :
+		       fmod >= 0 && res[fmod].works ? "available (fmod_ret on security_* functions)" :
+		       "unavailable (no BPF LSM, no trampolines): tampering is detected, not refused");
 	printf("\n%-20s %-5s %s\n", "HOOK", "WORKS", "WHY NOT");
 	for (i = 0; i < n; i++)
 		printf("%-20s %-5s %s\n", res[i].name, res[i].works ? "yes" : "no",

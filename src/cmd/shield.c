@@ -18,6 +18,9 @@
 #include "meta.h"
 #include "scaffold.h"
 #include "sign.h"
+#include "weaken.h"
+#include <limits.h>
+#include <unistd.h>
 
 static const char *mode_name(__u32 mode)
 {
@@ -68,17 +71,38 @@ static int do_load(int argc, char **argv)
 	struct ks_load_result res;
 	const char *path = NULL;
 	bool audit = false;
-	const struct ks_opt opts[] = { OPT_FLAG("--audit", &audit), OPT_END };
+	const char *token = NULL;
+	const struct ks_opt opts[] = {
+		OPT_FLAG("--audit", &audit), OPT_VAL("--token", &token), OPT_END
+	};
+	struct ks_meta meta;
+	char action[KS_NAME_LEN + 16], dir[PATH_MAX], *buf = NULL;
+	size_t len = 0;
 	int err, npos;
 
 	if (!ks_opts_parse("shield load", opts, argc, argv, 1, &npos, shield_help, &err))
 		return err;
 	if (!npos)
-		return ks_usage("usage: kshield shield load FILE [--audit]");
+		return ks_usage("usage: kshield shield load FILE [--audit] [--token FILE]");
 	path = argv[0];
 	if (audit)
 		mode = KS_MODE_AUDIT;
-	err = ks_shield_load(path, mode, &res);
+	/* Read once: the bytes named and gated are the bytes loaded. */
+	if ((err = ks_read_file(path, &buf, &len)))
+		return ks_report(err);
+	/* Replacing a loaded shield by hand (with any object, in any mode)
+	 * can take its enforcement away: as unloading it does. */
+	err = ks_meta_read_buf(path, buf, len, &meta);
+	if (!err) {
+		snprintf(action, sizeof(action), "unload:%s", ks_meta_get(&meta, "name"));
+		ks_pin_path(dir, sizeof(dir), KS_PIN_SHIELDS "/%s", ks_meta_get(&meta, "name"));
+		ks_meta_free(&meta);
+		if (!access(dir, F_OK))
+			err = ks_weaken_cli(token, action);
+	}
+	if (!err)
+		err = ks_shield_load_buf(path, buf, len, mode, &res);
+	free(buf);
 	if (err)
 		return ks_report(err);
 	if (json_output) {
@@ -307,13 +331,19 @@ static int do_info(int argc, char **argv)
 static int do_mode(int argc, char **argv)
 {
 	enum ks_mode mode = KS_MODE_ENFORCE;
-	int err;
+	const char *token = NULL;
+	const struct ks_opt opts[] = { OPT_VAL("--token", &token), OPT_END };
+	char action[KS_NAME_LEN + 16];
+	int err, npos;
 
-	if (!words("shield mode", &argc, argv, 2, &err))
+	if (!ks_opts_parse("shield mode", opts, argc, argv, 2, &npos, shield_help, &err))
 		return err;
-	if (argc != 2)
-		return ks_usage("usage: kshield shield mode NAME enforce|audit");
+	if (npos != 2)
+		return ks_usage("usage: kshield shield mode NAME enforce|audit [--token FILE]");
 	err = parse_mode(argv[1], &mode);
+	snprintf(action, sizeof(action), "audit:%s", argv[0]);
+	if (!err && mode == KS_MODE_AUDIT)
+		err = ks_weaken_cli(token, action);
 	if (!err)
 		err = ks_shield_set_mode(argv[0], mode);
 	if (err)
@@ -330,13 +360,19 @@ static int do_mode(int argc, char **argv)
 
 static int do_unload(int argc, char **argv)
 {
-	int err;
+	const char *token = NULL;
+	const struct ks_opt opts[] = { OPT_VAL("--token", &token), OPT_END };
+	char action[KS_NAME_LEN + 16];
+	int err, npos;
 
-	if (!words("shield unload", &argc, argv, 1, &err))
+	if (!ks_opts_parse("shield unload", opts, argc, argv, 1, &npos, shield_help, &err))
 		return err;
-	if (argc != 1)
-		return ks_usage("usage: kshield shield unload NAME");
-	err = ks_shield_unload(argv[0]);
+	if (npos != 1)
+		return ks_usage("usage: kshield shield unload NAME [--token FILE]");
+	snprintf(action, sizeof(action), "unload:%s", argv[0]);
+	err = ks_weaken_cli(token, action);
+	if (!err)
+		err = ks_shield_unload(argv[0]);
 	return err ? ks_report(err) : 0;
 }
 
@@ -531,8 +567,8 @@ static int shield_help(void)
 		"       kshield shield new NAME --cve CVE --hook HOOK --syscall SYSCALL   (see shield new help)\n"
 		"       kshield shield list\n"
 		"       kshield shield info FILE\n"
-		"       kshield shield mode NAME enforce|audit\n"
-		"       kshield shield unload NAME\n"
+		"       kshield shield mode NAME enforce|audit [--token FILE]\n"
+		"       kshield shield unload NAME [--token FILE]\n"
 		"       kshield shield stats\n"
 		"       kshield shield impact FILE [--since 30d] [--store PATH] [--pg CONNINFO]\n"
 		"       kshield shield keygen PREFIX | sign FILE --key KEY | verify FILE --keys DIR\n"
@@ -541,7 +577,12 @@ static int shield_help(void)
 		"load tries the shield's variants strongest first and keeps the first that\n"
 		"loads and attaches here; links are pinned under <bpffs>/shields/NAME so the\n"
 		"shield keeps enforcing after kshield exits. Loading a loaded shield again\n"
-		"replaces it, new before old.\n");
+		"replaces it, new before old.\n"
+		"\n"
+		"While the tamper guard is on, unload NAME, mode NAME audit and a load that\n"
+		"replaces NAME need a token (--token FILE, default the config's weaken_token)\n"
+		"allowing unload:NAME or audit:NAME (docs/guard.md). Without one: "
+		KS_WEAKEN_ADVICE ".\n", "unload:NAME");
 	return 0;
 }
 

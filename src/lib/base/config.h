@@ -30,6 +30,7 @@
  *   weaken_token = PATH          while the guard is on, a change that weakens
  *                                 the shields (audit, unload, guard = off)
  *                                 needs a token signed by a key of keys_dir
+ *                                 as the guard recorded it when it loaded
  *                                 (default /etc/kshield/weaken.token; weaken.h)
  *   keys_dir = DIR               trusted public keys (*.pub): --fleet's --keys
  *                                 when not given; sites manifests and every

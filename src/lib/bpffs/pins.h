@@ -18,7 +18,8 @@
  *   shields/_new_<name>         a load being staged; renamed into place
  *   shields/_old_<name>         the instance being replaced, until the new
  *                               one is in place (bpffs refuses '.' in names)
- *   guard/cfg, guard/ids, guard/stats, guard/link_<prog>   the tamper guard
+ *   guard/cfg, guard/ids, guard/stats, guard/link_<prog>   the tamper guard;
+ *   guard/keys (token keys, frozen), guard/refused (its refusal recorder)
  */
 #ifndef KSHIELD_PINS_H
 #define KSHIELD_PINS_H
@@ -35,6 +36,8 @@
 #define KS_PIN_CFG		"cfg"
 #define KS_PIN_STATS		"stats"
 #define KS_PIN_IDS		"ids"
+#define KS_PIN_KEYS		"keys"		/* guard/keys: trusted token keys */
+#define KS_PIN_REFUSED		"refused"	/* guard/refused: records token refusals */
 #define KS_PIN_LINK		"link_"		/* prefix of every pinned link */
 #define KS_PIN_PROG		"prog_"		/* a program the syscall dispatcher runs */
 #define KS_PIN_SITE		"__site"	/* link_<prog>__site<N> */

@@ -30,7 +30,12 @@
 #include "err.h"
 #include "guard.h"
 #include "pins.h"
+#include "sign.h"
 #include "sysinfo.h"
+#include "weaken.h"
+#include <kshield/shield.h>
+
+#define FAKE_SHIELD "selftest-fake"
 
 static void check(struct ks_guard_attacks *t, const char *name, bool ok, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -71,8 +76,12 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct ks_guard_attacks *t = ctx;
 	const struct ks_tamper_event *e = data;
 
-	if (len < sizeof(*e) || e->hdr.kind != KS_EV_TAMPER || e->hdr.tgid != (__u32)t->me ||
-	    e->op >= KS_TAMPER_OP_MAX)
+	if (len < sizeof(*e) || e->hdr.kind != KS_EV_TAMPER || e->op >= KS_TAMPER_OP_MAX)
+		return 0;
+	/* token refusals: by the kshield commands this process runs */
+	if (e->op == KS_TAMPER_CONFIG && e->ret == -EPERM)
+		t->refusals++;
+	if (e->hdr.tgid != (__u32)t->me)
 		return 0;
 	t->seen[e->op]++;
 	t->seen_denied[e->op] += e->ret == -EPERM;
@@ -147,11 +156,34 @@ static void umount_attempt(struct ks_guard_attacks *t)
 struct agent_report {
 	int err;
 	int lsm;
+	char variant[16];
 	char why[256];		/* the agent's error message when err */
 };
 
 /* The agent half: load the guard, pin a decoy, report, wait. */
-static void agent_child(int report, int wait_fd)
+/* A stand-in for a loaded shield: shields/FAKE_SHIELD/cfg, enforcing; what
+ * `shield mode` and `shield unload` act on. */
+static int pin_fake_shield(void)
+{
+	struct ks_shield_cfg cfg = { .mode = KS_MODE_ENFORCE };
+	char path[PATH_MAX];
+	__u32 zero = 0;
+	int fd, err = 0;
+
+	ks_pin_path(path, sizeof(path), KS_PIN_SHIELDS);
+	mkdir(path, 0700);
+	ks_pin_path(path, sizeof(path), KS_PIN_SHIELDS "/" FAKE_SHIELD);
+	mkdir(path, 0700);
+	ks_pin_path(path, sizeof(path), KS_PIN_SHIELDS "/" FAKE_SHIELD "/" KS_PIN_CFG);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ks_fake_cfg", 4, sizeof(cfg), 1, NULL);
+	if (fd < 0 || bpf_map_update_elem(fd, &zero, &cfg, 0) || bpf_obj_pin(fd, path))
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static void agent_child(int report, int wait_fd, const char *keys)
 {
 	struct agent_report r = { 0 };
 	struct ks_guard_state st;
@@ -159,7 +191,7 @@ static void agent_child(int report, int wait_fd)
 	int err, fd;
 
 	signal(SIGUSR2, SIG_IGN);
-	err = ks_guard_load(true, &st);
+	err = ks_guard_load(true, keys, &st);
 	if (!err) {
 		ks_pin_path(path, sizeof(path), "%s", "selftest");
 		mkdir(path, 0700);
@@ -167,10 +199,13 @@ static void agent_child(int report, int wait_fd)
 		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ks_decoy", 4, 4, 1, NULL);
 		if (fd < 0 || bpf_obj_pin(fd, path))
 			err = -errno;
+		if (!err)
+			err = pin_fake_shield();
 		ks_guard_protect();
 	}
 	r.err = err;
 	r.lsm = st.lsm;
+	snprintf(r.variant, sizeof(r.variant), "%s", st.variant);
 	if (err)
 		snprintf(r.why, sizeof(r.why), "%s", ks_errmsg());
 	if (write(report, &r, sizeof(r)) != sizeof(r))
@@ -543,6 +578,92 @@ static void rename_attempt(struct ks_guard_attacks *t)
 	attempt(t, "rename the guard's pins", rc, e);
 }
 
+/* The agent made the OOM killer's first choice, no signal involved. */
+static void oom_attempt(struct ks_guard_attacks *t, pid_t agent)
+{
+	const char *knobs[] = { "oom_score_adj", "oom_adj" };
+	char path[64];
+
+	for (int i = 0; i < 2; i++) {
+		int rc, e;
+
+		snprintf(path, sizeof(path), "/proc/%d/%s", agent, knobs[i]);
+		if (access(path, F_OK))
+			continue;
+		rc = write_file(path, i ? "15" : "1000");
+		e = errno;
+		attempt(t, i ? "oom_adj of the agent" : "oom_score_adj of the agent", rc, e);
+	}
+}
+
+/* A process running the kshield binary that is not the agent (trusted
+ * while no agent runs): no ptrace, no PTRACE_TRACEME, and no exec of the
+ * binary by a traced process. */
+static void ptrace_kshield_attempts(struct ks_guard_attacks *t)
+{
+	char exe[PATH_MAX], cmd[PATH_MAX + 64];
+	int status, rc, e;
+	ssize_t n;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	rc = ptrace(PTRACE_ATTACH, pid, 0, 0);
+	e = errno;
+	if (!rc)
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	attempt(t, "ptrace a kshield process (not the agent)", rc, e);
+
+	pid = fork();
+	if (pid == 0)
+		_exit(ptrace(PTRACE_TRACEME, 0, 0, 0) ? (errno == EPERM ? 1 : 2) : 0);
+	waitpid(pid, &status, 0);
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+	attempt(t, "PTRACE_TRACEME in a kshield process", rc ? -1 : 0, rc == 1 ? EPERM : EIO);
+
+	/* A shell (not kshield: tracing it is allowed), stopped by itself
+	 * until it is traced, execs the kshield binary. */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	snprintf(cmd, sizeof(cmd), "kill -STOP $$; exec %s guard status >/dev/null 2>&1", exe);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, WUNTRACED);
+	rc = ptrace(PTRACE_SEIZE, pid, 0, 0);
+	kill(pid, SIGCONT);
+	if (rc) {
+		check(t, "exec of kshield while traced", false, "seize: %s", strerror(errno));
+		waitpid(pid, NULL, 0);
+		return;
+	}
+	for (;;) {
+		if (waitpid(pid, &status, 0) < 0 || WIFEXITED(status) || WIFSIGNALED(status))
+			break;
+		if (WIFSTOPPED(status)) {
+			int sig = WSTOPSIG(status);
+
+			ptrace(PTRACE_CONT, pid, 0, sig == SIGTRAP || sig == SIGSTOP ? 0 : sig);
+		}
+	}
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	/* sh reports a refused exec as 126; 0 means kshield ran traced */
+	attempt(t, "exec of kshield while traced", rc ? -1 : 0, rc ? EPERM : 0);
+	if (t->lsm && rc)
+		snprintf(t->c[t->n - 1].got, sizeof(t->c[0].got), "sh exited %d", rc);
+}
+
 /* Once the agent is gone: did the guard record (and, with BPF LSM, refuse)
  * each kind of attempt? */
 static void recorded_checks(struct ks_guard_attacks *t, bool cgroups_tried)
@@ -553,6 +674,7 @@ static void recorded_checks(struct ks_guard_attacks *t, bool cgroups_tried)
 		{ KS_TAMPER_MAP, "map write recorded", false },
 		{ KS_TAMPER_SIGNAL, "signal recorded", false },
 		{ KS_TAMPER_PTRACE, "ptrace recorded", true },
+		{ KS_TAMPER_OOM, "oom_score_adj recorded", true },
 		{ KS_TAMPER_UMOUNT, "umount recorded", true },
 		{ KS_TAMPER_OPEN, "writable opens recorded", true },
 	};
@@ -575,9 +697,159 @@ static void recorded_checks(struct ks_guard_attacks *t, bool cgroups_tried)
 		      t->seen_denied[KS_TAMPER_CGROUP]);
 }
 
+/* Run this kshield binary with @args (a shell word list) under the same
+ * root; its exit code, the first line it wrote to stderr in @line and the
+ * number of lines in *@nlines. */
+static int run_self(const char *args, char *line, size_t len, int *nlines)
+{
+	char exe[PATH_MAX], cmd[2 * PATH_MAX + 512], buf[2048];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t got;
+	FILE *f;
+	int status;
+
+	line[0] = '\0';
+	*nlines = 0;
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	snprintf(cmd, sizeof(cmd), "'%s' --bpffs '%s' %s 2>&1 >/dev/null", exe, ks_bpffs_root, args);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	got = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[got] = '\0';
+	status = pclose(f);
+	for (char *p = buf; *p; p++)
+		*nlines += *p == '\n';
+	snprintf(line, len, "%.*s", (int)strcspn(buf, "\n"), buf);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static __u32 fake_mode(void)
+{
+	struct ks_shield_cfg cfg = { .mode = 99 };
+	char path[PATH_MAX];
+	__u32 zero = 0;
+	int fd;
+
+	ks_pin_path(path, sizeof(path), KS_PIN_SHIELDS "/" FAKE_SHIELD "/" KS_PIN_CFG);
+	fd = ks_pin_open_ro(path);
+	if (fd >= 0) {
+		bpf_map_lookup_elem(fd, &zero, &cfg);
+		close(fd);
+	}
+	return cfg.mode;
+}
+
+static bool guard_on(void)
+{
+	struct ks_guard_state st;
+
+	return !ks_guard_get(&st) && st.enabled;
+}
+
+/* A token in @dir/@name signed with @key for @host, @expires from now. */
+static int make_token(const char *dir, const char *name, const char *key, const char *host,
+		      long long expires, const char *allow)
+{
+	char path[PATH_MAX], *text = NULL;
+	int err = ks_weaken_token(key, host, (long long)time(NULL) + expires, allow, &text);
+	FILE *f;
+
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "we");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	free(text);
+	return f ? 0 : -errno;
+}
+
+#define ALL_ACTIONS "guard-off,audit:" FAKE_SHIELD ",unload:" FAKE_SHIELD
+
+/* No agent running (stopped as pid 1 would stop it): every weakening the
+ * kshield binary can do needs a token signed by a key the guard recorded
+ * at load; none, an expired one, another host's, or one signed by a key
+ * added to keys_dir afterwards is refused, in one line, and recorded. */
+static void token_checks(struct ks_guard_attacks *t, const char *tmp)
+{
+	static const struct { const char *args, *what; } cmds[] = {
+		{ "guard off", "guard off" },
+		{ "shield mode " FAKE_SHIELD " audit", "shield mode audit" },
+		{ "shield unload " FAKE_SHIELD, "shield unload" },
+		{ "guard unload", "guard unload" },
+	};
+	static const struct { const char *file, *what; } bad[] = {
+		{ "none", "no token" }, { "expired", "expired token" },
+		{ "other", "other host's token" }, { "foreign", "token of a key added later" },
+	};
+	char host[256] = "", other[300], key[PATH_MAX], key2[PATH_MAX];
+	char args[PATH_MAX + 128], line[512], kid[KS_KEYID_LEN], pub[PATH_MAX], to[PATH_MAX + 16];
+	int rc, n, refused = 0, tries = 0;
+	bool one_line = true, advice = true;
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(other, sizeof(other), "not-%s", host);
+	snprintf(key, sizeof(key), "%s/k.key", tmp);
+	/* a second key, put into keys_dir after the guard loaded */
+	snprintf(key2, sizeof(key2), "%s/k2", tmp);
+	if (ks_sign_keygen(key2, kid)) {
+		check(t, "token setup", false, "%s", ks_errmsg());
+		return;
+	}
+	snprintf(pub, sizeof(pub), "%s/k2.pub", tmp);
+	snprintf(to, sizeof(to), "%s/keys/k2.pub", tmp);
+	rename(pub, to);
+	snprintf(key2, sizeof(key2), "%s/k2.key", tmp);
+	if (make_token(tmp, "expired", key, host, -1, ALL_ACTIONS) ||
+	    make_token(tmp, "other", key, other, 3600, ALL_ACTIONS) ||
+	    make_token(tmp, "foreign", key2, host, 3600, ALL_ACTIONS) ||
+	    make_token(tmp, "valid", key, host, 3600, ALL_ACTIONS)) {
+		check(t, "token setup", false, "%s", ks_errmsg());
+		return;
+	}
+	for (size_t b = 0; b < ARRAY_SIZE(bad); b++) {
+		for (size_t c = 0; c < ARRAY_SIZE(cmds); c++) {
+			snprintf(args, sizeof(args), "%s --token %s/%s", cmds[c].args, tmp, bad[b].file);
+			rc = run_self(args, line, sizeof(line), &n);
+			tries++;
+			refused += rc != 0;
+			one_line &= n == 1;
+			advice &= strstr(line, "refused") && strstr(line, "systemctl disable kshield");
+			if (rc == 0)
+				check(t, "weakening without a valid token refused", false, "%s with %s "
+				      "succeeded", cmds[c].what, bad[b].what);
+		}
+	}
+	check(t, "weakening without a valid token refused", refused == tries && guard_on() &&
+	      fake_mode() == KS_MODE_ENFORCE, "%d of %d refused; guard %s, shield %s", refused,
+	      tries, guard_on() ? "on" : "OFF", fake_mode() == KS_MODE_ENFORCE ? "enforcing" :
+	      "WEAKENED");
+	check(t, "refusal: one line, what to do", one_line && advice, "%.150s", line);
+
+	/* the same commands with a valid token */
+	snprintf(args, sizeof(args), "shield mode " FAKE_SHIELD " audit --token %s/valid", tmp);
+	rc = run_self(args, line, sizeof(line), &n);
+	check(t, "shield mode audit with a token", !rc && fake_mode() == KS_MODE_AUDIT, "%.150s",
+	      rc ? line : "audit");
+	snprintf(args, sizeof(args), "shield unload " FAKE_SHIELD " --token %s/valid", tmp);
+	rc = run_self(args, line, sizeof(line), &n);
+	ks_pin_path(to, sizeof(to), KS_PIN_SHIELDS "/" FAKE_SHIELD);
+	check(t, "shield unload with a token", !rc && access(to, F_OK), "%.150s",
+	      rc ? line : "unloaded");
+	snprintf(args, sizeof(args), "guard off --token %s/valid", tmp);
+	rc = run_self(args, line, sizeof(line), &n);
+	check(t, "guard off with a token", !rc && !guard_on(), "%.150s", rc ? line : "off");
+}
+
 /* No agent running: its slot is free, other binaries are still refused,
- * the kshield binary may turn the guard off (then pins go) and unload it. */
-static void no_agent_checks(struct ks_guard_attacks *t)
+ * the kshield binary needs a token to weaken anything (token_checks),
+ * then pins go and the guard unloads. */
+static void no_agent_checks(struct ks_guard_attacks *t, const char *tmp)
 {
 	struct ks_guard_state st;
 	char path[PATH_MAX];
@@ -586,15 +858,17 @@ static void no_agent_checks(struct ks_guard_attacks *t)
 	rc = ks_guard_get(&st);
 	check(t, "agent exit frees its slot", !rc && st.agent_tgid == 0, "agent pid %u",
 	      st.agent_tgid);
+	check(t, "token keys recorded at load", !rc && st.nkeys == 1, "%d key(s)", st.nkeys);
 	if (t->lsm) {
 		ks_pin_path(path, sizeof(path), "%s", "selftest/decoy");
 		rc = rm_as_other_binary(path);
 		check(t, "other binaries refused while no agent runs", rc != 0 && !access(path, F_OK),
 		      "rm exited %d, decoy %s", rc, access(path, F_OK) ? "removed" : "still pinned");
 	}
-	rc = ks_guard_set(false);
-	check(t, "guard off by the kshield binary, no agent running", !rc, "%s",
-	      rc ? ks_errmsg() : "off");
+	token_checks(t, tmp);
+	t->refusals = 0;
+	drain_events(t);
+	check(t, "token refusals recorded", t->refusals >= 16, "%d event(s)", t->refusals);
 	if (t->lsm) {
 		ks_pin_path(path, sizeof(path), "%s", "selftest/decoy");
 		rc = rm_as_other_binary(path);
@@ -614,9 +888,24 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 	ssize_t got;
 	pid_t agent;
 
+	char tmp[] = "/tmp/ks-guard-selftest-XXXXXX", keys[64], kid[KS_KEYID_LEN];
+
 	memset(t, 0, sizeof(*t));
 	t->me = getpid();
 	t->note = note_fn;
+	/* A shield key of our own: its public half is what the guard records. */
+	if (!mkdtemp(tmp))
+		return ks_err(-errno, "mkdtemp: %s", strerror(errno));
+	snprintf(keys, sizeof(keys), "%s/keys", tmp);
+	snprintf(path, sizeof(path), "%s/k", tmp);
+	if (mkdir(keys, 0700) || (err = ks_sign_keygen(path, kid))) {
+		rm_tree(tmp);
+		return ks_err(-EIO, "guard selftest: can't make a key in %s", tmp);
+	}
+	snprintf(path, sizeof(path), "%s/k.pub", tmp);
+	snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "/k.pub");
+	rename(path, keys);
+	snprintf(keys, sizeof(keys), "%s/keys", tmp);
 	if (!access(ks_bpffs_root, F_OK)) {
 		ks_pin_path(path, sizeof(path), "%s", KS_PIN_GUARD);
 		if (!access(path, F_OK))
@@ -632,7 +921,7 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 	if (agent == 0) {
 		close(rep[0]);
 		close(hold[1]);
-		agent_child(rep[1], hold[0]);
+		agent_child(rep[1], hold[0], keys);
 	}
 	close(rep[1]);
 	close(hold[0]);
@@ -641,6 +930,7 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 		close(hold[1]);
 		waitpid(agent, NULL, 0);
 		rm_tree(ks_bpffs_root);
+		rm_tree(tmp);
 		if (got == sizeof(r)) {		/* the agent said why */
 			char line[sizeof(r.why) + 16];
 
@@ -651,6 +941,7 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 			      "could not load the guard (see above)");
 	}
 	t->lsm = r.lsm;
+	snprintf(t->variant, sizeof(t->variant), "%s", r.variant);
 
 	unlink_attempt(t);
 	detach_attempt(t);
@@ -659,6 +950,8 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 	if (t->lsm) {
 		kill_attempt(t, agent);
 		ptrace_attempt(t, agent);
+		oom_attempt(t, agent);
+		ptrace_kshield_attempts(t);
 		rename_attempt(t);
 		umount_attempt(t);
 	}
@@ -683,11 +976,14 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 	 * buffer's fd is writable (its consumer position). */
 	drain_events(t);
 	recorded_checks(t, cgs[0][0] != '\0');
-	no_agent_checks(t);
+	no_agent_checks(t, tmp);
 
 	/* Leave nothing behind. */
 	ks_pin_path(path, sizeof(path), "%s", "selftest");
 	rm_tree(path);
+	ks_pin_path(path, sizeof(path), "%s", KS_PIN_SHIELDS);
+	rm_tree(path);
+	rm_tree(tmp);
 	if (made_root)
 		rm_tree(ks_bpffs_root);
 	return 0;

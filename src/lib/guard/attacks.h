@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #include <kshield/event.h>
 
-#define KS_ATTACK_CHECKS_MAX	48
+#define KS_ATTACK_CHECKS_MAX	64
 
 /* One check: what was tried or verified, whether it went as the guard's
  * variant requires, and what happened ("Operation not permitted",
@@ -32,13 +32,15 @@ struct ks_attack_check {
 typedef void (*ks_attacks_note_fn)(const char *line);
 
 struct ks_guard_attacks {
-	bool lsm;		/* the refusing variant was loaded */
+	bool lsm;		/* a refusing variant (lsm, fmod_ret) was loaded */
+	char variant[16];	/* which: lsm, fmod_ret, tp */
 	int n;			/* checks, in the order they were made */
 	struct ks_attack_check c[KS_ATTACK_CHECKS_MAX];
 	/* Bookkeeping of the run. */
 	ks_attacks_note_fn note;
 	int seen[KS_TAMPER_OP_MAX];	/* tamper events from the attacker, by op */
 	int seen_denied[KS_TAMPER_OP_MAX];
+	int refusals;		/* token refusals recorded (op config), by anyone */
 	pid_t me;
 	bool umount_tried;
 };

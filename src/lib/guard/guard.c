@@ -21,6 +21,7 @@
 #include <kshield/shield.h>
 #include "pins.h"
 #include "loader.h"
+#include "sign.h"
 #include "guard.skel.h"
 
 const char *ks_tamper_op_str(__u32 op)
@@ -31,6 +32,7 @@ const char *ks_tamper_op_str(__u32 op)
 		[KS_TAMPER_SIGNAL] = "signal", [KS_TAMPER_PTRACE] = "ptrace",
 		[KS_TAMPER_REPAIRED] = "repaired", [KS_TAMPER_OPEN] = "open_write",
 		[KS_TAMPER_CGROUP] = "cgroup", [KS_TAMPER_CONFIG] = "config",
+		[KS_TAMPER_OOM] = "oom_adj",
 	};
 	return op < KS_TAMPER_OP_MAX && s[op] ? s[op] : "unknown";
 }
@@ -93,7 +95,32 @@ static bool in_variant(const char *prog, const char *v)
 }
 
 /* Load, configure, attach and pin variant @v. Nothing stays on failure. */
-static int load_variant(const char *v, bool enable, char *why, size_t whylen)
+/* The token keys, frozen: an array of KS_GUARD_KEYS_MAX raw public keys
+ * that no process (and no BPF program: BPF_F_RDONLY_PROG) can change once
+ * made. Returns its fd or -errno (why in @why). */
+static int make_keys(const unsigned char (*pks)[KS_PUBKEY_LEN], int n, char *why, size_t whylen)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_RDONLY_PROG);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ks_guard_keys", sizeof(__u32), KS_PUBKEY_LEN,
+				KS_GUARD_KEYS_MAX, &o);
+
+	if (fd < 0) {
+		snprintf(why, whylen, "keys map: %s", strerror(errno));
+		return -errno;
+	}
+	for (__u32 i = 0; i < (__u32)n; i++)
+		if (bpf_map_update_elem(fd, &i, pks[i], 0))
+			goto fail;
+	if (!bpf_map_freeze(fd))
+		return fd;
+fail:
+	snprintf(why, whylen, "keys map: %s", strerror(errno));
+	close(fd);
+	return -errno;
+}
+
+static int load_variant(const char *v, bool enable, const unsigned char (*pks)[KS_PUBKEY_LEN],
+			int npks, char *why, size_t whylen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
 	char maps[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64];
@@ -101,7 +128,7 @@ static int load_variant(const char *v, bool enable, char *why, size_t whylen)
 	struct ks_guard_cfg c = {};
 	struct bpf_program *prog;
 	struct guard_bpf *skel;
-	int err, n = 0, i;
+	int err, n = 0, i, keys = -1;
 	__u32 zero = 0;
 
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
@@ -143,10 +170,18 @@ static int load_variant(const char *v, bool enable, char *why, size_t whylen)
 	}
 	c.enabled = enable;
 	c.agent_tgid = getpid();
-	c.lsm = !strcmp(v, "lsm");
+	c.lsm = !strcmp(v, "lsm") ? 1 : !strcmp(v, "fmod_ret") ? 2 : 0;
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.common__refused), &info,
+					     &len))
+			c.refused_prog = info.id;
+	}
 	bpf_map__update_elem(skel->maps.guard_cfg, &zero, sizeof(zero), &c, sizeof(c), 0);
 	bpf_object__for_each_program(prog, skel->obj) {
-		if (!bpf_program__autoload(prog))
+		if (!bpf_program__autoload(prog) || prog == skel->progs.common__refused)
 			continue;
 		if (bpf_program__type(prog) == BPF_PROG_TYPE_TRACEPOINT &&
 		    (err = ks_tracefs_ensure())) {
@@ -173,9 +208,17 @@ static int load_variant(const char *v, bool enable, char *why, size_t whylen)
 	snprintf(path, sizeof(path), "%s/%s", dir, KS_PIN_STATS);
 	if (!err)
 		err = bpf_map__pin(skel->maps.guard_stats, path);
+	if (!err && (keys = make_keys(pks, npks, why, whylen)) < 0)
+		err = keys;
+	snprintf(path, sizeof(path), "%s/%s", dir, KS_PIN_KEYS);
+	if (!err && bpf_obj_pin(keys, path))
+		err = -errno;
+	snprintf(path, sizeof(path), "%s/%s", dir, KS_PIN_REFUSED);
+	if (!err)
+		err = bpf_program__pin(skel->progs.common__refused, path);
 	i = 0;
 	bpf_object__for_each_program(prog, skel->obj) {
-		if (err || !bpf_program__autoload(prog))
+		if (err || !bpf_program__autoload(prog) || prog == skel->progs.common__refused)
 			continue;
 		snprintf(path, sizeof(path), "%s/" KS_PIN_LINK "%s", dir, bpf_program__name(prog));
 		err = bpf_link__pin(links[i++], path);
@@ -183,9 +226,11 @@ static int load_variant(const char *v, bool enable, char *why, size_t whylen)
 	snprintf(path, sizeof(path), "%s/%s", dir, KS_PIN_CFG);
 	if (!err)
 		err = bpf_map__pin(skel->maps.guard_cfg, path);
-	if (err)
+	if (err && !why[0])
 		snprintf(why, whylen, "can't pin under %s: %s", dir, strerror(-err));
 out:
+	if (keys >= 0)
+		close(keys);
 	for (i = 0; i < n; i++)
 		bpf_link__destroy(links[i]);
 	if (err)
@@ -194,18 +239,20 @@ out:
 	return err;
 }
 
-int ks_guard_get(struct ks_guard_state *st)
+int ks_guard_get_at(const char *gdir, struct ks_guard_state *st)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	__u64 vals[ncpu > 0 ? ncpu : 1];
 	char path[PATH_MAX];
 	struct ks_guard_cfg c;
 	__u32 zero = 0;
-	int fd = open_cfg(true);
+	int fd;
 
 	memset(st, 0, sizeof(*st));
+	snprintf(path, sizeof(path), "%s/%s", gdir, KS_PIN_CFG);
+	fd = ks_pin_open_ro(path);
 	if (fd < 0)
-		return fd;
+		return -errno;
 	if (bpf_map_lookup_elem(fd, &zero, &c)) {
 		int err = -errno;
 
@@ -214,11 +261,14 @@ int ks_guard_get(struct ks_guard_state *st)
 	}
 	close(fd);
 	st->loaded = true;
-	st->lsm = c.lsm;
+	st->lsm = c.lsm != 0;
 	st->enabled = c.enabled;
 	st->agent_tgid = c.agent_tgid;
-	snprintf(st->variant, sizeof(st->variant), "%s", c.lsm ? "lsm" : "tp");
-	guard_pin(path, sizeof(path), KS_PIN_STATS);
+	st->refused_prog = c.refused_prog;
+	snprintf(st->variant, sizeof(st->variant), "%s", c.lsm == 1 ? "lsm" :
+		 c.lsm == 2 ? "fmod_ret" : "tp");
+	st->nkeys = ks_guard_keys_at(gdir, NULL, 0);
+	snprintf(path, sizeof(path), "%s/%s", gdir, KS_PIN_STATS);
 	fd = ks_pin_open_ro(path);
 	for (__u32 k = 0; fd >= 0 && k < KS_TAMPER_OP_MAX; k++) {
 		if (bpf_map_lookup_elem(fd, &k, vals))
@@ -231,7 +281,115 @@ int ks_guard_get(struct ks_guard_state *st)
 	return 0;
 }
 
-int ks_guard_load(bool enable, struct ks_guard_state *st)
+int ks_guard_get(struct ks_guard_state *st)
+{
+	char gdir[PATH_MAX];
+
+	guard_pin(gdir, sizeof(gdir), "");
+	gdir[strlen(gdir) - 1] = '\0';	/* no trailing '/' */
+	return ks_guard_get_at(gdir, st);
+}
+
+int ks_guard_keys_at(const char *gdir, unsigned char (*pks)[KS_PUBKEY_LEN], int max)
+{
+	static const unsigned char none[KS_PUBKEY_LEN];
+	unsigned char pk[KS_PUBKEY_LEN];
+	char path[PATH_MAX];
+	int fd, n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", gdir, KS_PIN_KEYS);
+	fd = ks_pin_open_ro(path);
+	if (fd < 0)
+		return -errno;
+	for (__u32 i = 0; i < KS_GUARD_KEYS_MAX; i++) {
+		if (bpf_map_lookup_elem(fd, &i, pk) || !memcmp(pk, none, sizeof(pk)))
+			continue;
+		if (pks && n < max)
+			memcpy(pks[n], pk, sizeof(pk));
+		n++;
+	}
+	close(fd);
+	return pks && n > max ? max : n;
+}
+
+/* Is the guard pinned at @gdir loaded, on, and guarding file system @dev? */
+static bool guards_dev(const char *gdir, __u32 dev)
+{
+	char path[PATH_MAX];
+	struct ks_guard_cfg c;
+	__u32 zero = 0;
+	int fd;
+	bool yes;
+
+	snprintf(path, sizeof(path), "%s/%s", gdir, KS_PIN_CFG);
+	fd = ks_pin_open_ro(path);
+	if (fd < 0)
+		return false;
+	yes = !bpf_map_lookup_elem(fd, &zero, &c) && c.enabled && c.root_dev == dev;
+	close(fd);
+	return yes;
+}
+
+int ks_guard_find(const char *target, char *gdir, size_t len)
+{
+	char real[PATH_MAX], p[PATH_MAX], cfg[PATH_MAX + 16], *slash;
+	struct stat st;
+
+	/* The deepest existing part of @target, symlinks resolved: a root
+	 * whose shields/ is a symlink into the real one is the real one. */
+	snprintf(p, sizeof(p), "%s", target);
+	while (!realpath(p, real)) {
+		slash = strrchr(p, '/');
+		if (!slash || slash == p)
+			return -ENOENT;
+		*slash = '\0';
+	}
+	if (stat(real, &st))
+		return -ENOENT;
+	for (;;) {
+		snprintf(cfg, sizeof(cfg), "%s/%s/%s", real, KS_PIN_GUARD, KS_PIN_CFG);
+		if (!access(cfg, F_OK)) {
+			snprintf(gdir, len, "%s/%s", real, KS_PIN_GUARD);
+			return 0;
+		}
+		slash = strrchr(real, '/');
+		if (!slash || slash == real)
+			break;
+		*slash = '\0';
+	}
+	/* A bind mount of the real root's directories is no ancestor of
+	 * theirs: the production guard, when on, claims its whole bpffs. */
+	snprintf(p, sizeof(p), "%s/%s", KS_PIN_ROOT_DEFAULT, KS_PIN_GUARD);
+	if (guards_dev(p, kdev(st.st_dev))) {
+		snprintf(gdir, len, "%s", p);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int ks_guard_record_refusal(const char *gdir, const char *action)
+{
+	__u64 args[12] = { KS_TAMPER_CONFIG };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args, .ctx_size_in = sizeof(args));
+	struct ks_guard_state st;
+	int fd, err;
+
+	/* By id: a program pin opens read-write only, and the guard refuses
+	 * that to anyone but the agent while one runs. */
+	if ((err = ks_guard_get_at(gdir, &st)))
+		return err;
+	if (!st.refused_prog)
+		return -ENOENT;
+	snprintf((char *)&args[1], 11 * sizeof(__u64), "%s", action);
+	fd = bpf_prog_get_fd_by_id(st.refused_prog);
+	if (fd < 0)
+		return -errno;
+	err = bpf_prog_test_run_opts(fd, &o) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+int ks_guard_load(bool enable, const char *keys_dir, struct ks_guard_state *st)
 {
 	struct ks_guard_cfg c;
 	__u32 zero = 0;
@@ -257,13 +415,22 @@ int ks_guard_load(bool enable, struct ks_guard_state *st)
 		if (err)
 			return err;
 	} else {
-		char why_lsm[256] = "", why_tp[256] = "";
+		char why_lsm[256] = "", why_fmod[256] = "", why_tp[256] = "";
+		unsigned char pks[KS_GUARD_KEYS_MAX][KS_PUBKEY_LEN];
+		int npks = ks_sign_dir_keys(keys_dir, pks, KS_GUARD_KEYS_MAX);
 
-		err = load_variant("lsm", enable, why_lsm, sizeof(why_lsm));
+		/* Recorded now, never changed: a later keys_dir (edited config)
+		 * is no source of trust while this guard is loaded. */
+		if (npks < 0)
+			return npks;
+		err = load_variant("lsm", enable, pks, npks, why_lsm, sizeof(why_lsm));
 		if (err)
-			err = load_variant("tp", enable, why_tp, sizeof(why_tp));
+			err = load_variant("fmod_ret", enable, pks, npks, why_fmod, sizeof(why_fmod));
 		if (err)
-			return ks_err(err, "can't load the guard: lsm: %s; tp: %s", why_lsm, why_tp);
+			err = load_variant("tp", enable, pks, npks, why_tp, sizeof(why_tp));
+		if (err)
+			return ks_err(err, "can't load the guard: lsm: %s; fmod_ret: %s; tp: %s",
+				      why_lsm, why_fmod, why_tp);
 		err = ks_guard_get(st);
 		if (!err && !st->lsm)
 			snprintf(st->why_no_lsm, sizeof(st->why_no_lsm), "%s", why_lsm);

@@ -14,15 +14,19 @@ struct ks_guard_state {
 	bool enabled;
 	__u32 agent_tgid;	/* 0: no agent registered */
 	__u64 attempts[KS_TAMPER_OP_MAX];
+	__u32 refused_prog;	/* id of the program that records token refusals */
+	int nkeys;		/* token keys recorded at load; <0: none pinned (older guard) */
 	char variant[16];
 	char why_no_lsm[256];	/* when the lsm variant was refused */
 };
 
 /* Load the guard (or adopt the pinned one), register the calling process
- * as the agent and set enabled. Fills @st. The LSM variant is tried first;
+ * as the agent and set enabled. Fills @st. A new guard records the public
+ * keys of @keys_dir (NULL or "": none) as the only keys weakening tokens
+ * are checked against while it is loaded (weaken.h); adopting keeps them. The LSM variant is tried first;
  * on kernels without BPF LSM the recording (tracepoint) variant is loaded
  * and st->why_no_lsm says why. */
-int ks_guard_load(bool enable, struct ks_guard_state *st);
+int ks_guard_load(bool enable, const char *keys_dir, struct ks_guard_state *st);
 /* Record every link and map pinned under the bpffs root as kshield's own,
  * so that the guard protects them. Call after loading shields. */
 int ks_guard_protect(void);
@@ -33,6 +37,21 @@ int ks_guard_set(bool enabled);
 int ks_guard_unload(void);
 /* -ENOENT (no message) when the guard is not loaded. */
 int ks_guard_get(struct ks_guard_state *st);
+/* The same for the guard pinned in directory @gdir (<root>/guard). */
+int ks_guard_get_at(const char *gdir, struct ks_guard_state *st);
+/* The guard directory (<root>/guard) of the guard that protects @target:
+ * the nearest one at or above @target with symlinks resolved, else the
+ * one at KS_PIN_ROOT_DEFAULT when it is on and @target is on the same
+ * bpffs (a bind mount). -ENOENT (no message) when none does. */
+int ks_guard_find(const char *target, char *gdir, size_t len);
+/* The token keys the guard in @gdir recorded when it loaded (up to @max
+ * into @pks, which may be NULL): their count, or -errno when it has no
+ * keys pin (loaded by an older kshield). */
+int ks_guard_keys_at(const char *gdir, unsigned char (*pks)[32], int max);
+/* Record a weakening refused for want of a valid token as a tamper event
+ * (op KS_TAMPER_CONFIG, target @action) through the guard's ring buffer,
+ * by running its unattached recorder program. 0 or -errno. */
+int ks_guard_record_refusal(const char *gdir, const char *action);
 const char *ks_tamper_op_str(__u32 op);
 
 #endif

@@ -52,14 +52,15 @@ void ks_selfdefence_synced(const struct ks_config *cfg, struct ks_store *store)
 			ks_selfdefence_refused(store, "", "guard-off");
 		}
 	}
-	err = ks_guard_load(enable, &st);
+	err = ks_guard_load(enable, cfg->keys_dir, &st);
 	if (err) {
 		ks_log("guard: %s", ks_errmsg());
 		return;
 	}
 	guarded = true;
 	if (st.lsm)
-		ks_log("guard: %s (BPF LSM; tampering is refused)", st.enabled ? "on" : "off");
+		ks_log("guard: %s (%s; tampering is refused)", st.enabled ? "on" : "off",
+		       !strcmp(st.variant, "lsm") ? "BPF LSM" : "fmod_ret on security_* functions");
 	else
 		ks_log("guard: unavailable on this kernel (%s): tampering is recorded and "
 		    "repaired every %llus, not refused", st.why_no_lsm[0] ? st.why_no_lsm :
@@ -154,7 +155,7 @@ void ks_selfdefence_tick(const struct ks_config *cfg, struct ks_monitor *mon,
 		struct ks_guard_state st;
 
 		/* Only a kernel without BPF LSM lets this happen. */
-		if (!ks_guard_load(true, &st)) {
+		if (!ks_guard_load(true, cfg->keys_dir, &st)) {
 			ks_log("tamper: the guard's pins were removed; guard reloaded");
 			record(store, "", "guard");
 		} else {

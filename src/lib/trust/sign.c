@@ -258,6 +258,52 @@ int ks_sign_verify_kind(enum ks_sign_kind kind, const void *obj, size_t len, con
 	return sig_check(kind, obj, len, s, pk, id);
 }
 
+int ks_sign_dir_keys(const char *dir, unsigned char (*pks)[KS_PUBKEY_LEN], int max)
+{
+	char path[4096];
+	struct dirent **names = NULL;
+	int n, got = 0, err = sodium_ready();
+
+	if (err)
+		return err;
+	if (!dir || !*dir)
+		return 0;
+	/* Sorted: the same directory gives the same list on every load. */
+	n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0)
+		return ks_err(-errno, "can't read keys dir %s: %s", dir, strerror(errno));
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(names[i]->d_name);
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+		if (len >= 5 && !strcmp(names[i]->d_name + len - 4, ".pub") && got < max &&
+		    !read_key(path, "ed25519", pks[got], KS_PUBKEY_LEN))
+			got++;
+		free(names[i]);
+	}
+	free(names);
+	return got;
+}
+
+int ks_sign_verify_pks(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
+		       const unsigned char (*pks)[KS_PUBKEY_LEN], int n, char keyid[KS_KEYID_LEN])
+{
+	unsigned char s[crypto_sign_BYTES];
+	char id[KS_KEYID_LEN + 8], kid[KS_KEYID_LEN];
+	int err;
+
+	if ((err = sig_parse(kind, sig, keyid, id, s)))
+		return err;
+	snprintf(keyid, KS_KEYID_LEN, "%s", id);
+	for (int i = 0; i < n; i++) {
+		key_id(pks[i], kid);
+		if (!strcmp(kid, id))
+			return sig_check(kind, obj, len, s, pks[i], id);
+	}
+	return ks_err(-ENOKEY, "signed by unknown key %s (not one of the %d key(s) the guard "
+		      "recorded when it loaded)", id, n);
+}
+
 int ks_sign_verify_signer(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
 			  const char *keyfile, const char *keys_dir, char keyid[KS_KEYID_LEN])
 {

@@ -21,6 +21,7 @@
 
 #define KS_KEYID_LEN 17		/* 16 hex digits + NUL */
 #define KS_SIG_TEXT_MAX 160	/* one signature line, with room to spare */
+#define KS_PUBKEY_LEN 32	/* an Ed25519 public key, raw */
 
 /* What a signature covers (its domain tag). */
 enum ks_sign_kind {
@@ -64,6 +65,14 @@ const char *ks_sign_status(int err);
  * in @keys_dir (NULL: none). Errors as ks_sign_verify(). */
 int ks_sign_verify_signer(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
 			  const char *keyfile, const char *keys_dir, char keyid[KS_KEYID_LEN]);
+
+/* The public keys of @dir's *.pub files (sorted by name), raw, at most
+ * @max: their count, or a negative errno (the directory can't be read). */
+int ks_sign_dir_keys(const char *dir, unsigned char (*pks)[KS_PUBKEY_LEN], int max);
+/* ks_sign_verify_kind() against the @n raw public keys @pks instead of a
+ * directory (the keys the tamper guard pinned). */
+int ks_sign_verify_pks(enum ks_sign_kind kind, const void *obj, size_t len, const char *sig,
+		       const unsigned char (*pks)[KS_PUBKEY_LEN], int n, char keyid[KS_KEYID_LEN]);
 
 /* The key id of a public key line "ed25519 <base64>" (a .pub file's
  * text); -EINVAL when it is not one. */

@@ -2,6 +2,7 @@
 /* weaken.c - signed tokens for weakening changes while the guard is on
  * (see weaken.h). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 #include "err.h"
 #include "guard.h"
+#include "pins.h"
 #include "sign.h"
 #include "weaken.h"
 
@@ -52,39 +54,87 @@ static int check_statement(const char *path, char *stmt, const char *action)
 	return 0;
 }
 
-int ks_weaken_check(const struct ks_config *cfg, const char *action)
+/* Where @action acts: what decides which guard protects it. */
+static void action_target(const char *action, char *buf, size_t len)
 {
-	char keyid[KS_KEYID_LEN], *text = NULL, *nl, why[300];
-	struct ks_guard_state st;
-	size_t len;
-	int err;
+	const char *colon = strchr(action, ':');
 
-	if (ks_guard_get(&st) || !st.loaded || !st.enabled)
-		return 0;
-	if (!cfg->keys_dir[0])
-		return ks_err(-EPERM, "the guard is on and keys_dir is not set: %s needs a token "
-			      "signed by a shield key (docs/guard.md)", action);
-	if (access(cfg->weaken_token, F_OK))
-		return ks_err(-EPERM, "the guard is on: %s needs a signed token in %s "
-			      "(`kshield guard token`, docs/guard.md)", action, cfg->weaken_token);
-	err = ks_read_file(cfg->weaken_token, &text, &len);
+	if (colon)
+		ks_pin_path(buf, len, "%s/%s", KS_PIN_SHIELDS, colon + 1);
+	else
+		ks_pin_path(buf, len, "%s", KS_PIN_GUARD);
+}
+
+/* Is @token_path a valid token for @action under the keys the guard in
+ * @gdir pinned? 0, or an error with the reason (no advice) recorded. */
+static int verify(const char *gdir, const char *token_path, const char *action)
+{
+	unsigned char pks[KS_GUARD_KEYS_MAX][KS_PUBKEY_LEN];
+	char keyid[KS_KEYID_LEN], *text = NULL, *nl, why[300];
+	size_t len;
+	int n, err;
+
+	n = ks_guard_keys_at(gdir, pks, KS_GUARD_KEYS_MAX);
+	if (n < 0)
+		return ks_err(-EPERM, "this guard was loaded by an older kshield that recorded no "
+			      "token keys, so no token can be valid");
+	if (n == 0)
+		return ks_err(-EPERM, "no shield keys were configured (keys_dir) when the guard "
+			      "loaded, so no token can be valid");
+	if (!token_path || !*token_path || access(token_path, F_OK))
+		return ks_err(-EPERM, "there is no token at %s", token_path && *token_path ?
+			      token_path : "(none given)");
+	err = ks_read_file(token_path, &text, &len);
 	if (err)
 		return err;
 	nl = strchr(text, '\n');
 	if (!nl) {
 		free(text);
-		return ks_err(-EINVAL, "%s: no signature line", cfg->weaken_token);
+		return ks_err(-EINVAL, "%s: no signature line", token_path);
 	}
-	err = ks_sign_verify_kind(KS_SIGN_TOKEN, text, nl + 1 - text, nl + 1, cfg->keys_dir, keyid);
+	err = ks_sign_verify_pks(KS_SIGN_TOKEN, text, nl + 1 - text, nl + 1,
+				 (const unsigned char (*)[KS_PUBKEY_LEN])pks, n, keyid);
 	if (err) {
 		snprintf(why, sizeof(why), "%s", ks_errmsg());
-		err = ks_err(err, "%s: %s", cfg->weaken_token, why);
+		err = ks_err(err, "%s: %s", token_path, why);
 	} else {
 		*nl = '\0';
-		err = check_statement(cfg->weaken_token, text, action);
+		err = check_statement(token_path, text, action);
 	}
 	free(text);
 	return err;
+}
+
+int ks_weaken_allow(const char *token_path, const char *action)
+{
+	char target[PATH_MAX], gdir[PATH_MAX], why[512];
+	struct ks_guard_state st;
+	int err;
+
+	action_target(action, target, sizeof(target));
+	if (ks_guard_find(target, gdir, sizeof(gdir)))
+		return 0;
+	/* A guard is there: what can't be read is refused, not allowed. */
+	if ((err = ks_guard_get_at(gdir, &st)))
+		return ks_err(-EPERM, "%s refused: can't read the guard at %s: %s", action, gdir,
+			      strerror(-err));
+	if (!st.enabled)
+		return 0;
+	err = verify(gdir, token_path, action);
+	if (!err)
+		return 0;
+	snprintf(why, sizeof(why), "%s", ks_errmsg());
+	/* The agent stores its own refusals (selfdefence.c); anyone else's
+	 * go through the guard's ring buffer, agent running or not. */
+	if (st.agent_tgid != (__u32)getpid())
+		ks_guard_record_refusal(gdir, action);
+	return ks_err(-EPERM, "%s refused: the guard is on and %s. " KS_WEAKEN_ADVICE,
+		      action, why, action);
+}
+
+int ks_weaken_check(const struct ks_config *cfg, const char *action)
+{
+	return ks_weaken_allow(cfg->weaken_token, action);
 }
 
 int ks_weaken_token(const char *keyfile, const char *host, long long expires,
