@@ -43,22 +43,62 @@ enum {
 	NFT_X_TPROXY, NFT_X_MASQ, NFT_X_REDIR, NFT_X_DUP, NFT_X_FWD,
 	NFT_X_OBJREF, NFT_X_FIB, NFT_X_NUMGEN, NFT_X_OSF, NFT_X_XFRM,
 	NFT_X_TUNNEL,
+	NFT_X_MAX
 };
 
-/* Byte @i of string literal @s as the @i-th byte of a little-endian u64
- * (0 past its end): names compared as two words, folded at compile time. */
-#define NFTX_B(s, i, sh) ((i) < sizeof(s) ? (__u64)(unsigned char)(s)[(i) < sizeof(s) ? (i) : 0] << (sh) : 0)
-#define NFTX_W(s, o) (NFTX_B(s, o, 0) | NFTX_B(s, o + 1, 8) | NFTX_B(s, o + 2, 16) | \
-		      NFTX_B(s, o + 3, 24) | NFTX_B(s, o + 4, 32) | NFTX_B(s, o + 5, 40) | \
-		      NFTX_B(s, o + 6, 48) | NFTX_B(s, o + 7, 56))
-#define NFTX_IS(n, s) ((n)[0] == NFTX_W(s, 0) && (n)[1] == NFTX_W(s, 8))
+/* The type names, by a perfect hash of the name read as two little-endian
+ * words (zero-padded to 16 bytes): one table read instead of a comparison
+ * per name, which the verifier would follow one by one in every step of
+ * the bounded loop kernels without bpf_loop run. Generated for NFTX_K
+ * (searched so that no two names share a slot). */
+struct nftx_ent {
+	__u64 a, b;
+	__u32 x;
+};
+#define NFTX_K	0x18074ae53df7b5a3ull
+#define NFTX_H(a, b)	((((a) ^ ((b) * 0x9E3779B97F4A7C15ull)) * NFTX_K) >> 58)
+const volatile struct nftx_ent nftx_tab[64] = {
+	[0] = { 0x0000000000007472ull, 0x0000000000000000ull, NFT_X_RT },	/* "rt" */
+	[1] = { 0x000000000074616eull, 0x0000000000000000ull, NFT_X_NAT },	/* "nat" */
+	[2] = { 0x0065736977746962ull, 0x0000000000000000ull, NFT_X_BITWISE },	/* "bitwise" */
+	[4] = { 0x0064616f6c796170ull, 0x0000000000000000ull, NFT_X_PAYLOAD },	/* "payload" */
+	[7] = { 0x00000074696d696cull, 0x0000000000000000ull, NFT_X_LIMIT },	/* "limit" */
+	[8] = { 0x000000006d726678ull, 0x0000000000000000ull, NFT_X_XFRM },	/* "xfrm" */
+	[10] = { 0x0000000000706d63ull, 0x0000000000000000ull, NFT_X_CMP },	/* "cmp" */
+	[14] = { 0x0000000000647766ull, 0x0000000000000000ull, NFT_X_FWD },	/* "fwd" */
+	[15] = { 0x0000000000626966ull, 0x0000000000000000ull, NFT_X_FIB },	/* "fib" */
+	[18] = { 0x000070756b6f6f6cull, 0x0000000000000000ull, NFT_X_LOOKUP },	/* "lookup" */
+	[19] = { 0x0000000068736168ull, 0x0000000000000000ull, NFT_X_HASH },	/* "hash" */
+	[20] = { 0x00000065676e6172ull, 0x0000000000000000ull, NFT_X_RANGE },	/* "range" */
+	[26] = { 0x000000007473616cull, 0x0000000000000000ull, NFT_X_LAST },	/* "last" */
+	[27] = { 0x000074656b636f73ull, 0x0000000000000000ull, NFT_X_SOCKET },	/* "socket" */
+	[28] = { 0x00006665726a626full, 0x0000000000000000ull, NFT_X_OBJREF },	/* "objref" */
+	[29] = { 0x0000007269646572ull, 0x0000000000000000ull, NFT_X_REDIR },	/* "redir" */
+	[30] = { 0x0000726468747865ull, 0x0000000000000000ull, NFT_X_EXTHDR },	/* "exthdr" */
+	[31] = { 0x0000000000707564ull, 0x0000000000000000ull, NFT_X_DUP },	/* "dup" */
+	[34] = { 0x000000000066736full, 0x0000000000000000ull, NFT_X_OSF },	/* "osf" */
+	[36] = { 0x74616964656d6d69ull, 0x0000000000000065ull, NFT_X_IMMEDIATE },	/* "immediate" */
+	[38] = { 0x0000000000007463ull, 0x0000000000000000ull, NFT_X_CT },	/* "ct" */
+	[42] = { 0x00006e65676d756eull, 0x0000000000000000ull, NFT_X_NUMGEN },	/* "numgen" */
+	[43] = { 0x00007465736e7964ull, 0x0000000000000000ull, NFT_X_DYNSET },	/* "dynset" */
+	[45] = { 0x0000006575657571ull, 0x0000000000000000ull, NFT_X_QUEUE },	/* "queue" */
+	[49] = { 0x00000061746f7571ull, 0x0000000000000000ull, NFT_X_QUOTA },	/* "quota" */
+	[52] = { 0x000000007173616dull, 0x0000000000000000ull, NFT_X_MASQ },	/* "masq" */
+	[54] = { 0x00006c656e6e7574ull, 0x0000000000000000ull, NFT_X_TUNNEL },	/* "tunnel" */
+	[56] = { 0x007265746e756f63ull, 0x0000000000000000ull, NFT_X_COUNTER },	/* "counter" */
+	[57] = { 0x696d696c6e6e6f63ull, 0x0000000000000074ull, NFT_X_CONNLIMIT },	/* "connlimit" */
+	[58] = { 0x000000006174656dull, 0x0000000000000000ull, NFT_X_META },	/* "meta" */
+	[61] = { 0x000079786f727074ull, 0x0000000000000000ull, NFT_X_TPROXY },	/* "tproxy" */
+	[62] = { 0x6564726f65747962ull, 0x0000000000000072ull, NFT_X_BYTEORDER },	/* "byteorder" */
+};
 
 /* The type an NFTA_EXPR_NAME payload at @off, @len bytes, names, compared
  * as the kernel does (nla_strcmp: trailing NULs stripped, so the name read
- * zero-padded to 16 bytes equals the constant zero-padded). */
+ * zero-padded to 16 bytes equals the table's zero-padded words). */
 static __always_inline __u32 nft_expr_name(struct nlw *w, __u32 off, __u32 len)
 {
 	__u64 n[2] = { 0, 0 };
+	const volatile struct nftx_ent *e;
 
 	if (len > sizeof(n))
 		return NFT_X_LONG;
@@ -68,39 +108,15 @@ static __always_inline __u32 nft_expr_name(struct nlw *w, __u32 off, __u32 len)
 		w->fault = 1;
 		return NFT_X_UNKNOWN;
 	}
-	if (NFTX_IS(n, "counter")) return NFT_X_COUNTER;
-	if (NFTX_IS(n, "quota")) return NFT_X_QUOTA;
-	if (NFTX_IS(n, "limit")) return NFT_X_LIMIT;
-	if (NFTX_IS(n, "connlimit")) return NFT_X_CONNLIMIT;
-	if (NFTX_IS(n, "last")) return NFT_X_LAST;
-	if (NFTX_IS(n, "immediate")) return NFT_X_IMMEDIATE;
-	if (NFTX_IS(n, "bitwise")) return NFT_X_BITWISE;
-	if (NFTX_IS(n, "byteorder")) return NFT_X_BYTEORDER;
-	if (NFTX_IS(n, "cmp")) return NFT_X_CMP;
-	if (NFTX_IS(n, "range")) return NFT_X_RANGE;
-	if (NFTX_IS(n, "lookup")) return NFT_X_LOOKUP;
-	if (NFTX_IS(n, "dynset")) return NFT_X_DYNSET;
-	if (NFTX_IS(n, "payload")) return NFT_X_PAYLOAD;
-	if (NFTX_IS(n, "exthdr")) return NFT_X_EXTHDR;
-	if (NFTX_IS(n, "hash")) return NFT_X_HASH;
-	if (NFTX_IS(n, "meta")) return NFT_X_META;
-	if (NFTX_IS(n, "rt")) return NFT_X_RT;
-	if (NFTX_IS(n, "socket")) return NFT_X_SOCKET;
-	if (NFTX_IS(n, "ct")) return NFT_X_CT;
-	if (NFTX_IS(n, "queue")) return NFT_X_QUEUE;
-	if (NFTX_IS(n, "nat")) return NFT_X_NAT;
-	if (NFTX_IS(n, "tproxy")) return NFT_X_TPROXY;
-	if (NFTX_IS(n, "masq")) return NFT_X_MASQ;
-	if (NFTX_IS(n, "redir")) return NFT_X_REDIR;
-	if (NFTX_IS(n, "dup")) return NFT_X_DUP;
-	if (NFTX_IS(n, "fwd")) return NFT_X_FWD;
-	if (NFTX_IS(n, "objref")) return NFT_X_OBJREF;
-	if (NFTX_IS(n, "fib")) return NFT_X_FIB;
-	if (NFTX_IS(n, "numgen")) return NFT_X_NUMGEN;
-	if (NFTX_IS(n, "osf")) return NFT_X_OSF;
-	if (NFTX_IS(n, "xfrm")) return NFT_X_XFRM;
-	if (NFTX_IS(n, "tunnel")) return NFT_X_TUNNEL;
+	e = &nftx_tab[NFTX_H(n[0], n[1]) & 63];
+	if (e->a == n[0] && e->b == n[1])
+		return e->x;
 	return NFT_X_UNKNOWN;
+}
+
+static __always_inline __u64 nft_x_load(const __u64 *p)
+{
+	return *(const volatile __u64 *)p;
 }
 
 /* NFT_EXPR_STATEFUL types (nft_counter, nft_quota, nft_limit,

@@ -90,7 +90,7 @@ struct nlw {
 	__u32 seen;			/* shield-defined message-level state */
 	__u32 iov;			/* nlw_walk_iov_noloop: iovecs started */
 	__u16 in[NLW_DEPTH + 2];	/* type of the container at depth d */
-	__u64 st[2];			/* shield-defined walk state */
+	__u64 st[4];			/* shield-defined walk state */
 };
 
 /* The walk's state lives in task storage, not on the stack: the verifier
