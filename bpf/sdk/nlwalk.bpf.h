@@ -25,7 +25,18 @@
  *	of the path at depth 1;
  *   NLW_ON_MSG_END(w)  called when the walk leaves a message it entered,
  *	for verdicts that need the whole message (attributes come in any
- *	order).
+ *	order);
+ *   NLW_ON_END(w, depth)  called when the walk has visited every
+ *	attribute of a container, @depth being theirs (2 and deeper; the
+ *	container's type is w->in[depth]), for verdicts on one list element
+ *	whose attributes come in any order (an nf_tables expression's name
+ *	and data);
+ *   NLW_DESCEND(w, depth, type)  non-zero to enter the attribute (walk
+ *	its payload as attributes at depth + 1) instead of following
+ *	w->path, for shields that look at several places of one message
+ *	(w->in[1..depth] are the types of the containers the walk is in);
+ *	the walk goes no deeper than w->plen, and nlw_on_leaf is not called
+ *	(NLW_ON_ATTR sees every attribute).
  *
  * Then its programs are one line per variant:
  *   NLW_LSM_PROGRAM(NETLINK_xxx)   "lsm": lsm/netlink_send, EPERM
@@ -78,6 +89,8 @@ struct nlw {
 	__u32 msg_type;			/* type of the message being walked */
 	__u32 seen;			/* shield-defined message-level state */
 	__u32 iov;			/* nlw_walk_iov_noloop: iovecs started */
+	__u16 in[NLW_DEPTH + 2];	/* type of the container at depth d */
+	__u64 st[4];			/* shield-defined walk state */
 };
 
 /* The walk's state lives in task storage, not on the stack: the verifier
@@ -107,13 +120,18 @@ struct nlw_ref {
 };
 
 static __always_inline __u32 nlw_on_msg(struct nlw *w, __u32 type, __u32 off, __u32 len);
+#ifndef NLW_DESCEND	/* a shield that descends itself has no leaves */
 static __always_inline void nlw_on_leaf(struct nlw *w, __u32 off, __u32 len);
+#endif
 
 #ifndef NLW_ON_ATTR
 #define NLW_ON_ATTR(w, depth, type, off, len) do { } while (0)
 #endif
 #ifndef NLW_ON_MSG_END
 #define NLW_ON_MSG_END(w) do { } while (0)
+#endif
+#ifndef NLW_ON_END
+#define NLW_ON_END(w, depth) do { } while (0)
 #endif
 
 static __always_inline int nlw_read(struct nlw *w, void *dst, __u32 size, __u32 off)
@@ -203,25 +221,40 @@ static __always_inline long nlw_step_body(__u32 i, void *ctx)
 		w->depth = d - 1;
 		if (d == 1)
 			NLW_ON_MSG_END(w);
+		else
+			NLW_ON_END(w, d);
 		return 0;
 	}
 	t = a.type & NLW_TYPE_MASK;
 	NLW_ON_ATTR(w, d, t, w->pos + 4, a.len - 4);
 	if (w->hit || w->fault)
 		return 1;
-	want = w->path[(d - 1) & 7];	/* a mask: 6.1's verifier cannot bound % */
 	next = w->pos + NLW_ALIGN(a.len);
+#ifdef NLW_DESCEND
+	(void)want;
+	if (d < w->plen && NLW_DESCEND(w, d, t)) {
+		w->in[(d + 1) & 7] = t;
+		w->end[(d + 1) & 7] = w->pos + a.len;
+		w->next[(d + 1) & 7] = next;
+		w->pos += 4;
+		w->depth = d + 1;
+		return 0;
+	}
+#else
+	want = w->path[(d - 1) & 7];	/* a mask: 6.1's verifier cannot bound % */
 	if (want == t || want == NLW_ANY) {
 		if (d == w->plen) {
 			nlw_on_leaf(w, w->pos + 4, a.len - 4);
 		} else {
 			w->end[(d + 1) & 7] = w->pos + a.len;
 			w->next[(d + 1) & 7] = next;
+			w->in[(d + 1) & 7] = t;
 			w->pos += 4;
 			w->depth = d + 1;
 			return 0;
 		}
 	}
+#endif
 	w->pos = next;
 	return 0;
 }

@@ -797,6 +797,13 @@ const struct ks_shield_args_def ks_shield_args[] = {
 		  A_FLAGS("set_flags", nft_set_flags), A_ENUM("hit", nft_32233_hits)),
 	NLW_HOOKS("cve-2024-1086", A_ENUM("msg_type", nft_types), A("verdict", HEX),
 		  A("hit", BOOL)),
+	/* register value << 32 | expression type << 8 | attribute types
+	 * (bpf/sdk/nftexpr.bpf.h's NFT_X_*, bit per NFTA_* type) */
+	NLW_HOOKS("cve-2022-1015", A_ENUM("msg_type", nft_types), A("reg_expr_attrs", HEX),
+		  A("hit", BOOL)),
+	/* the non-stateful expression's type (NFT_X_*) */
+	NLW_HOOKS("cve-2022-32250", A_ENUM("msg_type", nft_types), A("expr_type", INT),
+		  A("hit", BOOL)),
 	/* user namespaces outside the allow list */
 	{ "userns-policy", "userns_create", ANY, { EXE, A("euid", INT), A_NONE } },
 	{ "userns-policy", "sys_enter_unshare", ANY,

@@ -83,7 +83,7 @@
 #define KS_CASE_TODO		5	/* "not written yet": never a pass */
 #define KS_CASE_NA	"not applicable: "
 
-#define KS_MAX_PATHS	24
+#define KS_MAX_PATHS	32
 #define KS_PATH_NAME_LEN 32
 
 typedef int (*ks_case_fn)(char *why, size_t len);
