@@ -143,6 +143,8 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_pwrite64		68
 #define KS_NR_pwritev		70
 #define KS_NR_io_uring_enter	426
+#define KS_NR_execve		221
+#define KS_NR_execveat		281
 #else
 #define KS_NR_bind		49
 #define KS_NR_accept		43
@@ -170,6 +172,8 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR_pwrite64		18
 #define KS_NR_pwritev		296
 #define KS_NR_io_uring_enter	426
+#define KS_NR_execve		59
+#define KS_NR_execveat		322
 #endif
 
 /* Syscall numbers of the 32-bit ABI (i386 on x86-64, AArch32 EABI on
@@ -198,6 +202,8 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_accept		285
 #define KS_NR32_accept4		366
 #define KS_NR32_socketcall	(-1)	/* OABI only: not on arm64 */
+#define KS_NR32_execve		11
+#define KS_NR32_execveat	387
 #else
 #define KS_NR32_write		4
 #define KS_NR32_socketcall	102
@@ -222,6 +228,8 @@ static __always_inline __u64 ks_sock_cookie(const struct sock *sk)
 #define KS_NR32_accept4		364
 #define KS_NR32_accept		(-1)	/* socketcall only */
 #define KS_NR32_send		(-1)	/* i386 sends through socketcall */
+#define KS_NR32_execve		11
+#define KS_NR32_execveat	358
 #endif
 
 /* Is the current syscall a 32-bit one: ia32 (TS_COMPAT) on x86-64, an
