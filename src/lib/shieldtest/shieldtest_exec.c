@@ -13,6 +13,8 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <linux/capability.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "shieldtest.h"
@@ -139,6 +141,26 @@ int ks_setid_oracle(struct ks_setid_prog *p, unsigned mode, char *why, size_t le
 	snprintf(why, len, KS_CASE_NA "no set-ID test program for this architecture");
 	return -ENOTSUP;
 #endif
+}
+
+int ks_setid_filecap(struct ks_setid_prog *p, char *why, size_t len)
+{
+	struct vfs_cap_data cap = {
+		.magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE,
+		.data = { { .permitted = 1u << CAP_NET_RAW } },
+	};
+
+	if (setxattr(p->path, "security.capability", &cap, XATTR_CAPS_SZ_2, 0)) {
+		int e = errno;
+
+		if (e == EOPNOTSUPP) {
+			snprintf(why, len, KS_CASE_NA "no security xattrs under /tmp: %s",
+				 strerror(e));
+			return -e;
+		}
+		return ks_case_fail("setxattr(security.capability)", -e, why, len);
+	}
+	return 0;
 }
 
 int ks_setid_copy(struct ks_setid_prog *p, const char *src, unsigned mode, char *why, size_t len)

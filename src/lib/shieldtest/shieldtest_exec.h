@@ -29,6 +29,11 @@ struct ks_setid_prog {
 /* Write the oracle at @p->path with @mode (04755, 02755, 0755), owned by
  * root. 0, or <0 with @why. */
 int ks_setid_oracle(struct ks_setid_prog *p, unsigned mode, char *why, size_t len);
+/* Give it file capabilities instead of set-ID bits: CAP_NET_RAW
+ * permitted and effective (security.capability, revision 2), which makes
+ * an exec by an unprivileged user a secure one. 0, or <0 with @why (n/a
+ * where the filesystem under /tmp keeps no security xattrs). */
+int ks_setid_filecap(struct ks_setid_prog *p, char *why, size_t len);
 /* Copy @src there instead (a compat program), with @mode. */
 int ks_setid_copy(struct ks_setid_prog *p, const char *src, unsigned mode, char *why, size_t len);
 /* Remove the program and its directory. */
