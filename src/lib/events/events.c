@@ -723,6 +723,15 @@ const struct ks_shield_args_def ks_shield_args[] = {
 	/* sudoedit -s with an argument ending in a backslash */
 	{ "cve-2021-3156", "sched_process_exec", ANY,
 	  { A("argv_index", UINT), A("shell", BOOL), A("odd_backslashes", BOOL), A_NONE } },
+	/* PwnKit: a set-ID exec with argc 0 (or argv[0] "" where the kernel
+	 * forces argc 1) */
+	{ "cve-2021-4034", "bprm_creds_from_file", ANY,
+	  { A("argc", INT), A("mode", HEX), A("secureexec", BOOL), A_NONE } },
+	{ "cve-2021-4034", "sched_process_exec", ANY,
+	  { A("argc", INT), A("mode", HEX), A("secureexec", BOOL), A("arg_bytes", UINT) } },
+	/* Looney Tunables: a GLIBC_TUNABLES item with two '=' in a secure exec */
+	{ "cve-2023-4911", "sched_process_exec", ANY,
+	  { A("string", UINT), A("tunables", UINT), A("unreadable", BOOL), A_NONE } },
 	/* legacy fs_context option buffer filled to a page */
 	{ "cve-2022-0185", "fs_context_parse_param", ANY,
 	  { A("data_size", INT), A("param_len", UINT), A_ENUM("type", fs_value_types), A_NONE } },
