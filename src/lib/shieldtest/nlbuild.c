@@ -147,6 +147,27 @@ void nlb_nft_chain(struct nlbuild *b, uint8_t family, const char *table, const c
 	nlb_msg_end(b);
 }
 
+int nlb_nft_setup(int fd, uint8_t family, const char *table, const char *chain,
+		  char *why, size_t len)
+{
+	char buf[1024];
+	struct nlbuild b;
+	int err, ack;
+
+	nlb_init(&b, buf, sizeof(buf));
+	nlb_nft_begin(&b);
+	nlb_nft_table(&b, family, table);
+	nlb_nft_chain(&b, family, table, chain);
+	nlb_nft_end(&b);
+	err = nlb_talk(fd, &b, &ack);
+	if (err || ack) {
+		err = err ? err : ack;
+		snprintf(why, len, "nf_tables unavailable: table and chain batch: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 void nlb_nft_verdict_expr(struct nlbuild *b, uint32_t verdict)
 {
 	nlb_nest(b, NFTA_LIST_ELEM);

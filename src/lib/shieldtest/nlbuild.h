@@ -50,6 +50,10 @@ void nlb_nft_end(struct nlbuild *b);
 /* NEWTABLE / NEWCHAIN (a regular chain, no hook) messages, whole. */
 void nlb_nft_table(struct nlbuild *b, uint8_t family, const char *table);
 void nlb_nft_chain(struct nlbuild *b, uint8_t family, const char *table, const char *chain);
+/* Table @table with regular chain @chain in one batch through @fd, acked:
+ * 0, or the error with @why filled ("nf_tables unavailable: ..."). */
+int nlb_nft_setup(int fd, uint8_t family, const char *table, const char *chain,
+		  char *why, size_t len);
 /* An immediate expression that sets @verdict (NF_DROP, NF_ACCEPT, NFT_*):
  * one element inside a rule's NFTA_RULE_EXPRESSIONS, as nft's "drop". */
 void nlb_nft_verdict_expr(struct nlbuild *b, uint32_t verdict);
