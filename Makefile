@@ -146,7 +146,14 @@ $(BUILD)/static/mount_context: tests/guest/mount_context.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -static $< -o $@
 
-static: $(BUILD)/static/kshield $(BUILD)/static/syscall_loop $(BUILD)/static/mount_context $(SHIELD_OBJS) $(COMPAT_BINS)
+# The guests' flow check (tests/guest/monitor-flow.sh) makes its connections with it.
+$(BUILD)/static/flowgen: tests/guest/flowgen.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static $< -o $@
+
+static: $(BUILD)/static/kshield $(BUILD)/static/syscall_loop $(BUILD)/static/mount_context \
+	$(BUILD)/static/flowgen $(SHIELD_OBJS) $(COMPAT_BINS)
 
 # BPF objects the tests load on purpose (bad shields and the like).
 FIXTURES := $(patsubst tests/fixtures/%.bpf.c,$(BUILD)/tests/fixtures/%.bpf.o,$(wildcard tests/fixtures/*.bpf.c))

@@ -366,16 +366,20 @@ static __always_inline bool flow_close(__u64 cookie, struct flow *f)
  * and an acknowledged FIN, 1 each, measured), in = bytes_received less
  * the FIN it counts as 1 once one came (SOCK_DONE). Packets are the data
  * segments, retransmitted ones again. */
+static __always_inline bool flow_tcp_fin(const struct tcp_sock *tp)
+{
+	return tp->bytes_received &&
+	       (tp->inet_conn.icsk_inet.sk.__sk_common.skc_flags & (1UL << SOCK_DONE));
+}
+
 static __always_inline void flow_tcp_read(const struct tcp_sock *tp, struct ks_flow_event *e)
 {
-	__u64 sent = tp->bytes_acked, in = tp->bytes_received;
+	__u64 sent = tp->bytes_acked;
 
 	if (bpf_core_field_exists(tp->bytes_sent) && bpf_core_field_exists(tp->bytes_retrans))
 		sent = tp->bytes_sent - tp->bytes_retrans;
-	if (in && (tp->inet_conn.icsk_inet.sk.__sk_common.skc_flags & (1UL << SOCK_DONE)))
-		in--;
 	e->bytes_out = sent;
-	e->bytes_in = in;
+	e->bytes_in = tp->bytes_received - flow_tcp_fin(tp);
 	e->pkts_out = tp->data_segs_out;
 	e->pkts_in = tp->data_segs_in;
 }
@@ -455,6 +459,7 @@ static __always_inline void flow_call_tcp_new(struct sock *sk, struct flow *f, _
 	struct ks_hdr *h = tcp_owner(f, cookie, sk->__sk_common.skc_family,
 				     sk->__sk_common.skc_num);
 	__s64 wrote, read;
+	__u32 unread, fin;
 
 	if (h)
 		f->e.hdr = *h;
@@ -465,8 +470,15 @@ static __always_inline void flow_call_tcp_new(struct sock *sk, struct flow *f, _
 		return;
 	wrote = (__s64)tp->bytes_acked - f->syn + (__u32)(tp->write_seq - tp->snd_una) -
 		(out ? ret : 0);
-	read = (__s64)tp->bytes_received - (__u32)(tp->rcv_nxt - tp->copied_seq) -
-	       (out ? 0 : ret);
+	/* A FIN that came counts 1 in bytes_received and in rcv_nxt, and once
+	 * read (the call that returned the last bytes reads it too) 1 in
+	 * copied_seq: without it, 1 byte "read before" and every server end
+	 * whose client had closed first was flagged untracked. */
+	fin = flow_tcp_fin(tp);
+	unread = tp->rcv_nxt - tp->copied_seq;
+	if (fin && unread)
+		unread--;
+	read = (__s64)tp->bytes_received - fin - unread - (out ? 0 : ret);
 	if (!h || wrote > 0 || read > 0)
 		f->late = 1;
 }
@@ -527,19 +539,13 @@ static __always_inline void flow_call(struct sock *sk, int ret, int flags, bool 
 	}
 }
 
-SEC("tp_btf/sock_send_length")
-int BPF_PROG(mon_flow_send, struct sock *sk, int ret, int flags)
-{
-	flow_call(sk, ret, flags, true);
-	return 0;
-}
+/* twins (monitor.bpf.c MON_TWIN): a skipped receive or send would lose a
+ * UDP datagram's bytes, or make a TCP flow's state late */
+MON_TWIN("tp_btf/sock_send_length", mon_flow_send, KS_TWIN_SEND, flow_call(sk, ret, flags, true),
+	 struct sock *sk, int ret, int flags)
 
-SEC("tp_btf/sock_recv_length")
-int BPF_PROG(mon_flow_recv, struct sock *sk, int ret, int flags)
-{
-	flow_call(sk, ret, flags, false);
-	return 0;
-}
+MON_TWIN("tp_btf/sock_recv_length", mon_flow_recv, KS_TWIN_RECV, flow_call(sk, ret, flags, false),
+	 struct sock *sk, int ret, int flags)
 
 /* Unconnected UDP: the peer of a sendto() (its destination) or of a
  * recvfrom() that asks for the source. The first peer is the flow's; a

@@ -83,6 +83,7 @@ fi
 if [[ ,$checks, == *,flow,* ]]; then
 	mkdir -p "$stage/tests"
 	cp "$here/../tests/guest/monitor-flow.sh" "$stage/tests/"
+	cp "$(dirname "$KSHIELD_STATIC")/flowgen" "$stage/bin/"
 fi
 if [[ ,$checks, == *,guardagent,* ]]; then
 	mkdir -p "$stage/tests"

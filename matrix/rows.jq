@@ -218,5 +218,5 @@ def ksites_row($s):
                   elif .check == "guardagent" and .status != "pass" and .error == null then
                     .error = "guard-agent: \(.failed) step(s) failed: \(.failures)"
                   elif .check == "flow" and .status != "pass" and .error == null then
-                    .error = "flow: echoed \(.echoed), final records tcp4 \(.final_tcp4) tcp6 \(.final_tcp6) long \(.long_final), interim \(.long_interim) (want 2, 2, 2, >= 1)"
+                    .error = "flow: \(.why // "echoed \(.echoed), final records tcp4 \(.final_tcp4) tcp6 \(.final_tcp6) long \(.long_final), interim \(.long_interim) (want 2, 2, 2, >= 1)")"
                   else . end))}

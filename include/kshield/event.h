@@ -256,6 +256,27 @@ struct ks_agent_stats {
 	__u64 updated_realtime_ns;
 };
 
+/* Programs of the monitor that have a twin (bpf/monitor.bpf.c MON_TWIN):
+ * their slot in mon_busy, whose per-CPU value the twin fills when it did
+ * a run the first had to skip. */
+enum ks_mon_twin {
+	KS_TWIN_EXEC,		/* mon_exec */
+	KS_TWIN_FORK,		/* mon_fork */
+	KS_TWIN_SOCK,		/* mon_sock_state */
+	KS_TWIN_SEND,		/* mon_flow_send */
+	KS_TWIN_RECV,		/* mon_flow_recv */
+	KS_TWINS
+};
+
+/* suffix of a twinned program's variant that keeps its CPU (6.10+) */
+#define KS_MON_PREEMPT	"__preempt"
+
+struct ks_mon_busy {
+	__u32 busy;		/* 1 while the first program runs on this CPU */
+	__u32 _pad;
+	__u64 rescued;		/* runs its twin did in its place */
+};
+
 /* Monitor knobs in the pinned "mon_config" array (entry 0). */
 /* ks_monitor_cfg.flags */
 #define KS_MON_NO_FLOW	(1u << 0)	/* flow accounting off: no flow records at all */

@@ -72,7 +72,7 @@ struct agent {
 	__u64 stored_before;		/* rows committed by stores since closed */
 	__u64 dropped_before;		/* rows lost by stores since closed */
 	__u64 unstored_direct;		/* records never handed to a store */
-	__u64 lost_noted[KS_EV_KIND_MAX], unstored_noted;
+	__u64 lost_noted[KS_EV_KIND_MAX], unstored_noted, missed_noted;
 	long long now_ms, retry_at, retain_at, textfile_at;
 	struct ks_metrics_agent m;	/* per-kind counters for metrics */
 	__u64 pending[KS_EV_KIND_MAX];	/* rows in the open batch, per kind */
@@ -310,18 +310,21 @@ static void publish_stats(struct agent *a, bool running)
  * changed, so that a hunt can tell "nothing happened" from "not seen". */
 static void note_losses(struct agent *a)
 {
-	__u64 lost[KS_EV_KIND_MAX];
+	__u64 lost[KS_EV_KIND_MAX], missed = 0;
 
 	if (!a->store || ks_monitor_read_lost(lost))
 		return;
+	ks_monitor_read_missed(&missed, NULL, 0);
 	count(a);
-	if (!memcmp(lost, a->lost_noted, sizeof(lost)) && a->st.unstored == a->unstored_noted)
+	if (!memcmp(lost, a->lost_noted, sizeof(lost)) && a->st.unstored == a->unstored_noted &&
+	    missed == a->missed_noted)
 		return;
 	store_commit(a);
 	count(a);
-	if (a->store && !ks_store_note_losses(a->store, lost, a->st.unstored)) {
+	if (a->store && !ks_store_note_losses(a->store, lost, a->st.unstored, missed)) {
 		memcpy(a->lost_noted, lost, sizeof(lost));
 		a->unstored_noted = a->st.unstored;
+		a->missed_noted = missed;
 	}
 }
 
@@ -487,6 +490,15 @@ static void agent_stop(struct agent *a)
 	ks_log("stopped: %llu events received, %llu stored, %llu not stored",
 	    (unsigned long long)a->st.received, (unsigned long long)a->st.stored,
 	    (unsigned long long)a->st.unstored);
+	{
+		char which[512];
+		__u64 missed;
+
+		if (!ks_monitor_read_missed(&missed, which, sizeof(which)) && missed)
+			ks_log("the kernel skipped %llu runs of the monitor's programs (%s): their "
+			       "records were never made (losses table, kind 'missed')",
+			       (unsigned long long)missed, which);
+	}
 #ifndef KSHIELD_STATIC
 	ks_metrics_http_stop(a->http);
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "array.h"
 #include "err.h"
@@ -112,9 +113,44 @@ static bool is_sys_tp(const struct bpf_program *prog)
 	       !strncmp(bpf_program__section_name(prog), "tracepoint/syscalls/", 20);
 }
 
-/* Is @prog one this kernel and configuration get? */
-static bool wanted(const struct bpf_program *prog)
+/* Whether this kernel has the bpf_preempt_disable kfunc (6.10+): the
+ * twinned programs then load as their "__preempt" variants (bpf/monitor.bpf.c
+ * MON_TWIN), which keep their CPU while they run. Read once. */
+static bool has_preempt_kfunc(void)
 {
+	static int has = -1;
+
+	if (has < 0) {
+		struct btf *btf = btf__load_vmlinux_btf();
+
+		has = btf && btf__find_by_name_kind(btf, "bpf_preempt_disable", BTF_KIND_FUNC) >= 0;
+		btf__free(btf);
+	}
+	return has;
+}
+
+static bool has_sfx(const char *name, const char *sfx)
+{
+	size_t n = strlen(name), k = strlen(sfx);
+
+	return n > k && !strcmp(name + n - k, sfx);
+}
+
+/* Is @prog one this kernel and configuration get? */
+static bool wanted(const struct bpf_object *obj, const struct bpf_program *prog)
+{
+	const char *name = bpf_program__name(prog);
+	char twin[128];
+
+	/* of a MON_TWIN pair, the "__preempt" variant or the plain one */
+	if (has_sfx(name, KS_MON_PREEMPT)) {
+		if (!has_preempt_kfunc())
+			return false;
+	} else if (snprintf(twin, sizeof(twin), "%s" KS_MON_PREEMPT, name) < (int)sizeof(twin) &&
+		   bpf_object__find_program_by_name(obj, twin) &&
+		   has_preempt_kfunc()) {
+		return false;
+	}
 	if (is_flow(prog))
 		return flow_wanted(prog);
 	if (is_sys_fentry(prog))
@@ -164,7 +200,7 @@ static int count_link_pins(struct bpf_object *obj, bool *all)
 			sys_fentry = 0;
 	}
 	bpf_object__for_each_program(prog, obj) {
-		if (!wanted(prog))
+		if (!wanted(obj, prog))
 			continue;
 		snprintf(name, sizeof(name), KS_PIN_LINK "%s", bpf_program__name(prog));
 		mon_path(path, sizeof(path), name);
@@ -397,7 +433,7 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 		if (sys_fentry < 0)
 			sys_fentry = 1;	/* try; load_or_fallback() says otherwise */
 		bpf_object__for_each_program(prog, m->skel->obj)
-			bpf_program__set_autoload(prog, wanted(prog));
+			bpf_program__set_autoload(prog, wanted(m->skel->obj, prog));
 		if ((err = ks_fit_prepare(m->skel->obj)))
 			return ks_err(err, "can't fit the monitor's maps to this kernel: %s",
 				      strerror(-err));
@@ -594,6 +630,106 @@ int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX])
 	add_lost(fd, lost);
 	close(fd);
 	ks_pins_old_maps("ks_lost", true, add_lost, lost);
+	return 0;
+}
+
+/* The runs of @link's program that the kernel skipped: one program runs
+ * once per CPU at a time, and a run that would overlap (a softirq
+ * interrupting it; where tracepoints are preemptible, a task preempted
+ * inside it) is dropped and counted in recursion_misses (5.12+; 0 before). */
+static __u64 link_misses(int link)
+{
+	struct bpf_link_info li = {};
+	struct bpf_prog_info pi = {};
+	__u32 llen = sizeof(li), plen = sizeof(pi);
+	int prog;
+
+	if (bpf_obj_get_info_by_fd(link, &li, &llen) || (prog = bpf_prog_get_fd_by_id(li.prog_id)) < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(prog, &pi, &plen))
+		pi.recursion_misses = 0;
+	close(prog);
+	return pi.recursion_misses;
+}
+
+/* The programs with a twin (bpf/monitor.bpf.c MON_TWIN), by slot. */
+static const char *const twinned[KS_TWINS] = {
+	[KS_TWIN_EXEC] = "mon_exec",
+	[KS_TWIN_FORK] = "mon_fork",
+	[KS_TWIN_SOCK] = "mon_sock_state",
+	[KS_TWIN_SEND] = "mon_flow_send",
+	[KS_TWIN_RECV] = "mon_flow_recv",
+};
+
+/* Runs the twins did in their first's place, per slot, over CPUs. */
+static void read_rescued(__u64 rescued[KS_TWINS])
+{
+	int ncpu = libbpf_num_possible_cpus(), fd;
+	struct ks_mon_busy *v;
+
+	memset(rescued, 0, sizeof(__u64) * KS_TWINS);
+	if (ncpu <= 0 || open_pinned_as(KS_PIN_MONITOR "/mon_busy", &fd, true))
+		return;
+	if ((v = calloc(ncpu, sizeof(*v)))) {
+		for (__u32 k = 0; k < KS_TWINS; k++)
+			if (!bpf_map_lookup_elem(fd, &k, v))
+				for (int c = 0; c < ncpu; c++)
+					rescued[k] += v[c].rescued;
+		free(v);
+	}
+	close(fd);
+}
+
+/* A program's runs lost: its skips, less those its twin did (a twin's own
+ * skips lose nothing: it has work only while its first is busy, and that
+ * run then shows as the first's skip). */
+static __u64 runs_lost(const char *prog, __u64 misses, const __u64 rescued[KS_TWINS])
+{
+	size_t n = strlen(prog);
+
+	if (has_sfx(prog, KS_MON_PREEMPT))
+		n -= strlen(KS_MON_PREEMPT);
+	if (n > 5 && !strncmp(prog + n - 5, "_twin", 5))
+		return 0;
+	for (int k = 0; k < KS_TWINS; k++)
+		if (strlen(twinned[k]) == n && !strncmp(prog, twinned[k], n))
+			return misses > rescued[k] ? misses - rescued[k] : 0;
+	return misses;
+}
+
+int ks_monitor_read_missed(__u64 *missed, char *which, size_t len)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	__u64 rescued[KS_TWINS];
+	struct dirent *d;
+	size_t at = 0;
+	DIR *dp;
+
+	*missed = 0;
+	if (which && len)
+		*which = 0;
+	mon_path(dir, sizeof(dir), "");
+	if (!(dp = opendir(dir)))
+		return ks_err(-errno, "can't read %s: %s", dir, strerror(errno));
+	read_rescued(rescued);
+	while ((d = readdir(dp))) {
+		const char *prog = d->d_name + sizeof(KS_PIN_LINK) - 1;
+		__u64 n;
+		int fd;
+
+		if (!ks_pin_is_link(d->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		if ((fd = bpf_obj_get(path)) < 0)
+			continue;
+		n = runs_lost(prog, link_misses(fd), rescued);
+		close(fd);
+		*missed += n;
+		if (n && which && at < len)
+			at += snprintf(which + at, len - at, "%s%s %llu", at ? ", " : "", prog,
+				       (unsigned long long)n);
+	}
+	closedir(dp);
 	return 0;
 }
 

@@ -59,6 +59,11 @@ int ks_monitor_remove(void);
 /* Per-kind losses summed over CPUs, from the pinned ks_lost map and any
  * older-shape one set aside (shields loaded before still count there). */
 int ks_monitor_read_lost(__u64 lost[KS_EV_KIND_MAX]);
+/* Runs of the monitor's pinned programs that the kernel skipped (a run
+ * that would have overlapped another on its CPU) and no twin did in their
+ * place: records never made, summed, and into @which (when not NULL)
+ * "program N, ..." for those that lost runs. */
+int ks_monitor_read_missed(__u64 *missed, char *which, size_t len);
 /* The agent's published counters from the pinned mon_agent map. */
 int ks_monitor_read_agent(struct ks_agent_stats *st);
 /* Flow table fill: connections tracked in the pinned mon_flows map and its

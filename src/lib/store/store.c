@@ -774,7 +774,8 @@ int ks_store_note_clock(struct ks_store *s, __s64 boot_to_real)
 	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't record the clock");
 }
 
-int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored)
+int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored,
+			 __u64 missed)
 {
 	struct timespec now;
 	sqlite3_stmt *st;
@@ -798,6 +799,15 @@ int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], _
 		sqlite3_reset(st);
 		if (rc != SQLITE_DONE)
 			break;
+	}
+	/* runs of the monitor's programs the kernel skipped: records of any
+	 * kind never made */
+	if (rc == SQLITE_DONE && missed) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)now.tv_sec * 1000000000LL + now.tv_nsec);
+		sqlite3_bind_text(st, 2, "missed", -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, missed);
+		sqlite3_bind_int64(st, 4, 0);
+		rc = sqlite3_step(st);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : sql_err(s->db, rc, "can't record losses");

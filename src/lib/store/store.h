@@ -102,8 +102,10 @@ int ks_store_note_clock(struct ks_store *s, __s64 boot_to_real);
  * row. Returns 0 or a negative errno. */
 int ks_store_count_kinds(struct ks_store *s, void (*fn)(void *arg, const char *kind, long long n),
 			 void *arg);
-/* Record loss totals (per kind lost in the ring buffer; unstored rows). */
-int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored);
+/* Record loss totals (per kind lost in the ring buffer; unstored rows;
+ * monitor runs the kernel skipped, as kind "missed"). */
+int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored,
+			 __u64 missed);
 
 /* Read the current row of @st (a SELECT over `events`) into @r: the
  * columns of the event table it has, by name; NULLs are left unset. */
