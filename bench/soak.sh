@@ -9,9 +9,12 @@
 #   execs      bench/exec_storm EXEC_N (fork + exec /bin/true), every second
 #   connects   bench/connect_storm CONN_N: loopback connect + accept
 #   flows      bench/connect_storm FLOW_N FLOW_BYTES: flows with bytes
-#   shield     unshare(CLONE_NEWUSER) as nobody (userns-policy), every
-#              SHIELD_EVERY s: audited, or killed (its tp variant) while
-#              enforcing; the mode flips at every reload
+#   shield     every SHIELD_EVERY s, one hit of a shield in audit and one
+#              of a shield enforcing: unshare(CLONE_NEWUSER) as nobody
+#              (userns-policy, audit in the default config: it runs) and
+#              socket(AF_RXRPC) (cve-2026-43500, enforcing: refused, by
+#              SIGKILL for its tp variant). A mode switched to audit needs
+#              a token while the guard is on, so each keeps its mode
 #   hunts      kshield hunt NAME, the next in `hunt list`, every HUNT_EVERY s
 #   reloads    SIGHUP every RELOAD_EVERY s (the config rewritten first)
 # Every SAMPLE seconds one CSV row: the agent's RSS and open fds, store file
@@ -83,19 +86,18 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 # The default config with the soak's store, bpffs, metrics port, small
-# retention and cap; userns-policy's mode as given ($1).
+# retention and cap.
 write_conf() {
 	sed -E -e "s|^store = .*|store = $STORE|" -e "s|^bpffs = .*|bpffs = $KSHIELD_BPFFS|" \
 		-e "s|^shields_dir = .*|shields_dir = $SHIELDS|" -e "s|^retention = .*|retention = ${RETENTION}s|" \
 		-e "s|^# max_size = .*|max_size = $MAX_SIZE|" -e "s|^metrics = .*|metrics = $METRICS|" \
-		-e "s|^shield.userns-policy.mode = .*|shield.userns-policy.mode = $1|" \
 		packaging/kshield.conf > "$CONF.tmp" && mv "$CONF.tmp" "$CONF"
 }
 
 # ---- the agent ----
 rm -rf "$KSHIELD_BPFFS"
 rm -f "$STORE" "$STORE-wal" "$STORE-shm"
-write_conf audit
+write_conf
 "$KS" agent --check --config "$CONF" > "$OUT/check.log" 2>&1 || die "config refused: $(tail -1 "$OUT/check.log")"
 "$KS" agent --config "$CONF" > "$LOG" 2>&1 &
 AGENT=$!
@@ -116,54 +118,62 @@ conn_loop() {	# conn_loop NAME N [BYTES]
 	local name=$1 per=$2 n=0; shift 2
 	while running; do "$B/connect_storm" "$per" "$@" >/dev/null && n=$((n + per)); echo "$n" > "$OUT/$name.n"; sleep 1; done
 }
-# unshare -U as nobody: exit 0 audited (it ran), 137 killed (enforced)
+# The audited trigger must run (exit 0), the enforced one must not: an
+# AF_RXRPC socket that was made (exit 0) or not refused is a lapse.
 shield_loop() {
-	local ran=0 killed=0 rc
+	local ran=0 refused=0 lapsed=0 rc
 	while running; do
-		setpriv --reuid 65534 --regid 65534 --clear-groups unshare -U true 2>/dev/null; rc=$?
-		case $rc in 0) ran=$((ran + 1)) ;; 137) killed=$((killed + 1)) ;; esac
-		echo "$ran $killed" > "$OUT/shield.n"
+		setpriv --reuid 65534 --regid 65534 --clear-groups unshare -U true && ran=$((ran + 1))
+		perl -e 'socket(S, 33, 2, 0) or exit($!{EPERM} ? 1 : 2)'; rc=$?
+		case $rc in 0|2) lapsed=$((lapsed + 1)) ;; *) refused=$((refused + 1)) ;; esac
+		echo "$ran $refused $lapsed" > "$OUT/shield.n"
 		sleep "$SHIELD_EVERY"
 	done
 }
 exec_loop & LOADS+=($!)
 conn_loop conn "$CONN_N" & LOADS+=($!)
 conn_loop flow "$FLOW_N" "$FLOW_BYTES" & LOADS+=($!)
-shield_loop & LOADS+=($!)
+shield_loop 2>/dev/null & LOADS+=($!)	# no "Killed" lines
 
 # ---- sampling, hunts, reloads ----
 scrape() { curl -s --max-time 10 "http://$METRICS/metrics"; }
 # metric NAME: the sum over its labels
 metric() { awk -v n="$1" '$1 == n || index($1, n "{") == 1 {s += $2} END {printf "%.0f", s}' <<< "$M"; }
 metric_f() { awk -v n="$1" '$1 == n {print $2}' <<< "$M"; }
-hits() { awk -v v="$1" 'index($1, "kshield_shield_hits_total{shield=\"userns-policy\"") == 1 && index($1, "verdict=\"" v "\"") {s += $2} END {print s + 0}' <<< "$M"; }
+# hits SHIELD VERDICT...: its hits with any of those verdicts
+hits() {
+	awk -v sh="$1" -v vs=" ${*:2} " 'index($1, "kshield_shield_hits_total{shield=\"" sh "\"") == 1 {
+		v = $1; sub(/.*verdict="/, "", v); sub(/".*/, "", v); if (index(vs, " " v " ")) s += $2}
+		END {print s + 0}' <<< "$M"
+}
 size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
 max_bytes=$(awk -v s="$MAX_SIZE" 'BEGIN {u = substr(s, length(s)); v = s + 0; print v * (u == "K" ? 1024 : u == "M" ? 1048576 : u == "G" ? 1073741824 : 1)}')
 
 # hunts in turn: the store-wide scans and one selective (indexed) query
 HUNTS=("new-binaries" "shield-hits" "userns" "exfil --include-loopback --bytes 1K" "binary --binary /usr/bin/true")
-echo "t_s,rss_kb,fds,store_bytes,max_size,wal_bytes,oldest_age_s,retention_s,received,stored,unstored,pending,lost,cpu_s,events_per_s,hits_audited,hits_killed,hunts,reloads" > "$CSV"
+echo "t_s,rss_kb,fds,store_bytes,max_size,wal_bytes,oldest_age_s,retention_s,received,stored,unstored,pending,lost,cpu_s,events_per_s,hits_audit,hits_enforce,hunts,reloads" > "$CSV"
 echo "soak: $DURATION s, sample $SAMPLE s, reload every $RELOAD_EVERY s, hunt every $HUNT_EVERY s," \
 	"retention ${RETENTION}s, max_size $MAX_SIZE; output $OUT"
 
 T0=$(date +%s)
 next_sample=$T0 next_hunt=$((T0 + HUNT_EVERY)) next_reload=$((T0 + RELOAD_EVERY))
-prev_recv="" prev_t=$T0 hunts=0 reloads=0 mode=audit fails=()
+prev_recv="" prev_t=$T0 hunts=0 reloads=0 fails=()
 sample() {
 	local now=$1 rss fds db wal oldest age recv stored unstored lost cpu rate pending
 	M=$(scrape) || { fails+=("metrics scrape failed at t=$((now - T0)) s"); return; }
+	echo "$M" > "$OUT/metrics.last"
 	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$AGENT/status" 2>/dev/null)
 	fds=$(ls "/proc/$AGENT/fd" 2>/dev/null | wc -l)
 	db=$(size_of "$STORE"); wal=$(size_of "$STORE-wal")
 	oldest=$(metric_f kshield_store_oldest_event_timestamp_seconds)
-	age=$(awk -v o="${oldest:-0}" -v n="$(date +%s.%N)" 'BEGIN {printf "%.1f", o > 0 ? n - o : 0}')
+	age=$(awk -v o="${oldest:-0}" -v n="$(date +%s.%N)" 'BEGIN {printf "%.1f", (o > 0) ? n - o : 0}')
 	recv=$(metric kshield_events_received_total); stored=$(metric kshield_events_stored_total)
 	unstored=$(metric kshield_events_unstored_total); lost=$(metric kshield_ringbuf_lost_total)
 	cpu=$(metric_f process_cpu_seconds_total)
 	pending=$((recv - stored - unstored))
-	rate=$(awk -v a="$recv" -v b="${prev_recv:-$recv}" -v t="$((now - prev_t))" 'BEGIN {printf "%.1f", t > 0 ? (a - b) / t : 0}')
+	rate=$(awk -v a="$recv" -v b="${prev_recv:-$recv}" -v t="$((now - prev_t))" 'BEGIN {printf "%.1f", (t > 0) ? (a - b) / t : 0}')
 	prev_recv=$recv prev_t=$now
-	echo "$((now - T0)),$rss,$fds,$db,$max_bytes,$wal,$age,$RETENTION,$recv,$stored,$unstored,$pending,$lost,$cpu,$rate,$(hits audited),$(hits killed),$hunts,$reloads" >> "$CSV"
+	echo "$((now - T0)),$rss,$fds,$db,$max_bytes,$wal,$age,$RETENTION,$recv,$stored,$unstored,$pending,$lost,$cpu,$rate,$(hits userns-policy audited),$(hits cve-2026-43500 refused killed),$hunts,$reloads" >> "$CSV"
 	# a batch is at most KS_STORE_BATCH rows: more pending is a leak
 	[ "$pending" -ge 0 ] && [ "$pending" -le 4096 ] ||
 		fails+=("t=$((now - T0)) s: received $recv, stored $stored, not stored $unstored: $pending unaccounted")
@@ -187,8 +197,7 @@ while :; do
 		hunts=$((hunts + 1)) next_hunt=$((next_hunt + HUNT_EVERY))
 	fi
 	if [ "$now" -ge "$next_reload" ]; then
-		mode=$([ "$mode" = audit ] && echo enforce || echo audit)
-		write_conf "$mode"
+		write_conf
 		kill -HUP "$AGENT"
 		reloads=$((reloads + 1)) next_reload=$((next_reload + RELOAD_EVERY))
 	fi
@@ -211,7 +220,8 @@ recv_exec=$(awk '$1 == "kshield_events_received_total{kind=\"exec\"}" {print $2}
 lost_exec=$(awk '$1 == "kshield_ringbuf_lost_total{kind=\"exec\"}" {print $2}' <<< "$M")
 recv_conn=$(awk '$1 == "kshield_events_received_total{kind=\"connect\"}" {print $2}' <<< "$M")
 lost_conn=$(awk '$1 == "kshield_ringbuf_lost_total{kind=\"connect\"}" {print $2}' <<< "$M")
-read -r ran killed < "$OUT/shield.n"
+read -r ran refused lapsed < "$OUT/shield.n"
+hits_audit=$(hits userns-policy audited) hits_enforce=$(hits cve-2026-43500 refused killed)
 made_exec=$(cat "$OUT/exec.n") made_conn=$(($(cat "$OUT/conn.n") + $(cat "$OUT/flow.n")))
 kill -TERM "$AGENT"; wait "$AGENT"; rc=$?; AGENT=
 read -r f_recv f_stored f_unstored < <(sed -nE 's/.*stopped: ([0-9]+) events received, ([0-9]+) stored, ([0-9]+) not stored.*/\1 \2 \3/p' "$LOG")
@@ -228,8 +238,9 @@ read -r f_recv f_stored f_unstored < <(sed -nE 's/.*stopped: ([0-9]+) events rec
 	fails+=("$made_conn connections made, $recv_conn connect records received + $lost_conn lost")
 [ "${f_recv:-0}" -gt 0 ] && [ "$made_exec" -gt 0 ] && [ "$made_conn" -gt 0 ] ||
 	fails+=("the load did not run: $made_exec execs, $made_conn connections, ${f_recv:-0} events received")
-[ "$ran" -gt 0 ] && [ "$killed" -gt 0 ] ||
-	fails+=("shield trigger: $ran audited runs, $killed killed (want both modes)")
+[ "$lapsed" = 0 ] || fails+=("enforcement lapsed: $lapsed AF_RXRPC sockets were not refused")
+[ "$ran" -gt 0 ] && [ "$refused" -gt 0 ] && [ "$hits_audit" -ge "$ran" ] && [ "$hits_enforce" -ge "$refused" ] ||
+	fails+=("shield triggers: $ran audited runs ($hits_audit hits), $refused refused ($hits_enforce hits)")
 [ "$reloads" -gt 0 ] && [ "$hunts" -gt 0 ] || fails+=("$reloads reloads, $hunts hunts")
 grep -q "config: .*keeping the previous one" "$LOG" && fails+=("a reload was refused: $(grep -m1 'config: ' "$LOG")")
 
@@ -280,7 +291,7 @@ gnuplot <<- EOF > "$OUT/gnuplot.log" 2>&1 || echo "soak: gnuplot failed: $(tail 
 	     "" using 1:13 with lines lw 2 axes x1y2 title "lost (total, right)"
 	unset multiplot
 EOF
-echo "soak: $summary; $made_exec execs, $made_conn connections, shield trigger $ran audited $killed killed," \
+echo "soak: $summary; $made_exec execs, $made_conn connections, shield hits $hits_audit audited $hits_enforce enforced," \
 	"$hunts hunts, $reloads reloads"
 echo "soak: csv $CSV, plot $PNG"
 [ ${#fails[@]} -eq 0 ] || { echo "soak: FAIL: ${fails[0]}${fails[1]:+ (and $((${#fails[@]} - 1)) more: ${fails[*]:1})}"; exit 1; }
