@@ -284,7 +284,7 @@ summary=$(awk -F, 'NR == 2 {r0 = $2; f0 = $3; s0 = $4; w0 = $6; c0 = $14; t0 = $
 	END {printf "RSS %.1f -> %.1f MB, fds %d -> %d, store %.2f -> %.2f MB, WAL %.2f -> %.2f MB, " \
 		"%d events (%.0f/s), %d lost, agent CPU %.1f s after its start (%.1f%% of one CPU)",
 		r0 / 1024, r1 / 1024, f0, f1, s0 / 1048576, s1 / 1048576, w0 / 1048576, w1 / 1048576,
-		recv, rn ? rs / rn : 0, lost, cpu - c0, t > t0 ? 100 * (cpu - c0) / (t - t0) : 0}' "$CSV")
+		recv, rn ? rs / rn : 0, lost, cpu - c0, (t > t0) ? 100 * (cpu - c0) / (t - t0) : 0}' "$CSV")
 gnuplot <<- EOF > "$OUT/gnuplot.log" 2>&1 || echo "soak: gnuplot failed: $(tail -1 "$OUT/gnuplot.log")"
 	set terminal pngcairo size 1000,900 noenhanced
 	set output "$PNG"
