@@ -31,7 +31,8 @@
 # WAL, store file: the last third's max above the middle third's by more
 # than a tolerance); the store and WAL over twice max_size; an event
 # unaccounted for (received != stored + not stored once drained, fewer
-# exec/connect records received + lost than the load made, more pending
+# exec, connect or flow records received + lost than the load made (flows:
+# one from each end of a connection with bytes), more pending
 # than one batch); the oldest event older than retention allows; an
 # enforced trigger not refused; a failed hunt or reload; no load (no
 # events, no shield hits in either mode). Draws soak.png (gnuplot): RSS,
@@ -85,7 +86,7 @@ cleanup() {
 	wait "${LOADS[@]}" 2>/dev/null
 	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
 	rm -rf "$KSHIELD_BPFFS"		# unpinned: monitor and shields detach
-	rm -f "$STORE" "$STORE-wal" "$STORE-shm" "$OUT"/stop
+	rm -f "$OUT/run"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -152,15 +153,23 @@ hits() {
 		END {print s + 0}' <<< "$M"
 }
 size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
+# the store's bookkeeping beside the events: interned binaries, clock
+# steps, loss notes (retention must bound them too)
+side_rows() {
+	sqlite3 -readonly "$STORE" "SELECT (SELECT count(*) FROM binaries) + (SELECT count(*) FROM clock)
+		+ (SELECT count(*) FROM losses)" 2>/dev/null || echo ""
+}
+# seconds since boot: the schedule holds if someone steps the wall clock
+mono() { cut -d. -f1 /proc/uptime; }
 max_bytes=$(awk -v s="$MAX_SIZE" 'BEGIN {u = substr(s, length(s)); v = s + 0; print v * (u == "K" ? 1024 : u == "M" ? 1048576 : u == "G" ? 1073741824 : 1)}')
 
 # hunts in turn: the store-wide scans and one selective (indexed) query
 HUNTS=("new-binaries" "shield-hits" "userns" "exfil --include-loopback --bytes 1K" "binary --binary /usr/bin/true")
-echo "t_s,rss_kb,fds,store_bytes,max_size,wal_bytes,oldest_age_s,retention_s,received,stored,unstored,pending,lost,cpu_s,events_per_s,hits_audit,hits_enforce,hunts,reloads" > "$CSV"
+echo "t_s,rss_kb,fds,store_bytes,max_size,wal_bytes,oldest_age_s,retention_s,received,stored,unstored,pending,lost,cpu_s,events_per_s,hits_audit,hits_enforce,hunts,reloads,side_rows" > "$CSV"
 echo "soak: $DURATION s, sample $SAMPLE s, reload every $RELOAD_EVERY s, hunt every $HUNT_EVERY s," \
 	"retention ${RETENTION}s, max_size $MAX_SIZE; output $OUT"
 
-T0=$(date +%s)
+T0=$(mono)
 next_sample=$T0 next_hunt=$((T0 + HUNT_EVERY)) next_reload=$((T0 + RELOAD_EVERY))
 prev_recv="" prev_t=$T0 hunts=0 reloads=0 fails=()
 sample() {
@@ -178,7 +187,7 @@ sample() {
 	pending=$((recv - stored - unstored))
 	rate=$(awk -v a="$recv" -v b="${prev_recv:-$recv}" -v t="$((now - prev_t))" 'BEGIN {printf "%.1f", (t > 0) ? (a - b) / t : 0}')
 	prev_recv=$recv prev_t=$now
-	echo "$((now - T0)),$rss,$fds,$db,$max_bytes,$wal,$age,$RETENTION,$recv,$stored,$unstored,$pending,$lost,$cpu,$rate,$(hits userns-policy audited),$(hits cve-2026-43500 refused killed),$hunts,$reloads" >> "$CSV"
+	echo "$((now - T0)),$rss,$fds,$db,$max_bytes,$wal,$age,$RETENTION,$recv,$stored,$unstored,$pending,$lost,$cpu,$rate,$(hits userns-policy audited),$(hits cve-2026-43500 refused killed),$hunts,$reloads,$(side_rows)" >> "$CSV"
 	# a batch is at most KS_STORE_BATCH rows: more pending is a leak
 	[ "$pending" -ge 0 ] && [ "$pending" -le 4096 ] ||
 		fails+=("t=$((now - T0)) s: received $recv, stored $stored, not stored $unstored: $pending unaccounted")
@@ -187,7 +196,7 @@ sample() {
 		fails+=("t=$((now - T0)) s: oldest event ${age} s old, retention ${RETENTION} s")
 }
 while :; do
-	now=$(date +%s)
+	now=$(mono)
 	[ "$now" -ge $((T0 + DURATION)) ] && break
 	kill -0 "$AGENT" 2>/dev/null || die "agent died at t=$((now - T0)) s: $(tail -1 "$LOG")"
 	if [ "$now" -ge "$next_sample" ]; then
@@ -219,15 +228,18 @@ for _ in $(seq 30); do		# the last records reach the store
 	pending=$(($(metric kshield_events_received_total) - $(metric kshield_events_stored_total) - $(metric kshield_events_unstored_total)))
 	[ "$pending" = 0 ] && break
 done
-sample "$(date +%s)"
+sample "$(mono)"
 M=$(scrape)
 recv_exec=$(awk '$1 == "kshield_events_received_total{kind=\"exec\"}" {print $2}' <<< "$M")
 lost_exec=$(awk '$1 == "kshield_ringbuf_lost_total{kind=\"exec\"}" {print $2}' <<< "$M")
 recv_conn=$(awk '$1 == "kshield_events_received_total{kind=\"connect\"}" {print $2}' <<< "$M")
 lost_conn=$(awk '$1 == "kshield_ringbuf_lost_total{kind=\"connect\"}" {print $2}' <<< "$M")
+recv_flow=$(awk '$1 == "kshield_events_received_total{kind=\"flow\"}" {print $2}' <<< "$M")
+lost_flow=$(awk '$1 == "kshield_ringbuf_lost_total{kind=\"flow\"}" {print $2}' <<< "$M")
 read -r ran refused lapsed < "$OUT/shield.n"
 hits_audit=$(hits userns-policy audited) hits_enforce=$(hits cve-2026-43500 refused killed)
-made_exec=$(cat "$OUT/exec.n") made_conn=$(($(cat "$OUT/conn.n") + $(cat "$OUT/flow.n")))
+made_exec=$(cat "$OUT/exec.n") made_flow=$(cat "$OUT/flow.n")
+made_conn=$(($(cat "$OUT/conn.n") + made_flow))
 kill -TERM "$AGENT"; wait "$AGENT"; rc=$?; AGENT=
 read -r f_recv f_stored f_unstored < <(sed -nE 's/.*stopped: ([0-9]+) events received, ([0-9]+) stored, ([0-9]+) not stored.*/\1 \2 \3/p' "$LOG")
 [ "$rc" = 0 ] || fails+=("the agent exited $rc at SIGTERM")
@@ -241,6 +253,9 @@ read -r f_recv f_stored f_unstored < <(sed -nE 's/.*stopped: ([0-9]+) events rec
 	fails+=("$made_exec execs made, $recv_exec exec records received + $lost_exec lost")
 [ "$((recv_conn + lost_conn))" -ge "$made_conn" ] ||
 	fails+=("$made_conn connections made, $recv_conn connect records received + $lost_conn lost")
+# a connection that moved bytes both ways: a flow record from each end
+[ "$((recv_flow + lost_flow))" -ge "$((2 * made_flow))" ] ||
+	fails+=("$made_flow connections moved bytes, $recv_flow flow records received + $lost_flow lost (want 2 each)")
 [ "${f_recv:-0}" -gt 0 ] && [ "$made_exec" -gt 0 ] && [ "$made_conn" -gt 0 ] ||
 	fails+=("the load did not run: $made_exec execs, $made_conn connections, ${f_recv:-0} events received")
 [ "$lapsed" = 0 ] || fails+=("enforcement lapsed: $lapsed AF_RXRPC sockets were not refused")
@@ -268,6 +283,7 @@ done <<- EOF
 	3 fds 0 2
 	4 store_bytes 0.10 262144
 	6 wal_bytes 0.10 262144
+	20 side_rows 0.10 10
 EOF
 
 # the store on disk (file and WAL) within twice max_size once it filled
@@ -307,7 +323,7 @@ gnuplot <<- EOF > "$OUT/gnuplot.log" 2>&1 || echo "soak: gnuplot failed: $(tail 
 	unset multiplot
 EOF
 echo "soak: $summary; $made_exec execs, $made_conn connections, shield hits $hits_audit audited $hits_enforce enforced," \
-	"$hunts hunts, $reloads reloads"
+	"$recv_flow flow records, $hunts hunts, $reloads reloads"
 echo "soak: csv $CSV, plot $PNG"
 [ ${#fails[@]} -eq 0 ] || { echo "soak: FAIL: ${fails[0]}${fails[1]:+ (and $((${#fails[@]} - 1)) more: ${fails[*]:1})}"; exit 1; }
 echo "soak: ok: no growth past the middle of the run, every event accounted for"
