@@ -153,11 +153,12 @@ hits() {
 		END {print s + 0}' <<< "$M"
 }
 size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
-# the store's bookkeeping beside the events: interned binaries, clock
-# steps, loss notes (retention must bound them too)
+# the store's bookkeeping beside the events: clock steps and loss notes
+# (retention must bound them too), and interned binary paths (one per
+# path ever run: they grow with the machine's distinct paths, not time)
 side_rows() {
-	sqlite3 -readonly "$STORE" "SELECT (SELECT count(*) FROM binaries) + (SELECT count(*) FROM clock)
-		+ (SELECT count(*) FROM losses)" 2>/dev/null || echo ""
+	sqlite3 -readonly -separator , "$STORE" "SELECT (SELECT count(*) FROM clock)
+		+ (SELECT count(*) FROM losses), (SELECT count(*) FROM binaries)" 2>/dev/null || echo ","
 }
 # seconds since boot: the schedule holds if someone steps the wall clock
 mono() { cut -d. -f1 /proc/uptime; }
@@ -165,7 +166,7 @@ max_bytes=$(awk -v s="$MAX_SIZE" 'BEGIN {u = substr(s, length(s)); v = s + 0; pr
 
 # hunts in turn: the store-wide scans and one selective (indexed) query
 HUNTS=("new-binaries" "shield-hits" "userns" "exfil --include-loopback --bytes 1K" "binary --binary /usr/bin/true")
-echo "t_s,rss_kb,fds,store_bytes,max_size,wal_bytes,oldest_age_s,retention_s,received,stored,unstored,pending,lost,cpu_s,events_per_s,hits_audit,hits_enforce,hunts,reloads,side_rows" > "$CSV"
+echo "t_s,rss_kb,fds,store_bytes,max_size,wal_bytes,oldest_age_s,retention_s,received,stored,unstored,pending,lost,cpu_s,events_per_s,hits_audit,hits_enforce,hunts,reloads,side_rows,binaries" > "$CSV"
 echo "soak: $DURATION s, sample $SAMPLE s, reload every $RELOAD_EVERY s, hunt every $HUNT_EVERY s," \
 	"retention ${RETENTION}s, max_size $MAX_SIZE; output $OUT"
 
