@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <time.h>
+#include "err.h"
+#include "events.h"
 #include "store.h"
 
 static char dir[] = "/tmp/ks-unit-retain.XXXXXX";
@@ -115,4 +118,57 @@ Test(store_retain, wal_within_a_quarter_of_the_cap)
 	cr_assert_geq(ks_store_retain(s, 0, 0), 0);
 	cr_expect_eq(q("PRAGMA journal_size_limit"), -1);
 	cr_expect_gt(q("PRAGMA wal_autocheckpoint"), (cap / 4) / q("PRAGMA page_size"));
+}
+
+static void add_exec(__s64 ts, const char *binary)
+{
+	struct ks_row r;
+
+	ks_row_clear(&r);
+	ks_row_set_num(&r, KS_COL_TS, ts);
+	ks_row_set_static(&r, KS_COL_KIND, "exec");
+	ks_row_set_static(&r, KS_COL_COMM, "x");
+	ks_row_set_static(&r, KS_COL_BINARY, binary);
+	cr_assert_eq(ks_store_add_row(s, &r), 0, "%s", ks_errmsg());
+}
+
+static long long first_seen(const char *binary)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SELECT coalesce((SELECT first FROM binaries WHERE path = '%s'), -1)",
+		 binary);
+	return q(sql);
+}
+
+/* Binaries go with the last exec row that names them (when their chunk
+ * goes): table binaries kept every path ever run, whatever the retention. */
+Test(store_retain, binaries_go_with_their_last_exec)
+{
+	const __s64 day = 86400LL * 1000000000;
+	struct timespec now;
+	__s64 d1, d2;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	d1 = (now.tv_sec * 1000000000LL / day - 10) * day;	/* two days, 10 and 9 days ago */
+	d2 = d1 + day + 3600LL * 1000000000;	/* an hour into day 2: past the cut below */
+	add_exec(d1 + 1000, "/day1/only");
+	add_exec(d1 + 2000, "/both/days");
+	add_exec(d2 + 1000, "/both/days");	/* a new day: a new exec chunk */
+	add_exec(d2 + 2000, "/day2/only");
+	cr_assert_geq(ks_store_commit(s), 0);	/* the new chunk committed day 1's */
+	cr_assert_eq(ks_store_committed(s), 4);
+	cr_assert_eq(q("SELECT count(*) FROM binaries"), 3);
+	/* keep from day 2 on: day 1's chunk empties and goes */
+	cr_assert_eq(ks_store_retain(s, now.tv_sec * 1000000000ULL + now.tv_nsec - (d1 + day), 0), 2);
+	cr_expect_eq(q("SELECT count(*) FROM events"), 2);
+	cr_expect_eq(first_seen("/day1/only"), -1, "a binary no exec names any more was kept");
+	cr_expect_eq(first_seen("/both/days"), d1 + 2000, "a binary still run lost its first-seen time");
+	cr_expect_eq(first_seen("/day2/only"), d2 + 2000);
+	/* it runs again: new, and named by its row (no stale id from the cache) */
+	add_exec(d2 + 3000, "/day1/only");
+	cr_assert_eq(ks_store_commit(s), 1);
+	cr_expect_eq(first_seen("/day1/only"), d2 + 3000);
+	cr_expect_eq(q("SELECT count(*) FROM binaries"), 3);
+	cr_expect_eq(q("SELECT count(*) FROM events WHERE binary = '/day1/only'"), 1);
 }

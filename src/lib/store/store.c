@@ -691,6 +691,8 @@ static long delete_before(struct ks_store *s, sqlite3_int64 cut)
 	}
 	if (total && (rc = schema_tx(s->db, ks_schema_prune)) != SQLITE_OK)
 		return sql_err(s->db, rc, "can't drop emptied tables");
+	if (total && ks_schema_tables(s->db, tabs, KS_SCHEMA_TABLES_MAX) < n)
+		bins_forget(s);		/* a chunk went, and binaries with it */
 	if (total && (rc = exec_prepare(s)) != SQLITE_OK)
 		return sql_err(s->db, rc, "can't drop emptied tables");
 	return total;
