@@ -45,7 +45,7 @@
 # KSHIELD_BPFFS (/sys/fs/bpf/ks-soak). Loads BPF: run it as
 # `flock /tmp/kshield-host.lock bench/soak.sh`.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 KS=$(readlink -f "${KSHIELD:-build/kshield}")
 B=$(readlink -f build/bench)
 SHIELDS=$(readlink -f "${SHIELDS_DIR:-build/shields}")
