@@ -690,10 +690,34 @@ int ks_schema_exec_roll(sqlite3 *db)
 	return rc == SQLITE_OK ? ks_schema_apply(db) : rc;
 }
 
+/* Forget the binaries no exec row refers to any more: each of them was
+ * interned with an exec since deleted (it is new again when it next
+ * runs). Without this, table binaries kept every path the machine ever ran,
+ * past retention and max_size (bench/soak.sh: temporary build and test
+ * binaries of a busy host). One pass over the chunks' bin column (the
+ * closed chunks' from their index), run when a chunk goes. */
+static int prune_binaries(sqlite3 *db)
+{
+	static char sql[KS_EXEC_CHUNKS_MAX * 64 + 128];
+	struct buf b = { sql, 0, sizeof(sql) };
+	int arms = 0;
+
+	load_chunks(db);
+	put(&b, "DELETE FROM binaries WHERE id NOT IN (");
+	for (int k = 0; k < ex.count; k++)
+		if (exists(db, "table", ex.name[k]))
+			put(&b, "%sSELECT bin FROM %s WHERE bin IS NOT NULL", arms++ ? " UNION ALL " : "",
+			    ex.name[k]);
+	put(&b, ")");
+	if (!arms)
+		return SQLITE_OK;	/* no chunk left: the next exec makes one */
+	return b.len < b.cap ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_TOOBIG;
+}
+
 int ks_schema_prune(sqlite3 *db)
 {
 	char sql[128];
-	int rc = SQLITE_OK, dropped = 0;
+	int rc = SQLITE_OK, dropped = 0, chunks = 0;
 	long long n;
 
 	load_chunks(db);
@@ -710,7 +734,11 @@ int ks_schema_prune(sqlite3 *db)
 		snprintf(sql, sizeof(sql), "DROP TABLE %s", ex.name[k]);
 		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 		dropped++;
+		chunks++;
 	}
+	/* a version 1 table names its binaries by path: keep them all */
+	if (rc == SQLITE_OK && chunks && !exists(db, "table", V1_TABLE))
+		rc = prune_binaries(db);
 	if (rc == SQLITE_OK && exists(db, "table", V1_TABLE)) {
 		sqlite3_stmt *st;
 
