@@ -125,7 +125,7 @@ echo "$pkg $ver" >"$d.tmp/source"
 cp "$o/modules.builtin" "$o/modules.builtin.modinfo" "$d.tmp/lib/modules/$kver/" 2>/dev/null || true
 : >"$d.tmp/lib/modules/$kver/modules.order"
 depmod -b "$d.tmp" "$kver"
-pahole --btf_encode_detached="$d.tmp/$bid.btf" "$d.tmp/vmlinux" ||
+pahole --btf_encode_detached="$d.tmp/$bid.btf" "$d.tmp/vmlinux" && chmod 0644 "$d.tmp/$bid.btf" ||
 	die "pahole could not encode BTF from vmlinux's DWARF"
 t2=$(date +%s)
 echo "$((t1 - t0)) s build, $((t2 - t1)) s BTF and cache, $(date -u +%FT%TZ)" >"$d.tmp/build-time"
