@@ -30,6 +30,9 @@
 # those, all of them are unpacked into one tree.
 # matrix/kver.sh finds vmlinuz and the modules in either layout.
 #
+# A package named custom-NAME is no Debian package: matrix/custom-kernel.sh
+# builds it from linux-source-6.1 (once; the first time takes minutes).
+#
 # ARCH is the guest's uname -m (x86_64, aarch64); it selects the Debian
 # architecture (amd64, arm64). On failure the message names the package and
 # the exit status is non-zero.
@@ -46,6 +49,15 @@ aarch64) darch=arm64 ;;
 esac
 
 die() { echo "fetch: $pkg ($darch): $*" >&2; exit 1; }
+
+# custom-NAME: a kernel of our own making, built once into the cache by
+# matrix/custom-kernel.sh (x86_64 only), in the layout matrix/kver.sh reads.
+case $pkg in
+custom-*)
+	[ "$arch" = x86_64 ] || die "custom kernels are built for x86_64 only"
+	exec "$(dirname "$0")/custom-kernel.sh" "${pkg#custom-}"
+	;;
+esac
 
 mkdir -p "$cache/debs" "$cache/unpacked" "$cache/apt"
 

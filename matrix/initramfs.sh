@@ -54,6 +54,13 @@ for c in "$SHIELDS"/*/compat/*; do
 	cp "$c" "$stage/shields/$rel"
 done
 echo "$checks" >"$stage/etc/kshield/checks"
+# A kernel built without BTF (matrix/custom-kernel.sh) carries its BTF
+# beside it, named by its build ID: where kshield looks for external BTF
+# (btf_dir, default /var/lib/kshield/btf).
+if [ -s "$kdir/build-id" ] && bid=$(cat "$kdir/build-id") && [ -s "$kdir/$bid.btf" ]; then
+	mkdir -p "$stage/var/lib/kshield/btf"
+	cp "$kdir/$bid.btf" "$stage/var/lib/kshield/btf/"
+fi
 echo "${TEST_SHIELD:-}" >"$stage/etc/kshield/shield"
 
 # The "modules" metadata of an object (comma list), one name per line.

@@ -22,7 +22,9 @@
 #   unprotected    no variant loads on this kernel (the shield says so:
 #                  "unsupported"); shown apart, never counted as a pass
 #   n/a            the trigger cannot run here at all (the kernel lacks the
-#                  subsystem): nothing to protect and nothing proven
+#                  subsystem), or the kernel has no BTF and kshield found
+#                  none for it ("no BTF for build ID X", no_btf below):
+#                  nothing to protect and nothing proven
 #   todo           cases of the shield's test say "not written yet"
 #                  (KS_CASE_TODO, as `kshield shield new` leaves them):
 #                  never a pass, fails the matrix
@@ -46,8 +48,26 @@ def prevented_passed:
 # Paths that ran while enforcing and the loaded variant does not cover.
 def uncovered: [.paths[]? | select(.coverage == "none" and .enforce != null) | .name];
 
+# A kernel without BTF of its own (/sys/kernel/btf/vmlinux) for which
+# kshield found no external BTF either (the probe names no btf_path): a
+# shield that loaded no variant cannot CO-RE-relocate anything there, so its
+# row is n/a with that reason, not "unprotected" (which fails the matrix when
+# a tp variant was tried: a kshield regression, not this one). Once kshield
+# finds the kernel's BTF by build ID the rule no longer applies and the row
+# is judged like any other. null when it does not apply.
+def no_btf($probe):
+  if $probe != null and $probe.btf == false and ($probe.btf_path // null) == null
+     and .shield != null and .check == null and .variant == null
+     and .not_applicable != true and ([.tried[]?] | length) > 0
+     and all(.tried[]; .ok == false)
+  then "no BTF for build ID \($probe.build_id // "unknown"): "
+       + ($probe.btf_error // "the kernel has none and kshield found no external BTF")
+       + "; load: \(.tried[0].why // "failed")"
+  else null end;
+
 def status:
   if .check_error != null then "check-failed"
+  elif .no_btf != null then "n/a"
   elif .check == "guard" then
     # kshield guard selftest: must pass, and refuse wherever BPF LSM or
     # fmod_ret programs attach (the probe's lsm and fmod_ret hooks: bpf in
@@ -179,6 +199,16 @@ def ksites_row($s):
           base + {shield: null, check: "nobpf",
                   check_error: "probe: BPF LSM active with bpf left out of lsm= (lsms \($probe.lsms))"}
         else empty end ]
+    # The guard selftest prints nothing on stdout when it cannot load the
+    # guard: on a kernel without BTF that kshield found none for, say so.
+    + [ if $k.error == null and $probe != null and $probe.btf == false
+           and ($probe.btf_path // null) == null
+           and ([$checked[] | select(.check == "guard")] | length) == 0 then
+          ("no BTF for build ID \($probe.build_id // "unknown"): "
+           + ($probe.btf_error // "the kernel has none and kshield found no external BTF")
+           + "; " + ([$log[] | select(startswith("guard: "))] | first // "guard: reported nothing")) as $nb
+          | base + {shield: null, check: "guard", no_btf: $nb, error: $nb, na_reason: $nb}
+        else empty end ]
     + [ if (checks | index("ksites")) != null and $k.error == null then
           base + {check: "ksites"} + ksites_row($sites)
         else empty end ]
@@ -206,6 +236,8 @@ def ksites_row($s):
 | {kernel: $k,
    rows: (($results + $checked + $kernel_rows)
           | map(. + {boot_s: $k.boot_s, done_s: $k.done_s, wall_s: $k.wall_s}
+                | (no_btf($probe)) as $nb
+                | if $nb != null then .no_btf = $nb | .error = $nb | .na_reason = $nb else . end
                 | .error = (.check_error // .error
                             // (prevented_passed | if length > 0 then
                                  "\(join(", ")) went through on a variant that claims to prevent it"
