@@ -129,7 +129,7 @@ echo "  (runs include any other traffic on the host meanwhile; the share is of t
 agent_start; agent_stop
 L=$KSHIELD_BPFFS/monitor
 for w in "bulk tcp $BULK_BYTES" "bulk udp $UDP_N" "connect_storm $N_CONN"; do
-	out=$("$B/bpf_runtime" "$L"/link_mon_flow_* "$L/link_mon_sock_state" -- $B/$w 2>"$DIR/rt")
+	out=$("$B/bpf_runtime" "$L"/link_mon_flow_* "$L"/link_mon_sock_state* -- $B/$w 2>"$DIR/rt")
 	cpu=$(echo "$out" | awk '{print $2}')
 	awk -v w="$w" -v cpu="$cpu" '{t += $3; printf "  %-30s %-18s %9d runs %7.0f ns/run\n", w, $1, $2, $2 ? $3 / $2 : 0}
 		END {printf "  %-30s all: %.3f s of %.3f s workload CPU = %.1f%%\n", w, t / 1e9, cpu, 100 * t / 1e9 / cpu}' "$DIR/rt"
