@@ -33,6 +33,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "array.h"
+#include "btf_find.h"
 #include "cli.h"
 #include "clock.h"
 #include "sockaddr.h"
@@ -723,6 +724,8 @@ int do_agent(int argc, char **argv)
 #else
 	ks_kernel_sites_policy(a.cfg.sites_dir, a.cfg.keys_dir);
 #endif
+	if (!btf_dir_opt)	/* --btf-dir, then the config's btf_dir */
+		ks_btf_set_dir(a.cfg.btf_dir);
 	if (check)
 		return agent_check(&a);
 #ifndef KSHIELD_STATIC

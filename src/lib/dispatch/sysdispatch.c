@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 #include <kshield/syscalls.h>
+#include "btf_find.h"
 #include "err.h"
 #include "meta.h"
 #include "pins.h"
@@ -169,6 +170,8 @@ static int attach(bool want_enter, bool want_exit)
 		return ks_err(-errno, "can't create %s: %s", dir, strerror(errno));
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
+	if ((err = ks_btf_open_opts(&opts)))
+		return err;
 	skel = sysdispatch_bpf__open_opts(&opts);
 	if (!skel)
 		return ks_err(-errno, "can't open the syscall dispatcher: %s", strerror(errno));
@@ -217,6 +220,8 @@ static int maps_open(struct maps *m)
 
 		ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 		opts.pin_root_path = maps;
+		if ((err = ks_btf_open_opts(&opts)))
+			return err;
 		skel = sysdispatch_bpf__open_opts(&opts);
 		err = skel ? sysdispatch_bpf__load(skel) : -errno;
 		sysdispatch_bpf__destroy(skel);
@@ -602,4 +607,9 @@ out:
 	free(s);
 	maps_close(&m);
 	return err;
+}
+
+const void *ks_sysd_elf(size_t *len)
+{
+	return sysdispatch_bpf__elf_bytes(len);
 }

@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "array.h"
+#include "btf_find.h"
 #include "err.h"
 #include "pins.h"
 #include "sysinfo.h"
@@ -380,6 +381,8 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
+	if ((err = ks_btf_open_opts(&opts)))
+		return err;
 	for (tries = 0; tries < 2; tries++) {
 		m->skel = monitor_bpf__open_opts(&opts);
 		if (!m->skel)
@@ -668,4 +671,9 @@ int ks_monitor_links(void)
 		n += access(path, F_OK) == 0;
 	}
 	return n;
+}
+
+const void *ks_monitor_elf(size_t *len)
+{
+	return monitor_bpf__elf_bytes(len);
 }

@@ -26,6 +26,7 @@
 #include "array.h"
 #include "err.h"
 #include "fit.h"
+#include "btf_find.h"
 #include "loader.h"
 #include "sysdispatch.h"
 #include "meta.h"
@@ -299,6 +300,10 @@ static int open_variant(struct attempt *at, const void *buf, size_t len)
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
 	opts.object_name = ks_meta_get(at->meta, "name");
+	if ((err = ks_btf_open_opts(&opts))) {
+		snprintf(at->why, at->whylen, "%s", ks_errmsg());
+		return err;
+	}
 	at->obj = bpf_object__open_mem(buf, len, &opts);
 	if (!at->obj) {
 		err = -errno;
@@ -703,6 +708,13 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 	if (err)
 		return err;
 	snprintf(res->name, sizeof(res->name), "%s", ks_meta_get(&meta, "name"));
+	{
+		/* No BTF for this kernel: one line, before anything is tried. */
+		struct ks_btf_src btf;
+
+		if ((err = ks_btf_find(&btf)))
+			goto out_meta;
+	}
 	err = ks_pins_init();
 	if (err)
 		goto out_meta;

@@ -21,7 +21,8 @@
 #ifndef KSHIELD_STATIC
 /* libdebuginfod (and curl, GnuTLS, Kerberos under it) is mapped only when
  * a lookup asks the servers (dl.h). */
-#define DEBUGINFOD_FNS(X) X(debuginfod_begin) X(debuginfod_end) X(debuginfod_find_debuginfo)
+#define DEBUGINFOD_FNS(X) X(debuginfod_begin) X(debuginfod_end) X(debuginfod_find_debuginfo) \
+	X(debuginfod_find_section)
 static struct { DEBUGINFOD_FNS(KS_DL_PTR) } dif;
 static struct ks_dl dif_dl = KS_DL_INIT("libdebuginfod.so.1", "libdebuginfod1", "debuginfod");
 
@@ -253,4 +254,35 @@ int ks_debug_find(const char *build_id, const char *binary, unsigned flags,
 			      : getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")
 				      ? " and debuginfod" : "; DEBUGINFOD_URLS is unset");
 	return err;
+}
+
+int ks_debuginfod_section(const char *build_id, const char *section, char *path, size_t len)
+{
+#ifndef KSHIELD_STATIC
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	debuginfod_client *c;
+	char *got = NULL;
+	int fd = -ENOENT, err;
+
+	if (!urls || !*urls)
+		return -ENOENT;
+	if ((err = ks_dl_load(&dif_dl, dif_bind)))
+		return err;
+	if ((c = dif.debuginfod_begin())) {
+		fd = dif.debuginfod_find_section(c, (const unsigned char *)build_id, 0, section, &got);
+		dif.debuginfod_end(c);
+	}
+	if (fd < 0)
+		return -ENOENT;
+	close(fd);
+	snprintf(path, len, "%s", got);
+	free(got);
+	return 0;
+#else
+	(void)build_id;
+	(void)section;
+	(void)path;
+	(void)len;
+	return -ENOENT;	/* the static build has no debuginfod */
+#endif
 }
