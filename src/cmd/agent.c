@@ -422,6 +422,15 @@ static int agent_start(struct agent *a)
 	int err;
 
 	mcfg = a->mcfg;
+	if (!ks_btf_kernel_has()) {
+		/* Every load relocates against it: say which, or stop here. */
+		struct ks_btf_src btf;
+
+		if ((err = ks_btf_find(&btf)))
+			return err;
+		ks_log("no BTF: using BTF from %s for build ID %s (%s)", btf.source, btf.build_id,
+		       btf.path);
+	}
 	if ((err = ks_monitor_start(&a->mon, &mcfg)))
 		return err;
 	ks_log("monitor %s (%d links pinned under %s/monitor; syscalls by %s; flow %s%s)",

@@ -165,7 +165,8 @@ static bool opt_hook_exists(struct btf **btf, bool *btf_read, const struct bpf_p
 	char name[160];
 	bool has;
 
-	if (strncmp(sec, "tp_btf/", 7))
+	/* tp_btf attaches by the kernel's own BTF, which some have not. */
+	if (strncmp(sec, "tp_btf/", 7) || !ks_btf_kernel_has())
 		return false;
 	snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
 	for (size_t i = 0; i < nseen; i++)

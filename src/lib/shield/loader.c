@@ -324,6 +324,21 @@ static int open_variant(struct attempt *at, const void *buf, size_t len)
 	}
 	/* What this kernel lacks, named before the verifier says EINVAL. */
 	ks_fit_select(at->obj);
+	if (!ks_btf_kernel_has())
+		bpf_object__for_each_program(prog, at->obj) {
+			enum bpf_prog_type t = bpf_program__type(prog);
+
+			/* These attach by the kernel's BTF type IDs: an
+			 * external BTF serves CO-RE only. */
+			if (bpf_program__autoload(prog) &&
+			    (t == BPF_PROG_TYPE_LSM || t == BPF_PROG_TYPE_TRACING ||
+			     t == BPF_PROG_TYPE_STRUCT_OPS)) {
+				snprintf(at->why, at->whylen, "%s: %s programs need the kernel's own "
+					 "BTF; this kernel has none", bpf_program__name(prog),
+					 bpf_program__section_name(prog));
+				return -EOPNOTSUPP;
+			}
+		}
 	/* One log for all: libbpf loads them in order and stops at the
 	 * first refusal, so it ends with the refused program's verifier log. */
 	bpf_object__for_each_program(prog, at->obj)

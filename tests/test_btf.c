@@ -1,0 +1,232 @@
+/* test_btf.c - kshield on a kernel without BTF of its own (btf_find.h):
+ * the BTF found by the kernel's build ID in btf_dir, from a debuginfod
+ * server started here on loopback, or made from DWARF by pahole; every
+ * loader relocating against it; the one-line error when there is none.
+ *
+ * "No BTF" is made two ways (the `how` of each row): $KSHIELD_SYSFS_BTF
+ * pointing nowhere (kshield's own decision only: libbpf still finds the
+ * kernel's BTF for what attaches by BTF ID), and /sys/kernel/btf hidden
+ * under a tmpfs in a private mount namespace, where libbpf finds nothing
+ * either, as on such a kernel. The host's BTF copied into btf_dir stands
+ * in for the build farm's. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include "agent_harness.h"
+
+static char dir[128], id[64];
+
+/* The host's build ID (kshield probe -j reads /sys/kernel/notes). */
+static void host_build_id(void)
+{
+	json_object *o;
+	char *out = NULL;
+	int rc;
+
+	rc = ks_runf(&out, NULL, "%s -j probe ringbuf", ks_bin());
+	cr_assert_eq(rc, 0);
+	o = ks_json_parse(out);
+	cr_assert(o && ks_json_get(o, "build_id"), "no build id: %s", out);
+	snprintf(id, sizeof(id), "%s", json_object_get_string(ks_json_get(o, "build_id")));
+	json_object_put(o);
+	free(out);
+}
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[4096], *err = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = ks_run(cmd, NULL, &err);
+	cr_assert_eq(rc, 0, "%s: %s", cmd, err);
+	free(err);
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/ks-test-btf-%d", getpid());
+	ks_runf(NULL, NULL, "rm -rf %s", dir);
+	host_build_id();
+	/* full: the host's BTF; min: cut to what kshield relocates against
+	 * (kshield btf min); empty: nothing; bad: not BTF at all. */
+	sh("mkdir -p %s/full %s/min %s/empty %s/bad && cp /sys/kernel/btf/vmlinux %s/full/%s.btf && "
+	   "echo garbage > %s/bad/%s.btf", dir, dir, dir, dir, dir, id, dir, id);
+	sh("%s btf min --dir %s -o %s/min/%s.btf", ks_bin(), ks_shields_dir(), dir, id);
+}
+
+static void teardown(void)
+{
+	ks_runf(NULL, NULL, "rm -rf %s /sys/fs/bpf/ks-test-btf-%d", dir, getpid());
+}
+
+TestSuite(btf, .init = setup, .fini = teardown, .timeout = 300);
+
+enum how { FORCED, HIDDEN };
+
+/* `kshield ARGS` with no BTF of the kernel's own (@how) and btf_dir
+ * @sub of the scratch dir; stdout and stderr into *@out, *@err. */
+static int run_nobtf(enum how how, const char *sub, const char *args, char **out, char **err)
+{
+	char env[512];
+
+	snprintf(env, sizeof(env), "env -u DEBUGINFOD_URLS KSHIELD_BTF_DIR=%s/%s "
+		 "KSHIELD_BPFFS=/sys/fs/bpf/ks-test-btf-%d %s", dir, sub, getpid(),
+		 how == FORCED ? "KSHIELD_SYSFS_BTF=/nonexistent" : "");
+	if (how == FORCED)
+		return ks_runf(out, err, "%s %s %s", env, ks_bin(), args);
+	return ks_runf(out, err, "unshare -m --propagation private sh -c "
+		       "'mount -t tmpfs none /sys/kernel/btf && exec %s %s %s'", env, ks_bin(), args);
+}
+
+/* The line every command gives where no BTF is found. */
+static void expect_missing_line(const char *err, const char *sub)
+{
+	char want[512];
+
+	snprintf(want, sizeof(want), "error: no BTF found for build ID %s: put %s.btf in %s/%s\n",
+		 id, id, dir, sub);
+	cr_expect_str_eq(err, want, "want exactly one line");
+}
+
+Test(btf, t01_lookup_and_probe)
+{
+	static const struct {
+		const char *sub;	/* btf_dir */
+		enum how how;
+		const char *source;	/* NULL: none found */
+	} rows[] = {
+		{ "full", FORCED, "btf_dir" },
+		{ "full", HIDDEN, "btf_dir" },
+		{ "empty", FORCED, NULL },
+		{ "empty", HIDDEN, NULL },
+		{ "bad", FORCED, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *out = NULL, *err = NULL, want[512];
+		int rc = run_nobtf(rows[i].how, rows[i].sub, "-j btf find", &out, &err);
+
+		if (rows[i].source) {
+			json_object *o = ks_json_parse(out);
+
+			cr_assert_eq(rc, 0, "row %zu: %s", i, err);
+			cr_expect_str_eq(ka_str(o, "source"), rows[i].source, "row %zu", i);
+			cr_expect_str_eq(ka_str(o, "build_id"), id, "row %zu", i);
+			json_object_put(o);
+		} else {
+			cr_expect_neq(rc, 0, "row %zu found BTF: %s", i, out);
+		}
+		free(out);
+		free(err);
+
+		/* kshield probe: which BTF, or the same one line. */
+		rc = run_nobtf(rows[i].how, rows[i].sub, "probe tracepoint", &out, &err);
+		cr_expect_eq(rc, 0, "row %zu: probe: %s", i, err);
+		if (rows[i].source)
+			snprintf(want, sizeof(want), "no BTF: using BTF from %s for build ID %s\n",
+				 rows[i].source, id);
+		else if (!strcmp(rows[i].sub, "bad"))
+			snprintf(want, sizeof(want), "%s/bad/%s.btf is not BTF", dir, id);
+		else
+			snprintf(want, sizeof(want), "no BTF found for build ID %s: put %s.btf in "
+				 "%s/%s\n", id, id, dir, rows[i].sub);
+		cr_expect(out && strstr(out, want), "row %zu: probe does not say '%s': %s", i, want,
+			  out);
+		free(out);
+		free(err);
+	}
+}
+
+/* The shield relocates against the BTF of btf_dir, whole or cut by
+ * `kshield btf min`, and passes its own test: refused while enforcing,
+ * counted, benign untouched. */
+Test(btf, t02_shield_passes_with_btf_from_btf_dir)
+{
+	static const struct {
+		const char *shield, *sub;
+		enum how how;
+	} rows[] = {
+		{ "cve-2021-22555", "full", FORCED },
+		{ "cve-2021-22555", "full", HIDDEN },
+		{ "cve-2021-22555", "min", HIDDEN },
+		{ "userns-policy", "min", HIDDEN },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char args[256], *out = NULL, *err = NULL;
+		json_object *o;
+		int rc;
+
+		snprintf(args, sizeof(args), "-j test %s --dir %s", rows[i].shield, ks_shields_dir());
+		rc = run_nobtf(rows[i].how, rows[i].sub, args, &out, &err);
+		o = ks_json_parse(out);
+		cr_expect_eq(rc, 0, "row %zu (%s, %s): %s %s", i, rows[i].shield, rows[i].sub, out, err);
+		cr_expect_str_eq(ka_str(o, "variant"), "tp", "row %zu", i);
+		cr_expect(json_object_get_boolean(ks_json_get(o, "trigger_refused")), "row %zu: %s", i,
+			  out);
+		cr_expect(json_object_get_boolean(ks_json_get(o, "hit_recorded")), "row %zu", i);
+		cr_expect(json_object_get_boolean(ks_json_get(o, "benign_ok")), "row %zu", i);
+		json_object_put(o);
+		free(out);
+		free(err);
+	}
+}
+
+/* No BTF anywhere: a shield load says the one line and leaves nothing. */
+Test(btf, t03_no_btf_loads_nothing)
+{
+	static const enum how hows[] = { FORCED, HIDDEN };
+
+	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
+		char args[512], *out = NULL, *err = NULL;
+		int rc;
+
+		snprintf(args, sizeof(args), "shield load %s/cve-2021-22555.bpf.o", ks_shields_dir());
+		rc = run_nobtf(hows[i], "empty", args, &out, &err);
+		cr_expect_neq(rc, 0, "loaded: %s", out);
+		expect_missing_line(err, "empty");
+		free(out);
+		free(err);
+		rc = ks_runf(&out, NULL, "ls /sys/fs/bpf/ks-test-btf-%d/shields 2>/dev/null; "
+			     "bpftool prog show | grep -c tp__ || true", getpid());
+		cr_expect(!out || !strstr(out, "cve-2021-22555"), "pinned: %s", out);
+		free(out);
+	}
+}
+
+/* The monitor relocates against btf_dir's BTF and records an exec. */
+Test(btf, t04_monitor_records_exec_with_btf_from_btf_dir)
+{
+	struct ka_env env;
+	char path[PATH_MAX], args[128], *err;
+	json_object *arr;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/full", dir);
+	setenv("KSHIELD_SYSFS_BTF", "/nonexistent", 1);
+	setenv("KSHIELD_BTF_DIR", path, 1);
+	ka_setup(&env, "btf");
+	ka_start(&env, NULL);
+	err = ka_agent_err(&env);
+	cr_expect(err && strstr(err, "storing events"), "agent did not start: %s", err);
+	cr_expect(err && strstr(err, "no BTF: using BTF from btf_dir"), "agent log: %s", err);
+	free(err);
+	pid = fork();
+	if (!pid) {
+		execl("/bin/true", "true", "ks-btf-marker", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, NULL, 0);
+	snprintf(args, sizeof(args), "--pid %d --kind exec", pid);
+	arr = ka_events(&env, args, 1, 10);
+	cr_expect(arr && json_object_array_length(arr) == 1, "no exec of pid %d recorded", pid);
+	json_object_put(arr);
+	ka_teardown(&env);
+	unsetenv("KSHIELD_SYSFS_BTF");
+	unsetenv("KSHIELD_BTF_DIR");
+}
