@@ -230,3 +230,196 @@ Test(btf, t04_monitor_records_exec_with_btf_from_btf_dir)
 	unsetenv("KSHIELD_SYSFS_BTF");
 	unsetenv("KSHIELD_BTF_DIR");
 }
+
+/* ---- debuginfod ----------------------------------------------------------
+ * A real debuginfod (elfutils) on loopback, serving an ELF file that
+ * carries the host kernel's build ID: with a .BTF section (the host's
+ * BTF), as a build farm's vmlinux with BTF, or with DWARF only, which
+ * kshield converts with pahole. */
+static pid_t server = -1;
+
+static void start_debuginfod(const char *srv, char *url, size_t len)
+{
+	for (int attempt = 0; attempt < 5; attempt++) {
+		int port = 20000 + (getpid() * 11 + attempt * 1013) % 40000;
+		char p[16], db[PATH_MAX], logf[PATH_MAX];
+
+		snprintf(p, sizeof(p), "%d", port);
+		snprintf(db, sizeof(db), "%s/db-%d.sqlite", dir, attempt);
+		snprintf(logf, sizeof(logf), "%s/debuginfod.log", dir);
+		server = fork();
+		cr_assert_geq(server, 0);
+		if (!server) {
+			int fd = open(logf, O_WRONLY | O_CREAT | O_APPEND, 0600);
+
+			dup2(fd, 1);
+			dup2(fd, 2);
+			execlp("debuginfod", "debuginfod", "-F", "-p", p, "-d", db, "-t", "0",
+			       "-g", "0", srv, (char *)NULL);
+			_exit(127);
+		}
+		snprintf(url, len, "http://127.0.0.1:%d", port);
+		/* Until it has indexed the file (fresh client cache each time:
+		 * the client remembers misses). */
+		for (int i = 0; i < 50; i++) {
+			if (!ks_runf(NULL, NULL, "DEBUGINFOD_URLS=%s DEBUGINFOD_CACHE_PATH=%s/probe%d "
+				     "debuginfod-find executable %s", url, dir, i, id))
+				return;
+			if (waitpid(server, NULL, WNOHANG) == server)
+				break;	/* port taken: next one */
+			usleep(200 * 1000);
+		}
+		kill(server, SIGTERM);
+		waitpid(server, NULL, 0);
+		server = -1;
+	}
+	cr_assert_fail("debuginfod did not start (see %s/debuginfod.log)", dir);
+}
+
+static void stop_debuginfod(void)
+{
+	if (server > 0) {
+		kill(server, SIGTERM);
+		waitpid(server, NULL, 0);
+	}
+	server = -1;
+}
+
+Test(btf, t05_btf_from_debuginfod_by_build_id)
+{
+	static const struct {
+		const char *name, *make, *source, *check;
+	} rows[] = {
+		/* the host's BTF as the .BTF section of an ELF with its build ID */
+		{ "section", "echo 'void _start(void){}' > k.c && "
+		  "gcc -nostdlib -static -Wl,--build-id=0x$ID -o k k.c && "
+		  "objcopy --add-section .BTF=/sys/kernel/btf/vmlinux k srv/vmlinux",
+		  "debuginfod", "cmp /sys/kernel/btf/vmlinux $OUT" },
+		/* DWARF only: pahole makes the BTF, which has the file's struct */
+		{ "dwarf", "echo 'struct ks_btf_probe { int a; long b; } g; void _start(void){}' > k.c && "
+		  "gcc -g -nostdlib -static -Wl,--build-id=0x$ID -o srv/vmlinux k.c",
+		  "debuginfod DWARF", "bpftool btf dump file $OUT | grep -q \"STRUCT 'ks_btf_probe'\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char url[128], env[1024], *out = NULL, *err = NULL, path[PATH_MAX];
+		json_object *o;
+		int rc;
+
+		sh("cd %s && rm -rf srv btf cache && mkdir srv btf && ID=%s && %s", dir, id, rows[i].make);
+		snprintf(path, sizeof(path), "%s/srv", dir);
+		start_debuginfod(path, url, sizeof(url));
+		snprintf(env, sizeof(env), "DEBUGINFOD_URLS=%s DEBUGINFOD_CACHE_PATH=%s/cache "
+			 "KSHIELD_SYSFS_BTF=/nonexistent KSHIELD_BTF_DIR=%s/btf", url, dir, dir);
+		rc = ks_runf(&out, &err, "%s %s -j btf find", env, ks_bin());
+		o = ks_json_parse(out);
+		cr_expect_eq(rc, 0, "%s: %s", rows[i].name, err);
+		cr_expect_str_eq(ka_str(o, "source"), rows[i].source, "%s", rows[i].name);
+		snprintf(path, sizeof(path), "%s/btf/%s.btf", dir, id);
+		cr_expect_str_eq(ka_str(o, "path"), path, "%s: not kept in btf_dir", rows[i].name);
+		json_object_put(o);
+		free(out);
+		free(err);
+		rc = ks_runf(NULL, &err, "OUT=%s; %s", path, rows[i].check);
+		cr_expect_eq(rc, 0, "%s: %s: %s", rows[i].name, rows[i].check, err);
+		free(err);
+
+		if (!strcmp(rows[i].name, "section")) {
+			/* The agent starts on it, with nothing in btf_dir. */
+			struct ka_env a;
+			char *log;
+
+			unlink(path);
+			setenv("DEBUGINFOD_URLS", url, 1);
+			snprintf(path, sizeof(path), "%s/cache2", dir);
+			setenv("DEBUGINFOD_CACHE_PATH", path, 1);
+			setenv("KSHIELD_SYSFS_BTF", "/nonexistent", 1);
+			snprintf(path, sizeof(path), "%s/btf", dir);
+			setenv("KSHIELD_BTF_DIR", path, 1);
+			ka_setup(&a, "btfd");
+			ka_start(&a, NULL);
+			log = ka_agent_err(&a);
+			cr_expect(log && strstr(log, "storing events"), "agent did not start: %s", log);
+			cr_expect(log && strstr(log, "no BTF: using BTF from debuginfod for build ID"),
+				  "agent log: %s", log);
+			free(log);
+			ka_teardown(&a);
+			unsetenv("DEBUGINFOD_URLS");
+			unsetenv("DEBUGINFOD_CACHE_PATH");
+			unsetenv("KSHIELD_SYSFS_BTF");
+			unsetenv("KSHIELD_BTF_DIR");
+		}
+		stop_debuginfod();
+	}
+}
+
+/* ---- a real kernel's DWARF ------------------------------------------------
+ * Debian 6.1.0-47-cloud's vmlinux with DWARF (the matrix cache's -dbg
+ * tree): `kshield btf export` makes its BTF, the lookup makes the same from
+ * a .build-id tree for a kernel whose notes carry that build ID, and `btf
+ * min` cuts it to what kshield relocates against. */
+#define DBG61 "/var/cache/kshield-matrix/dbgtree/linux-image-6.1.0-47-cloud-amd64/" \
+	      "usr/lib/debug/boot/vmlinux-6.1.0-47-cloud-amd64"
+
+static long fsize(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (long)st.st_size;
+}
+
+Test(btf, t06_export_and_min_of_a_61_vmlinux)
+{
+	char kid[64] = "", *out = NULL, *err = NULL, path[PATH_MAX], min[PATH_MAX];
+	json_object *o;
+	long full, cut;
+	int rc;
+
+	cr_assert(!access(DBG61, R_OK), "%s missing: tests/hooks/bar.sh fetches the -dbg tree",
+		  DBG61);
+	rc = ks_runf(&out, &err, "%s -j btf export --vmlinux %s --btf-dir %s/export", ks_bin(),
+		     DBG61, dir);
+	o = ks_json_parse(out);
+	cr_assert_eq(rc, 0, "export: %s", err);
+	snprintf(kid, sizeof(kid), "%s", ka_str(o, "build_id"));
+	snprintf(path, sizeof(path), "%s/export/%s.btf", dir, kid);
+	cr_expect_str_eq(ka_str(o, "btf"), path, "not named by its build ID");
+	json_object_put(o);
+	free(out);
+	free(err);
+	full = fsize(path);
+	cr_expect(full > 1000000, "%s: %ld bytes", path, full);
+	rc = ks_runf(NULL, NULL, "bpftool btf dump file %s | grep -q \"STRUCT 'task_struct'\"", path);
+	cr_expect_eq(rc, 0, "no task_struct in %s", path);
+
+	/* Found by build ID in a .build-id tree and converted the same way. */
+	sh("cd %s && mkdir -p dbg/.build-id/%.2s nb && ln -sf %s dbg/.build-id/%.2s/%s.debug && "
+	   "python3 -c 'import sys; d=bytes.fromhex(sys.argv[1]); "
+	   "sys.stdout.buffer.write((4).to_bytes(4,\"little\")+len(d).to_bytes(4,\"little\")+"
+	   "(3).to_bytes(4,\"little\")+b\"GNU\\0\"+d)' %s > notes",
+	   dir, kid, DBG61, kid, kid + 2, kid);
+	rc = ks_runf(&out, &err, "env -u DEBUGINFOD_URLS KSHIELD_SYSFS_BTF=/nonexistent "
+		     "KSHIELD_KERNEL_NOTES=%s/notes KSHIELD_DEBUG_DIRS=%s/dbg KSHIELD_BTF_DIR=%s/nb "
+		     "%s -j btf find", dir, dir, dir, ks_bin());
+	o = ks_json_parse(out);
+	cr_expect_eq(rc, 0, "find: %s", err);
+	cr_expect_str_eq(ka_str(o, "source"), "build-id dir DWARF");
+	cr_expect_str_eq(ka_str(o, "build_id"), kid);
+	json_object_put(o);
+	free(out);
+	free(err);
+	rc = ks_runf(NULL, NULL, "cmp %s %s/nb/%s.btf", path, dir, kid);
+	cr_expect_eq(rc, 0, "the lookup's conversion differs from btf export's");
+
+	/* Cut to the bundled shields and kshield's own objects. */
+	snprintf(min, sizeof(min), "%s/min61.btf", dir);
+	rc = ks_runf(NULL, &err, "%s btf min --dir %s --btf %s -o %s", ks_bin(), ks_shields_dir(),
+		     path, min);
+	cr_expect_eq(rc, 0, "min: %s", err);
+	free(err);
+	cut = fsize(min);
+	cr_expect(cut > 0 && cut < 64 * 1024 && cut * 100 < full, "min %ld of full %ld bytes", cut,
+		  full);
+	cr_log_info("6.1.0-47-cloud BTF: full %ld bytes, min_core_btf (shields, monitor, guard, "
+		    "dispatcher) %ld bytes", full, cut);
+}
