@@ -192,6 +192,9 @@ static int from_debuginfod(struct ks_btf_src *s, const char *cached)
 	if (!dir_make(ks_btf_dir()) && !ks_read_file(got, &buf, &len) &&
 	    !ks_write_file_atomic(cached, buf, len, 0644)) {
 		snprintf(s->path, sizeof(s->path), "%s", cached);
+#ifdef KSHIELD_STATIC
+		unlink(got);	/* our own download (debugfile.c), not a client's cache */
+#endif
 	} else {
 		snprintf(s->path, sizeof(s->path), "%s", got);
 	}

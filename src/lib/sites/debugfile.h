@@ -61,9 +61,10 @@ int ks_lookup_by_build_id(const char *build_id, unsigned flags, char *path, size
 			  const char **source);
 
 /* Section @section (".BTF") of build @build_id from the servers in
- * $DEBUGINFOD_URLS (debuginfod's /buildid/ID/section/NAME), into their
- * cache: its path in @path. Returns 0, -ENOENT when unset, not served or
- * in the static build, or the error of loading libdebuginfod. */
+ * $DEBUGINFOD_URLS (debuginfod's /buildid/ID/section/NAME), into the
+ * client's cache (the static build: plain http:// servers only, into
+ * $TMPDIR): its path in @path. Returns 0, -ENOENT when unset or not
+ * served, or the error of loading libdebuginfod. */
 int ks_debuginfod_section(const char *build_id, const char *section, char *path, size_t len);
 
 #endif /* KSHIELD_DEBUGFILE_H */
