@@ -231,6 +231,22 @@ Test(btf, t04_monitor_records_exec_with_btf_from_btf_dir)
 	ka_teardown(&env);
 	unsetenv("KSHIELD_SYSFS_BTF");
 	unsetenv("KSHIELD_BTF_DIR");
+
+	/* Where libbpf finds no kernel BTF either, the monitor's tp_btf
+	 * programs cannot attach: one line saying so (raw tracepoint twins
+	 * are to come), not a libbpf dump. */
+	{
+		char args[256], *out = NULL, *err = NULL;
+		int rc;
+
+		snprintf(args, sizeof(args), "agent --no-shields --store %s/hidden.db", dir);
+		rc = run_nobtf(HIDDEN, "full", args, &out, &err);
+		cr_expect_neq(rc, 0);
+		cr_expect(err && strstr(err, "error: can't load the monitor: its tp_btf programs") &&
+			  strstr(err, "need the kernel's own BTF"), "stderr: %s", err);
+		free(out);
+		free(err);
+	}
 }
 
 /* ---- debuginfod ----------------------------------------------------------

@@ -417,6 +417,9 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 		monitor_bpf__destroy(m->skel);
 		m->skel = NULL;
 	}
+	if (err == -ESRCH && !ks_btf_kernel_has())
+		return ks_err(err, "can't load the monitor: its tp_btf programs (exec, fork, TCP "
+			      "state) need the kernel's own BTF, which this kernel does not have");
 	if (err)
 		return ks_err(err, "can't load the monitor: %s (run with -v for the verifier log)",
 			      strerror(-err));
