@@ -245,8 +245,11 @@ static __always_inline void priv_check(__u32 where)
 
 /* ---- exec / fork / exit ---- */
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(mon_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+/* Exec and fork, each at its tp_btf tracepoint and, for kernels without
+ * BTF of their own (src/lib/kernel/btf_find.h), at the same raw
+ * tracepoint ("__nobtf"): every read is a probed CO-RE read, so one body
+ * serves both. */
+static __always_inline int on_exec(struct task_struct *p, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u64 id = (bpf_ktime_get_boot_ns() << 8) | (bpf_get_smp_processor_id() & 0xff);
@@ -262,7 +265,7 @@ int BPF_PROG(mon_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm
 	bpf_map_update_elem(&ks_exec_ids, &tgid, &id, BPF_ANY);
 
 	/* A rise that shows up at a plain exec happened before it. */
-	secure = BPF_CORE_READ_BITFIELD(bprm, secureexec);
+	secure = BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec);
 	base = bpf_map_lookup_elem(&mon_creds, &tgid);
 	if (base && !secure)
 		priv_check(KS_PRIV_AT_EXEC);
@@ -305,14 +308,25 @@ int BPF_PROG(mon_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm
 	return 0;
 }
 
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(mon_fork, struct task_struct *parent, struct task_struct *child)
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(mon_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 ctgid = child->tgid, ptgid = parent->tgid;
+	return on_exec(p, bprm);
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(mon_exec__nobtf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return on_exec(p, bprm);
+}
+
+static __always_inline int on_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ctgid = BPF_CORE_READ(child, tgid), ptgid = BPF_CORE_READ(parent, tgid);
 	struct cred_base c;
 	__u64 *id;
 
-	if (child->pid != ctgid)
+	if (BPF_CORE_READ(child, pid) != ctgid)
 		return 0;	/* a thread: same process, same image */
 	priv_check(KS_PRIV_AT_FORK);
 	id = bpf_map_lookup_elem(&ks_exec_ids, &ptgid);
@@ -321,6 +335,18 @@ int BPF_PROG(mon_fork, struct task_struct *parent, struct task_struct *child)
 	read_creds(child, &c, false);
 	bpf_map_update_elem(&mon_creds, &ctgid, &c, BPF_ANY);
 	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(mon_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(parent, child);
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(mon_fork__nobtf, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(parent, child);
 }
 
 SEC("tracepoint/sched/sched_process_exit")

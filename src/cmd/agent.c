@@ -439,6 +439,10 @@ static int agent_start(struct agent *a)
 	    a->mon.sys_fentry ? "fentry/fexit" : "tracepoints",
 	    !a->cfg.flow ? "off" : ks_monitor_flow_per_call() ? "on, per call" : "on, per packet",
 	    a->mon.flow_detached ? ", its links detached" : "");
+	if (!ks_btf_kernel_has())
+		ks_log("monitor: exec and fork at raw tracepoints; TCP connections, accepts and "
+		       "listens not recorded: inet_sock_set_state needs tp_btf, and so the kernel's "
+		       "own BTF");
 	if (a->mon.sys_fentry_why[0])
 		ks_log("monitor: syscalls by tracepoints, fentry/fexit refused here: %s",
 		    a->mon.sys_fentry_why);

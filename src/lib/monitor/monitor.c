@@ -113,9 +113,28 @@ static bool is_sys_tp(const struct bpf_program *prog)
 	       !strncmp(bpf_program__section_name(prog), "tracepoint/syscalls/", 20);
 }
 
+/* Programs that attach by the kernel's own BTF (tp_btf, fentry), and
+ * their raw tracepoint twins ("X__nobtf") for kernels without it. */
+static bool needs_kernel_btf(const struct bpf_program *prog)
+{
+	return bpf_program__type(prog) == BPF_PROG_TYPE_TRACING;
+}
+
+static bool is_nobtf_twin(const struct bpf_program *prog)
+{
+	const char *n = bpf_program__name(prog);
+	size_t l = strlen(n);
+
+	return l > 7 && !strcmp(n + l - 7, "__nobtf");
+}
+
 /* Is @prog one this kernel and configuration get? */
 static bool wanted(const struct bpf_program *prog)
 {
+	if (is_nobtf_twin(prog) || needs_kernel_btf(prog)) {
+		if (is_nobtf_twin(prog) == ks_btf_kernel_has())
+			return false;
+	}
 	if (is_flow(prog))
 		return flow_wanted(prog);
 	if (is_sys_fentry(prog))
@@ -398,7 +417,9 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 						     sizeof(m->migrated))) < 0)
 			return err;
 		if (sys_fentry < 0)
-			sys_fentry = 1;	/* try; load_or_fallback() says otherwise */
+			/* try (none without the kernel's own BTF); load_or_fallback()
+			 * says otherwise */
+			sys_fentry = ks_btf_kernel_has();
 		bpf_object__for_each_program(prog, m->skel->obj)
 			bpf_program__set_autoload(prog, wanted(prog));
 		if ((err = ks_fit_prepare(m->skel->obj)))
