@@ -322,6 +322,10 @@ int BPF_PROG(name##_twin##sfx, args)						\
 
 /* ---- exec / fork / exit ---- */
 
+/* Exec and fork, each at its tp_btf tracepoint (with its twin, MON_TWIN)
+ * and, for kernels without BTF of their own (src/lib/kernel/btf_find.h),
+ * at the same raw tracepoint ("__nobtf"): every read is a probed CO-RE
+ * read, so one body serves both. */
 static __always_inline void on_exec(struct task_struct *p, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -338,7 +342,7 @@ static __always_inline void on_exec(struct task_struct *p, struct linux_binprm *
 	bpf_map_update_elem(&ks_exec_ids, &tgid, &id, BPF_ANY);
 
 	/* A rise that shows up at a plain exec happened before it. */
-	secure = BPF_CORE_READ_BITFIELD(bprm, secureexec);
+	secure = BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec);
 	base = bpf_map_lookup_elem(&mon_creds, &tgid);
 	if (base && !secure)
 		priv_check(KS_PRIV_AT_EXEC);
@@ -383,13 +387,20 @@ static __always_inline void on_exec(struct task_struct *p, struct linux_binprm *
 MON_TWIN("tp_btf/sched_process_exec", mon_exec, KS_TWIN_EXEC, on_exec(p, bprm),
 	 struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(mon_exec__nobtf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	on_exec(p, bprm);
+	return 0;
+}
+
 static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ctgid = child->tgid, ptgid = parent->tgid;
+	__u32 ctgid = BPF_CORE_READ(child, tgid), ptgid = BPF_CORE_READ(parent, tgid);
 	struct cred_base c;
 	__u64 *id;
 
-	if (child->pid != ctgid)
+	if (BPF_CORE_READ(child, pid) != ctgid)
 		return;	/* a thread: same process, same image */
 	priv_check(KS_PRIV_AT_FORK);
 	id = bpf_map_lookup_elem(&ks_exec_ids, &ptgid);
@@ -401,6 +412,13 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 
 MON_TWIN("tp_btf/sched_process_fork", mon_fork, KS_TWIN_FORK, on_fork(parent, child),
 	 struct task_struct *parent, struct task_struct *child)
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(mon_fork__nobtf, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
 
 SEC("tracepoint/sched/sched_process_exit")
 int mon_exit(void *ctx)

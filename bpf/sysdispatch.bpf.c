@@ -98,8 +98,15 @@ static __always_inline bool sys_abi32(void)
  * is loaded, so the file is told apart by one read: its file operations
  * (socket_file_ops, pipefifo_fops, where the kernel's BTF lists them),
  * else its inode's mode. */
+#ifndef KS_SYSD_NOBTF
 extern const struct file_operations socket_file_ops __ksym __weak;
 extern const struct file_operations pipefifo_fops __ksym __weak;
+#else
+/* sysdispatch_nobtf.bpf.c: typed ksyms need the kernel's own BTF, plain
+ * ones are kallsyms addresses (data symbols: CONFIG_KALLSYMS_ALL). */
+extern const void socket_file_ops __ksym __weak;
+extern const void pipefifo_fops __ksym __weak;
+#endif
 
 #define S_IFMT_		00170000
 #define S_IFIFO_	0010000

@@ -33,6 +33,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "array.h"
+#include "btf_find.h"
 #include "cli.h"
 #include "clock.h"
 #include "sockaddr.h"
@@ -424,6 +425,15 @@ static int agent_start(struct agent *a)
 	int err;
 
 	mcfg = a->mcfg;
+	if (!ks_btf_kernel_has()) {
+		/* Every load relocates against it: say which, or stop here. */
+		struct ks_btf_src btf;
+
+		if ((err = ks_btf_find(&btf)))
+			return err;
+		ks_log("no BTF: using BTF from %s for build ID %s (%s)", btf.source, btf.build_id,
+		       btf.path);
+	}
 	if ((err = ks_monitor_start(&a->mon, &mcfg)))
 		return err;
 	ks_log("monitor %s (%d links pinned under %s/monitor; syscalls by %s; flow %s%s)",
@@ -432,6 +442,10 @@ static int agent_start(struct agent *a)
 	    a->mon.sys_fentry ? "fentry/fexit" : "tracepoints",
 	    !a->cfg.flow ? "off" : ks_monitor_flow_per_call() ? "on, per call" : "on, per packet",
 	    a->mon.flow_detached ? ", its links detached" : "");
+	if (!ks_btf_kernel_has())
+		ks_log("monitor: exec and fork at raw tracepoints; TCP connections, accepts and "
+		       "listens not recorded: inet_sock_set_state needs tp_btf, and so the kernel's "
+		       "own BTF");
 	if (a->mon.sys_fentry_why[0])
 		ks_log("monitor: syscalls by tracepoints, fentry/fexit refused here: %s",
 		    a->mon.sys_fentry_why);
@@ -735,6 +749,8 @@ int do_agent(int argc, char **argv)
 #else
 	ks_kernel_sites_policy(a.cfg.sites_dir, a.cfg.keys_dir);
 #endif
+	if (!btf_dir_opt)	/* --btf-dir, then the config's btf_dir */
+		ks_btf_set_dir(a.cfg.btf_dir);
 	if (check)
 		return agent_check(&a);
 #ifndef KSHIELD_STATIC

@@ -13,6 +13,7 @@
 bool json_output;
 bool pretty_output;
 bool verbose;
+const char *btf_dir_opt;
 
 int ks_report(int err)
 {

@@ -23,6 +23,10 @@ struct cmd {
 extern bool json_output;	/* -j / --json */
 extern bool pretty_output;	/* -p / --pretty (implies -j) */
 extern bool verbose;		/* -v: libbpf's debug log */
+extern const char *btf_dir_opt;	/* --btf-dir DIR, NULL when not given */
+/* The bundled shields' objects: $KSHIELD_SHIELDS, else beside the binary
+ * (build/shields, ../lib/kshield/shields), else /usr/lib/kshield/shields. */
+const char *ks_cli_shields_dir(void);
 
 /* Run the command in @cmds whose name @argv[0] is an unambiguous prefix of.
  * An empty argv or "help" runs @help. Returns the command's exit code. */
@@ -100,6 +104,7 @@ int do_hunt(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_debuginfo(int argc, char **argv);
 int do_sites(int argc, char **argv);
+int do_btf(int argc, char **argv);
 int do_hooks(int argc, char **argv);
 int do_guard(int argc, char **argv);
 int do_status(int argc, char **argv);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <stdarg.h>
 #include <bpf/libbpf.h>
+#include "btf_find.h"
 #include "cli.h"
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -32,8 +33,10 @@ static int do_help(int argc, char **argv)
 		"\n"
 		"OBJECT := { probe | shield | test | agent | events | hunt | stats | status |\n"
 		"            guard | debuginfo | sites | hooks | fleet | collect }\n"
-		"OPTIONS := { -j|--json | -p|--pretty | -v|--verbose | --bpffs DIR }\n"
-		"(--bpffs defaults to $KSHIELD_BPFFS, else /sys/fs/bpf/kshield)\n"
+		"OPTIONS := { -j|--json | -p|--pretty | -v|--verbose | --bpffs DIR | --btf-dir DIR }\n"
+		"(--bpffs defaults to $KSHIELD_BPFFS, else /sys/fs/bpf/kshield; --btf-dir, where\n"
+		"the BTF of kernels without their own is kept, to $KSHIELD_BTF_DIR, else\n"
+		"/var/lib/kshield/btf)\n"
 		"\n"
 		"  probe              what this kernel offers to BPF shields\n"
 		"  shield load|list|info|mode|unload|stats|sign|verify   manage shields\n"
@@ -46,6 +49,7 @@ static int do_help(int argc, char **argv)
 		"  guard status|on|off|load|unload|selftest   the tamper guard\n"
 		"  debuginfo          build IDs, BTF and DWARF of binaries, processes, the kernel\n"
 		"  sites list|trace|export|sign|verify   every inlined and out-of-line copy of a function\n"
+		"  btf find|export|min  BTF for kernels built without it (by build ID)\n"
 		"  hooks FUNCTION     where the paths from user space to a kernel function can be refused\n"
 		"  fleet deploy|status|wait|promote|rollback|agent   signed shields to a fleet (NATS)\n"
 		"  collect            fleet events from NATS into PostgreSQL\n"
@@ -65,6 +69,7 @@ static const struct cmd nouns[] = {
 	{ "stats",	do_stats },
 	{ "debuginfo",	do_debuginfo },
 	{ "sites",	do_sites },
+	{ "btf",	do_btf },
 	{ "hooks",	do_hooks },
 	{ "guard",	do_guard },
 	{ "status",	do_status },
@@ -97,6 +102,9 @@ int main(int argc, char **argv)
 			verbose = true;
 		} else if (!strcmp(a, "--bpffs") && i + 1 < argc) {
 			ks_bpffs_root = argv[++i];
+		} else if (!strcmp(a, "--btf-dir") && i + 1 < argc) {
+			btf_dir_opt = argv[++i];
+			ks_btf_set_dir(btf_dir_opt);
 		} else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
 			printf(json_output ? "{\"version\":\"%s\"}\n" : "kshield %s\n",
 			       KSHIELD_VERSION);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "btf_find.h"
 #include "cli.h"
 #include "clock.h"
 #include "probe_hooks.h"
@@ -94,7 +95,9 @@ int do_probe(int argc, char **argv)
 {
 	struct ks_probe_result res[KS_PROBE_NHOOKS];
 	struct ks_sysinfo si;
-	int i, n = 0, lsm = -1, fmod = -1, err;
+	struct ks_btf_src btf = { .source = "kernel" };
+	char btf_line[512] = "";
+	int i, n = 0, lsm = -1, fmod = -1, err, btf_err = 0;
 	int64_t t0 = ks_mono_ns();
 
 	static const struct ks_opt none[] = { OPT_END };
@@ -120,6 +123,13 @@ int do_probe(int argc, char **argv)
 		return ks_report(ks_err(-EPERM, "probing needs root (CAP_BPF and CAP_PERFMON, or "
 					"CAP_SYS_ADMIN): without them every hook looks refused"));
 	ks_sysinfo_read(&si);
+	/* No BTF of its own: which file the probes (and every loader)
+	 * relocate against, or the one line that says what to put where. */
+	if (!si.btf && (btf_err = ks_btf_find(&btf)))
+		snprintf(btf_line, sizeof(btf_line), "%s", ks_errmsg());
+	else if (!si.btf)
+		snprintf(btf_line, sizeof(btf_line), "no BTF: using BTF from %s for build ID %s",
+			 btf.source, btf.build_id);
 	err = ks_probe_hooks(res, n, verbose);
 	if (err)
 		return ks_report(err);
@@ -148,6 +158,14 @@ int do_probe(int argc, char **argv)
 		json_object_object_add(o, "build_id", si.build_id[0] ?
 				       json_object_new_string(si.build_id) : NULL);
 		json_object_object_add(o, "btf", json_object_new_boolean(si.btf));
+		if (!si.btf) {
+			json_object_object_add(o, "btf_source", btf_err ? NULL :
+					       json_object_new_string(btf.source));
+			json_object_object_add(o, "btf_path", btf_err ? NULL :
+					       json_object_new_string(btf.path));
+			json_object_object_add(o, "btf_error", btf_err ?
+					       json_object_new_string(btf_line) : NULL);
+		}
 		json_object_object_add(o, "lsms", lsm_array(&si));
 		json_object_object_add(o, "lockdown", json_object_new_string(si.lockdown));
 		json_object_object_add(o, "bpffs", str_array(si.bpffs, si.nbpffs));
@@ -171,7 +189,7 @@ int do_probe(int argc, char **argv)
 
 	printf("%-14s%s (%s)\n", "kernel", si.release, si.machine);
 	printf("%-14s%s\n", "build id", si.build_id[0] ? si.build_id : "(none)");
-	printf("%-14s%s\n", "btf", si.btf ? "yes" : "no");
+	printf("%-14s%s\n", "btf", si.btf ? "yes" : btf_line);
 	printf("%-14s%s\n", "lsms", si.lsms_known ? si.lsms : "unknown (no securityfs)");
 	printf("%-14s%s\n", "lockdown", si.lockdown);
 	print_list("bpffs", si.bpffs, si.nbpffs);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
+#include "btf_find.h"
 #include "cli.h"
 #include "clock.h"
 #include "dwsites.h"
@@ -388,6 +389,7 @@ static int finish_command(pid_t pid, int go, bool run, int *status)
 
 static int do_trace(int argc, char **argv)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, oopts);
 	struct inline_probe_bpf *skel = NULL;
 	struct bpf_link **links = NULL;
 	struct ks_site_hits *hits = NULL;
@@ -444,7 +446,9 @@ static int do_trace(int argc, char **argv)
 	} else if ((err = resolve(spec, &ksrc, &s))) {
 		return ks_report(err);
 	}
-	skel = inline_probe_bpf__open();
+	if ((err = ks_btf_open_opts(&oopts)))
+		goto out;
+	skel = inline_probe_bpf__open_opts(&oopts);
 	if (!skel) {
 		err = ks_err(-errno, "can't open the site probe: %s", strerror(errno));
 		goto out;

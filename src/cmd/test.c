@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "shieldtest_run.h"
 
-static const char *default_dir(void)
+const char *ks_cli_shields_dir(void)
 {
 	static char dir[PATH_MAX];
 	char exe[PATH_MAX];
@@ -278,7 +278,7 @@ static int do_help(void)
 
 int do_test(int argc, char **argv)
 {
-	const char *name = NULL, *object = NULL, *dir = default_dir();
+	const char *name = NULL, *object = NULL, *dir = ks_cli_shields_dir();
 	char path[PATH_MAX];
 	bool all = false, ok = true, one;
 	const struct ks_opt opts[] = {

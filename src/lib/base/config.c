@@ -175,6 +175,9 @@ static int set_key(struct ks_config *cfg, const char *k, const char *v, const ch
 	} else if (!strcmp(k, "shields_dir")) {
 		err = set_path(cfg->shields_dir, sizeof(cfg->shields_dir), v);
 		want = "an absolute path";
+	} else if (!strcmp(k, "btf_dir")) {
+		err = set_path(cfg->btf_dir, sizeof(cfg->btf_dir), v);
+		want = "an absolute path";
 	} else if (!strcmp(k, "sites_dir")) {
 		err = set_path(cfg->sites_dir, sizeof(cfg->sites_dir), v);
 		want = "an absolute path";

@@ -27,6 +27,8 @@
  *                                 keep moving data (default 60s)
  *   sites_dir = DIR              kernel sites manifests (<build-id>.json) for
  *                                 shields on kernel:FUNCTION (kernel_sites.h)
+ *   btf_dir = DIR                the BTF of kernels built without it
+ *                                 (<build-id>.btf; btf_find.h)
  *   weaken_token = PATH          while the guard is on, a change that weakens
  *                                 the shields (audit, unload, guard = off)
  *                                 needs a token signed by a key of keys_dir
@@ -68,6 +70,7 @@ struct ks_config {
 	char shields_dir[4096];
 	char bpffs[4096];		/* "" = keep the --bpffs / default root */
 	char sites_dir[4096];		/* "" = $KSHIELD_SITES_DIR or the default */
+	char btf_dir[4096];		/* "" = --btf-dir, $KSHIELD_BTF_DIR or the default */
 	char keys_dir[4096];		/* "" = none: manifests need no signature */
 	char weaken_token[4096];	/* signed token for weakening changes (weaken.h) */
 	char metrics[128];		/* "" = no HTTP metrics; else ADDR:PORT */

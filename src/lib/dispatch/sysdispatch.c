@@ -10,11 +10,13 @@
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 #include <kshield/syscalls.h>
+#include "btf_find.h"
 #include "err.h"
 #include "meta.h"
 #include "pins.h"
 #include "sysdispatch.h"
 #include "sysdispatch.skel.h"
+#include "sysdispatch_nobtf.skel.h"
 
 #define KS_PIN_DISPATCH "dispatch"
 #define NOLOOP "__noloop"
@@ -143,6 +145,18 @@ static void maps_close(struct maps *m)
 		close(m->slots);
 }
 
+/* The dispatcher's object, opened: on a kernel without BTF of its own the
+ * twin whose ksyms need none (sysdispatch_nobtf.bpf.c). */
+static struct bpf_object *disp_open(struct bpf_object_open_opts *opts)
+{
+	size_t len;
+	const void *buf = ks_btf_kernel_has() ? sysdispatch_bpf__elf_bytes(&len)
+					      : sysdispatch_nobtf_bpf__elf_bytes(&len);
+
+	opts->object_name = "sysdispatch_bpf";
+	return bpf_object__open_mem(buf, len, opts);
+}
+
 /* Load the dispatcher's object once (which pins ks_sys_slots and reuses
  * the maps the shields made), attach the programs @want asks for and pin
  * them; unpin those it does not. */
@@ -151,7 +165,7 @@ static int attach(bool want_enter, bool want_exit)
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
 	char maps[PATH_MAX], dir[PATH_MAX], pe[PATH_MAX], px[PATH_MAX];
 	bool has_enter, has_exit;
-	struct sysdispatch_bpf *skel;
+	struct bpf_object *obj;
 	int err = 0;
 
 	ks_pin_path(dir, sizeof(dir), KS_PIN_DISPATCH);
@@ -169,16 +183,19 @@ static int attach(bool want_enter, bool want_exit)
 		return ks_err(-errno, "can't create %s: %s", dir, strerror(errno));
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
-	skel = sysdispatch_bpf__open_opts(&opts);
-	if (!skel)
+	if ((err = ks_btf_open_opts(&opts)))
+		return err;
+	obj = disp_open(&opts);
+	if (!obj)
 		return ks_err(-errno, "can't open the syscall dispatcher: %s", strerror(errno));
-	err = sysdispatch_bpf__load(skel);
+	err = bpf_object__load(obj);
 	if (err) {
 		err = ks_err(err, "can't load the syscall dispatcher: %s", strerror(-err));
 		goto out;
 	}
 	if (want_enter && !has_enter) {
-		struct bpf_link *l = bpf_program__attach(skel->progs.ks_sys_enter);
+		struct bpf_link *l = bpf_program__attach(
+			bpf_object__find_program_by_name(obj, "ks_sys_enter"));
 
 		err = l ? bpf_link__pin(l, pe) : -errno;
 		bpf_link__destroy(l);
@@ -189,7 +206,8 @@ static int attach(bool want_enter, bool want_exit)
 		}
 	}
 	if (want_exit && !has_exit) {
-		struct bpf_link *l = bpf_program__attach(skel->progs.ks_sys_exit);
+		struct bpf_link *l = bpf_program__attach(
+			bpf_object__find_program_by_name(obj, "ks_sys_exit"));
 
 		err = l ? bpf_link__pin(l, px) : -errno;
 		bpf_link__destroy(l);
@@ -198,7 +216,7 @@ static int attach(bool want_enter, bool want_exit)
 				     strerror(-err));
 	}
 out:
-	sysdispatch_bpf__destroy(skel);
+	bpf_object__close(obj);
 	return err;
 }
 
@@ -213,13 +231,15 @@ static int maps_open(struct maps *m)
 	if (m->slots < 0) {
 		LIBBPF_OPTS(bpf_object_open_opts, opts);
 		char maps[PATH_MAX];
-		struct sysdispatch_bpf *skel;
+		struct bpf_object *obj;
 
 		ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 		opts.pin_root_path = maps;
-		skel = sysdispatch_bpf__open_opts(&opts);
-		err = skel ? sysdispatch_bpf__load(skel) : -errno;
-		sysdispatch_bpf__destroy(skel);
+		if ((err = ks_btf_open_opts(&opts)))
+			return err;
+		obj = disp_open(&opts);
+		err = obj ? bpf_object__load(obj) : -errno;
+		bpf_object__close(obj);
 		if (err)
 			return ks_err(err, "can't load the syscall dispatcher: %s", strerror(-err));
 		m->slots = open_map("ks_sys_slots");
@@ -602,4 +622,10 @@ out:
 	free(s);
 	maps_close(&m);
 	return err;
+}
+
+const void *ks_sysd_elf(size_t *len)
+{
+	return ks_btf_kernel_has() ? sysdispatch_bpf__elf_bytes(len)
+				   : sysdispatch_nobtf_bpf__elf_bytes(len);
 }

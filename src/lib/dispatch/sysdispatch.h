@@ -54,4 +54,7 @@ int ks_sysd_sweep(void);
  * programs are attached: for status and tests. */
 int ks_sysd_count(int *nprogs, bool *enter, bool *exit);
 
+/* The dispatcher's BPF object as built in (for `kshield btf min`). */
+const void *ks_sysd_elf(size_t *len);
+
 #endif

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "btf_find.h"
 #include "err.h"
 #include "guard.h"
 #include "sysinfo.h"
@@ -134,6 +135,10 @@ static int load_variant(const char *v, bool enable, const unsigned char (*pks)[K
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_GUARD);
 	opts.pin_root_path = maps;
+	if ((err = ks_btf_open_opts(&opts))) {
+		snprintf(why, whylen, "%s", ks_errmsg());
+		return err;
+	}
 	skel = guard_bpf__open_opts(&opts);
 	if (!skel) {
 		snprintf(why, whylen, "open: %s", strerror(errno));
@@ -555,4 +560,9 @@ int ks_guard_unload(void)
 		return ks_err(err, "can't remove %s: %s%s", dir, strerror(-err),
 			      err == -EPERM ? " (the guard is on: turn it off first)" : "");
 	return 0;
+}
+
+const void *ks_guard_elf(size_t *len)
+{
+	return guard_bpf__elf_bytes(len);
 }

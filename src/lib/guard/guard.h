@@ -54,4 +54,7 @@ int ks_guard_keys_at(const char *gdir, unsigned char (*pks)[32], int max);
 int ks_guard_record_refusal(const char *gdir, const char *action);
 const char *ks_tamper_op_str(__u32 op);
 
+/* The guard's BPF object as built in (for `kshield btf min`). */
+const void *ks_guard_elf(size_t *len);
+
 #endif

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "array.h"
+#include "btf_find.h"
 #include "fit.h"
 
 /* Threads whose task storage an LRU fallback keeps at once. */
@@ -40,7 +41,15 @@ static bool enum_has(const struct btf *btf, const char *type, const char *value)
 
 static struct btf *load_vmlinux_btf(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	struct ks_btf_src src;
+	struct btf *btf;
+
+	/* A kernel without BTF of its own: the one its objects relocate
+	 * against (btf_find.h). */
+	if (!ks_btf_kernel_has())
+		btf = ks_btf_find(&src) ? NULL : btf__parse(src.path, NULL);
+	else
+		btf = btf__load_vmlinux_btf();
 
 	return libbpf_get_error(btf) ? NULL : btf;
 }
@@ -156,7 +165,8 @@ static bool opt_hook_exists(struct btf **btf, bool *btf_read, const struct bpf_p
 	char name[160];
 	bool has;
 
-	if (strncmp(sec, "tp_btf/", 7))
+	/* tp_btf attaches by the kernel's own BTF, which some have not. */
+	if (strncmp(sec, "tp_btf/", 7) || !ks_btf_kernel_has())
 		return false;
 	snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
 	for (size_t i = 0; i < nseen; i++)

@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "array.h"
+#include "btf_find.h"
 #include "err.h"
 #include "sysinfo.h"
 #include "probe_hooks.h"
@@ -193,11 +194,17 @@ static int probe_ringbuf(char *why, size_t len)
  * @why (a refused program fails the whole load). */
 static struct probe_bpf *load_progs(const int *idx, int n, char *why, size_t len)
 {
-	struct probe_bpf *skel = probe_bpf__open();
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	struct probe_bpf *skel;
 	struct bpf_program *p;
 	char progname[64];
 	int i, err;
 
+	/* No BTF found: probe anyway, so that what needs none (a probe
+	 * without CO-RE relocations) is still answered; `kshield probe`
+	 * says which BTF is missing. */
+	ks_btf_open_opts(&opts);
+	skel = probe_bpf__open_opts(&opts);
 	if (!skel) {
 		refuse(why, len, "open", -errno, NULL);
 		return NULL;

@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "btf_find.h"
 #include "err.h"
 #include "kernel_sites.h"	/* ks_kernel_build_id() */
 #include "sysinfo.h"
@@ -158,7 +159,7 @@ int ks_sysinfo_read(struct ks_sysinfo *si)
 	}
 	if (ks_kernel_build_id(si->build_id, sizeof(si->build_id)))
 		si->build_id[0] = '\0';	/* "" if none; the probe reports it */
-	si->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	si->btf = ks_btf_kernel_has();
 
 	snprintf(si->lockdown, sizeof(si->lockdown), "unknown");
 	if (!read_security_files(si->lsms, sizeof(si->lsms), si->lockdown, sizeof(si->lockdown)) ||

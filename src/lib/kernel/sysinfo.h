@@ -13,7 +13,7 @@ struct ks_sysinfo {
 	char release[65];
 	char machine[65];
 	char build_id[129];	/* hex GNU build-id from /sys/kernel/notes, "" if none */
-	bool btf;		/* /sys/kernel/btf/vmlinux readable */
+	bool btf;		/* /sys/kernel/btf/vmlinux readable (btf_find.h) */
 	bool lsms_known;	/* securityfs readable (mounted, or mountable) */
 	char lsms[256];		/* "lockdown,capability,...", from securityfs */
 	char lockdown[32];	/* none | integrity | confidentiality | unknown */

@@ -23,6 +23,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "array.h"
+#include "btf_find.h"
 #include "err.h"
 #include "pins.h"
 #include "sysinfo.h"
@@ -136,12 +137,28 @@ static bool has_sfx(const char *name, const char *sfx)
 	return n > k && !strcmp(name + n - k, sfx);
 }
 
+/* Programs that attach by the kernel's own BTF (tp_btf, fentry), and
+ * their raw tracepoint twins ("X__nobtf") for kernels without it. */
+static bool needs_kernel_btf(const struct bpf_program *prog)
+{
+	return bpf_program__type(prog) == BPF_PROG_TYPE_TRACING;
+}
+
+static bool is_nobtf_twin(const struct bpf_program *prog)
+{
+	return has_sfx(bpf_program__name(prog), "__nobtf");
+}
+
 /* Is @prog one this kernel and configuration get? */
 static bool wanted(const struct bpf_object *obj, const struct bpf_program *prog)
 {
 	const char *name = bpf_program__name(prog);
 	char twin[128];
 
+	if (is_nobtf_twin(prog) || needs_kernel_btf(prog)) {
+		if (is_nobtf_twin(prog) == ks_btf_kernel_has())
+			return false;
+	}
 	/* of a MON_TWIN pair, the "__preempt" variant or the plain one */
 	if (has_sfx(name, KS_MON_PREEMPT)) {
 		if (!has_preempt_kfunc())
@@ -416,6 +433,8 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
+	if ((err = ks_btf_open_opts(&opts)))
+		return err;
 	for (tries = 0; tries < 2; tries++) {
 		m->skel = monitor_bpf__open_opts(&opts);
 		if (!m->skel)
@@ -431,7 +450,9 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 						     sizeof(m->migrated))) < 0)
 			return err;
 		if (sys_fentry < 0)
-			sys_fentry = 1;	/* try; load_or_fallback() says otherwise */
+			/* try (none without the kernel's own BTF); load_or_fallback()
+			 * says otherwise */
+			sys_fentry = ks_btf_kernel_has();
 		bpf_object__for_each_program(prog, m->skel->obj)
 			bpf_program__set_autoload(prog, wanted(m->skel->obj, prog));
 		if ((err = ks_fit_prepare(m->skel->obj)))
@@ -450,6 +471,9 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 		monitor_bpf__destroy(m->skel);
 		m->skel = NULL;
 	}
+	if (err == -ESRCH && !ks_btf_kernel_has())
+		return ks_err(err, "can't load the monitor: its tp_btf programs (exec, fork, TCP "
+			      "state) need the kernel's own BTF, which this kernel does not have");
 	if (err)
 		return ks_err(err, "can't load the monitor: %s (run with -v for the verifier log)",
 			      strerror(-err));
@@ -771,7 +795,7 @@ int ks_monitor_links(void)
 {
 	/* The object's programs, read once: opening it parses its BTF, which
 	 * the agent's tamper check would do every few seconds. */
-	static struct { char name[128]; bool flow; } progs[64];
+	static struct { char name[128]; bool flow; } progs[128];
 	static int nprogs = -1;
 	char path[PATH_MAX], name[160];
 	int n = 0;
@@ -804,4 +828,9 @@ int ks_monitor_links(void)
 		n += access(path, F_OK) == 0;
 	}
 	return n;
+}
+
+const void *ks_monitor_elf(size_t *len)
+{
+	return monitor_bpf__elf_bytes(len);
 }

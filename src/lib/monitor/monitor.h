@@ -72,4 +72,7 @@ int ks_monitor_flow_fill(__u32 *used, __u32 *max);
 /* Whether the monitor is pinned (and how many links). */
 int ks_monitor_links(void);
 
+/* The monitor's BPF object as built in (for `kshield btf min`). */
+const void *ks_monitor_elf(size_t *len);
+
 #endif

@@ -26,6 +26,7 @@
 #include "array.h"
 #include "err.h"
 #include "fit.h"
+#include "btf_find.h"
 #include "loader.h"
 #include "sysdispatch.h"
 #include "meta.h"
@@ -299,6 +300,10 @@ static int open_variant(struct attempt *at, const void *buf, size_t len)
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
 	opts.object_name = ks_meta_get(at->meta, "name");
+	if ((err = ks_btf_open_opts(&opts))) {
+		snprintf(at->why, at->whylen, "%s", ks_errmsg());
+		return err;
+	}
 	at->obj = bpf_object__open_mem(buf, len, &opts);
 	if (!at->obj) {
 		err = -errno;
@@ -319,6 +324,21 @@ static int open_variant(struct attempt *at, const void *buf, size_t len)
 	}
 	/* What this kernel lacks, named before the verifier says EINVAL. */
 	ks_fit_select(at->obj);
+	if (!ks_btf_kernel_has())
+		bpf_object__for_each_program(prog, at->obj) {
+			enum bpf_prog_type t = bpf_program__type(prog);
+
+			/* These attach by the kernel's BTF type IDs: an
+			 * external BTF serves CO-RE only. */
+			if (bpf_program__autoload(prog) &&
+			    (t == BPF_PROG_TYPE_LSM || t == BPF_PROG_TYPE_TRACING ||
+			     t == BPF_PROG_TYPE_STRUCT_OPS)) {
+				snprintf(at->why, at->whylen, "%s: %s programs need the kernel's own "
+					 "BTF; this kernel has none", bpf_program__name(prog),
+					 bpf_program__section_name(prog));
+				return -EOPNOTSUPP;
+			}
+		}
 	/* One log for all: libbpf loads them in order and stops at the
 	 * first refusal, so it ends with the refused program's verifier log. */
 	bpf_object__for_each_program(prog, at->obj)
@@ -703,6 +723,13 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 	if (err)
 		return err;
 	snprintf(res->name, sizeof(res->name), "%s", ks_meta_get(&meta, "name"));
+	{
+		/* No BTF for this kernel: one line, before anything is tried. */
+		struct ks_btf_src btf;
+
+		if ((err = ks_btf_find(&btf)))
+			goto out_meta;
+	}
 	err = ks_pins_init();
 	if (err)
 		goto out_meta;

@@ -10,6 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <elfutils/libdwelf.h>
+#ifdef KSHIELD_STATIC
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#endif
 #ifndef KSHIELD_STATIC
 #include <elfutils/debuginfod.h>
 #include "dl.h"
@@ -21,7 +26,8 @@
 #ifndef KSHIELD_STATIC
 /* libdebuginfod (and curl, GnuTLS, Kerberos under it) is mapped only when
  * a lookup asks the servers (dl.h). */
-#define DEBUGINFOD_FNS(X) X(debuginfod_begin) X(debuginfod_end) X(debuginfod_find_debuginfo)
+#define DEBUGINFOD_FNS(X) X(debuginfod_begin) X(debuginfod_end) X(debuginfod_find_debuginfo) \
+	X(debuginfod_find_section)
 static struct { DEBUGINFOD_FNS(KS_DL_PTR) } dif;
 static struct ks_dl dif_dl = KS_DL_INIT("libdebuginfod.so.1", "libdebuginfod1", "debuginfod");
 
@@ -253,4 +259,125 @@ int ks_debug_find(const char *build_id, const char *binary, unsigned flags,
 			      : getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")
 				      ? " and debuginfod" : "; DEBUGINFOD_URLS is unset");
 	return err;
+}
+
+#ifdef KSHIELD_STATIC
+/* GET @base ("http://HOST[:PORT][/PREFIX]") + "/" + @rpath into @out.
+ * Returns 0 on a 200 with a body, else -ENOENT (any failure: the lookup
+ * goes on to the next server or source). */
+static int http_get(const char *base, const char *rpath, const char *out)
+{
+	char host[256], port[16] = "80", req[1024], buf[65536], tmp[PATH_MAX + 16] = "";
+	const char *h = base + 7, *slash, *colon;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	struct timeval tv = { .tv_sec = 10 };
+	size_t hlen, plen, have = 0;
+	ssize_t n;
+	int fd = -1, ofd = -1, err = -ENOENT;
+	char *body;
+
+	if (strncmp(base, "http://", 7))
+		return -ENOENT;	/* https needs the dynamic build's client */
+	slash = strchr(h, '/');
+	hlen = slash ? (size_t)(slash - h) : strlen(h);
+	colon = memchr(h, ':', hlen);
+	if (colon) {
+		snprintf(port, sizeof(port), "%.*s", (int)(h + hlen - colon - 1), colon + 1);
+		hlen = colon - h;
+	}
+	snprintf(host, sizeof(host), "%.*s", (int)hlen, h);
+	plen = slash ? strlen(slash) : 0;
+	while (plen && slash[plen - 1] == '/')	/* "http://h/" and "http://h" alike */
+		plen--;
+	snprintf(req, sizeof(req), "GET %.*s/%s HTTP/1.0\r\nHost: %s\r\n\r\n", (int)plen,
+		 plen ? slash : "", rpath, host);
+	if (getaddrinfo(host, port, &hints, &ai) || !ai)
+		return -ENOENT;
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto out;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) ||
+	    write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+		goto out;
+	/* Status line and headers, then the body to the file. */
+	while (have < sizeof(buf) - 1 && (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		have += n;
+		buf[have] = '\0';
+		if (strstr(buf, "\r\n\r\n"))
+			break;
+	}
+	body = strstr(buf, "\r\n\r\n");
+	if (!body || strncmp(buf, "HTTP/1.", 7) || strncmp(buf + 8, " 200", 4))
+		goto out;
+	body += 4;
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", out, (int)getpid());
+	ofd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (ofd < 0)
+		goto out;
+	n = buf + have - body;
+	if (n > 0 && write(ofd, body, n) != n)
+		goto out;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(ofd, buf, n) != n)
+			goto out;
+	if (n == 0 && !close(ofd)) {
+		ofd = -1;
+		err = rename(tmp, out) ? -ENOENT : 0;
+	}
+out:
+	if (ofd >= 0)
+		close(ofd);
+	if (err && tmp[0])
+		unlink(tmp);
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	return err;
+}
+#endif
+
+int ks_debuginfod_section(const char *build_id, const char *section, char *path, size_t len)
+{
+#ifndef KSHIELD_STATIC
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	debuginfod_client *c;
+	char *got = NULL;
+	int fd = -ENOENT, err;
+
+	if (!urls || !*urls)
+		return -ENOENT;
+	if ((err = ks_dl_load(&dif_dl, dif_bind)))
+		return err;
+	if ((c = dif.debuginfod_begin())) {
+		fd = dif.debuginfod_find_section(c, (const unsigned char *)build_id, 0, section, &got);
+		dif.debuginfod_end(c);
+	}
+	if (fd < 0)
+		return -ENOENT;
+	close(fd);
+	snprintf(path, len, "%s", got);
+	free(got);
+	return 0;
+#else
+	/* The static build has no libdebuginfod (nor curl under it): plain
+	 * http:// servers only, one GET each, the body into a file of ours. */
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char list[4096], *save = NULL, *u;
+
+	if (!urls || !*urls)
+		return -ENOENT;
+	snprintf(path, len, "%s/kshield-debuginfod-%s%s", getenv("TMPDIR") ?: "/tmp", build_id,
+		 section);
+	snprintf(list, sizeof(list), "%s", urls);
+	for (u = strtok_r(list, " ", &save); u; u = strtok_r(NULL, " ", &save)) {
+		char rpath[512];
+
+		snprintf(rpath, sizeof(rpath), "buildid/%s/section/%s", build_id, section);
+		if (!http_get(u, rpath, path))
+			return 0;
+	}
+	return -ENOENT;
+#endif
 }

@@ -60,4 +60,11 @@ bool ks_elf_has_own_dwarf(Elf *elf);
 int ks_lookup_by_build_id(const char *build_id, unsigned flags, char *path, size_t len,
 			  const char **source);
 
+/* Section @section (".BTF") of build @build_id from the servers in
+ * $DEBUGINFOD_URLS (debuginfod's /buildid/ID/section/NAME), into the
+ * client's cache (the static build: plain http:// servers only, into
+ * $TMPDIR): its path in @path. Returns 0, -ENOENT when unset or not
+ * served, or the error of loading libdebuginfod. */
+int ks_debuginfod_section(const char *build_id, const char *section, char *path, size_t len);
+
 #endif /* KSHIELD_DEBUGFILE_H */

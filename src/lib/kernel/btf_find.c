@@ -1,0 +1,289 @@
+/* btf_find.c - the running kernel's BTF by its build ID when the kernel
+ * carries none (see btf_find.h). The build ID and the debug-file lookups
+ * are the sites subsystem's (kernel_sites.h, debugfile.h): one reader of
+ * /sys/kernel/notes, one debuginfod client.
+ */
+#define _GNU_SOURCE	/* pipe2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "btf_find.h"
+#include "debugfile.h"
+#include "err.h"
+#include "file.h"
+#include "kernel_sites.h"
+
+static char dir_set[PATH_MAX];
+static pthread_mutex_t found_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ks_btf_src found;	/* valid once found.source is set */
+
+void ks_btf_set_dir(const char *dir)
+{
+	if (dir && *dir)
+		snprintf(dir_set, sizeof(dir_set), "%s", dir);
+}
+
+const char *ks_btf_dir(void)
+{
+	const char *d = getenv("KSHIELD_BTF_DIR");
+
+	if (dir_set[0])
+		return dir_set;
+	return d && *d ? d : KS_BTF_DIR_DEFAULT;
+}
+
+bool ks_btf_kernel_has(void)
+{
+	const char *p = getenv("KSHIELD_SYSFS_BTF");
+
+	return !access(p && *p ? p : KS_SYSFS_BTF, R_OK);
+}
+
+/* 0 when @path parses as BTF (raw, or an ELF with .BTF), else -EINVAL
+ * with a message: a truncated download must not reach libbpf, whose
+ * complaint would be a page of log. */
+static int btf_check(const char *path)
+{
+	struct btf *btf = btf__parse(path, NULL);
+	int err = libbpf_get_error(btf);
+
+	if (err)
+		return ks_err(-EINVAL, "%s is not BTF (%s): remove it or replace it with the "
+			      "kernel's BTF (kshield btf export)", path, strerror(-err));
+	btf__free(btf);
+	return 0;
+}
+
+/* Run @argv[0] (stdin and stdout /dev/null) and wait. Returns its exit
+ * status, 127 when it could not be run, or -errno; the end of what it said
+ * on stderr, its last line, in @msg. */
+static int run_tool(char *const argv[], char *msg, size_t len)
+{
+	char buf[1024];
+	int p[2], status;
+	ssize_t n = 0, r;
+	pid_t pid;
+
+	msg[0] = '\0';
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(p[1], 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(p[1]);
+	/* Keep the end of what it says: the last line names the failure. */
+	while ((r = read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0) {
+		n += r;
+		if (n == (ssize_t)sizeof(buf) - 1) {
+			memmove(buf, buf + n / 2, n - n / 2);
+			n -= n / 2;
+		}
+	}
+	close(p[0]);
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	snprintf(msg, len, "%s", strrchr(buf, '\n') ? strrchr(buf, '\n') + 1 : buf);
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* @tmp (written by a tool that exited with @rc, saying @msg) renamed over
+ * @out; the temporary removed on every failure. */
+static int tool_result(const char *tool, const char *pkg, int rc, const char *msg,
+		       const char *tmp, const char *out)
+{
+	int err;
+
+	if (rc == 127) {
+		unlink(tmp);
+		return ks_err(-ENOEXEC, "%s not found: install %s", tool, pkg);
+	}
+	if (rc || access(tmp, R_OK)) {
+		unlink(tmp);
+		return ks_err(rc < 0 ? rc : -EIO, "%s failed%s%s", tool, msg[0] ? ": " : "", msg);
+	}
+	if (rename(tmp, out)) {
+		err = -errno;
+		unlink(tmp);
+		return ks_err(err, "can't write %s: %s", out, strerror(-err));
+	}
+	return 0;
+}
+
+int ks_btf_encode(const char *vmlinux, const char *out)
+{
+	char tmp[PATH_MAX + 32], arg[PATH_MAX + 64], msg[256];
+	char *argv[] = { "pahole", arg, (char *)vmlinux, NULL };
+	int rc;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", out, (int)getpid());
+	snprintf(arg, sizeof(arg), "--btf_encode_detached=%s", tmp);
+	rc = run_tool(argv, msg, sizeof(msg));
+	return tool_result("pahole --btf_encode_detached", "dwarves (pahole) to make BTF from DWARF",
+			   rc, msg, tmp, out);
+}
+
+int ks_btf_min(const char *btf, const char *out, const char *const *objs, int n)
+{
+	char tmp[PATH_MAX + 32], msg[256];
+	char **argv = calloc(n + 6, sizeof(*argv));
+	int rc, i;
+
+	if (!argv)
+		return ks_err(-ENOMEM, "out of memory");
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", out, (int)getpid());
+	argv[0] = "bpftool";
+	argv[1] = "gen";
+	argv[2] = "min_core_btf";
+	argv[3] = (char *)btf;
+	argv[4] = tmp;
+	for (i = 0; i < n; i++)
+		argv[5 + i] = (char *)objs[i];
+	rc = run_tool(argv, msg, sizeof(msg));
+	free(argv);
+	return tool_result("bpftool gen min_core_btf", "bpftool", rc, msg, tmp, out);
+}
+
+/* btf_dir, created when missing (it is where conversions are cached). */
+static int dir_make(const char *d)
+{
+	if (mkdir(d, 0755) && errno != EEXIST)
+		return ks_err(-errno, "can't create btf_dir %s: %s", d, strerror(errno));
+	return 0;
+}
+
+/* From debuginfod: the build's .BTF section, kept in btf_dir (the
+ * client's cache may be cleaned); where btf_dir is read-only, used from
+ * the cache. */
+static int from_debuginfod(struct ks_btf_src *s, const char *cached)
+{
+	char got[PATH_MAX], *buf = NULL;
+	size_t len;
+	int err;
+
+	if (ks_debuginfod_section(s->build_id, ".BTF", got, sizeof(got)))
+		return -ENOENT;
+	if ((err = btf_check(got)))
+		return err;
+	s->source = "debuginfod";
+	if (!dir_make(ks_btf_dir()) && !ks_read_file(got, &buf, &len) &&
+	    !ks_write_file_atomic(cached, buf, len, 0644)) {
+		snprintf(s->path, sizeof(s->path), "%s", cached);
+#ifdef KSHIELD_STATIC
+		unlink(got);	/* our own download (debugfile.c), not a client's cache */
+#endif
+	} else {
+		snprintf(s->path, sizeof(s->path), "%s", got);
+	}
+	free(buf);
+	return 0;
+}
+
+/* From the build's DWARF, wherever the sites lookups find a vmlinux with
+ * this build ID (debug package, .build-id trees, debuginfod), converted. */
+static int from_dwarf(struct ks_btf_src *s, const char *cached)
+{
+	static const struct { const char *found, *source; } names[] = {
+		{ "debug package", "debug package DWARF" },
+		{ "build-id dir", "build-id dir DWARF" },
+		{ "debuginfod", "debuginfod DWARF" },
+	};
+	char dbg[PATH_MAX];
+	const char *src = NULL;
+	struct utsname u;
+	int err;
+
+	uname(&u);
+	err = ks_kernel_vmlinux_find(s->build_id, u.release, 0, dbg, sizeof(dbg), &src);
+	if (err)
+		return err == -EILSEQ ? err : -ENOENT;
+	if ((err = dir_make(ks_btf_dir())) || (err = ks_btf_encode(dbg, cached)))
+		return ks_err_ctx(err, "BTF from %s", dbg);
+	if ((err = btf_check(cached)))
+		return err;
+	s->source = "DWARF";
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(src, names[i].found))
+			s->source = names[i].source;
+	snprintf(s->path, sizeof(s->path), "%s", cached);
+	return 0;
+}
+
+static int find(struct ks_btf_src *s)
+{
+	char cached[PATH_MAX + 200];
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	if (ks_btf_kernel_has()) {
+		s->source = "kernel";
+		return 0;
+	}
+	if ((err = ks_kernel_build_id(s->build_id, sizeof(s->build_id))))
+		return ks_err_ctx(err, "no BTF in this kernel, and no build ID to find it by");
+	snprintf(cached, sizeof(cached), "%s/%s.btf", ks_btf_dir(), s->build_id);
+	if (!access(cached, F_OK)) {
+		if ((err = btf_check(cached)))
+			return err;
+		snprintf(s->path, sizeof(s->path), "%s", cached);
+		s->source = "btf_dir";
+		return 0;
+	}
+	err = from_debuginfod(s, cached);
+	if (err == -ENOENT)
+		err = from_dwarf(s, cached);
+	if (err == -ENOENT)
+		return ks_err(-ENOENT, "no BTF found for build ID %s: put %s.btf in %s",
+			      s->build_id, s->build_id, ks_btf_dir());
+	return err;
+}
+
+int ks_btf_find(struct ks_btf_src *out)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&found_lock);
+	if (!found.source)
+		err = find(&found);
+	if (!err)
+		*out = found;
+	else
+		found.source = NULL;	/* try again next time: the file may come */
+	pthread_mutex_unlock(&found_lock);
+	return err;
+}
+
+int ks_btf_open_opts(struct bpf_object_open_opts *opts)
+{
+	struct ks_btf_src s;
+	int err = ks_btf_find(&s);
+
+	if (err)
+		return err;
+	/* found.path stays as it is once found: libbpf copies it at open. */
+	opts->btf_custom_path = found.path[0] ? found.path : NULL;
+	return 0;
+}
