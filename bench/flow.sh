@@ -67,11 +67,10 @@ bench() {
 		read -r w c r < <($cmd); off+=("$c")
 		rm -rf "$KSHIELD_BPFFS"
 	done
-	# per packet: egress, ingress, release; per call (6.5+): send and recv
-	# with their twins (bpf/monitor.bpf.c MON_TWIN), sendmsg4/6,
-	# recvmsg4/6, release
+	# per packet: egress, ingress, release; per call (6.5+): send, recv,
+	# sendmsg4/6, recvmsg4/6, release
 	local want=3
-	grep -q "flow on, per call" "$DIR/agent.log" && want=9
+	grep -q "flow on, per call" "$DIR/agent.log" && want=7
 	[ "$n" = "$want" ] || { echo "  expected $want flow links pinned, found $n"; exit 1; }
 	local B0 F1 N1 O1
 	B0=$(printf '%s\n' "${base[@]}" | median); F1=$(printf '%s\n' "${full[@]}" | median)

@@ -249,16 +249,20 @@ static __always_inline void priv_check(__u32 where)
  * run that would overlap (counted only in the program's recursion_misses).
  * Overlaps happen: a softirq's state change interrupts the program running
  * for a process's own (connect, close), and where tracepoints run their
- * programs preemptibly (7.x kernels: PREEMPT_LAZY) a task preempted inside
- * a program makes the next task on that CPU skip it. Under TCG that lost
- * about 1 flow record in 1000, and 2.4% of all runs in the guest flow
- * check's burst of 1000 short and 40 long connections (mon_sock_state 54,
+ * programs preemptibly (7.x kernels) a task preempted inside a program
+ * makes the next task on that CPU skip it. Under TCG that lost about 1
+ * flow record in 1000, and in the guest flow check's burst of 1000 short
+ * and 40 long connections on 7.3, 2.4% of all runs (mon_sock_state 54,
  * mon_flow_send 49, mon_fork 5, ...).
- * So each program whose record matters has a twin on the same hook, which
- * does the work only while the first is busy on this CPU (mon_busy): a run
- * the first had to skip. The first is never skipped for any other reason,
- * and the twin only in the rarer double overlap (still counted: the agent
- * sums recursion_misses into the losses table as 'missed'). */
+ * So the programs whose records matter most and run seldom (exec, fork, a
+ * socket's state change) have a twin on the same hook, which does the
+ * work only while the first is busy on this CPU (mon_busy): a run the
+ * first had to skip. The twin costs every event one more program run
+ * (about 70 ns here), so the per-call flow programs, which run for every
+ * send and receive, have none. What is still skipped is counted: the agent
+ * sums recursion_misses, less what the twins did, into the losses table as
+ * 'missed'. (A variant that kept its CPU with bpf_preempt_disable, 6.10+,
+ * was measured on 7.3 and skipped as often: not kept.) */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, KS_TWINS);
@@ -271,54 +275,36 @@ static __always_inline struct ks_mon_busy *twin_busy(__u32 slot)
 	return bpf_map_lookup_elem(&mon_busy, &slot);
 }
 
-/* Where tracepoints run programs preemptibly, a run keeps its CPU with
- * bpf_preempt_disable (6.10+): then only a softirq can overlap it, and the
- * twin covers that. The kfunc cannot be named on older kernels, even in
- * dead code: each pair has a "__preempt" variant, and the loader
- * (src/lib/monitor/monitor.c) loads it where the kfunc exists, the plain
- * pair elsewhere. */
-extern void bpf_preempt_disable(void) __ksym __weak;
-extern void bpf_preempt_enable(void) __ksym __weak;
-
-#define MON_TWIN_PAIR(sec, name, sfx, slot, off, on, call, args...)		\
-SEC(sec)									\
-int BPF_PROG(name##sfx, args)							\
-{										\
-	struct ks_mon_busy *b = twin_busy(slot);				\
-										\
-	off;									\
-	if (b)									\
-		b->busy = 1;							\
-	call;									\
-	if (b)									\
-		b->busy = 0;							\
-	on;									\
-	return 0;								\
-}										\
-										\
-SEC(sec)									\
-int BPF_PROG(name##_twin##sfx, args)						\
-{										\
-	struct ks_mon_busy *b = twin_busy(slot);				\
-										\
-	off;									\
-	if (b && b->busy) {							\
-		b->rescued++;							\
-		call;								\
-	}									\
-	on;									\
-	return 0;								\
-}
-
 /* The program @name on @sec running @call, and @name##_twin running it
  * when @name is busy on this CPU, counting it in .rescued (the agent:
  * lost = @name's recursion_misses - rescued). Only @name writes .busy and
  * only the twin .rescued, and no two runs of one program overlap on a
  * CPU: no atomics needed. */
 #define MON_TWIN(sec, name, slot, call, args...)				\
-	MON_TWIN_PAIR(sec, name, , slot, , , call, args)			\
-	MON_TWIN_PAIR(sec, name, __preempt, slot, bpf_preempt_disable(),	\
-		      bpf_preempt_enable(), call, args)
+SEC(sec)									\
+int BPF_PROG(name, args)							\
+{										\
+	struct ks_mon_busy *b = twin_busy(slot);				\
+										\
+	if (b)									\
+		b->busy = 1;							\
+	call;									\
+	if (b)									\
+		b->busy = 0;							\
+	return 0;								\
+}										\
+										\
+SEC(sec)									\
+int BPF_PROG(name##_twin, args)							\
+{										\
+	struct ks_mon_busy *b = twin_busy(slot);				\
+										\
+	if (b && b->busy) {							\
+		b->rescued++;							\
+		call;								\
+	}									\
+	return 0;								\
+}
 
 /* ---- exec / fork / exit ---- */
 

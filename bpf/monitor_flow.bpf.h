@@ -539,13 +539,22 @@ static __always_inline void flow_call(struct sock *sk, int ret, int flags, bool 
 	}
 }
 
-/* twins (monitor.bpf.c MON_TWIN): a skipped receive or send would lose a
- * UDP datagram's bytes, or make a TCP flow's state late */
-MON_TWIN("tp_btf/sock_send_length", mon_flow_send, KS_TWIN_SEND, flow_call(sk, ret, flags, true),
-	 struct sock *sk, int ret, int flags)
+/* No twins (monitor.bpf.c MON_TWIN): these run for every send and
+ * receive. A skipped run is counted ('missed'): a UDP datagram's bytes, or
+ * a TCP flow's state made one call late (untracked). */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(mon_flow_send, struct sock *sk, int ret, int flags)
+{
+	flow_call(sk, ret, flags, true);
+	return 0;
+}
 
-MON_TWIN("tp_btf/sock_recv_length", mon_flow_recv, KS_TWIN_RECV, flow_call(sk, ret, flags, false),
-	 struct sock *sk, int ret, int flags)
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(mon_flow_recv, struct sock *sk, int ret, int flags)
+{
+	flow_call(sk, ret, flags, false);
+	return 0;
+}
 
 /* Unconnected UDP: the peer of a sendto() (its destination) or of a
  * recvfrom() that asks for the source. The first peer is the flow's; a

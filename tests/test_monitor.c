@@ -1058,11 +1058,11 @@ static int flow_link_pins(void)
 }
 
 /* How many flow links the agent's log says this kernel gets: per call
- * (6.5+: send and recv with their twins, sendmsg4/6, recvmsg4/6, release)
- * or per packet (egress, ingress, release); 0 when it names neither. */
+ * (6.5+: send, recv, sendmsg4/6, recvmsg4/6, release) or per packet
+ * (egress, ingress, release); 0 when it names neither. */
 static int flow_links_want(const char *log)
 {
-	return strstr(log, "flow on, per call") ? 9 : strstr(log, "flow on, per packet") ? 3 : 0;
+	return strstr(log, "flow on, per call") ? 7 : strstr(log, "flow on, per packet") ? 3 : 0;
 }
 
 /* A TCP transfer of @k bytes from a child; returns its pid once drained. */

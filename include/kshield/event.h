@@ -263,13 +263,8 @@ enum ks_mon_twin {
 	KS_TWIN_EXEC,		/* mon_exec */
 	KS_TWIN_FORK,		/* mon_fork */
 	KS_TWIN_SOCK,		/* mon_sock_state */
-	KS_TWIN_SEND,		/* mon_flow_send */
-	KS_TWIN_RECV,		/* mon_flow_recv */
 	KS_TWINS
 };
-
-/* suffix of a twinned program's variant that keeps its CPU (6.10+) */
-#define KS_MON_PREEMPT	"__preempt"
 
 struct ks_mon_busy {
 	__u32 busy;		/* 1 while the first program runs on this CPU */

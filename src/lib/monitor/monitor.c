@@ -114,22 +114,6 @@ static bool is_sys_tp(const struct bpf_program *prog)
 	       !strncmp(bpf_program__section_name(prog), "tracepoint/syscalls/", 20);
 }
 
-/* Whether this kernel has the bpf_preempt_disable kfunc (6.10+): the
- * twinned programs then load as their "__preempt" variants (bpf/monitor.bpf.c
- * MON_TWIN), which keep their CPU while they run. Read once. */
-static bool has_preempt_kfunc(void)
-{
-	static int has = -1;
-
-	if (has < 0) {
-		struct btf *btf = btf__load_vmlinux_btf();
-
-		has = btf && btf__find_by_name_kind(btf, "bpf_preempt_disable", BTF_KIND_FUNC) >= 0;
-		btf__free(btf);
-	}
-	return has;
-}
-
 static bool has_sfx(const char *name, const char *sfx)
 {
 	size_t n = strlen(name), k = strlen(sfx);
@@ -150,23 +134,11 @@ static bool is_nobtf_twin(const struct bpf_program *prog)
 }
 
 /* Is @prog one this kernel and configuration get? */
-static bool wanted(const struct bpf_object *obj, const struct bpf_program *prog)
+static bool wanted(const struct bpf_program *prog)
 {
-	const char *name = bpf_program__name(prog);
-	char twin[128];
-
 	if (is_nobtf_twin(prog) || needs_kernel_btf(prog)) {
 		if (is_nobtf_twin(prog) == ks_btf_kernel_has())
 			return false;
-	}
-	/* of a MON_TWIN pair, the "__preempt" variant or the plain one */
-	if (has_sfx(name, KS_MON_PREEMPT)) {
-		if (!has_preempt_kfunc())
-			return false;
-	} else if (snprintf(twin, sizeof(twin), "%s" KS_MON_PREEMPT, name) < (int)sizeof(twin) &&
-		   bpf_object__find_program_by_name(obj, twin) &&
-		   has_preempt_kfunc()) {
-		return false;
 	}
 	if (is_flow(prog))
 		return flow_wanted(prog);
@@ -217,7 +189,7 @@ static int count_link_pins(struct bpf_object *obj, bool *all)
 			sys_fentry = 0;
 	}
 	bpf_object__for_each_program(prog, obj) {
-		if (!wanted(obj, prog))
+		if (!wanted(prog))
 			continue;
 		snprintf(name, sizeof(name), KS_PIN_LINK "%s", bpf_program__name(prog));
 		mon_path(path, sizeof(path), name);
@@ -454,7 +426,7 @@ static int load(struct ks_monitor *m, __u64 hash, const struct ks_monitor_cfg *c
 			 * says otherwise */
 			sys_fentry = ks_btf_kernel_has();
 		bpf_object__for_each_program(prog, m->skel->obj)
-			bpf_program__set_autoload(prog, wanted(m->skel->obj, prog));
+			bpf_program__set_autoload(prog, wanted(prog));
 		if ((err = ks_fit_prepare(m->skel->obj)))
 			return ks_err(err, "can't fit the monitor's maps to this kernel: %s",
 				      strerror(-err));
@@ -681,8 +653,6 @@ static const char *const twinned[KS_TWINS] = {
 	[KS_TWIN_EXEC] = "mon_exec",
 	[KS_TWIN_FORK] = "mon_fork",
 	[KS_TWIN_SOCK] = "mon_sock_state",
-	[KS_TWIN_SEND] = "mon_flow_send",
-	[KS_TWIN_RECV] = "mon_flow_recv",
 };
 
 /* Runs the twins did in their first's place, per slot, over CPUs. */
@@ -711,8 +681,6 @@ static __u64 runs_lost(const char *prog, __u64 misses, const __u64 rescued[KS_TW
 {
 	size_t n = strlen(prog);
 
-	if (has_sfx(prog, KS_MON_PREEMPT))
-		n -= strlen(KS_MON_PREEMPT);
 	if (n > 5 && !strncmp(prog + n - 5, "_twin", 5))
 		return 0;
 	for (int k = 0; k < KS_TWINS; k++)
