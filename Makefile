@@ -291,6 +291,8 @@ $(BUILD)/bench/%: bench/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
+$(BUILD)/bench/exec_storm $(BUILD)/bench/connect_storm: bench/pace.h
+
 # store_ingest drives the store library directly, without the kernel.
 $(BUILD)/bench/store_ingest: bench/store_ingest.c $(BUILD)/libkshield.a
 	$(call msg,CC,$@)
