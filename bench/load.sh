@@ -34,6 +34,9 @@ agent_start() {
 }
 agent_stop() { [ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null; AGENT=; }
 
+# cpu_ticks PID: user + system clock ticks of PID so far.
+cpu_ticks() { [ -r "/proc/$1/stat" ] && sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}' || echo 0; }
+
 # stats: "received stored unstored lost" from the agent's own counters
 # (pinned mon_agent, ks_lost: `kshield stats`).
 stats() {

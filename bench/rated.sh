@@ -30,20 +30,24 @@ trap cleanup EXIT
 rm -rf "$KSHIELD_BPFFS"
 agent_start
 echo "rated load: $SECS s a step, ${EXEC_SHARE:-0.5} of the events from execs (exec+exit), the rest from connects (connect+accept), default config"
-printf "%8s %10s %10s %10s %8s %8s %s\n" target recv/s stored/s unstored lost wall paced
+printf "%8s %10s %10s %10s %8s %8s %6s %s\n" target recv/s stored/s unstored lost wall agent paced
 best=0 best_recv=0 rate=$START why="reached MAX=$MAX"
 while awk -v r="$rate" -v m="$MAX" 'BEGIN {exit !(r <= m)}'; do
 	read -r r0 s0 u0 l0 <<< "$(stats)"
+	c0=$(cpu_ticks "$AGENT")
 	load_start "$rate" "$SECS"
 	load_wait
 	wall=$WALL
 	sleep 2		# the agent reads what is left (the losses are counted at write)
 	read -r r1 s1 u1 l1 <<< "$(stats)"
+	# the agent's CPU over the step (and its 2 s tail), % of one core
+	cpu=$(awk -v a="$c0" -v b="$(cpu_ticks "$AGENT")" -v hz="$(getconf CLK_TCK)" -v s="$SECS" \
+		'BEGIN {printf "%.1f%%", (b - a) * 100 / hz / (s + 2)}')
 	# the load kept its pace when it took at most 5% longer than SECS
 	paced=$(awk -v w="$wall" -v s="$SECS" 'BEGIN {print (w <= s * 1.05) ? "yes" : "no"}')
 	recv=$(( (r1 - r0) / SECS ))
-	printf "%8d %10d %10d %10d %8d %8.1f %s\n" "$rate" "$recv" $(( (s1 - s0) / SECS )) \
-		$((u1 - u0)) $((l1 - l0)) "$wall" "$paced"
+	printf "%8d %10d %10d %10d %8d %8.1f %6s %s\n" "$rate" "$recv" $(( (s1 - s0) / SECS )) \
+		$((u1 - u0)) $((l1 - l0)) "$wall" "$cpu" "$paced"
 	if [ $((l1 - l0)) -gt 0 ]; then why="losses at $rate"; break; fi
 	if [ "$paced" = no ]; then why="the load could not keep $rate/s (the machine's limit, not the agent's)"; break; fi
 	best=$rate best_recv=$recv

@@ -67,6 +67,16 @@ struct agent {
 	bool store_corrupt;		/* move the file aside on reopen */
 	char store_why[256];		/* last failure, printed once */
 	__s64 boot_to_real;
+	__s64 boot_ns;			/* CLOCK_BOOTTIME at the last clock_map() */
+	/* The wall clock's steps: a record made before the last one (its boot
+	 * time before step_boot) keeps the offset of its time, and retention
+	 * does not count a forward step as age (retain_keep()). */
+	__s64 step_boot, step_from;
+	struct clock_epoch {
+		__s64 offset;		/* boot_to_real while it held */
+		__s64 until;		/* CLOCK_BOOTTIME when it was stepped */
+	} epochs[8];
+	int nepochs;
 	struct ks_agent_stats st;
 	__s64 clock_noted;		/* boot_to_real last written to the store */
 	__u64 stored_before;		/* rows committed by stores since closed */
@@ -98,10 +108,51 @@ static void on_signal(int sig)
 static void clock_map(struct agent *a)
 {
 	struct timespec r, b;
+	__s64 off, boot;
 
 	clock_gettime(CLOCK_REALTIME, &r);
 	clock_gettime(CLOCK_BOOTTIME, &b);
-	a->boot_to_real = (r.tv_sec - b.tv_sec) * 1000000000LL + (r.tv_nsec - b.tv_nsec);
+	off = (r.tv_sec - b.tv_sec) * 1000000000LL + (r.tv_nsec - b.tv_nsec);
+	boot = b.tv_sec * 1000000000LL + b.tv_nsec;
+	/* NTP slews by microseconds; a step (date -s, a VM resumed) moves it */
+	if (a->boot_ns && llabs(off - a->boot_to_real) > 50000000LL) {
+		if (a->nepochs == (int)ARRAY_SIZE(a->epochs)) {
+			/* full: merge the two oldest, keeping the smaller offset
+			 * (retention then waits longer, never less) */
+			if (a->epochs[1].offset > a->epochs[0].offset)
+				a->epochs[1].offset = a->epochs[0].offset;
+			memmove(a->epochs, a->epochs + 1, sizeof(a->epochs[0]) * --a->nepochs);
+		}
+		a->epochs[a->nepochs++] = (struct clock_epoch){ a->boot_to_real, boot };
+		/* records up to the last tick were made before the step */
+		a->step_boot = a->boot_ns;
+		a->step_from = a->boot_to_real;
+	}
+	a->boot_to_real = off;
+	a->boot_ns = boot;
+}
+
+/* The CLOCK_REALTIME of a record made at CLOCK_BOOTTIME @ts_ns. */
+static __s64 record_offset(const struct agent *a, __u64 ts_ns)
+{
+	return a->step_boot && (__s64)ts_ns < a->step_boot ? a->step_from : a->boot_to_real;
+}
+
+/* Retention by age counts the time since a record was made. Rows made
+ * before a forward step of the clock look older than they are by the
+ * step: wait that much longer for them (a back step only makes rows look
+ * younger: deleted later, never early). Steps older than @keep no longer
+ * matter. */
+static __u64 retain_keep(const struct agent *a, __u64 keep)
+{
+	__s64 slack = 0;
+
+	if (!keep)
+		return 0;
+	for (int i = 0; i < a->nepochs; i++)
+		if (a->epochs[i].until + (__s64)keep > a->boot_ns && a->boot_to_real - a->epochs[i].offset > slack)
+			slack = a->boot_to_real - a->epochs[i].offset;
+	return keep + slack;
 }
 
 /* ---- the store, and what happens when it fails ---- */
@@ -141,12 +192,12 @@ static void store_failed(struct agent *a, int err)
 		ks_log("store: %s; events are counted, not stored, until it recovers", a->store_why);
 	}
 	if (err == -EBADMSG)
-		a->store_corrupt = true;
+		a->store_corrupt = true;	/* moved aside at once, not in RETRY_MS */
 	a->stored_before += ks_store_committed(a->store);
 	a->dropped_before += ks_store_dropped(a->store);
 	ks_store_close(a->store);	/* commits nothing: the batch was aborted */
 	a->store = NULL;
-	a->retry_at = a->now_ms + RETRY_MS;
+	a->retry_at = a->now_ms + (a->store_corrupt ? 0 : RETRY_MS);
 }
 
 static void store_open(struct agent *a)
@@ -155,10 +206,19 @@ static void store_open(struct agent *a)
 	int err;
 
 	if (a->store_corrupt) {
+		char wal[PATH_MAX + 8], aside_wal[sizeof(aside) + 8];
+
 		snprintf(aside, sizeof(aside), "%s.corrupt-%ld", a->cfg.store, (long)time(NULL));
-		if (!rename(a->cfg.store, aside))
-			ks_log("store: moved the corrupt %s aside to %s; starting a new one",
-			    a->cfg.store, aside);
+		/* its WAL goes with it: left behind, SQLite would replay it into the new store */
+		snprintf(wal, sizeof(wal), "%s-wal", a->cfg.store);
+		snprintf(aside_wal, sizeof(aside_wal), "%s-wal", aside);
+		if (!rename(a->cfg.store, aside)) {
+			rename(wal, aside_wal);
+			snprintf(wal, sizeof(wal), "%s-shm", a->cfg.store);
+			unlink(wal);
+			ks_log("store: moved the corrupt %s aside to %s (kept for you to inspect or "
+			    "delete); starting a new one", a->cfg.store, aside);
+		}
 		a->store_corrupt = false;
 	}
 	err = ks_store_open(&a->store, a->cfg.store, KS_STORE_CREATE);
@@ -212,7 +272,8 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	a->st.received++;
 	a->m.received[kind]++;
-	if (ks_row_decode(data, size, a->boot_to_real, &r)) {
+	if (ks_row_decode(data, size, size >= sizeof(struct ks_hdr) ?
+			  record_offset(a, ((const struct ks_hdr *)data)->ts_ns) : a->boot_to_real, &r)) {
 		a->unstored_direct++;	/* a kind this agent does not know */
 		a->m.unstored[kind]++;
 		return 0;
@@ -329,9 +390,14 @@ static void tick(struct agent *a)
 {
 	long age;
 	long n;
+	int err;
 
 	a->now_ms = ks_mono_ms();
 	clock_map(a);
+	/* Someone else wrote the file (while we were stopped, say): check it
+	 * before writing on; a corrupt one is moved aside. */
+	if (a->store && ks_store_touched(a->store) && (err = ks_store_check(a->store)))
+		store_failed(a, err);
 	if (a->store && ks_store_pending(a->store, &age) && age >= KS_STORE_BATCH_MS)
 		store_commit(a);
 	if (!a->store && a->now_ms >= a->retry_at)
@@ -342,7 +408,8 @@ static void tick(struct agent *a)
 		a->clock_noted = a->boot_to_real;
 	if (a->store && a->now_ms >= a->retain_at) {
 		a->retain_at = a->now_ms + RETAIN_MS;
-		n = ks_store_retain(a->store, a->cfg.retention_s * 1000000000ULL, a->cfg.max_size);
+		n = ks_store_retain(a->store, retain_keep(a, a->cfg.retention_s * 1000000000ULL),
+				    a->cfg.max_size);
 		if (n < 0)
 			store_failed(a, n);
 		note_losses(a);
