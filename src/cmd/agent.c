@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -46,6 +47,7 @@
 #include "metrics.h"
 #include "monitor.h"
 #include "pins.h"
+#include "ringread.h"
 #include "shieldset.h"
 #include "store.h"
 #include "units.h"
@@ -54,6 +56,8 @@
 #define RETRY_MS	2000	/* store reopen period while it is failing */
 #define RETAIN_MS	10000	/* retention and loss bookkeeping period */
 #define TEXTFILE_MS	5000	/* --metrics-textfile rewrite period */
+#define HOLD_POLL_MS	10	/* read period while records are held */
+#define MAX_RINGS	4	/* ks_events and older ones set aside */
 
 struct agent {
 	struct ks_config cfg;
@@ -62,7 +66,8 @@ struct agent {
 	const char *json_path;
 	FILE *json;
 	struct ks_monitor mon;
-	struct ring_buffer *rb;
+	struct ks_ring rings[MAX_RINGS];	/* [0] ks_events, then older ones */
+	int nrings, epfd;
 	struct ks_store *store;		/* NULL while the store is failing */
 	bool store_corrupt;		/* move the file aside on reopen */
 	char store_why[256];		/* last failure, printed once */
@@ -181,6 +186,27 @@ static void batch_settled(struct agent *a, bool stored)
 	a->committed_seen = ks_store_committed(a->store);
 }
 
+static void publish_stats(struct agent *a, bool running);
+
+/* Give the ring buffers' space back once nothing read is only in memory:
+ * every record read is committed, or counted as not stored in the
+ * published counters. Until then the records stay in the pinned ring, and
+ * an agent killed meanwhile (SIGKILL, the OOM killer) leaves them to the
+ * next one. */
+static void release(struct agent *a)
+{
+	long age;
+	bool held = false;
+
+	for (int i = 0; i < a->nrings; i++)
+		held |= ks_ring_held(&a->rings[i]) > 0;
+	if (!held || (a->store && ks_store_pending(a->store, &age)))
+		return;
+	publish_stats(a, true);
+	for (int i = 0; i < a->nrings; i++)
+		ks_ring_release(&a->rings[i]);
+}
+
 static void store_failed(struct agent *a, int err)
 {
 	if (a->store)
@@ -286,8 +312,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	err = ks_store_add_row(a->store, &r);
-	if (ks_store_committed(a->store) != a->committed_seen)
-		batch_settled(a, true);	/* the store committed before this row */
+	if (ks_store_committed(a->store) != a->committed_seen) {
+		batch_settled(a, true);	/* the store committed (with or before this row) */
+		if (!err)
+			release(a);
+	}
 	if (err) {
 		a->m.unstored[kind]++;	/* this row; store_failed() its batch */
 		store_failed(a, err);
@@ -415,6 +444,7 @@ static void tick(struct agent *a)
 		note_losses(a);
 	}
 	publish_stats(a, true);
+	release(a);
 	ks_selfdefence_tick(&a->cfg, &a->mon, a->store);	/* repair + record tampering */
 	metrics_textfile(a);
 #ifndef KSHIELD_STATIC
@@ -472,13 +502,62 @@ static void shields_sync(struct agent *a)
 
 /* ---- start, loop, stop ---- */
 
+/* Read ring buffer map @fd too (its fd is dup()ed: the caller closes its own). */
+static int ring_add(struct agent *a, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct ks_ring *r = &a->rings[a->nrings];
+	int own, err;
+
+	if (a->nrings == MAX_RINGS)
+		return ks_err(-E2BIG, "more than %d ring buffers", MAX_RINGS);
+	if ((own = dup(fd)) < 0)
+		return ks_err(-errno, "can't read the ring buffer: %s", strerror(errno));
+	if ((err = ks_ring_open(r, own))) {
+		close(own);
+		return err;
+	}
+	if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, own, &ev)) {
+		err = ks_err(-errno, "can't wait on the ring buffer: %s", strerror(errno));
+		ks_ring_close(r);
+		close(own);
+		return err;
+	}
+	a->nrings++;
+	return 0;
+}
+
 static void add_old_ring(int fd, void *ctx)
 {
-	struct agent *a = ctx;
-	int own = dup(fd);	/* libbpf keeps using the fd */
+	if (ring_add(ctx, fd))
+		ks_log("can't read the older ring buffer set aside: %s", ks_errmsg());
+}
 
-	if (own < 0 || ring_buffer__add(a->rb, own, on_record, a))
-		ks_log("can't read the older ring buffer set aside: %s", strerror(errno));
+/* Read every ring; returns a negative errno on failure. */
+static int rings_read(struct agent *a)
+{
+	for (int i = 0; i < a->nrings; i++) {
+		int n = ks_ring_read(&a->rings[i], on_record, a);
+
+		if (n < 0)
+			return n;
+	}
+	return 0;
+}
+
+/* Wait for records: on epoll while nothing is held; while records are
+ * held (the ring then always reads as ready) a short sleep instead. */
+static void rings_wait(struct agent *a)
+{
+	struct epoll_event ev[MAX_RINGS];
+	bool held = false;
+
+	for (int i = 0; i < a->nrings; i++)
+		held |= ks_ring_held(&a->rings[i]) > 0;
+	if (held)
+		usleep(HOLD_POLL_MS * 1000);
+	else
+		epoll_wait(a->epfd, ev, MAX_RINGS, TICK_MS);
 }
 
 static int agent_start(struct agent *a)
@@ -506,9 +585,11 @@ static int agent_start(struct agent *a)
 	/* Name ourselves before loading shields: our own BPF loads are not
 	 * `bpf` events. */
 	publish_stats(a, true);
-	a->rb = ring_buffer__new(a->mon.events_fd, on_record, a, NULL);
-	if (!a->rb)
-		return ks_err(-errno, "can't read the ring buffer: %s", strerror(errno));
+	a->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (a->epfd < 0)
+		return ks_err(-errno, "can't wait on the ring buffer: %s", strerror(errno));
+	if ((err = ring_add(a, a->mon.events_fd)))
+		return err;
 	/* Shields loaded before an upgrade that changed the ring buffer still
 	 * write into the one set aside: read it too. */
 	ks_pins_old_maps("ks_events", false, add_old_ring, a);
@@ -542,9 +623,9 @@ static int agent_start(struct agent *a)
 
 static void agent_stop(struct agent *a)
 {
-	if (a->rb) {
+	if (a->nrings) {
 		clock_map(a);
-		ring_buffer__consume(a->rb);
+		rings_read(a);
 	}
 	store_commit(a);
 	note_losses(a);
@@ -558,7 +639,13 @@ static void agent_stop(struct agent *a)
 	ks_metrics_http_stop(a->http);
 #endif
 	ks_store_close(a->store);
-	ring_buffer__free(a->rb);
+	for (int i = 0; i < a->nrings; i++) {
+		ks_ring_release(&a->rings[i]);	/* committed above, or counted */
+		close(a->rings[i].fd);
+		ks_ring_close(&a->rings[i]);
+	}
+	if (a->epfd > 0)
+		close(a->epfd);
 	if (a->json && a->json != stdout)
 		fclose(a->json);
 	ks_monitor_close(&a->mon);
@@ -574,14 +661,13 @@ static int agent_run(struct agent *a)
 	}
 	shields_sync(a);
 	while (!stop_requested) {
-		/* Woken every mon_config.wakeup_every records; the consume
-		 * call drains the low-rate tail that never reaches a wakeup. */
-		err = ring_buffer__poll(a->rb, TICK_MS);
-		if (err < 0 && err != -EINTR) {
+		/* Woken every mon_config.wakeup_every records or TICK_MS;
+		 * every pass reads all there is, the low-rate tail too. */
+		rings_wait(a);
+		if ((err = rings_read(a)) < 0) {
 			ks_err(err, "reading the ring buffer: %s", strerror(-err));
 			break;
 		}
-		ring_buffer__consume(a->rb);
 		tick(a);
 		if (reload_requested) {
 			reload_requested = 0;
