@@ -56,7 +56,8 @@
 #define RETRY_MS	2000	/* store reopen period while it is failing */
 #define RETAIN_MS	10000	/* retention and loss bookkeeping period */
 #define TEXTFILE_MS	5000	/* --metrics-textfile rewrite period */
-#define HOLD_POLL_MS	10	/* read period while records are held */
+#define HOLD_POLL_US	1000	/* read period while records are held and */
+#define HOLD_IDLE_US	10000	/* ... when the last read found none */
 #define MAX_RINGS	4	/* ks_events and older ones set aside */
 
 struct agent {
@@ -68,6 +69,8 @@ struct agent {
 	struct ks_monitor mon;
 	struct ks_ring rings[MAX_RINGS];	/* [0] ks_events, then older ones */
 	int nrings, epfd;
+	bool read_some;			/* the last read found records */
+	long long tick_at;		/* next tick (ks_mono_ms) */
 	struct ks_store *store;		/* NULL while the store is failing */
 	bool store_corrupt;		/* move the file aside on reopen */
 	char store_why[256];		/* last failure, printed once */
@@ -536,11 +539,13 @@ static void add_old_ring(int fd, void *ctx)
 /* Read every ring; returns a negative errno on failure. */
 static int rings_read(struct agent *a)
 {
+	a->read_some = false;
 	for (int i = 0; i < a->nrings; i++) {
 		int n = ks_ring_read(&a->rings[i], on_record, a);
 
 		if (n < 0)
 			return n;
+		a->read_some |= n > 0;
 	}
 	return 0;
 }
@@ -554,8 +559,8 @@ static void rings_wait(struct agent *a)
 
 	for (int i = 0; i < a->nrings; i++)
 		held |= ks_ring_held(&a->rings[i]) > 0;
-	if (held)
-		usleep(HOLD_POLL_MS * 1000);
+	if (held)	/* a stream: read on soon; a trickle: the batch waits for its age */
+		usleep(a->read_some ? HOLD_POLL_US : HOLD_IDLE_US);
 	else
 		epoll_wait(a->epfd, ev, MAX_RINGS, TICK_MS);
 }
@@ -668,6 +673,9 @@ static int agent_run(struct agent *a)
 			ks_err(err, "reading the ring buffer: %s", strerror(-err));
 			break;
 		}
+		if (ks_mono_ms() < a->tick_at && !reload_requested)
+			continue;
+		a->tick_at = ks_mono_ms() + TICK_MS;
 		tick(a);
 		if (reload_requested) {
 			reload_requested = 0;
