@@ -22,7 +22,6 @@ pkgs=(
   # not gcc-multilib: it would remove the aarch64 cross compiler
   gcc-i686-linux-gnu libc6-dev-i386-cross
   debhelper dpkg-dev man-db systemd   # tests/test_install.c: .deb build, unit and man page checks
-  faketime   # tests/test_agent.c t18: wall-clock steps seen by the agent alone, not the host
 )
 
 missing=()
