@@ -30,7 +30,7 @@
 #             pins and reads again what the killed one had read but not
 #             committed; enforcement never stopped.
 # The wall-clock steps are not here: they move the host's clock, which other
-# sessions share (tests/test_agent.c t20 does them in seconds).
+# sessions share (tests/test_agent.c t18 steps the agent's clock alone).
 # Knobs: RATE, STOP_S, RO_S, PAGES, STEPS ("sigstop truncate pages readonly
 # oom"), KSHIELD_BPFFS (/sys/fs/bpf/ks-bench-faults). Run it as root under
 # `flock /tmp/kshield-host.lock`.
