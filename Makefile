@@ -205,6 +205,12 @@ $(BUILD)/tests/kshield-tests: $(TEST_SRCS) $(wildcard tests/*.h)
 # the shield objects and reads the kernel's BTF).
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
+# tests/test_agent.c t18: the wall clock stepped for the agent alone
+$(BUILD)/tests/clockshift.so: tests/clockshift.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -Wall -shared -fPIC $< -ldl -o $@
+
 $(BUILD)/tests/unit-tests: $(UNIT_SRCS) $(BUILD)/obj/src/cmd/cli.o $(BUILD)/libkshield.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -214,6 +220,7 @@ test-unit: $(BUILD)/tests/unit-tests $(SHIELD_OBJS)
 	$(Q)$(BUILD)/tests/unit-tests --jobs 1
 
 test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES) $(BUILD)/bench/store_ingest \
+	   $(BUILD)/tests/clockshift.so \
 	   $(BUILD)/matrix/fixtures/dirtypipe-probe-anon.bpf.o $(BUILD)/matrix/fixtures/dirtypipe-probe-file.bpf.o
 	$(Q)scripts/check-layers.sh
 	$(Q)scripts/sysnr.sh --check
@@ -297,6 +304,8 @@ $(BUILD)/bench/%: bench/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+$(BUILD)/bench/exec_storm $(BUILD)/bench/connect_storm: bench/pace.h
 
 # store_ingest drives the store library directly, without the kernel.
 $(BUILD)/bench/store_ingest: bench/store_ingest.c $(BUILD)/libkshield.a

@@ -2,7 +2,8 @@
  * one process (the accepting end in a thread); prints wall and CPU seconds
  * and its pid (the owner of every record, for counting what was stored).
  * Each connection is one connect and one accept record for the monitor.
- *	connect_storm N [BYTES]
+ *	connect_storm N [BYTES [RATE]]
+ * With RATE, connections are paced at RATE a second (pace.h).
  * With BYTES, the client sends that many bytes and the server answers one
  * before the close: each connection is then a flow (two flow records, one
  * per end). */
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include "pace.h"
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -61,12 +63,14 @@ int main(int argc, char **argv)
 
 	n = argc > 1 ? atol(argv[1]) : 20000;
 	bytes = argc > 2 ? atol(argv[2]) : 0;
+	double rate = argc > 3 ? atof(argv[3]) : 0;
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (bind(lfd, (void *)&sa, len) || listen(lfd, 4096) || getsockname(lfd, (void *)&sa, &len))
 		return 1;
 	pthread_create(&t, NULL, acceptor, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (long i = 0; i < n; i++) {
+		pace(&a, i, rate);
 		int c = socket(AF_INET, SOCK_STREAM, 0);
 
 		if (connect(c, (void *)&sa, len))

@@ -1,7 +1,12 @@
 /* exec_storm.c - fork + exec /bin/true N times; prints wall and CPU seconds.
- * The monitor's cost on process creation (exec, exit, fork hooks). */
+ * The monitor's cost on process creation (exec, exit, fork hooks).
+ *	exec_storm N [RATE]
+ * With RATE, the execs are paced at RATE a second (exec i starts at
+ * i / RATE s; one that falls behind does not sleep): a steady load for
+ * bench/rated.sh instead of a burst. */
 #include <stdio.h>
 #include <stdlib.h>
+#include "pace.h"
 #include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -10,10 +15,12 @@
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 2000;
+	double rate = argc > 2 ? atof(argv[2]) : 0;
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (long i = 0; i < n; i++) {
+		pace(&a, i, rate);
 		pid_t pid = fork();
 
 		if (pid == 0) {

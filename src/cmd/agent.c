@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -47,6 +48,7 @@
 #include "metrics.h"
 #include "monitor.h"
 #include "pins.h"
+#include "ringread.h"
 #include "shieldset.h"
 #include "store.h"
 #include "units.h"
@@ -55,6 +57,9 @@
 #define RETRY_MS	2000	/* store reopen period while it is failing */
 #define RETAIN_MS	10000	/* retention and loss bookkeeping period */
 #define TEXTFILE_MS	5000	/* --metrics-textfile rewrite period */
+#define HOLD_POLL_US	1000	/* read period while records are held and */
+#define HOLD_IDLE_US	10000	/* ... when the last read found none */
+#define MAX_RINGS	4	/* ks_events and older ones set aside */
 
 struct agent {
 	struct ks_config cfg;
@@ -63,11 +68,24 @@ struct agent {
 	const char *json_path;
 	FILE *json;
 	struct ks_monitor mon;
-	struct ring_buffer *rb;
+	struct ks_ring rings[MAX_RINGS];	/* [0] ks_events, then older ones */
+	int nrings, epfd;
+	bool read_some;			/* the last read found records */
+	long long tick_at;		/* next tick (ks_mono_ms) */
 	struct ks_store *store;		/* NULL while the store is failing */
 	bool store_corrupt;		/* move the file aside on reopen */
 	char store_why[256];		/* last failure, printed once */
 	__s64 boot_to_real;
+	__s64 boot_ns;			/* CLOCK_BOOTTIME at the last clock_map() */
+	/* The wall clock's steps: a record made before the last one (its boot
+	 * time before step_boot) keeps the offset of its time, and retention
+	 * does not count a forward step as age (retain_keep()). */
+	__s64 step_boot, step_from;
+	struct clock_epoch {
+		__s64 offset;		/* boot_to_real while it held */
+		__s64 until;		/* CLOCK_BOOTTIME when it was stepped */
+	} epochs[8];
+	int nepochs;
 	struct ks_agent_stats st;
 	__s64 clock_noted;		/* boot_to_real last written to the store */
 	__u64 stored_before;		/* rows committed by stores since closed */
@@ -99,10 +117,51 @@ static void on_signal(int sig)
 static void clock_map(struct agent *a)
 {
 	struct timespec r, b;
+	__s64 off, boot;
 
 	clock_gettime(CLOCK_REALTIME, &r);
 	clock_gettime(CLOCK_BOOTTIME, &b);
-	a->boot_to_real = (r.tv_sec - b.tv_sec) * 1000000000LL + (r.tv_nsec - b.tv_nsec);
+	off = (r.tv_sec - b.tv_sec) * 1000000000LL + (r.tv_nsec - b.tv_nsec);
+	boot = b.tv_sec * 1000000000LL + b.tv_nsec;
+	/* NTP slews by microseconds; a step (date -s, a VM resumed) moves it */
+	if (a->boot_ns && llabs(off - a->boot_to_real) > 50000000LL) {
+		if (a->nepochs == (int)ARRAY_SIZE(a->epochs)) {
+			/* full: merge the two oldest, keeping the smaller offset
+			 * (retention then waits longer, never less) */
+			if (a->epochs[1].offset > a->epochs[0].offset)
+				a->epochs[1].offset = a->epochs[0].offset;
+			memmove(a->epochs, a->epochs + 1, sizeof(a->epochs[0]) * --a->nepochs);
+		}
+		a->epochs[a->nepochs++] = (struct clock_epoch){ a->boot_to_real, boot };
+		/* records up to the last tick were made before the step */
+		a->step_boot = a->boot_ns;
+		a->step_from = a->boot_to_real;
+	}
+	a->boot_to_real = off;
+	a->boot_ns = boot;
+}
+
+/* The CLOCK_REALTIME of a record made at CLOCK_BOOTTIME @ts_ns. */
+static __s64 record_offset(const struct agent *a, __u64 ts_ns)
+{
+	return a->step_boot && (__s64)ts_ns < a->step_boot ? a->step_from : a->boot_to_real;
+}
+
+/* Retention by age counts the time since a record was made. Rows made
+ * before a forward step of the clock look older than they are by the
+ * step: wait that much longer for them (a back step only makes rows look
+ * younger: deleted later, never early). Steps older than @keep no longer
+ * matter. */
+static __u64 retain_keep(const struct agent *a, __u64 keep)
+{
+	__s64 slack = 0;
+
+	if (!keep)
+		return 0;
+	for (int i = 0; i < a->nepochs; i++)
+		if (a->epochs[i].until + (__s64)keep > a->boot_ns && a->boot_to_real - a->epochs[i].offset > slack)
+			slack = a->boot_to_real - a->epochs[i].offset;
+	return keep + slack;
 }
 
 /* ---- the store, and what happens when it fails ---- */
@@ -131,6 +190,27 @@ static void batch_settled(struct agent *a, bool stored)
 	a->committed_seen = ks_store_committed(a->store);
 }
 
+static void publish_stats(struct agent *a, bool running);
+
+/* Give the ring buffers' space back once nothing read is only in memory:
+ * every record read is committed, or counted as not stored in the
+ * published counters. Until then the records stay in the pinned ring, and
+ * an agent killed meanwhile (SIGKILL, the OOM killer) leaves them to the
+ * next one. */
+static void release(struct agent *a)
+{
+	long age;
+	bool held = false;
+
+	for (int i = 0; i < a->nrings; i++)
+		held |= ks_ring_held(&a->rings[i]) > 0;
+	if (!held || (a->store && ks_store_pending(a->store, &age)))
+		return;
+	publish_stats(a, true);
+	for (int i = 0; i < a->nrings; i++)
+		ks_ring_release(&a->rings[i]);
+}
+
 static void store_failed(struct agent *a, int err)
 {
 	if (a->store)
@@ -142,12 +222,12 @@ static void store_failed(struct agent *a, int err)
 		ks_log("store: %s; events are counted, not stored, until it recovers", a->store_why);
 	}
 	if (err == -EBADMSG)
-		a->store_corrupt = true;
+		a->store_corrupt = true;	/* moved aside at once, not in RETRY_MS */
 	a->stored_before += ks_store_committed(a->store);
 	a->dropped_before += ks_store_dropped(a->store);
 	ks_store_close(a->store);	/* commits nothing: the batch was aborted */
 	a->store = NULL;
-	a->retry_at = a->now_ms + RETRY_MS;
+	a->retry_at = a->now_ms + (a->store_corrupt ? 0 : RETRY_MS);
 }
 
 static void store_open(struct agent *a)
@@ -156,10 +236,19 @@ static void store_open(struct agent *a)
 	int err;
 
 	if (a->store_corrupt) {
+		char wal[PATH_MAX + 8], aside_wal[sizeof(aside) + 8];
+
 		snprintf(aside, sizeof(aside), "%s.corrupt-%ld", a->cfg.store, (long)time(NULL));
-		if (!rename(a->cfg.store, aside))
-			ks_log("store: moved the corrupt %s aside to %s; starting a new one",
-			    a->cfg.store, aside);
+		/* its WAL goes with it: left behind, SQLite would replay it into the new store */
+		snprintf(wal, sizeof(wal), "%s-wal", a->cfg.store);
+		snprintf(aside_wal, sizeof(aside_wal), "%s-wal", aside);
+		if (!rename(a->cfg.store, aside)) {
+			rename(wal, aside_wal);
+			snprintf(wal, sizeof(wal), "%s-shm", a->cfg.store);
+			unlink(wal);
+			ks_log("store: moved the corrupt %s aside to %s (kept for you to inspect or "
+			    "delete); starting a new one", a->cfg.store, aside);
+		}
 		a->store_corrupt = false;
 	}
 	err = ks_store_open(&a->store, a->cfg.store, KS_STORE_CREATE);
@@ -213,7 +302,8 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	a->st.received++;
 	a->m.received[kind]++;
-	if (ks_row_decode(data, size, a->boot_to_real, &r)) {
+	if (ks_row_decode(data, size, size >= sizeof(struct ks_hdr) ?
+			  record_offset(a, ((const struct ks_hdr *)data)->ts_ns) : a->boot_to_real, &r)) {
 		a->unstored_direct++;	/* a kind this agent does not know */
 		a->m.unstored[kind]++;
 		return 0;
@@ -226,8 +316,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	err = ks_store_add_row(a->store, &r);
-	if (ks_store_committed(a->store) != a->committed_seen)
-		batch_settled(a, true);	/* the store committed before this row */
+	if (ks_store_committed(a->store) != a->committed_seen) {
+		batch_settled(a, true);	/* the store committed (with or before this row) */
+		if (!err)
+			release(a);
+	}
 	if (err) {
 		a->m.unstored[kind]++;	/* this row; store_failed() its batch */
 		store_failed(a, err);
@@ -333,9 +426,14 @@ static void tick(struct agent *a)
 {
 	long age;
 	long n;
+	int err;
 
 	a->now_ms = ks_mono_ms();
 	clock_map(a);
+	/* Someone else wrote the file (while we were stopped, say): check it
+	 * before writing on; a corrupt one is moved aside. */
+	if (a->store && ks_store_touched(a->store) && (err = ks_store_check(a->store)))
+		store_failed(a, err);
 	if (a->store && ks_store_pending(a->store, &age) && age >= KS_STORE_BATCH_MS)
 		store_commit(a);
 	if (!a->store && a->now_ms >= a->retry_at)
@@ -346,12 +444,14 @@ static void tick(struct agent *a)
 		a->clock_noted = a->boot_to_real;
 	if (a->store && a->now_ms >= a->retain_at) {
 		a->retain_at = a->now_ms + RETAIN_MS;
-		n = ks_store_retain(a->store, a->cfg.retention_s * 1000000000ULL, a->cfg.max_size);
+		n = ks_store_retain(a->store, retain_keep(a, a->cfg.retention_s * 1000000000ULL),
+				    a->cfg.max_size);
 		if (n < 0)
 			store_failed(a, n);
 		note_losses(a);
 	}
 	publish_stats(a, true);
+	release(a);
 	ks_selfdefence_tick(&a->cfg, &a->mon, a->store);	/* repair + record tampering */
 	metrics_textfile(a);
 #ifndef KSHIELD_STATIC
@@ -409,13 +509,64 @@ static void shields_sync(struct agent *a)
 
 /* ---- start, loop, stop ---- */
 
+/* Read ring buffer map @fd too (its fd is dup()ed: the caller closes its own). */
+static int ring_add(struct agent *a, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct ks_ring *r = &a->rings[a->nrings];
+	int own, err;
+
+	if (a->nrings == MAX_RINGS)
+		return ks_err(-E2BIG, "more than %d ring buffers", MAX_RINGS);
+	if ((own = dup(fd)) < 0)
+		return ks_err(-errno, "can't read the ring buffer: %s", strerror(errno));
+	if ((err = ks_ring_open(r, own))) {
+		close(own);
+		return err;
+	}
+	if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, own, &ev)) {
+		err = ks_err(-errno, "can't wait on the ring buffer: %s", strerror(errno));
+		ks_ring_close(r);
+		close(own);
+		return err;
+	}
+	a->nrings++;
+	return 0;
+}
+
 static void add_old_ring(int fd, void *ctx)
 {
-	struct agent *a = ctx;
-	int own = dup(fd);	/* libbpf keeps using the fd */
+	if (ring_add(ctx, fd))
+		ks_log("can't read the older ring buffer set aside: %s", ks_errmsg());
+}
 
-	if (own < 0 || ring_buffer__add(a->rb, own, on_record, a))
-		ks_log("can't read the older ring buffer set aside: %s", strerror(errno));
+/* Read every ring; returns a negative errno on failure. */
+static int rings_read(struct agent *a)
+{
+	a->read_some = false;
+	for (int i = 0; i < a->nrings; i++) {
+		int n = ks_ring_read(&a->rings[i], on_record, a);
+
+		if (n < 0)
+			return n;
+		a->read_some |= n > 0;
+	}
+	return 0;
+}
+
+/* Wait for records: on epoll while nothing is held; while records are
+ * held (the ring then always reads as ready) a short sleep instead. */
+static void rings_wait(struct agent *a)
+{
+	struct epoll_event ev[MAX_RINGS];
+	bool held = false;
+
+	for (int i = 0; i < a->nrings; i++)
+		held |= ks_ring_held(&a->rings[i]) > 0;
+	if (held)	/* a stream: read on soon; a trickle: the batch waits for its age */
+		usleep(a->read_some ? HOLD_POLL_US : HOLD_IDLE_US);
+	else
+		epoll_wait(a->epfd, ev, MAX_RINGS, TICK_MS);
 }
 
 static int agent_start(struct agent *a)
@@ -456,9 +607,11 @@ static int agent_start(struct agent *a)
 	/* Name ourselves before loading shields: our own BPF loads are not
 	 * `bpf` events. */
 	publish_stats(a, true);
-	a->rb = ring_buffer__new(a->mon.events_fd, on_record, a, NULL);
-	if (!a->rb)
-		return ks_err(-errno, "can't read the ring buffer: %s", strerror(errno));
+	a->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (a->epfd < 0)
+		return ks_err(-errno, "can't wait on the ring buffer: %s", strerror(errno));
+	if ((err = ring_add(a, a->mon.events_fd)))
+		return err;
 	/* Shields loaded before an upgrade that changed the ring buffer still
 	 * write into the one set aside: read it too. */
 	ks_pins_old_maps("ks_events", false, add_old_ring, a);
@@ -492,9 +645,9 @@ static int agent_start(struct agent *a)
 
 static void agent_stop(struct agent *a)
 {
-	if (a->rb) {
+	if (a->nrings) {
 		clock_map(a);
-		ring_buffer__consume(a->rb);
+		rings_read(a);
 	}
 	store_commit(a);
 	note_losses(a);
@@ -517,7 +670,13 @@ static void agent_stop(struct agent *a)
 	ks_metrics_http_stop(a->http);
 #endif
 	ks_store_close(a->store);
-	ring_buffer__free(a->rb);
+	for (int i = 0; i < a->nrings; i++) {
+		ks_ring_release(&a->rings[i]);	/* committed above, or counted */
+		close(a->rings[i].fd);
+		ks_ring_close(&a->rings[i]);
+	}
+	if (a->epfd > 0)
+		close(a->epfd);
 	if (a->json && a->json != stdout)
 		fclose(a->json);
 	ks_monitor_close(&a->mon);
@@ -533,14 +692,16 @@ static int agent_run(struct agent *a)
 	}
 	shields_sync(a);
 	while (!stop_requested) {
-		/* Woken every mon_config.wakeup_every records; the consume
-		 * call drains the low-rate tail that never reaches a wakeup. */
-		err = ring_buffer__poll(a->rb, TICK_MS);
-		if (err < 0 && err != -EINTR) {
+		/* Woken every mon_config.wakeup_every records or TICK_MS;
+		 * every pass reads all there is, the low-rate tail too. */
+		rings_wait(a);
+		if ((err = rings_read(a)) < 0) {
 			ks_err(err, "reading the ring buffer: %s", strerror(-err));
 			break;
 		}
-		ring_buffer__consume(a->rb);
+		if (ks_mono_ms() < a->tick_at && !reload_requested)
+			continue;
+		a->tick_at = ks_mono_ms() + TICK_MS;
 		tick(a);
 		if (reload_requested) {
 			reload_requested = 0;

@@ -43,6 +43,9 @@
 #define KS_STORE_VERSION	4
 #define KS_STORE_BATCH		8192		/* rows per transaction at most */
 #define KS_STORE_BATCH_MS	500		/* ... and at most this old */
+/* A record older than the newest row by more than this means the wall
+ * clock was stepped back (ring-buffer order across CPUs is far less). */
+#define KS_STORE_STEP_NS	1000000000LL
 /* The writer's page cache, on the agent's heap. Measured with
  * bench/store_ingest (1M events, per CPU second, 3 rounds): 4096 KB
  * 750-790k, 2048 750-830k, 1024 826-845k, 512 816-839k; appends touch few
@@ -97,6 +100,14 @@ long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes);
  * found by time (its ts is about (exec_id >> 8) + boot_to_real) without an
  * index on exec_id. The agent records it at start and when it moves. */
 int ks_store_note_clock(struct ks_store *s, __s64 boot_to_real);
+/* Was the main file changed (size, time, replaced) since this connection
+ * last wrote it? Only checkpoints write it, so a change is another
+ * process's: an editor, a restore, a disk error fixed by hand, damage.
+ * True once per change. */
+bool ks_store_touched(struct ks_store *s);
+/* PRAGMA quick_check (reads every page: run it when touched): 0, or
+ * -EBADMSG with one line when the file is corrupt. */
+int ks_store_check(struct ks_store *s);
 /* Rows per kind (@fn may be called more than once for a kind: add them
  * up), counted table by table: a GROUP BY over the view would build every
  * row. Returns 0 or a negative errno. */

@@ -1,0 +1,191 @@
+/* test_store_faults.c - the store under faults (issue 28), on a real store
+ * file, no kernel: rows keep their own time across wall-clock steps
+ * (back and forward), and a file another process damaged is noticed
+ * (ks_store_touched) and found corrupt (ks_store_check). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sqlite3.h>
+#include "err.h"
+#include "events.h"
+#include "store.h"
+
+#define T0	1796400000000000000LL	/* Dec 2026, ns */
+#define SEC	1000000000LL
+#define HOUR	(3600 * SEC)
+
+static char dir[] = "/tmp/ks-unit-faults-XXXXXX", path[96];
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/ks-unit-faults-XXXXXX");
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/events.db", dir);
+}
+
+static void teardown(void)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(store_faults, .init = setup, .fini = teardown, .timeout = 60);
+
+/* An exit row of pid @pid at @ts. */
+static void add(struct ks_store *s, int pid, long long ts)
+{
+	struct ks_row r;
+
+	ks_row_clear(&r);
+	ks_row_set_num(&r, KS_COL_TS, ts);
+	ks_row_set_str(&r, KS_COL_KIND, "exit");
+	ks_row_set_num(&r, KS_COL_PID, pid);
+	ks_row_set_num(&r, KS_COL_TID, pid);
+	ks_row_set_str(&r, KS_COL_COMM, "t");
+	cr_assert_eq(ks_store_add_row(s, &r), 0, "pid %d: %s", pid, ks_errmsg());
+}
+
+static long long ts_of(struct ks_store *s, int pid)
+{
+	sqlite3_stmt *st;
+	long long ts = -1;
+
+	cr_assert_eq(sqlite3_prepare_v2(ks_store_db(s), "SELECT ts FROM events WHERE pid = ?1", -1, &st,
+					NULL), SQLITE_OK);
+	sqlite3_bind_int(st, 1, pid);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		ts = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return ts;
+}
+
+/* Records in the order the agent reads them, with the ts each must be
+ * stored at (ts is the row key: unique, so a tie moves 1 ns). */
+Test(store_faults, rows_keep_their_time_across_clock_steps)
+{
+	static const struct {
+		const char *what;
+		long long ts, want;
+	} rows[] = {
+		{ "in order",				T0,				T0 },
+		{ "in order",				T0 + 1 * SEC,			T0 + 1 * SEC },
+		{ "another CPU's, 1 ms older",		T0 + 1 * SEC - 1000000,		T0 + 1 * SEC + 1 },
+		{ "a tie",				T0 + 2 * SEC,			T0 + 2 * SEC },
+		{ "a tie",				T0 + 2 * SEC,			T0 + 2 * SEC + 1 },
+		{ "clock stepped back 1 h",		T0 + 3 * SEC - HOUR,		T0 + 3 * SEC - HOUR },
+		{ "after the back step",		T0 + 4 * SEC - HOUR,		T0 + 4 * SEC - HOUR },
+		/* an hour later by the clock: the times stored before the
+		 * step come round again */
+		{ "meets a row stored before the step",	T0 + 1 * SEC,			T0 + 1 * SEC + 2 },
+		{ "the next, meets a tie's",		T0 + 2 * SEC,			T0 + 2 * SEC + 2 },
+		{ "past the rows before the step",	T0 + 5 * SEC,			T0 + 5 * SEC },
+		{ "clock stepped forward 2 h",		T0 + 6 * SEC + 2 * HOUR,	T0 + 6 * SEC + 2 * HOUR },
+		{ "after the forward step",		T0 + 7 * SEC + 2 * HOUR,	T0 + 7 * SEC + 2 * HOUR },
+	};
+	struct ks_store *s;
+	int n = sizeof(rows) / sizeof(rows[0]);
+
+	cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
+	for (int i = 0; i < n; i++)
+		add(s, 100 + i, rows[i].ts);
+	cr_assert_eq(ks_store_commit(s), n, "%s", ks_errmsg());
+	for (int i = 0; i < n; i++)
+		cr_expect_eq(ts_of(s, 100 + i), rows[i].want, "row %d (%s): stored at %+lld ns from the "
+			     "time it was made", i, rows[i].what, ts_of(s, 100 + i) - rows[i].ts);
+	cr_expect_eq(ks_store_dropped(s), 0);
+	ks_store_close(s);
+}
+
+/* Make a store of @n rows, all in its main file (an aged store). */
+static struct ks_store *aged_store(int n)
+{
+	struct ks_store *s;
+	sqlite3 *db;
+
+	cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
+	for (int i = 0; i < n; i++)
+		add(s, 1000 + i, T0 + i * 1000LL);
+	cr_assert_geq(ks_store_commit(s), 0, "%s", ks_errmsg());
+	cr_assert_eq(ks_store_committed(s), (__u64)n);
+	cr_expect(!ks_store_touched(s), "our own writes are not another process's");
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	return s;
+}
+
+static void damage_truncate(void)
+{
+	struct stat st;
+
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(truncate(path, st.st_size / 2), 0);
+}
+
+/* Random bytes over five pages spread over the file (not page 1, the
+ * header, which the identity check covers). */
+static void damage_pages(void)
+{
+	struct stat st;
+	char page[8192];
+	int fd = open(path, O_WRONLY);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	long pages = st.st_size / sizeof(page);
+	srand(28);
+	for (int i = 1; i <= 5; i++) {
+		for (size_t j = 0; j < sizeof(page); j++)
+			page[j] = rand();
+		cr_assert_eq(pwrite(fd, page, sizeof(page), (off_t)(pages * i / 6) * sizeof(page)),
+			     (ssize_t)sizeof(page));
+	}
+	close(fd);
+}
+
+Test(store_faults, a_file_damaged_by_another_process_is_found_corrupt)
+{
+	static const struct {
+		const char *what;
+		void (*damage)(void);
+		int want;
+	} cases[] = {
+		{ "another connection's checkpoint only", NULL, 0 },
+		{ "truncated to half", damage_truncate, -EBADMSG },
+		{ "five pages overwritten", damage_pages, -EBADMSG },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ks_store *s = aged_store(20000);
+		char *msg;
+		int rc;
+
+		cr_expect(ks_store_touched(s), "%s: the checkpoint by another connection not noticed",
+			  cases[i].what);
+		cr_expect_eq(ks_store_check(s), 0, "%s: intact after the checkpoint: %s", cases[i].what,
+			     ks_errmsg());
+		if (cases[i].damage) {
+			cases[i].damage();
+			cr_expect(ks_store_touched(s), "%s: not noticed", cases[i].what);
+		}
+		cr_expect(!ks_store_touched(s), "%s: noticed twice", cases[i].what);
+		rc = ks_store_check(s);
+		cr_expect_eq(rc, cases[i].want, "%s: check %d, want %d (%s)", cases[i].what, rc,
+			     cases[i].want, ks_errmsg());
+		msg = strdup(ks_errmsg());
+		if (cases[i].want)
+			cr_expect(strstr(msg, "corrupt") && !strchr(msg, '\n'), "%s: want one line: %s",
+				  cases[i].what, msg);
+		free(msg);
+		ks_store_abort(s);
+		ks_store_close(s);
+		unlink(path);
+	}
+}
