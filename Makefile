@@ -241,7 +241,10 @@ run: setup
 	$(Q)install -d -m 0700 /var/lib/kshield
 	$(BUILD)/kshield agent --config packaging/kshield.conf --shields-dir $(BUILD)/shields
 
+# setup-arm64.sh too: sysnr.sh --check reads the AArch32 UAPI headers
+# (libc6-dev-armhf-cross), and the quick matrix has arm64 rows.
 test: setup
+	$(Q)bash scripts/setup-arm64.sh
 	$(Q)$(MAKE) --no-print-directory test-host
 	$(Q)$(MAKE) --no-print-directory matrix-quick
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the arm64 rows of the kernel matrix need, installed only when they are
-# requested (matrix/run.sh calls this when its selection holds an aarch64
+# requested (make test runs it: sysnr.sh --check reads the AArch32 headers;
+# matrix/run.sh calls this when its selection holds an aarch64
 # row; `KSHIELD_ARM64=1 scripts/setup.sh` runs it too): the arm64 foreign
 # architecture, the aarch64 cross compiler and the arm64 static libraries
 # kshield links (they install beside the amd64 ones), and qemu-system-aarch64.
