@@ -21,7 +21,17 @@ tree=$cache/dbgtree/$pkg
 now() { date +%s.%N; }
 secs() { printf '%.1f' "$(echo "$2 - $1" | bc)"; }
 
-if ls "$tree"/usr/lib/debug/boot/vmlinux-"$rel" >/dev/null 2>&1 && [ -d "$tree/usr/lib/debug/lib/modules/$rel" ]; then
+have_tree() { ls "$tree"/usr/lib/debug/boot/vmlinux-"$rel" >/dev/null 2>&1 && [ -d "$tree/usr/lib/debug/lib/modules/$rel" ]; }
+if have_tree; then
+	echo "$tree"
+	exit 0
+fi
+# One fetch per package at a time: two at once (kshield hooks beside
+# tests/hooks/bar.sh) removed each other's half-extracted tree.
+mkdir -p "$cache/dbgtree"
+exec 9>"$cache/dbgtree/$pkg.lock"
+flock 9
+if have_tree; then
 	echo "$tree"
 	exit 0
 fi
