@@ -36,6 +36,14 @@ cve-2026-43284 $r61  lsm:socket_sendmsg          5 own
 cve-2026-43284 $r612 lsm:socket_sendmsg          5 own
 cve-2026-43500 $r61  absent                      0 own: rxrpc is not in Debian's cloud flavour
 cve-2026-43500 $r612 absent                      0 own: rxrpc is not in Debian's cloud flavour
+cve-2022-0847  $r61  syscall:io_submit            6 gap: the shield's nearest hook is its tp io_submit (6); its file_permission is unlisted (the call sits in rw_verify_area, one out-of-line call off the path, where the finder does not look), and it refuses the write that merges, not the splice-side path to the changed code
+cve-2022-0847  $r612 absent                      0 own: the pipe iov_iter (copy_page_to_iter_pipe, push_pipe) is gone by 6.12; the shield loads only before 5.17
+cve-2022-1015  $r61  lsm:netlink_send            5 own
+cve-2022-1015  $r612 lsm:netlink_send            5 own
+cve-2022-32250 $r61  lsm:netlink_send            5 own
+cve-2022-32250 $r612 lsm:netlink_send            5 own
+cve-2021-4034  $r61  syscall:execve              5 gap: a user-space bug; fix_function is the kernel's argc hardening, and the shield's hooks (bprm_creds_from_file, sched_process_exec) run inside it, not on a path to it
+cve-2021-4034  $r612 syscall:execve              5 gap: as on 6.1
 "
 
 for rel in $r61 $r612; do

@@ -133,6 +133,8 @@ Test(hooks_table, dispatchers)
 		{ "proto_ops.setsockopt", "do_sock_setsockopt", KS_ENTRY_NONE },	/* 6.8+ */
 		{ "proto_ops.setsockopt", "__sys_setsockopt", KS_ENTRY_NONE },	/* before */
 		{ "nf_sockopt_ops.set", "nf_setsockopt", KS_ENTRY_NONE },
+		{ "file_operations.splice_read", "do_splice_to", KS_ENTRY_NONE },	/* 6.1 */
+		{ "file_operations.splice_read", "do_splice_read", KS_ENTRY_NONE },	/* 6.12 */
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {

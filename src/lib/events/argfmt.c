@@ -40,7 +40,7 @@ struct sc {
 static const struct sc sc_native[] = {
 	SC(read), SC(write), SC(writev), SC(pwrite64), SC(pwritev), SC(pwritev2),
 	SC(sendto), SC(sendmsg), SC(sendmmsg), SC(splice), SC(tee), SC(vmsplice),
-	SC(sendfile), SC(copy_file_range), SC(mmap), SC(io_uring_enter),
+	SC(sendfile), SC(copy_file_range), SC(mmap), SC(io_uring_enter), SC(io_submit),
 	SC(io_uring_register), SC(socket), SC(bind), SC(connect), SC(accept), SC(accept4),
 	SC(setsockopt), SC(fsconfig), SC(unshare), SC(clone), SC(clone3), SC(setns),
 };

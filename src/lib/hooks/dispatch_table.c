@@ -71,6 +71,8 @@ static const struct ks_dispatch dispatch[] = {
 	{ "file_operations.read_iter", "call_read_iter,new_sync_read,do_iter_readv_writev,vfs_iter_read,do_iter_read", NULL, 0, NULL },
 	{ "file_operations.unlocked_ioctl", "vfs_ioctl", NULL, 0, NULL },
 	{ "file_operations.splice_write", "do_splice_from", NULL, 0, NULL },
+	/* the call through it: do_splice_to (6.1), do_splice_read (6.12) */
+	{ "file_operations.splice_read", "do_splice_to,do_splice_read", NULL, 0, NULL },
 	/* io_uring: the opcode table */
 	{ "io_issue_def.issue", "io_issue_sqe", NULL, KS_ENTRY_URING, "io_uring" },
 	{ "io_issue_def.prep", "io_init_req", NULL, KS_ENTRY_URING, "io_uring" },
