@@ -7,6 +7,7 @@
 #include <time.h>
 #include <dwarf.h>
 #include <gelf.h>
+#include "array.h"
 #include "err.h"
 #include "debugfile.h"
 #include "callgraph.h"
@@ -272,7 +273,7 @@ static void note_held(struct walk *w, Dwarf_Die *die)
 	for (int i = 0; i < w->nheld; i++)
 		if (w->held[i] == sn || !strcmp(w->held[i], sn))
 			return;
-	if (w->nheld < (int)(sizeof(w->held) / sizeof(w->held[0])))
+	if (w->nheld < (int)(ARRAY_SIZE(w->held)))
 		w->held[w->nheld++] = sn;
 }
 
