@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include "agent_harness.h"
+#include "array.h"
 
 static char dir[128], id[64];
 
@@ -107,7 +108,7 @@ Test(btf, t01_lookup_and_probe)
 		{ "bad", FORCED, NULL },
 	};
 
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
 		char *out = NULL, *err = NULL, want[512];
 		int rc = run_nobtf(rows[i].how, rows[i].sub, "-j btf find", &out, &err);
 
@@ -159,7 +160,7 @@ Test(btf, t02_shield_passes_with_btf_from_btf_dir)
 		{ "userns-policy", "min", HIDDEN },
 	};
 
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
 		char args[256], *out = NULL, *err = NULL;
 		json_object *o;
 		int rc;
@@ -186,7 +187,7 @@ Test(btf, t03_no_btf_loads_nothing)
 {
 	static const enum how hows[] = { FORCED, HIDDEN };
 
-	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(hows); i++) {
 		char args[512], *out = NULL, *err = NULL;
 		int rc;
 
@@ -226,7 +227,7 @@ Test(btf, t04_monitor_records_exec_with_btf_from_btf_dir)
 	}
 	snprintf(path, sizeof(path), "%s/full", dir);
 	setenv("KSHIELD_BTF_DIR", path, 1);
-	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(hows); i++) {
 		struct ka_env env;
 		char args[128], *err;
 		json_object *arr;
@@ -337,7 +338,7 @@ Test(btf, t05_btf_from_debuginfod_by_build_id)
 		  "debuginfod DWARF", "bpftool btf dump file $OUT | grep -q \"STRUCT 'ks_btf_probe'\"" },
 	};
 
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
 		char url[128], env[1024], *out = NULL, *err = NULL, path[PATH_MAX];
 		json_object *o;
 		int rc;

@@ -11,6 +11,7 @@
  * to prove (`kshield guard selftest`, matrix/init). */
 #include <criterion/criterion.h>
 #include <sys/stat.h>
+#include "array.h"
 #include "harness.h"
 
 #define SHIELD KS_SOCKOPT_SHIELD
@@ -117,8 +118,8 @@ Test(guard_token, t01_weakening_without_a_valid_token_is_refused)
 	token("other", "k", "--host some-other-host");
 	token("foreign", "k2", "");
 	r0 = refusals();
-	for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
-		for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+	for (size_t b = 0; b < ARRAY_SIZE(bad); b++) {
+		for (size_t c = 0; c < ARRAY_SIZE(cmds); c++) {
 			char args[512];
 
 			snprintf(args, sizeof(args), cmds[c], ks_fixtures_dir());

@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <libgen.h>
 #include <sys/stat.h>
+#include "array.h"
 #include "harness.h"
 
 static char tmp[64], root[64], build[512];
@@ -73,10 +74,10 @@ Test(scaffold, t01_fresh_scaffold_builds_loads_and_is_not_written_yet,
 			 "not written yet"), "%s", out);
 	cr_assert(!json_object_get_boolean(json_object_object_get(o, "trigger_refused")));
 	todo = json_object_object_get(o, "todo");
-	cr_assert_eq(json_object_array_length(todo), sizeof(paths) / sizeof(paths[0]) + 1, "%s", out);
+	cr_assert_eq(json_object_array_length(todo), ARRAY_SIZE(paths) + 1, "%s", out);
 	p = json_object_object_get(o, "paths");
-	cr_assert_eq(json_object_array_length(p), sizeof(paths) / sizeof(paths[0]), "%s", out);
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+	cr_assert_eq(json_object_array_length(p), ARRAY_SIZE(paths), "%s", out);
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
 		json_object *e = json_object_array_get_idx(p, i);
 
 		cr_expect_str_eq(json_object_get_string(json_object_object_get(e, "name")), paths[i]);
@@ -93,7 +94,7 @@ Test(scaffold, t01_fresh_scaffold_builds_loads_and_is_not_written_yet,
 	rc = ks_runf(&out, NULL, "KSHIELD_BPFFS=%s %s/extra/ks-scaffold-t01/kshield test "
 		     "ks-scaffold-t01 --dir %s/extra/ks-scaffold-t01", root, build, build);
 	cr_assert_neq(rc, 0);
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
 		char want[96];
 
 		snprintf(want, sizeof(want), "path %-14s not written yet", paths[i]);
@@ -116,7 +117,7 @@ Test(scaffold, t02_paths_follow_the_syscall, .init = setup, .fini = teardown)
 		{ "mmap", "mmap_addr", "native,clone-files", "compat-,splice,io-uring" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		char name[32], file[256], *text = NULL, *err = NULL, *table, list[128], *save;
 		size_t n = 0;
 		FILE *f;

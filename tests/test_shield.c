@@ -281,7 +281,7 @@ Test(shield, t08_info_reads_metadata_without_loading)
 	cr_expect_eq(count_entries(dir), 0, "info must not load anything");
 }
 
-Test(shield, t09_selftest_proves_the_shield_here)
+Test(shield, t09_test_proves_the_shield_here)
 {
 	char cmd[600];
 	json_object *o;

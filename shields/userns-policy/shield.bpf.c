@@ -27,8 +27,8 @@ KSHIELD_META(prevents_lsm, "native,clone,clone3,setns-zombie,compat-i386,compat-
  * copy_process() (which fails a fork with a signal pending) makes no child.
  * The kill at task_newtask alone came after its checks: the child existed,
  * and on arm64, whose fork return passes no sys_exit, ran code of its own
- * in the namespace (measured Dec 4 by the clone paths' pipe on 6.1.0-47 and
- * 5.10.0-32 arm64; on x86-64 (6.18) the child was killed). */
+ * in the namespace (the clone paths' pipe shows it on 6.1.0-47 and
+ * 5.10.0-32 arm64; on x86-64 6.18 the child was killed). */
 KSHIELD_META(prevents_tp, "native,clone,clone3,setns-zombie,compat-i386,compat-arm,setns-zombie-compat-i386,setns-zombie-compat-arm,compat-i386-clone,compat-i386-clone3,compat-arm-clone,compat-arm-clone3");
 
 #define CLONE_NEWUSER	0x10000000

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "array.h"
 #include "btf_find.h"
 #include "cli.h"
 #include "debugfile.h"
@@ -142,7 +143,7 @@ static int write_agent_objs(const char *dir, char **objs, int *n)
 		{ "sysdispatch", ks_sysd_elf },
 	};
 
-	for (size_t i = 0; i < sizeof(agent) / sizeof(agent[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(agent); i++) {
 		char path[PATH_MAX];
 		size_t len;
 		const void *buf = agent[i].elf(&len);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <time.h>
+#include "array.h"
 #include "cli.h"
 #include "hex.h"
 #include "impact.h"
@@ -544,7 +545,7 @@ static int do_new(int argc, char **argv)
 		char path[4200];
 
 		json_object_object_add(o, "dir", json_object_new_string(out));
-		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 			snprintf(path, sizeof(path), "%s/%s", out, files[i]);
 			json_object_array_add(a, json_object_new_string(path));
 		}
@@ -552,7 +553,7 @@ static int do_new(int argc, char **argv)
 		ks_json_print(o);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
 		printf("%s/%s\n", out, files[i]);
 	printf("next: make (it builds as it is), then `kshield test %s`: every case says\n"
 	       "\"not written yet\" until you write it; matrix/run.sh --quick --shield %s proves it\n",

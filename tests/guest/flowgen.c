@@ -32,6 +32,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "array.h"
 
 struct fcase {
 	const char *name;
@@ -194,7 +195,7 @@ int main(int argc, char **argv)
 		return 2;
 	memset(out, 'k', bytes);
 	signal(SIGPIPE, SIG_IGN);
-	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
 		const struct fcase *c = &cases[k];
 		struct sockaddr_storage ss;
 		socklen_t len = addr_of(c->family, port + k, &ss);

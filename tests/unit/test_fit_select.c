@@ -128,3 +128,27 @@ Test(fit_select, requires_window)
 	cr_expect_eq(ks_kernel_meets("before-5", why, sizeof(why)), -EINVAL);
 	cr_expect_eq(ks_kernel_meets("newer-than-5.8", why, sizeof(why)), -EINVAL);
 }
+
+/* ks_fit_kernel_btf: the monitor's "X__nobtf" raw tracepoint twins load
+ * only on kernels without their own BTF, and its programs that attach by
+ * that BTF (tp_btf, fentry) only on kernels with it; other programs either
+ * way. KSHIELD_SYSFS_BTF points the check at a file that is there or not. */
+Test(fit_select, nobtf_twins_only_without_kernel_btf)
+{
+	static const char *const has_file[] = { "/dev/null", "/nonexistent/vmlinux" };
+	struct bpf_object *obj = bpf_object__open_file(KS_TEST_BUILD "/bpf/monitor.bpf.o", NULL);
+
+	cr_assert(obj, "open the monitor's object");
+	for (int i = 0; i < 2; i++) {
+		bool btf = i == 0;
+
+		setenv("KSHIELD_SYSFS_BTF", has_file[i], 1);
+		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_exec")), btf);
+		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_exec__nobtf")), !btf);
+		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_fork")), btf);
+		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_fork__nobtf")), !btf);
+		cr_expect(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_exit")));
+	}
+	unsetenv("KSHIELD_SYSFS_BTF");
+	bpf_object__close(obj);
+}

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sqlite3.h>
+#include "array.h"
 #include "err.h"
 #include "events.h"
 #include "store.h"
@@ -90,7 +91,7 @@ Test(store_faults, rows_keep_their_time_across_clock_steps)
 		{ "after the forward step",		T0 + 7 * SEC + 2 * HOUR,	T0 + 7 * SEC + 2 * HOUR },
 	};
 	struct ks_store *s;
-	int n = sizeof(rows) / sizeof(rows[0]);
+	int n = ARRAY_SIZE(rows);
 
 	cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
 	for (int i = 0; i < n; i++)
@@ -162,7 +163,7 @@ Test(store_faults, a_file_damaged_by_another_process_is_found_corrupt)
 		{ "five pages overwritten", damage_pages, -EBADMSG },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct ks_store *s = aged_store(20000);
 		char *msg;
 		int rc;

@@ -28,18 +28,11 @@
 #include <unistd.h>
 #include <linux/net.h>
 #include <linux/netlink.h>
+#include "../compat32.h"
 
 #define MAX_IOV 16
 
 static char req[65536];
-
-static int fail(const char *what)
-{
-	if (errno == EPERM)
-		return 1;
-	fprintf(stderr, "32-bit %s: %s\n", what, strerror(errno));
-	return 5;
-}
 
 int main(int argc, char **argv)
 {
@@ -94,5 +87,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nlsend: unknown way %s\n", way);
 		return 5;
 	}
-	return r < 0 ? fail(way) : 0;
+	return r < 0 ? compat32_fail(way, 1) : 0;
 }

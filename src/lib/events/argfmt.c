@@ -10,8 +10,7 @@
 #include <sys/syscall.h>
 #include <json-c/json.h>
 #include "argfmt.h"
-
-#define N(a) (sizeof(a) / sizeof((a)[0]))
+#include "array.h"
 
 /* linux/socket.h */
 static const char *const af_names[] = {
@@ -26,7 +25,7 @@ static const char *const af_names[] = {
 
 const char *ks_af_name(__u64 family)
 {
-	return family < N(af_names) ? af_names[family] : NULL;
+	return family < ARRAY_SIZE(af_names) ? af_names[family] : NULL;
 }
 
 struct sc {
@@ -71,7 +70,7 @@ static const struct sc sc_32[] = {
 const char *ks_syscall_name(__u64 nr, bool abi32)
 {
 	const struct sc *t = abi32 ? sc_32 : sc_native;
-	size_t n = abi32 ? N(sc_32) : N(sc_native);
+	size_t n = abi32 ? ARRAY_SIZE(sc_32) : ARRAY_SIZE(sc_native);
 
 	for (size_t i = 0; i < n; i++)
 		if (t[i].nr == nr)

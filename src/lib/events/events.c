@@ -833,7 +833,7 @@ const struct ks_shield_args_def ks_shield_args[] = {
 	{ NULL, "sys_enter_io_uring_enter", ANY,
 	  { A_NONE, A("fd", FD), A_NONE, A_ENUM("walk", nlw_results) } },
 };
-const size_t ks_shield_args_n = sizeof(ks_shield_args) / sizeof(ks_shield_args[0]);
+const size_t ks_shield_args_n = ARRAY_SIZE(ks_shield_args);
 
 const struct ks_shield_args_def ks_shield_args_generic = {
 	NULL, NULL, ANY, { A("arg0", UINT), A("arg1", UINT), A("arg2", UINT), A("arg3", UINT) },

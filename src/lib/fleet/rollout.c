@@ -18,6 +18,7 @@
 #include "file.h"
 #include "fleet_dl.h"
 #include "fleet_kv.h"
+#include "hex.h"
 #include "hunt_pg.h"
 #include "impact.h"
 #include <kshield/shield.h>
@@ -139,7 +140,7 @@ static int deploy_sites(struct ks_nats *n, const char *const *files, int nfiles,
 			if (!strcmp(ks_json_str(json_object_array_get_idx(arr, j), "build_id", ""), id))
 				err = ks_err(-EEXIST, "two --sites manifests for kernel build %s", id);
 		crypto_hash_sha256(h, (unsigned char *)buf, len);
-		sodium_bin2hex(shahex, sizeof(shahex), h, 32);
+		ks_hex(h, sizeof(h), shahex, sizeof(shahex));
 		if (!err) {
 			ns = nats_fn.kvStore_Put(NULL, n->objects, shahex, buf, len);
 			if (ns != NATS_OK)
@@ -271,7 +272,7 @@ static int deploy_proven(struct ks_nats *n, const char *object, const char *objs
 	else if ((err = ks_read_file(sigpath, &sig, &slen)))
 		goto out;
 	crypto_hash_sha256(bin, (unsigned char *)buf, len);
-	sodium_bin2hex(h, sizeof(h), bin, sizeof(bin));
+	ks_hex(bin, sizeof(bin), h, sizeof(h));
 	err = put_object(n, h, buf, len, "storing the proven summary");
 	if (err)
 		goto out;
@@ -303,7 +304,7 @@ int ks_rollout_deploy(const struct ks_rollout_deploy *dp, const struct ks_nats_o
 	err = ks_read_file(path, &obj, &len);
 	if (err)
 		goto out;
-	sodium_bin2hex(shahex, sizeof(shahex), dp->meta->sha256, 32);
+	ks_hex(dp->meta->sha256, sizeof(dp->meta->sha256), shahex, sizeof(shahex));
 	snprintf(sigdef, sizeof(sigdef), "%s.sig", path);
 	if (!sigpath && access(sigdef, F_OK) == 0)
 		sigpath = sigdef;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include "array.h"
 #include "attacks.h"
+#include "clock.h"
 #include "err.h"
 #include "guard.h"
 #include "pins.h"
@@ -236,14 +237,6 @@ static int rm_as_other_binary(const char *path)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static bool alive(pid_t pid)
 {
 	return waitpid(pid, NULL, WNOHANG) == 0;
@@ -358,7 +351,7 @@ static void race_attempt(struct ks_guard_attacks *t)
 	/* At most RACE_WRITES: each refused write is a tamper record, and the
 	 * ring buffer (read only at the end, once the agent is gone) must keep
 	 * room for the attempts that follow. The old guard lost within 1500. */
-	for (double t0 = now_s(); now_s() - t0 < 1.5 && tries < RACE_WRITES; tries++) {
+	for (int64_t t0 = ks_mono_ms(); ks_mono_ms() - t0 < 1500 && tries < RACE_WRITES; tries++) {
 		bpf_map_update_elem(r.n, &zero, &cfg, 0);
 		if (!bpf_map_lookup_elem(ro, &zero, &now) && !now.enabled)
 			break;

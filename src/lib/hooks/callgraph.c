@@ -7,6 +7,8 @@
 #include <time.h>
 #include <dwarf.h>
 #include <gelf.h>
+#include "array.h"
+#include "clock.h"
 #include "err.h"
 #include "debugfile.h"
 #include "callgraph.h"
@@ -272,7 +274,7 @@ static void note_held(struct walk *w, Dwarf_Die *die)
 	for (int i = 0; i < w->nheld; i++)
 		if (w->held[i] == sn || !strcmp(w->held[i], sn))
 			return;
-	if (w->nheld < (int)(sizeof(w->held) / sizeof(w->held[0])))
+	if (w->nheld < (int)(ARRAY_SIZE(w->held)))
 		w->held[w->nheld++] = sn;
 }
 
@@ -866,14 +868,14 @@ bool ks_cg_has_file(const struct ks_cg *g, const char *name)
 int ks_cg_add(struct ks_cg *g, const char *path, const char *name)
 {
 	struct ks_cg_file *f;
-	struct timespec t0, t1;
+	int64_t t0;
 	GElf_Ehdr eh;
 	Elf *elf;
 	int err;
 
 	if (g->nfiles >= KS_CG_MAX_FILES)
 		return ks_err(-E2BIG, "more than %d files in one call graph", KS_CG_MAX_FILES);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = ks_mono_ns();
 	free(g->vars_by_name);	/* more variables: remade on next use */
 	g->vars_by_name = NULL;
 	f = &g->file[g->nfiles];
@@ -901,8 +903,7 @@ int ks_cg_add(struct ks_cg *g, const char *path, const char *name)
 	err = walk_dwarf(g, g->nfiles - 1);
 	if (!err)
 		err = scan_data(g, g->nfiles - 1);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	f->secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	f->secs = (ks_mono_ns() - t0) / 1e9;
 	return err;
 }
 

@@ -11,6 +11,7 @@
 #include <dwarf.h>
 #include "err.h"
 #include "callgraph.h"
+#include "clock.h"
 #include "dispatch_table.h"
 #include "kmodtree.h"
 #include "member.h"
@@ -74,14 +75,6 @@ struct search {
 	int nwant;
 	int err;
 };
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 static void appendf(char *buf, size_t len, const char *fmt, ...)
 {
@@ -961,7 +954,7 @@ int ks_hooks_find(const struct ks_hooks_query *q, struct ks_hooks_result *r)
 	uint32_t src[32];
 	int nsrc = 0, err, iter;
 	char list[1024], *save = NULL, *tok;
-	double t0 = now(), t1;
+	int64_t t0 = ks_mono_ns(), t1;
 
 	memset(r, 0, sizeof(*r));
 	s.maxdist = q->max_distance > 0 ? q->max_distance : 20;
@@ -1009,9 +1002,9 @@ int ks_hooks_find(const struct ks_hooks_query *q, struct ks_hooks_result *r)
 				     q->functions, q->vmlinux, q->modules_dir ? q->modules_dir : "(no modules given)");
 			break;
 		}
-		t1 = now();
+		t1 = ks_mono_ns();
 		err = search_run(&s, src, nsrc);
-		r->search_secs += now() - t1;
+		r->search_secs += (ks_mono_ns() - t1) / 1e9;
 		if (err || !s.nwant)
 			break;
 		for (int w = 0; !err && w < s.nwant; w++) {
@@ -1061,7 +1054,7 @@ int ks_hooks_find(const struct ks_hooks_query *q, struct ks_hooks_result *r)
 	search_reset(&s);
 	ks_kmodtree_free(&s.tree);
 	ks_cg_free(&g);
-	r->load_secs = now() - t0 - r->search_secs;
+	r->load_secs = (ks_mono_ns() - t0) / 1e9 - r->search_secs;
 	return err;
 }
 

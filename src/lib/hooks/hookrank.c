@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "hookrank.h"
 
 int ks_hook_tier(const struct ks_hook_row *r)
@@ -66,13 +67,13 @@ bool ks_hook_of_section(const char *sec, enum ks_hook_kind *kind, char *name, si
 	static const char *const sys[] = { "tp/syscalls/sys_enter_", "tracepoint/syscalls/sys_enter_",
 					   "tp/syscalls/sys_exit_" };
 
-	for (size_t i = 0; i < sizeof(lsm) / sizeof(lsm[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(lsm); i++)
 		if (!strncmp(sec, lsm[i], strlen(lsm[i])) && sec[strlen(lsm[i])]) {
 			*kind = KS_HOOK_LSM;
 			snprintf(name, len, "%s", sec + strlen(lsm[i]));
 			return true;
 		}
-	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(sys); i++)
 		if (!strncmp(sec, sys[i], strlen(sys[i])) && sec[strlen(sys[i])]) {
 			*kind = KS_HOOK_SYSCALL;
 			snprintf(name, len, "%s", sec + strlen(sys[i]));

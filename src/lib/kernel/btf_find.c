@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "array.h"
 #include "btf_find.h"
 #include "debugfile.h"
 #include "err.h"
@@ -225,7 +226,7 @@ static int from_dwarf(struct ks_btf_src *s, const char *cached)
 	if ((err = btf_check(cached)))
 		return err;
 	s->source = "DWARF";
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(src, names[i].found))
 			s->source = names[i].source;
 	snprintf(s->path, sizeof(s->path), "%s", cached);

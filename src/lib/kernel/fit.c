@@ -233,6 +233,15 @@ void ks_fit_select(struct bpf_object *obj)
 	btf__free(btf);
 }
 
+bool ks_fit_kernel_btf(const struct bpf_program *prog)
+{
+	bool twin = has_suffix(bpf_program__name(prog), KS_NOBTF_SUFFIX);
+
+	if (twin || bpf_program__type(prog) == BPF_PROG_TYPE_TRACING)
+		return twin != ks_btf_kernel_has();
+	return true;
+}
+
 bool ks_fit_prog_missing(const struct bpf_program *prog, char *why, size_t len)
 {
 	const struct bpf_insn *in = bpf_program__insns(prog);

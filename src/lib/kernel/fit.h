@@ -17,7 +17,8 @@ struct bpf_link;
  * bpf/sdk/fit.bpf.h reads them either way. Call after open, before load. */
 int ks_fit_prepare(struct bpf_object *obj);
 
-/* Program-name suffixes the loader acts on, all decided by ks_fit_select.
+/* Program-name suffixes the loaders act on, all decided here: by
+ * ks_fit_select, and "__nobtf" by ks_fit_kernel_btf.
  * Twins: "X__noloop" for kernels without bpf_loop (5.17), "X__raw" (a raw
  * tracepoint, bpf/sdk/fit.bpf.h KS_TRACEPOINT_SYSCALL_ENTER) for kernels
  * that cannot pin tracepoint links (5.15). Of the autoload
@@ -42,6 +43,14 @@ int ks_fit_prepare(struct bpf_object *obj);
  * (file_permission) is not needed. */
 #define KS_SENDPAGE_SUFFIX "__sendpage"
 void ks_fit_select(struct bpf_object *obj);
+
+/* "X__nobtf": a program's twin at a raw tracepoint for kernels without
+ * their own BTF (bpf/monitor.bpf.c's exec and fork). Where the kernel has
+ * BTF the twin does not load; where it has none, no program that attaches
+ * by it (tp_btf, fentry, fexit: BPF_PROG_TYPE_TRACING) loads. Whether
+ * @prog passes that rule; the monitor asks it program by program. */
+#define KS_NOBTF_SUFFIX "__nobtf"
+bool ks_fit_kernel_btf(const struct bpf_program *prog);
 
 /* Whether this kernel runs 32-bit code (x86-64: a 32-bit syscall is tried
  * in a child; arm64: the compat entry is in kallsyms). Cached. */

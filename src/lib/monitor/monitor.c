@@ -114,32 +114,11 @@ static bool is_sys_tp(const struct bpf_program *prog)
 	       !strncmp(bpf_program__section_name(prog), "tracepoint/syscalls/", 20);
 }
 
-static bool has_sfx(const char *name, const char *sfx)
-{
-	size_t n = strlen(name), k = strlen(sfx);
-
-	return n > k && !strcmp(name + n - k, sfx);
-}
-
-/* Programs that attach by the kernel's own BTF (tp_btf, fentry), and
- * their raw tracepoint twins ("X__nobtf") for kernels without it. */
-static bool needs_kernel_btf(const struct bpf_program *prog)
-{
-	return bpf_program__type(prog) == BPF_PROG_TYPE_TRACING;
-}
-
-static bool is_nobtf_twin(const struct bpf_program *prog)
-{
-	return has_sfx(bpf_program__name(prog), "__nobtf");
-}
-
 /* Is @prog one this kernel and configuration get? */
 static bool wanted(const struct bpf_program *prog)
 {
-	if (is_nobtf_twin(prog) || needs_kernel_btf(prog)) {
-		if (is_nobtf_twin(prog) == ks_btf_kernel_has())
-			return false;
-	}
+	if (!ks_fit_kernel_btf(prog))
+		return false;
 	if (is_flow(prog))
 		return flow_wanted(prog);
 	if (is_sys_fentry(prog))

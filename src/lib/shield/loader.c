@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "array.h"
+#include "clock.h"
 #include "err.h"
 #include "fit.h"
 #include "btf_find.h"
@@ -36,14 +37,6 @@
 #include "uprobe_sites.h"
 
 #define LOG_BUF_SIZE (16 * 1024 * 1024)	/* 5.10 fails a load whose log overflows */
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static __u64 realtime_ns(void)
 {
@@ -714,7 +707,7 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 {
 	char final[PATH_MAX], staged[PATH_MAX], old[PATH_MAX], *list, *v, *save;
 	struct ks_meta meta;
-	double t0 = now_ms();
+	int64_t t0 = ks_mono_ns();
 	int err, idx = 0, lockfd = -1;
 	size_t off;
 
@@ -795,7 +788,7 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 		ks_sysd_drop(owner, res->sys_ids, res->nsys);
 	}
 	ks_pins_remove_dir(old);
-	res->load_ms = now_ms() - t0;
+	res->load_ms = (ks_mono_ns() - t0) / 1e6;
 out_meta:
 	if (lockfd >= 0)
 		close(lockfd);

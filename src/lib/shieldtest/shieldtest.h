@@ -74,6 +74,7 @@
 #define KSHIELD_SHIELDTEST_H
 
 #include <stddef.h>
+#include "array.h"
 
 #define KS_CASE_PASSED		0
 #define KS_CASE_REFUSED		1
@@ -140,11 +141,11 @@ void ks_test_register(struct ks_shield_test *t);
 	_Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"") \
 	static const struct ks_path __ks_paths[] = { __VA_ARGS__ };	\
 	_Pragma("GCC diagnostic pop")					\
-	_Static_assert(sizeof(__ks_paths) / sizeof(__ks_paths[0]) <= KS_MAX_PATHS, \
+	_Static_assert(ARRAY_SIZE(__ks_paths) <= KS_MAX_PATHS,		\
 		       "too many paths");				\
 	static struct ks_shield_test __ks_test = {			\
 		.shield = name_, .paths = __ks_paths, .benign = benign_, \
-		.npaths = sizeof(__ks_paths) / sizeof(__ks_paths[0]),	\
+		.npaths = ARRAY_SIZE(__ks_paths),				\
 	};								\
 	__attribute__((constructor)) static void __ks_test_reg(void)	\
 	{ ks_test_register(&__ks_test); }

@@ -39,6 +39,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "err.h"
+#include "hex.h"
 #include "loader.h"
 #include "meta.h"
 #include "modules.h"
@@ -577,8 +578,7 @@ int ks_test_run(const struct ks_shield_test *t, const char *object, struct ks_te
 	err = ks_meta_read(object, &meta);
 	if (err)
 		return err;
-	for (int i = 0; i < 32; i++)
-		snprintf(r->sha256 + 2 * i, 3, "%02x", meta.sha256[i]);
+	ks_hex(meta.sha256, sizeof(meta.sha256), r->sha256, sizeof(r->sha256));
 
 	/* 1. Baseline: without the shield the paths must go through. Cases
 	 * not written yet are left out of every step, but the shield is still

@@ -14,6 +14,7 @@
 #include <sodium.h>
 #include "err.h"
 #include "file.h"
+#include "hex.h"
 #include "sign.h"
 
 /* Domain separation: what a kshield signature covers, never anything else;
@@ -49,7 +50,7 @@ static void key_id(const unsigned char pk[crypto_sign_PUBLICKEYBYTES], char id[K
 	unsigned char h[8];
 
 	crypto_generichash(h, sizeof(h), pk, crypto_sign_PUBLICKEYBYTES, NULL, 0);
-	sodium_bin2hex(id, KS_KEYID_LEN, h, sizeof(h));
+	ks_hex(h, sizeof(h), id, KS_KEYID_LEN);
 }
 
 /* The message actually signed: tag || NUL || SHA-256(object); its length. */
