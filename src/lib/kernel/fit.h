@@ -35,7 +35,8 @@ int ks_fit_prepare(struct bpf_object *obj);
 /* "X__opt": a tp_btf program on a tracepoint that not every kernel has
  * (io_uring_submit_req, 6.3+): loaded only where the kernel's BTF has the
  * tracepoint (btf_trace_<name>); elsewhere the variant loads without it
- * and what it would have seen stays uncovered there (README, metadata). */
+ * and what it would have seen stays uncovered there (README, metadata).
+ * Its raw_tp copy "X__opt__nobtf" asks the BTF found by build ID. */
 #define KS_OPT_SUFFIX "__opt"
 /* "X__sendpage" (or "X__sendpage__noloop"): loaded only where sockets
  * still have proto_ops.sendpage (before 6.5), through which splice and
