@@ -222,12 +222,9 @@ static bool opt_hook_exists(struct btf **btf, bool *btf_read, const struct bpf_p
 	bool has;
 
 	/* tp_btf attaches by the kernel's own BTF, which some have not. */
-	if (!strncmp(sec, "tp_btf/", 7) && ks_btf_kernel_has())
-		snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
-	else if (!strncmp(sec, "raw_tp/", 7))
-		snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
-	else
+	if ((strncmp(sec, "tp_btf/", 7) || !ks_btf_kernel_has()) && strncmp(sec, "raw_tp/", 7))
 		return false;
+	snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
 	for (size_t i = 0; i < nseen; i++)
 		if (!strcmp(seen[i].name, name))
 			return seen[i].has;
