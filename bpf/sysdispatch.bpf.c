@@ -27,10 +27,11 @@ struct {
 /* Argument @i of the syscall in progress, from its saved registers. */
 static __always_inline __u64 sys_arg(struct pt_regs *regs, int i, bool abi32)
 {
-	/* Typed registers (5.15+): one plain load for the one argument asked,
-	 * not six helper reads. They are the frame the raw tracepoint's
-	 * @regs points at: the task's own, saved at entry. */
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
+	/* Typed registers (5.15+, with the kernel's own BTF): one plain
+	 * load for the one argument asked, not six helper reads. They are
+	 * the frame the raw tracepoint's @regs points at: the task's own,
+	 * saved at entry. Else @regs, read with helpers. */
+	if (ks_typed_helper(task_pt_regs)) {
 		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
 #if defined(__TARGET_ARCH_arm64)
@@ -80,7 +81,7 @@ static __always_inline __u64 sys_arg(struct pt_regs *regs, int i, bool abi32)
  * typed task (a plain load, 5.11+) where it can. */
 static __always_inline bool sys_abi32(void)
 {
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+	if (ks_typed_helper(get_current_task_btf)) {
 		struct task_struct *t = bpf_get_current_task_btf();
 
 #if defined(__TARGET_ARCH_arm64)
@@ -124,7 +125,7 @@ static __always_inline bool fd_match(int fd, __u64 families)
 	/* ks_fd_file through the typed task (plain loads, 5.11+): only here,
 	 * on the hot path. In ks_fd_file itself the typed walk made Copy
 	 * Fail's io_uring scan too large for arm64 6.1's verifier. */
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+	if (ks_typed_helper(get_current_task_btf)) {
 		struct files_struct *files = bpf_get_current_task_btf()->files;
 		struct fdtable *fdt;
 
@@ -227,7 +228,7 @@ int ks_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	long nr;
 
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
+	if (ks_typed_helper(task_pt_regs)) {
 		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
 #if defined(__TARGET_ARCH_arm64)

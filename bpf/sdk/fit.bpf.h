@@ -7,8 +7,9 @@
  * program needs and cannot get.
  *
  *   ks_task_storage_get(map, flags)   task local storage of the current task
- *                                     (5.11+); before: an LRU hash keyed by
- *                                     thread id (the loader converts the map)
+ *                                     (5.11+); before, or without the
+ *                                     kernel's own BTF: an LRU hash keyed
+ *                                     by thread id (the loader converts it)
  *   ks_sock_cookie(sk)                a socket's cookie from tracing programs
  *                                     (the helper there is 5.12+); before:
  *                                     the cookie the kernel has generated so
@@ -16,8 +17,9 @@
  *   ks_ksym_exists(sym)               libbpf 1.2's bpf_ksym_exists for 1.1
  *   ks_syscall_nr()                   the syscall the current task is in,
  *                                     from any program (LSM, fmod_ret):
- *                                     bpf_task_pt_regs (5.15+); before, the
- *                                     frame at the top of the task's stack
+ *                                     bpf_task_pt_regs (5.15+, kernel BTF);
+ *                                     else the frame at the top of the
+ *                                     task's stack
  *   KS_TRACEPOINT_SYSCALL_ENTER(prog, sc)  one body, two programs: "prog"
  *                                     on tracepoint syscalls/sys_enter_sc,
  *                                     "prog__raw" on raw_tp/sys_enter
@@ -39,6 +41,17 @@
  * instead where bpf_loop is missing; one without a twin is reported by the
  * loader as needing bpf_loop.
  *
+ * A kernel without BTF of its own (no /sys/kernel/btf/vmlinux) relocates
+ * against an external BTF (src/lib/kernel/btf_find.h), which says which
+ * helpers it has; but the verifier types their pointers by the kernel's own
+ * BTF and refuses bpf_get_current_task_btf, bpf_task_pt_regs and task
+ * storage there ("invalid return type"). ks_typed_helper(name) is the
+ * CO-RE check for such a helper that also asks the loader's ks_fit_nobtf;
+ * the helpers above take their fallbacks there. Attaching by the kernel's
+ * BTF (lsm, fentry, fmod_ret, tp_btf) is out too: a tp_btf program "X" can
+ * have a twin "X__nobtf" at the same raw tracepoint (probed reads), which
+ * the loader loads instead of it exactly there.
+ *
  * A tracepoint that only some kernels have (io_uring_submit_req, 6.3+; its
  * name before was io_uring_submit_sqe): a tp_btf program named "X__opt"
  * loads only where the kernel's BTF has the tracepoint, and the variant
@@ -56,6 +69,18 @@
 #define BPF_LOCAL_STORAGE_GET_F_CREATE 1
 #endif
 
+/* True where the kernel has no BTF of its own: set by the loader
+ * (ks_fit_prepare, src/lib/kernel/fit.c) before the load. Read-only data:
+ * the verifier knows its value and drops the branch not taken, so the
+ * typed helpers in that branch are never checked there. */
+const volatile bool ks_fit_nobtf = false;
+
+/* Does this kernel have helper BPF_FUNC_<name> with the typed pointers it
+ * takes or returns (the kernel's own BTF)? For bpf_get_current_task_btf,
+ * bpf_task_pt_regs, bpf_task_storage_get. */
+#define ks_typed_helper(name)						\
+	(!ks_fit_nobtf && bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_##name))
+
 /* Largest task storage value the pre-5.11 fallback can create. */
 #define KS_TASK_STORAGE_MAX 1024
 
@@ -69,15 +94,16 @@ static const char ks_fit_zero[KS_TASK_STORAGE_MAX];
 
 /* The current task's value in task storage map @map (declared as
  * BPF_MAP_TYPE_TASK_STORAGE), created zeroed with
- * BPF_LOCAL_STORAGE_GET_F_CREATE. Before 5.11 the loader made @map an LRU
- * hash keyed by thread id: a value outlives its thread until evicted, so
- * callers must not trust a value they did not write in this call. */
+ * BPF_LOCAL_STORAGE_GET_F_CREATE. Before 5.11, and on a kernel without BTF
+ * of its own (ks_fit_nobtf), the loader made @map an LRU hash keyed by
+ * thread id: a value outlives its thread until evicted, so callers must
+ * not trust a value they did not write in this call. */
 static __always_inline void *ks_task_storage_get(void *map, __u64 flags)
 {
 	__u32 tid;
 	void *v;
 
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_storage_get))
+	if (ks_typed_helper(task_storage_get))
 		return bpf_task_storage_get(map, bpf_get_current_task_btf(), 0, flags);
 	tid = (__u32)bpf_get_current_pid_tgid();
 	v = bpf_map_lookup_elem(map, &tid);
@@ -442,7 +468,7 @@ static __always_inline struct pt_regs *ks_syscall_regs(void)
 
 	if (BPF_CORE_READ(task, flags) & (KS_PF_KTHREAD | KS_PF_IO_WORKER))
 		return NULL;
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+	if (ks_typed_helper(task_pt_regs))
 		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	else
 		regs = (struct pt_regs *)((char *)BPF_CORE_READ(task, stack) + KS_THREAD_SIZE -

@@ -638,7 +638,8 @@ KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *sk
  * io_uring_enter from the submission ring (nlw_tp_uring_enter), and as
  * each request is submitted (tp__uring_submit__opt on
  * tp_btf/io_uring_submit_req, tp__uring_submit_sqe__opt on its name before
- * 6.3; the loader loads the one this kernel has): rings polled by their
+ * 6.3; the loader loads the one this kernel has; their "__nobtf" copies
+ * at the raw tracepoints where it has no BTF of its own): rings polled by their
  * own thread (SQPOLL) make no syscall, and only this one sees them. It runs
  * for io_uring submissions only, no other syscall pays for it. 32-bit
  * compat syscalls skip the syscall tracepoints: tp__send__compat32 (one
@@ -707,6 +708,17 @@ int BPF_PROG(tp__uring_submit__opt, struct io_kiocb *req)		\
 }									\
 SEC("tp_btf/io_uring_submit_sqe")	/* its name before 6.3 */	\
 int tp__uring_submit_sqe__opt(unsigned long long *ctx)			\
+{									\
+	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
+}									\
+/* kernels without BTF of their own: the raw tracepoints */		\
+SEC("raw_tp/io_uring_submit_req")					\
+int BPF_PROG(tp__uring_submit__opt__nobtf, struct io_kiocb *req)	\
+{									\
+	return nlw_tp_uring_req(req, protocol);				\
+}									\
+SEC("raw_tp/io_uring_submit_sqe")					\
+int tp__uring_submit_sqe__opt__nobtf(unsigned long long *ctx)		\
 {									\
 	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
 }

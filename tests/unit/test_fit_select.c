@@ -1,15 +1,19 @@
 /* test_fit_select.c - ks_fit_select (src/lib/kernel/fit.c): of a
  * program "X" and its twins "X__noloop" and "X__raw" (a tracepoint
  * program's raw twin, KS_TRACEPOINT_SYSCALL_ENTER) exactly one loads,
- * chosen by what this kernel has (bpf_loop, BPF perf links). Reads the
- * built shield objects; nothing is loaded into the kernel. */
+ * chosen by what this kernel has (bpf_loop, BPF perf links), and "X__nobtf"
+ * instead of "X" where the kernel has no BTF of its own; ks_fit_prepare.
+ * Reads the built shield objects; nothing is loaded into the kernel. */
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "btf_find.h"
 #include "fit.h"
+#include "sysinfo.h"
 
 #ifndef KS_TEST_BUILD
 #define KS_TEST_BUILD "build"
@@ -86,6 +90,136 @@ Test(fit_select, opt_only_where_the_tracepoint_is)
 	cr_expect_eq(loads(obj, "tp__uring_submit__opt"), req);
 	cr_expect_eq(loads(obj, "tp__uring_submit_sqe__opt"), sqe);
 	bpf_object__close(obj);
+}
+
+/* Make this kernel look like one without BTF of its own
+ * ($KSHIELD_SYSFS_BTF, btf_find.h), its BTF found by build ID in a btf_dir
+ * holding a copy of the host's (as a build farm would keep it). Each test
+ * runs in a process of its own, so the fit facts cached here die with it. */
+static void no_kernel_btf(void)
+{
+	struct ks_sysinfo si;
+	char cmd[512];
+
+	ks_sysinfo_read(&si);
+	cr_assert(si.build_id[0], "no build ID in /sys/kernel/notes");
+	snprintf(cmd, sizeof(cmd), "mkdir -p /tmp/ks-unit-nobtf-%d && cp " KS_SYSFS_BTF
+		 " /tmp/ks-unit-nobtf-%d/%s.btf", getpid(), getpid(), si.build_id);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(cmd, sizeof(cmd), "/tmp/ks-unit-nobtf-%d", getpid());
+	setenv("KSHIELD_BTF_DIR", cmd, 1);
+	setenv("KSHIELD_SYSFS_BTF", "/nonexistent", 1);
+	unsetenv("DEBUGINFOD_URLS");
+	cr_assert(!ks_btf_kernel_has());
+}
+
+static void no_kernel_btf_done(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf /tmp/ks-unit-nobtf-%d", getpid());
+	cr_expect_eq(system(cmd), 0);
+}
+
+/* "X__nobtf" (KS_NOBTF_SUFFIX): a tp_btf program's raw tracepoint copy
+ * loads exactly where the kernel has no BTF of its own, and "X" exactly
+ * where it has; each as "X" would otherwise (its __noloop twin, __opt). */
+Test(fit_select, nobtf_copy_with_kernel_btf)
+{
+	struct bpf_object *obj = open_variant("cve-2023-4911", "tp");
+	bool loop = ks_kernel_enum_has("bpf_func_id", "BPF_FUNC_loop");
+
+	cr_assert(ks_btf_kernel_has(), "the host has no BTF of its own");
+	cr_expect_eq(loads(obj, "tp__exec"), loop);
+	cr_expect_eq(loads(obj, "tp__exec__noloop"), !loop);
+	cr_expect(!loads(obj, "tp__exec__nobtf"));
+	cr_expect(!loads(obj, "tp__exec__noloop__nobtf"));
+	bpf_object__close(obj);
+	obj = open_variant("cve-2022-1015", "tp");
+	cr_expect(!loads(obj, "tp__uring_submit__opt__nobtf"));
+	cr_expect(!loads(obj, "tp__uring_submit_sqe__opt__nobtf"));
+	bpf_object__close(obj);
+}
+
+Test(fit_select, nobtf_copy_without_kernel_btf, .init = no_kernel_btf,
+     .fini = no_kernel_btf_done)
+{
+	struct bpf_object *obj = open_variant("cve-2023-4911", "tp");
+	bool loop = ks_kernel_enum_has("bpf_func_id", "BPF_FUNC_loop");
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool req, sqe;
+
+	cr_expect(!loads(obj, "tp__exec"));
+	cr_expect(!loads(obj, "tp__exec__noloop"));
+	cr_expect_eq(loads(obj, "tp__exec__nobtf"), loop);
+	cr_expect_eq(loads(obj, "tp__exec__noloop__nobtf"), !loop);
+	bpf_object__close(obj);
+	obj = open_variant("cve-2021-4034", "tp");
+	cr_expect(!loads(obj, "tp__exec"));
+	cr_expect(loads(obj, "tp__exec__nobtf"));
+	bpf_object__close(obj);
+	/* __opt on a raw tracepoint: the tracepoint's btf_trace_ typedef in
+	 * the BTF found by build ID (here the host's own, copied) */
+	cr_assert(!libbpf_get_error(btf), "no vmlinux BTF");
+	req = btf__find_by_name_kind(btf, "btf_trace_io_uring_submit_req", BTF_KIND_TYPEDEF) >= 0;
+	sqe = btf__find_by_name_kind(btf, "btf_trace_io_uring_submit_sqe", BTF_KIND_TYPEDEF) >= 0;
+	btf__free(btf);
+	obj = open_variant("cve-2022-1015", "tp");
+	cr_expect(!loads(obj, "tp__uring_submit__opt"));
+	cr_expect(!loads(obj, "tp__uring_submit_sqe__opt"));
+	cr_expect_eq(loads(obj, "tp__uring_submit__opt__nobtf"), req);
+	cr_expect_eq(loads(obj, "tp__uring_submit_sqe__opt__nobtf"), sqe);
+	/* programs without a copy are left to the loader, which names what
+	 * needs the kernel's BTF: a syscall hook loads as before */
+	cr_expect_eq(loads(obj, "tp__sendmsg") + loads(obj, "tp__sendmsg__noloop"), 1);
+	bpf_object__close(obj);
+}
+
+/* ks_fit_prepare: ks_fit_nobtf (.rodata, bpf/sdk/fit.bpf.h) says whether
+ * the kernel lacks BTF of its own, and task storage becomes an LRU hash
+ * there (the helper's task argument needs that BTF). */
+static void expect_prepared(bool nobtf)
+{
+	struct bpf_object *obj = open_variant("cve-2026-31431", "tp");
+	struct bpf_map *rodata = bpf_object__find_map_by_name(obj, ".rodata");
+	struct bpf_map *scan = bpf_object__find_map_by_name(obj, "scan_state");
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	const char *data;
+	size_t size;
+	int id, found = 0;
+
+	cr_assert(rodata && scan && btf);
+	cr_assert_eq(ks_fit_prepare(obj), 0);
+	data = bpf_map__initial_value(rodata, &size);
+	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+	cr_assert(id > 0);
+	sec = btf__type_by_id(btf, id);
+	vs = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vs++)
+		if (!strcmp(btf__name_by_offset(btf, btf__type_by_id(btf, vs->type)->name_off),
+			    "ks_fit_nobtf")) {
+			cr_assert(vs->offset < size);
+			cr_expect_eq(data[vs->offset], nobtf);
+			found++;
+		}
+	cr_expect_eq(found, 1, "ks_fit_nobtf in .rodata");
+	if (nobtf)
+		cr_expect_eq(bpf_map__type(scan), BPF_MAP_TYPE_LRU_HASH);
+	else if (ks_kernel_enum_has("bpf_map_type", "BPF_MAP_TYPE_TASK_STORAGE"))
+		cr_expect_eq(bpf_map__type(scan), BPF_MAP_TYPE_TASK_STORAGE);
+	bpf_object__close(obj);
+}
+
+Test(fit_select, prepare_with_kernel_btf)
+{
+	expect_prepared(false);
+}
+
+Test(fit_select, prepare_without_kernel_btf, .init = no_kernel_btf, .fini = no_kernel_btf_done)
+{
+	expect_prepared(true);
 }
 
 /* "X__sendpage" (KS_SENDPAGE_SUFFIX): loaded only where sockets still have

@@ -12,6 +12,7 @@
 #include <kshield/syscalls.h>
 #include "btf_find.h"
 #include "err.h"
+#include "fit.h"
 #include "meta.h"
 #include "pins.h"
 #include "sysdispatch.h"
@@ -145,16 +146,25 @@ static void maps_close(struct maps *m)
 		close(m->slots);
 }
 
-/* The dispatcher's object, opened: on a kernel without BTF of its own the
- * twin whose ksyms need none (sysdispatch_nobtf.bpf.c). */
+/* The dispatcher's object, opened and fitted (ks_fit_nobtf): on a kernel
+ * without BTF of its own the twin whose ksyms need none
+ * (sysdispatch_nobtf.bpf.c). */
 static struct bpf_object *disp_open(struct bpf_object_open_opts *opts)
 {
 	size_t len;
 	const void *buf = ks_btf_kernel_has() ? sysdispatch_bpf__elf_bytes(&len)
 					      : sysdispatch_nobtf_bpf__elf_bytes(&len);
+	struct bpf_object *obj;
+	int err;
 
 	opts->object_name = "sysdispatch_bpf";
-	return bpf_object__open_mem(buf, len, opts);
+	obj = bpf_object__open_mem(buf, len, opts);
+	if (obj && (err = ks_fit_prepare(obj))) {
+		bpf_object__close(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
 }
 
 /* Load the dispatcher's object once (which pins ks_sys_slots and reuses

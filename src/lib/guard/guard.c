@@ -148,6 +148,10 @@ static int load_variant(const char *v, bool enable, const unsigned char (*pks)[K
 		bpf_program__set_autoload(prog, in_variant(bpf_program__name(prog), v));
 	/* raw tracepoint twins where tracepoint links cannot be pinned */
 	ks_fit_select(skel->obj);
+	if ((err = ks_fit_prepare(skel->obj))) {
+		snprintf(why, whylen, "can't fit the guard to this kernel: %s", strerror(-err));
+		goto out;
+	}
 	if ((err = ks_pins_migrate(skel->obj, why, whylen)) < 0) {
 		snprintf(why, whylen, "%s", ks_errmsg());
 		goto out;

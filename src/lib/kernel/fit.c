@@ -110,12 +110,54 @@ bool ks_kernel_enum_has(const char *type, const char *value)
 	return has;
 }
 
+/* Set the object's ks_fit_nobtf (bpf/sdk/fit.bpf.h), where it has one, to
+ * @nobtf: found by name in the BTF of its .rodata, as a skeleton would. */
+static int set_nobtf(struct bpf_object *obj, bool nobtf)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, ".rodata");
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	const void *init;
+	size_t size;
+	int id;
+
+	if (!map || !btf || (id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC)) < 0)
+		return 0;
+	sec = btf__type_by_id(btf, id);
+	vs = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *v = btf__type_by_id(btf, vs->type);
+		char *data;
+		int err;
+
+		if (strcmp(btf__name_by_offset(btf, v->name_off), "ks_fit_nobtf"))
+			continue;
+		init = bpf_map__initial_value(map, &size);
+		if (!init || vs->offset >= size)
+			return -EINVAL;
+		if (!(data = malloc(size)))
+			return -ENOMEM;
+		memcpy(data, init, size);
+		data[vs->offset] = nobtf;
+		err = bpf_map__set_initial_value(map, data, size);
+		free(data);
+		return err;
+	}
+	return 0;
+}
+
 int ks_fit_prepare(struct bpf_object *obj)
 {
+	bool nobtf = !ks_btf_kernel_has();
 	struct bpf_map *map;
 	int err;
 
-	if (facts()->task_storage)
+	if ((err = set_nobtf(obj, nobtf)))
+		return err;
+	/* Task storage needs the kernel's own BTF, as its helper's task
+	 * argument does (an external BTF lists the map type all the same). */
+	if (facts()->task_storage && !nobtf)
 		return 0;
 	bpf_object__for_each_map(map, obj) {
 		if (bpf_map__type(map) != BPF_MAP_TYPE_TASK_STORAGE)
@@ -133,27 +175,41 @@ static bool has_loop(void)
 	return facts()->loop;
 }
 
-static bool has_suffix(const char *p, const char *sfx)
+/* Do the first @len characters of @p end in @sfx (after something)? */
+static bool has_suffix_n(const char *p, size_t len, const char *sfx)
 {
-	size_t len = strlen(p), n = strlen(sfx);
+	size_t n = strlen(sfx);
 
-	return len > n && !strcmp(p + len - n, sfx);
+	return len > n && !strncmp(p + len - n, sfx, n);
 }
 
-/* Is there an autoload program named @base followed by @sfx? */
-static bool has_twin(struct bpf_object *obj, const char *base, size_t blen, const char *sfx)
+static bool has_suffix(const char *p, const char *sfx)
+{
+	return has_suffix_n(p, strlen(p), sfx);
+}
+
+/* Is there an autoload program named @base followed by @sfx and @tail? */
+static bool has_twin3(struct bpf_object *obj, const char *base, size_t blen, const char *sfx,
+		      const char *tail)
 {
 	struct bpf_program *twin;
 	char name[256];
 
-	snprintf(name, sizeof(name), "%.*s%s", (int)blen, base, sfx);
+	snprintf(name, sizeof(name), "%.*s%s%s", (int)blen, base, sfx, tail);
 	twin = bpf_object__find_program_by_name(obj, name);
 	return twin && bpf_program__autoload(twin);
 }
 
+static bool has_twin(struct bpf_object *obj, const char *base, size_t blen, const char *sfx)
+{
+	return has_twin3(obj, base, blen, sfx, "");
+}
+
 /* An "X__opt" program's hook is in this kernel: a tp_btf program's
- * tracepoint has its btf_trace_<name> typedef in the kernel's BTF (no BTF:
- * no tp_btf program loads anyway). Other program types are not optional.
+ * tracepoint has its btf_trace_<name> typedef in the kernel's BTF (no BTF
+ * of its own: no tp_btf program loads), and so has a raw_tp one's (its
+ * "__nobtf" copy) in the BTF found for the kernel's build ID, which
+ * describes the same build. Other program types are not optional.
  * Answers are cached by tracepoint, as facts() caches its own: every
  * shield asks about the same few, and the BTF is parsed once for all of
  * them (*@btf, read on the first miss and freed by the caller). */
@@ -166,7 +222,7 @@ static bool opt_hook_exists(struct btf **btf, bool *btf_read, const struct bpf_p
 	bool has;
 
 	/* tp_btf attaches by the kernel's own BTF, which some have not. */
-	if (strncmp(sec, "tp_btf/", 7) || !ks_btf_kernel_has())
+	if ((strncmp(sec, "tp_btf/", 7) || !ks_btf_kernel_has()) && strncmp(sec, "raw_tp/", 7))
 		return false;
 	snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
 	for (size_t i = 0; i < nseen; i++)
@@ -184,43 +240,54 @@ static bool opt_hook_exists(struct btf **btf, bool *btf_read, const struct bpf_p
 	return has;
 }
 
-/* Of "X", "X__noloop" and "X__raw" (each where present among the autoload
- * programs), exactly one loads: "X__raw" without perf links (it is written
- * without bpf_loop: kernels without perf links predate it), else
- * "X__noloop" without bpf_loop, else "X". Then "__compat32" programs only
- * where 32-bit code runs, "__opt" ones where their tracepoint exists, and
- * "__sendpage" ones where sockets have .sendpage. Decided for every
+/* "X__nobtf" loads exactly where the kernel has no BTF of its own, and
+ * "X" (where it has such a twin) exactly where it has; the rules below
+ * then apply to each as to "X" ("X__noloop__nobtf" is the twin of
+ * "X__noloop"). Of "X", "X__noloop" and "X__raw" (each where present among
+ * the autoload programs), exactly one loads: "X__raw" without perf links
+ * (it is written without bpf_loop: kernels without perf links predate it),
+ * else "X__noloop" without bpf_loop, else "X". Then "__compat32" programs
+ * only where 32-bit code runs, "__opt" ones where their tracepoint exists,
+ * and "__sendpage" ones where sockets have .sendpage. Decided for every
  * program before any autoload flag changes: the one place of the suffix
  * rules (fit.h). */
 void ks_fit_select(struct bpf_object *obj)
 {
 	struct bpf_program *prog;
 	bool keep[1024];
-	size_t i = 0, nl = strlen(KS_NOLOOP_SUFFIX);
+	size_t i = 0, nl = strlen(KS_NOLOOP_SUFFIX), nb = strlen(KS_NOBTF_SUFFIX);
+	bool kbtf = ks_btf_kernel_has();
 	struct btf *btf = NULL;
 	bool btf_read = false;
 
 	bpf_object__for_each_program(prog, obj) {
-		const char *p = bpf_program__name(prog);
+		const char *p = bpf_program__name(prog), *tail = "";
 		size_t len = strlen(p);
 		bool k = bpf_program__autoload(prog);
 
 		if (i >= ARRAY_SIZE(keep))
 			break;
-		if (k && has_suffix(p, KS_RAW_SUFFIX))
+		if (has_suffix(p, KS_NOBTF_SUFFIX)) {
+			k = k && !kbtf;
+			len -= nb;
+			tail = KS_NOBTF_SUFFIX;
+		} else if (k && has_twin(obj, p, len, KS_NOBTF_SUFFIX)) {
+			k = kbtf;
+		}
+		if (k && has_suffix_n(p, len, KS_RAW_SUFFIX))
 			k = !ks_kernel_perf_links();
-		else if (k && has_suffix(p, KS_NOLOOP_SUFFIX))
-			k = !has_loop() && !(has_twin(obj, p, len - nl, KS_RAW_SUFFIX) &&
+		else if (k && has_suffix_n(p, len, KS_NOLOOP_SUFFIX))
+			k = !has_loop() && !(has_twin3(obj, p, len - nl, KS_RAW_SUFFIX, tail) &&
 					     !ks_kernel_perf_links());
 		else if (k)
-			k = !(has_twin(obj, p, len, KS_NOLOOP_SUFFIX) && !has_loop()) &&
-			    !(has_twin(obj, p, len, KS_RAW_SUFFIX) && !ks_kernel_perf_links());
-		if (k && has_suffix(p, KS_OPT_SUFFIX))
+			k = !(has_twin3(obj, p, len, KS_NOLOOP_SUFFIX, tail) && !has_loop()) &&
+			    !(has_twin3(obj, p, len, KS_RAW_SUFFIX, tail) && !ks_kernel_perf_links());
+		if (k && has_suffix_n(p, len, KS_OPT_SUFFIX))
 			k = opt_hook_exists(&btf, &btf_read, prog);
-		if (k && has_suffix(p, KS_COMPAT32_SUFFIX))
+		if (k && has_suffix_n(p, len, KS_COMPAT32_SUFFIX))
 			k = ks_kernel_runs_compat();
-		if (k && (has_suffix(p, KS_SENDPAGE_SUFFIX) ||
-			  has_suffix(p, KS_SENDPAGE_SUFFIX KS_NOLOOP_SUFFIX)))
+		if (k && (has_suffix_n(p, len, KS_SENDPAGE_SUFFIX) ||
+			  has_suffix_n(p, len, KS_SENDPAGE_SUFFIX KS_NOLOOP_SUFFIX)))
 			k = facts()->sendpage;
 		keep[i++] = k;
 	}

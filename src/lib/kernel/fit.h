@@ -13,8 +13,10 @@ struct bpf_program;
 struct bpf_link;
 
 /* Task storage maps become LRU hashes keyed by thread id on kernels
- * without BPF_MAP_TYPE_TASK_STORAGE (5.11); ks_task_storage_get() in
- * bpf/sdk/fit.bpf.h reads them either way. Call after open, before load. */
+ * without BPF_MAP_TYPE_TASK_STORAGE (5.11) or without BTF of their own;
+ * ks_task_storage_get() in bpf/sdk/fit.bpf.h reads them either way. The
+ * object's ks_fit_nobtf (.rodata) is set where the kernel has no BTF of
+ * its own. Every loader calls this after open, before load. */
 int ks_fit_prepare(struct bpf_object *obj);
 
 /* Program-name suffixes the loaders act on, all decided here: by
@@ -34,7 +36,8 @@ int ks_fit_prepare(struct bpf_object *obj);
 /* "X__opt": a tp_btf program on a tracepoint that not every kernel has
  * (io_uring_submit_req, 6.3+): loaded only where the kernel's BTF has the
  * tracepoint (btf_trace_<name>); elsewhere the variant loads without it
- * and what it would have seen stays uncovered there (README, metadata). */
+ * and what it would have seen stays uncovered there (README, metadata).
+ * Its raw_tp copy "X__opt__nobtf" asks the BTF found by build ID. */
 #define KS_OPT_SUFFIX "__opt"
 /* "X__sendpage" (or "X__sendpage__noloop"): loaded only where sockets
  * still have proto_ops.sendpage (before 6.5), through which splice and
@@ -42,6 +45,10 @@ int ks_fit_prepare(struct bpf_object *obj);
  * pass it with MSG_SPLICE_PAGES, and a check on every read and write
  * (file_permission) is not needed. */
 #define KS_SENDPAGE_SUFFIX "__sendpage"
+/* "X__nobtf": a copy of tp_btf program "X" at the same raw tracepoint
+ * (probed reads), for kernels without BTF of their own, where tp_btf
+ * cannot attach; loaded exactly there, and "X" exactly elsewhere. */
+#define KS_NOBTF_SUFFIX "__nobtf"
 void ks_fit_select(struct bpf_object *obj);
 
 /* "X__nobtf": a program's twin at a raw tracepoint for kernels without
