@@ -51,12 +51,10 @@ int ks_fit_prepare(struct bpf_object *obj);
 #define KS_NOBTF_SUFFIX "__nobtf"
 void ks_fit_select(struct bpf_object *obj);
 
-/* "X__nobtf": a program's twin at a raw tracepoint for kernels without
- * their own BTF (bpf/monitor.bpf.c's exec and fork). Where the kernel has
- * BTF the twin does not load; where it has none, no program that attaches
- * by it (tp_btf, fentry, fexit: BPF_PROG_TYPE_TRACING) loads. Whether
- * @prog passes that rule; the monitor asks it program by program. */
-#define KS_NOBTF_SUFFIX "__nobtf"
+/* The "__nobtf" rule for one program, for the monitor, which chooses its
+ * programs one by one (bpf/monitor.bpf.c's exec and fork twins): where the
+ * kernel has BTF the twin does not load; where it has none, no program
+ * that attaches by it (tp_btf, fentry, fexit: BPF_PROG_TYPE_TRACING) does. */
 bool ks_fit_kernel_btf(const struct bpf_program *prog);
 
 /* Whether this kernel runs 32-bit code (x86-64: a 32-bit syscall is tried
