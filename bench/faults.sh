@@ -302,6 +302,7 @@ step_shipdown() {
 	for _ in $(seq 600); do
 		[ "$(ship_mark)" -ge "$top" ] && [ "$(pg_rows 0 "$top" | cut -d'|' -f1)" -ge "$st_all" ] &&
 			{ landed=$((SECONDS - t0)); break; }
+		kill -0 "$COLLECT" 2> /dev/null || { echo "  shipdown: kshield collect died:"; FAILED=1; break; }
 		sleep 1
 	done
 	st_out=$(sql1 "SELECT count(*) FROM events WHERE rowid BETWEEN $t_down AND $t_up")
@@ -311,7 +312,7 @@ step_shipdown() {
 	echo "  stored $st_all rows up to the end of the load, $st_out of them while down; in PostgreSQL (rows|distinct): $pg_all, $pg_out of those while down"
 	echo "  the backlog shipped $caught s after they were back (the mark at the last row stored then); after the load, all in PostgreSQL in $landed s"
 	log_since "$n0" | grep -i "store:\|fleet\|nats\|ship" | sed 's/^/  /' | head -10
-	tail -3 "$DIR/collect.log" | sed 's/^/  collect: /'
+	tail -4 "$DIR/collect.log" | sed 's/^/  collect: /'
 	[ "$m_down" = "$m_up" ] || { echo "  shipdown: the mark moved while NATS was down"; FAILED=1; }
 	[ "$pg_all" = "$st_all|$st_all" ] && [ "$pg_out" = "$st_out|$st_out" ] ||
 		{ echo "  shipdown: PostgreSQL does not hold every stored row exactly once"; FAILED=1; }
