@@ -28,11 +28,20 @@
 #             its own, CAP_SYS_RESOURCE is not ours), and a hog allocates
 #             until the kernel kills it; the agent is restarted, adopts the
 #             pins and reads again what the killed one had read but not
-#             committed; enforcement never stopped.
+#             committed; enforcement never stopped;
+#   shipdown  the agent ships its store (--fleet: a loopback 3-node NATS
+#             JetStream cluster and PostgreSQL 15, tests/fleet/cluster.sh,
+#             with `kshield collect` writing PostgreSQL; a new store, so that
+#             only this step's rows ship), and NATS and PostgreSQL are both
+#             stopped for SHIP_DOWN_S (600) s, then started again: the
+#             shipped-up-to mark must not move while they are down, and once
+#             they are back every row stored up to the end of the load must
+#             reach PostgreSQL exactly once (the rows stored during the
+#             outage printed apart); the backlog's shipping time is printed.
 # The wall-clock steps are not here: they move the host's clock, which other
 # sessions share (tests/test_agent.c t18 steps the agent's clock alone).
-# Knobs: RATE, STOP_S, RO_S, PAGES, STEPS ("sigstop truncate pages readonly
-# oom"), KSHIELD_BPFFS (/sys/fs/bpf/ks-bench-faults). Run it as root under
+# Knobs: RATE, STOP_S, RO_S, PAGES, SHIP_DOWN_S, STEPS ("sigstop truncate
+# pages readonly oom shipdown"), KSHIELD_BPFFS (/sys/fs/bpf/ks-bench-faults). Run it as root under
 # `flock /tmp/kshield-host.lock`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,12 +50,15 @@ RATE=${RATE:-3125}
 STOP_S=${STOP_S:-60}
 RO_S=${RO_S:-20}
 PAGES=${PAGES:-20}
-STEPS=${STEPS:-"sigstop truncate pages readonly oom"}
+SHIP_DOWN_S=${SHIP_DOWN_S:-600}
+STEPS=${STEPS:-"sigstop truncate pages readonly oom shipdown"}
 DIR=$(mktemp -d /var/tmp/ks-bench-faults.XXXXXX)
 FS=$DIR/fs		# the store's own filesystem (readonly step)
 IMG=$DIR/fs.img
 STORE=$FS/events.db
 CG=/sys/fs/cgroup/memory/ks-bench-faults-$$
+CLUSTER=		# NATS + PostgreSQL of the shipdown step
+COLLECT=
 TRIG=
 HOG=
 FAILED=0
@@ -57,6 +69,8 @@ cleanup() {
 	[ -n "$HOG" ] && kill "$HOG" 2>/dev/null
 	load_kill
 	agent_stop
+	[ -n "$COLLECT" ] && kill "$COLLECT" 2>/dev/null && wait "$COLLECT" 2>/dev/null
+	[ -n "$CLUSTER" ] && { tests/fleet/cluster.sh stop "$CLUSTER" > /dev/null 2>&1; rm -rf "$CLUSTER"; }
 	umount -l "$FS" 2>/dev/null
 	[ -d "$CG" ] && { cat "$CG/tasks" 2>/dev/null | while read -r p; do echo "$p" > /sys/fs/cgroup/memory/cgroup.procs; done; rmdir "$CG"; }
 	rm -rf "$KSHIELD_BPFFS" "$DIR"
@@ -231,6 +245,82 @@ for _ in range(256):    # 2 GiB at most
 	log_since "$n1" | grep -q "monitor adopted" || STEP_FAIL="the restart did not adopt the monitor"
 	log_since "$n1" | grep -E "monitor|shield cve-2026-43500" | sed 's/^/  /'
 	step_end oom
+}
+
+# shipdown: the agent ships (--fleet), NATS and PostgreSQL both stopped for
+# SHIP_DOWN_S s under the load, then started again.
+sql1() { sqlite3 "$STORE" "$1" 2>/dev/null; }
+ship_mark() { sql1 "SELECT upto FROM fleet_shipped WHERE host = '$SHIP_HOST'" | grep . || echo 0; }
+store_top() { sql1 "SELECT rowid FROM events ORDER BY rowid DESC LIMIT 1" | grep . || echo 0; }
+# pg_rows LO HI: "rows|distinct" of this host's events with LO <= seq <= HI
+pg_rows() {
+	psql "$PG_CONNINFO" -Atc "SELECT count(*), count(DISTINCT seq) FROM ks_events
+		WHERE host = '$SHIP_HOST' AND seq BETWEEN $1 AND $2" 2>/dev/null || echo "0|0"
+}
+step_shipdown() {
+	local n0 t_down t_up m_down b_down m_up top t0 caught landed mark st_all st_out pg_all pg_out
+	CLUSTER=$(mktemp -d /var/tmp/ks-bench-faults-c.XXXXXX)
+	chmod 755 "$CLUSTER"	# PostgreSQL runs as postgres
+	tests/fleet/cluster.sh start "$CLUSTER/c" > /dev/null 2>&1 ||
+		{ echo "  shipdown: can't start NATS and PostgreSQL (scripts/setup.sh installs them)"; FAILED=1; return; }
+	. "$CLUSTER/c/env"
+	SHIP_HOST=ks-bench-faults-$$
+	"$KS" fleet status --nats "$NATS_URLS" > /dev/null	# the buckets: host credentials can't create them
+	"$KS" shield keygen "$CLUSTER/signer" > /dev/null && mkdir -p "$CLUSTER/keys" &&
+		cp "$CLUSTER/signer.pub" "$CLUSTER/keys/"
+	"$KS" collect --pg "$PG_CONNINFO" --nats "$NATS_URLS" > "$DIR/collect.log" 2>&1 &
+	COLLECT=$!
+	# a new store: this step's rows only (the earlier steps' would ship first)
+	agent_stop
+	rm -f "$STORE" "$STORE"-wal "$STORE"-shm
+	agent_start --fleet "$HOST_URLS" --keys "$CLUSTER/keys" --state "$CLUSTER/state" --host "$SHIP_HOST"
+	n0=$(log_lines)
+	step_begin $((SHIP_DOWN_S + 40))
+	sleep 10
+	t_down=$(date +%s%N)
+	tests/fleet/cluster.sh nats-stop "$CLUSTER/c" 1 2 3
+	tests/fleet/cluster.sh pg-stop "$CLUSTER/c"
+	m_down=$(ship_mark)
+	b_down=$(sql1 "SELECT count(*) FROM events WHERE rowid > $m_down")
+	sleep "$SHIP_DOWN_S"
+	m_up=$(ship_mark)
+	tests/fleet/cluster.sh pg-start "$CLUSTER/c"
+	tests/fleet/cluster.sh nats-start "$CLUSTER/c" 1 2 3 > /dev/null
+	t_up=$(date +%s%N)
+	# the backlog (every row stored while they were down) shipped, under
+	# the load that goes on
+	top=$(store_top) t0=$SECONDS caught=-
+	for _ in $(seq 600); do
+		[ "$(ship_mark)" -ge "$top" ] && { caught=$((SECONDS - t0)); break; }
+		sleep 1
+	done
+	step_end shipdown
+	# every row stored by the end of the load, shipped and in PostgreSQL
+	top=$(store_top)
+	st_all=$(sql1 "SELECT count(*) FROM events WHERE rowid <= $top")
+	t0=$SECONDS landed=-
+	for _ in $(seq 600); do
+		[ "$(ship_mark)" -ge "$top" ] && [ "$(pg_rows 0 "$top" | cut -d'|' -f1)" -ge "$st_all" ] &&
+			{ landed=$((SECONDS - t0)); break; }
+		kill -0 "$COLLECT" 2> /dev/null || { echo "  shipdown: kshield collect died:"; FAILED=1; break; }
+		sleep 1
+	done
+	st_out=$(sql1 "SELECT count(*) FROM events WHERE rowid BETWEEN $t_down AND $t_up")
+	pg_all=$(pg_rows 0 "$top")
+	pg_out=$(pg_rows "$t_down" "$t_up")
+	echo "  NATS and PostgreSQL down $(( (t_up - t_down) / 1000000000 )) s ($SHIP_DOWN_S s, and stopping and starting them); mark $m_down when they stopped ($b_down rows above it), $m_up before they started ($([ "$m_down" = "$m_up" ] && echo "did not move" || echo MOVED))"
+	echo "  stored $st_all rows up to the end of the load, $st_out of them while down; in PostgreSQL (rows|distinct): $pg_all, $pg_out of those while down"
+	echo "  the backlog shipped $caught s after they were back (the mark at the last row stored then); after the load, all in PostgreSQL in $landed s"
+	log_since "$n0" | grep -i "store:\|fleet\|nats\|ship" | sed 's/^/  /' | head -10
+	tail -4 "$DIR/collect.log" | sed 's/^/  collect: /'
+	[ "$m_down" = "$m_up" ] || { echo "  shipdown: the mark moved while NATS was down"; FAILED=1; }
+	[ "$pg_all" = "$st_all|$st_all" ] && [ "$pg_out" = "$st_out|$st_out" ] ||
+		{ echo "  shipdown: PostgreSQL does not hold every stored row exactly once"; FAILED=1; }
+	kill "$COLLECT"; wait "$COLLECT" 2>/dev/null; COLLECT=
+	agent_stop
+	agent_start
+	tests/fleet/cluster.sh stop "$CLUSTER/c" > /dev/null 2>&1
+	rm -rf "$CLUSTER"; CLUSTER=
 }
 
 mkdir -p "$FS"

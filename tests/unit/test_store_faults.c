@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sqlite3.h>
 #include "array.h"
 #include "err.h"
@@ -189,4 +190,48 @@ Test(store_faults, a_file_damaged_by_another_process_is_found_corrupt)
 		ks_store_close(s);
 		unlink(path);
 	}
+}
+
+/* Another writer of the same file (the fleet shipper moving its mark)
+ * holds the write lock for 300 ms, as a commit with an fsync on a loaded
+ * disk may: the batch started meanwhile waits and is stored, nothing is
+ * dropped. */
+Test(store_faults, another_writers_commit_is_waited_out)
+{
+	struct ks_store *s;
+	int go[2];
+	char c;
+	pid_t pid;
+
+	cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
+	add(s, 1, T0);
+	cr_assert_eq(ks_store_commit(s), 1, "%s", ks_errmsg());
+	cr_assert_eq(pipe(go), 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		sqlite3 *db;
+
+		if (sqlite3_open(path, &db) || sqlite3_exec(db, "BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS "
+			"fleet_shipped(host TEXT PRIMARY KEY, upto INTEGER NOT NULL); INSERT INTO fleet_shipped "
+			"VALUES('h', 1)", NULL, NULL, NULL))
+			_exit(1);
+		if (write(go[1], "x", 1) != 1)
+			_exit(1);
+		usleep(300000);
+		_exit(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ? 1 : 0);
+	}
+	close(go[1]);
+	cr_assert_eq(read(go[0], &c, 1), 1, "the other writer did not start");
+	add(s, 2, T0 + SEC);
+	add(s, 3, T0 + 2 * SEC);
+	cr_expect_eq(ks_store_commit(s), 2, "%s", ks_errmsg());
+	cr_expect_eq(ks_store_dropped(s), 0);
+	cr_expect_eq(ts_of(s, 3), T0 + 2 * SEC);
+	int status;
+
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other writer failed");
+	close(go[0]);
+	ks_store_close(s);
 }

@@ -87,6 +87,10 @@ static int ship_open(struct ks_ship *s)
 		return ks_err(-EIO, "can't open store %s", s->store);
 	}
 	sqlite3_busy_timeout(s->db, 5000);
+	/* The mark's commits hold the agent's write lock: no fsync in them.
+	 * A mark lost with power re-ships, and the collector drops what it
+	 * has by (host, seq). */
+	sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
 	if (sqlite3_exec(s->db, "CREATE TABLE IF NOT EXISTS fleet_shipped("
 			 "host TEXT PRIMARY KEY, upto INTEGER NOT NULL)", NULL, NULL, &msg)) {
 		int err = ks_err(-EIO, "store %s: %s", s->store, msg);

@@ -323,8 +323,11 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 		goto fail;
 	}
 	sqlite3_extended_result_codes(s->db, 0);
-	/* Never block the agent (or a reader) for long on a lock. */
-	sqlite3_busy_timeout(s->db, rdonly ? 2000 : 100);
+	/* Never block the agent (or a reader) for long on a lock; the agent
+	 * waits out another writer's commit (the fleet shipper's mark, with
+	 * an fsync on a loaded disk) while the ring buffer holds its records,
+	 * rather than drop a batch and stop storing for the retry period. */
+	sqlite3_busy_timeout(s->db, rdonly ? 2000 : 1000);
 	if ((err = check_identity(s->db, path, flags & KS_STORE_CREATE)))
 		goto fail;
 	if (rdonly) {
@@ -447,7 +450,10 @@ static int begin(struct ks_store *s)
 	rolled_back(s);
 	if (s->in_tx)
 		return 0;
-	rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+	/* IMMEDIATE: the write lock first. A deferred batch that read
+	 * (binaries) before its first write fails at once with SQLITE_BUSY,
+	 * which no wait cures, when another writer committed in between. */
+	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sql_err(s->db, rc, "can't begin a transaction");
 	s->in_tx = true;
