@@ -3,6 +3,9 @@
 # kshield loaded, as ratios against nothing loaded, measured in the same
 # round, modes alternating:
 #   none        nothing of kshield attached (checked: bpftool link show),
+#   floor       empty programs on raw_tp/sys_enter and raw_tp/sys_exit
+#               (bench/noop_syscall.bpf.c): what the kernel charges for
+#               any syscall hook, the least a tp-only kernel can cost,
 #   s11         the bundled shields loaded (`kshield shield load`),
 #   s55, s110   the same plus 4 and 9 renamed copies of each (the cost of
 #               an unrelated syscall must not grow with the shield count;
@@ -23,12 +26,14 @@ SHIELDS=${SHIELDS_DIR:-build/shields}
 export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-harm
 ROUNDS=${ROUNDS:-3}
 N=${N:-200000}
-MODES=${MODES:-"s11 s55 s110 agent"}
+MODES=${MODES:-"floor s11 s55 s110 agent"}
 WORK=${WORK:-"getppid rw512 rw4k stat find"}
 DIR=$(mktemp -d /var/tmp/ks-bench-harm.XXXXXX)
 AGENT=
 
 [ -x "$LOOP" ] || { echo "harm: $LOOP missing: run make bench (or make $LOOP)"; exit 1; }
+[[ " ${MODES} " != *" floor "* ]] || { [ -x build/bench/rawtp_attach ] && [ -f build/bench/noop_syscall.bpf.o ]; } ||
+	{ echo "harm: build/bench/rawtp_attach or noop_syscall.bpf.o missing: run make bench"; exit 1; }
 cleanup() {
 	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
 	unload_all
@@ -96,16 +101,29 @@ run_work() {	# run_work WORK: ns per call (find: ms)
 	esac
 }
 
+floor_on() {
+	local d="$KSHIELD_BPFFS/floor"
+	mkdir -p "$d" && bpftool prog loadall build/bench/noop_syscall.bpf.o "$d" &&
+		build/bench/rawtp_attach "$d/noop_enter" sys_enter "$d/link_enter" &&
+		build/bench/rawtp_attach "$d/noop_exit" sys_exit "$d/link_exit" ||
+		{ echo "harm: the empty sys_enter/sys_exit programs did not attach"; exit 1; }
+}
 mode_on() {
 	case $1 in
 	none)	;;
+	floor)	floor_on ;;
 	s11)	load_set 0 ;;
 	s55)	load_set 4 ;;
 	s110)	load_set 9 ;;
 	agent)	agent_start ;;
 	esac
 }
-mode_off() { [ "$1" = agent ] && agent_stop; [ "$1" != none ] && unload_all; return 0; }
+mode_off() {
+	[ "$1" = agent ] && agent_stop
+	[ "$1" = floor ] && { rm -rf "$KSHIELD_BPFFS"; sleep 1; }
+	[ "$1" != none ] && unload_all
+	return 0
+}
 
 echo "harm: make copies (9 of each shield)"
 make_copies 9
@@ -116,7 +134,8 @@ for r in $(seq 1 "$ROUNDS"); do
 	for m in none $MODES; do
 		mode_on "$m"
 		[ "$m" = none ] && [ "$(attached)" -ne "$base_links" ] && { echo "harm: links attached in mode none"; exit 1; }
-		[ "$m" != none ] && [ "$m" != agent ] && echo "round $r: $m: $LOADED shields loaded, $(attached) links, $("$KS" status 2>/dev/null | grep "^syscalls:")"
+		[ "$m" = floor ] && echo "round $r: floor: empty programs on sys_enter and sys_exit"
+		[ "$m" != none ] && [ "$m" != agent ] && [ "$m" != floor ] && echo "round $r: $m: $LOADED shields loaded, $(attached) links, $("$KS" status 2>/dev/null | grep "^syscalls:")"
 		for w in $WORK; do
 			v=$(run_work "$w")
 			[ -n "$v" ] && [ "$v" != 0 ] || { echo "harm: $w did not run in mode $m"; exit 1; }
