@@ -1222,6 +1222,51 @@ Test(fleet_ship, events_stored_after_a_clock_step_back_ship_exactly_once)
 	expect_pg_once(host, 6500, "re-shipped everything");
 }
 
+/* The same while the rows are being written: the store commits every 8192
+ * rows and the shipper passes over them meanwhile, as the agent's does. */
+Test(fleet_ship, events_stored_while_shipping_after_a_step_back_ship_exactly_once)
+{
+	const long long sec = 1000000000LL, t = (long long)time(NULL) * sec;
+	char db[300], host[64], seg[512], bench[512];
+	long long shipped = 0, passes = 0;
+	pid_t pid;
+	int status;
+
+	cluster_up();
+	snprintf(db, sizeof(db), "%s/events.db", dir);
+	snprintf(host, sizeof(host), "stepw%d", getpid());
+	snprintf(seg, sizeof(seg), "%lld:20000:%lld", t - 7200 * sec, 360 * sec / 1000);
+	store_steps(db, 1, seg);
+	shipped += ship_once(db, host);
+
+	/* stepped back 1 h: 100000 rows 30 ms apart between those above, then
+	 * 20000 past them, written while passes run */
+	snprintf(bench, sizeof(bench), "%s", ks_bin());
+	*strrchr(bench, '/') = '\0';
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		char cmd[1024];
+
+		snprintf(cmd, sizeof(cmd), "exec %s/bench/store_ingest steps %s 20001 %lld:100000:%lld "
+			 "%lld:20000:%lld", bench, db, t - 3600 * sec, 30 * sec / 1000, t + 60 * sec,
+			 sec / 1000);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		shipped += ship_once(db, host);
+		passes++;
+	}
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "store_ingest steps failed");
+	shipped += ship_once(db, host);
+	cr_log_info("%lld events shipped for 140000 stored, %lld passes while writing", shipped, passes);
+	cr_expect_geq(passes, 1, "no pass ran while the rows were written");
+	cr_expect_geq(shipped, 140000);
+	collect_drain();
+	expect_pg_once(host, 140000, "written while shipping");
+}
+
 /* ---- signing, no servers ---- */
 
 Test(fleet_sign, verify_statuses)
