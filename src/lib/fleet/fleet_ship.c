@@ -11,6 +11,8 @@
  * agent keeps enforcing and recording, and the backlog ships when NATS
  * returns. A frame re-sent whole is dropped by JetStream's duplicate
  * window; any other re-sent event by the collector's (host, seq) key.
+ * Then a late pass ships the rows stored below the mark after the wall
+ * clock stepped back, which the store lists in its table late.
  *
  * The shipper reads the store through its own connection (WAL lets it read
  * while the agent writes) and does not depend on the store's columns.
