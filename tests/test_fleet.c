@@ -1248,8 +1248,13 @@ Test(fleet_ship, events_stored_while_shipping_after_a_step_back_ship_exactly_onc
 	if (pid == 0) {
 		char cmd[1024];
 
-		snprintf(cmd, sizeof(cmd), "exec %s/bench/store_ingest steps %s 20001 %lld:100000:%lld "
-			 "%lld:20000:%lld", bench, db, t - 3600 * sec, 30 * sec / 1000, t + 60 * sec,
+		/* ten writers one after another, as an agent restarted
+		 * while the clock is behind: each steps back again */
+		snprintf(cmd, sizeof(cmd), "set -e; for k in 0 1 2 3 4 5 6 7 8 9; do "
+			 "%s/bench/store_ingest steps %s $((20001 + k * 10000)) "
+			 "$((%lld + k * 10000 * %lld)):10000:%lld; sleep 0.2; done; "
+			 "exec %s/bench/store_ingest steps %s 120001 %lld:20000:%lld", bench, db,
+			 t - 3600 * sec, 30 * sec / 1000, 30 * sec / 1000, bench, db, t + 60 * sec,
 			 sec / 1000);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
