@@ -634,6 +634,9 @@ static int add_row(struct ks_store *s, const struct ks_row *r, bool note, bool *
 		if (*binary && !(bin = bin_id(s, binary, s->last_ts)))
 			return sql_err(s->db, sqlite3_errcode(s->db), "can't store an event's binary");
 	}
+	/* before the row is queued: a row not listed is not stored */
+	if (s->last_ts <= s->high_ts && (err = late_note(s, s->last_ts)))
+		return err;
 	struct queue *q = &s->q[tab];
 
 	if (!q->rows && !(q->rows = malloc(KS_STORE_MULTI * sizeof(*q->rows))))
@@ -644,8 +647,6 @@ static int add_row(struct ks_store *s, const struct ks_row *r, bool note, bool *
 	q->note[q->n++] = note;
 	s->exec_rows += tab == KS_TAB_EXEC;
 	*queued = true;
-	if (s->last_ts <= s->high_ts && (err = late_note(s, s->last_ts)))
-		return err;
 	if (note)
 		s->pending_notes++;
 	else
