@@ -12,7 +12,12 @@
  *	                                 (connect: the connect storm's mix)
  *	store_ingest baseline DB N       rows/s, raw SQLite
  *	store_ingest fill DB N DAYS B    N events over DAYS days, B binaries
+ *	store_ingest steps DB PID TS:N:GAP...  in one session, for each
+ *	                                 segment N exit rows GAP ns apart from
+ *	                                 TS (ns), pids counting up from PID:
+ *	                                 a wall clock that steps (tests)
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +29,7 @@
 #include <sys/socket.h>
 #include <linux/types.h>
 #include "cli.h"
+#include "err.h"
 #include "store.h"
 
 static double now(void)
@@ -384,6 +390,43 @@ static int run(const char *dir, long n, long hunt_n)
 	return 0;
 }
 
+/* Exit rows at the times given, as an agent whose clock stepped between
+ * segments writes them (tests/test_fleet.c). */
+static int steps(const char *path, long pid, int nseg, char **seg)
+{
+	struct ks_store *s;
+	int err = ks_store_open(&s, path, KS_STORE_CREATE);
+
+	if (err)
+		return fprintf(stderr, "%s: %s\n", path, ks_errmsg()), 1;
+	for (int i = 0; i < nseg && !err; i++) {
+		long long ts, gap;
+		long n;
+		struct ks_row r;
+
+		if (sscanf(seg[i], "%lld:%ld:%lld", &ts, &n, &gap) != 3) {
+			err = -EINVAL;
+			fprintf(stderr, "segment '%s': want TS:N:GAP\n", seg[i]);
+			break;
+		}
+		for (long k = 0; k < n && !err; k++, pid++) {
+			ks_row_clear(&r);
+			ks_row_set_num(&r, KS_COL_TS, ts + k * gap);
+			ks_row_set_str(&r, KS_COL_KIND, "exit");
+			ks_row_set_num(&r, KS_COL_PID, pid);
+			ks_row_set_num(&r, KS_COL_TID, pid);
+			ks_row_set_str(&r, KS_COL_COMM, "steps");
+			err = ks_store_add_row(s, &r);
+		}
+		if (!err && ks_store_commit(s) < 0)
+			err = -EIO;
+	}
+	if (err)
+		fprintf(stderr, "%s: %s\n", path, ks_errmsg());
+	ks_store_close(s);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct rate r;
@@ -401,9 +444,12 @@ int main(int argc, char **argv)
 		return printf("%.0f\n", r.per_s), 0;
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "run"))
 		return run(argv[2], atol(argv[3]), argc == 5 ? atol(argv[4]) : 10000000);
-	if (argc >= 2 && strstr("ingest baseline fill run", argv[1]))
+	if (argc >= 5 && !strcmp(argv[1], "steps"))
+		return steps(argv[2], atol(argv[3]), argc - 4, argv + 4);
+	if (argc >= 2 && strstr("ingest baseline fill run steps", argv[1]))
 		return 1;
 	fprintf(stderr, "usage: store_ingest run DIR N [HUNT_N]   ingest and hunts, with ratios\n"
-		"       store_ingest ingest DB N [connect] | baseline DB N | fill DB N DAYS BINARIES\n");
+		"       store_ingest ingest DB N [connect] | baseline DB N | fill DB N DAYS BINARIES\n"
+		"       store_ingest steps DB PID TS:N:GAP...\n");
 	return 2;
 }

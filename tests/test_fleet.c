@@ -13,6 +13,7 @@
 #include <criterion/hooks.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "harness.h"
 
 #define SHIELD KS_SOCKOPT_SHIELD
@@ -1277,4 +1278,177 @@ Test(fleet, gated_rollout_enforces_only_on_proven_kernels, .timeout = 300)
 	sh_ok("%s fleet rollback %s --nats %s >/dev/null", ks_bin(), SHIELD, urls);
 	sh_ok("%s fleet rollback %s --nats %s >/dev/null", ks_bin(), PROVEN_SHIELD, urls);
 	wait_for(SHIELD, "unloaded", 40);
+}
+
+/* ---- shipping after the wall clock stepped back: no agent, no BPF ---- */
+
+/* `kshield fleet ship` once; returns the events it shipped. */
+static long long ship_once(const char *db, const char *host)
+{
+	char cmd[1024];
+	json_object *o;
+	long long n;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "%s -j fleet ship --store %s --host %s --nats %s", ks_bin(), db,
+		 host, urls);
+	o = ks_run_json(cmd, &rc, NULL);
+	cr_assert(o && rc == 0, "fleet ship failed");
+	n = json_object_get_int64(ks_json_get(o, "shipped"));
+	json_object_put(o);
+	return n;
+}
+
+/* `kshield collect --drain`; returns what it received. */
+static long long collect_drain(void)
+{
+	char cmd[1024];
+	json_object *o;
+	long long n;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "%s -j collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
+	o = ks_run_json(cmd, &rc, NULL);
+	cr_assert(o && rc == 0, "collect failed");
+	n = json_object_get_int64(ks_json_get(o, "received"));
+	json_object_put(o);
+	return n;
+}
+
+/* Rows written through the store library (bench/store_ingest steps), as
+ * an agent whose wall clock stepped writes them; pids count from @pid. */
+static void store_steps(const char *db, long pid, const char *segments)
+{
+	char bench[512];
+
+	snprintf(bench, sizeof(bench), "%s", ks_bin());
+	*strrchr(bench, '/') = '\0';
+	strcat(bench, "/bench/store_ingest");
+	sh_ok("%s steps %s %ld %s", bench, db, pid, segments);
+}
+
+/* Each pid of @host once in PostgreSQL, 1..@n: rows, distinct (host, seq)
+ * and distinct pids all @n. */
+static void expect_pg_once(const char *host, long long n, const char *when)
+{
+	char *out = NULL;
+	long long rows = -1, seqs = -1, pids = -1, lo = -1, hi = -1;
+	int rc = ks_runf(&out, NULL, "psql '%s' -Atc \"SELECT count(*), count(DISTINCT seq), "
+			 "count(DISTINCT data->>'pid'), min((data->>'pid')::bigint), "
+			 "max((data->>'pid')::bigint) FROM ks_events WHERE host = '%s'\"", conninfo, host);
+
+	cr_assert_eq(rc, 0, "psql failed");
+	cr_assert_eq(sscanf(out, "%lld|%lld|%lld|%lld|%lld", &rows, &seqs, &pids, &lo, &hi), 5,
+		     "psql said '%s'", out);
+	free(out);
+	cr_expect_eq(rows, n, "%s: %lld rows in PostgreSQL, want %lld", when, rows, n);
+	cr_expect_eq(seqs, n, "%s: %lld distinct seq, want %lld", when, seqs, n);
+	cr_expect(pids == n && lo == 1 && hi == n, "%s: pids %lld distinct, %lld..%lld, want 1..%lld",
+		  when, pids, lo, hi, n);
+}
+
+/* A scratch dir and no shield: the tests of shipping alone load nothing. */
+static void events_setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/ks-fleet-test-%d", getpid());
+	sh_ok("rm -rf %s && mkdir -p %s", dir, dir);
+	memset(agents, 0, sizeof(agents));
+}
+
+/* The wall clock stepped back: rows stored after the step have times (the
+ * store's row key, and the shipped-up-to mark) below rows already shipped.
+ * Every one of them ships, once, and nothing shipped before is sent again;
+ * re-shipping the same range stores nothing twice. */
+TestSuite(fleet_ship, .init = events_setup, .fini = teardown, .timeout = 180);
+
+Test(fleet_ship, events_stored_after_a_clock_step_back_ship_exactly_once)
+{
+	const long long sec = 1000000000LL, t = (long long)time(NULL) * sec;
+	char db[300], host[64], seg[512];
+
+	cluster_up();
+	snprintf(db, sizeof(db), "%s/events.db", dir);
+	snprintf(host, sizeof(host), "step%d", getpid());
+
+	/* 3000 rows over the last two hours (2.4 s apart), all shipped */
+	snprintf(seg, sizeof(seg), "%lld:3000:%lld", t - 7200 * sec, 2400 * sec / 1000);
+	store_steps(db, 1, seg);
+	cr_expect_eq(ship_once(db, host), 3000, "before the step");
+
+	/* The clock steps back 1 h (2000 rows 1.5 s apart, between the rows
+	 * above), then 30 min more (1000 rows 1 s apart): all below the mark */
+	snprintf(seg, sizeof(seg), "%lld:2000:%lld %lld:1000:%lld", t - 3600 * sec, 1500 * sec / 1000,
+		 t - 5400 * sec, sec);
+	store_steps(db, 3001, seg);
+	cr_expect_eq(ship_once(db, host), 3000, "after stepping back: the new rows alone");
+	cr_expect_eq(ship_once(db, host), 0, "shipped twice");
+
+	/* The clock is past the newest row again: ordinary rows above the mark */
+	snprintf(seg, sizeof(seg), "%lld:500:%lld", t + 60 * sec, sec / 1000);
+	store_steps(db, 6001, seg);
+	cr_expect_eq(ship_once(db, host), 500, "after the clock caught up");
+
+	collect_drain();
+	expect_pg_once(host, 6500, "shipped");
+
+	/* The same range again, from another mark (frames that JetStream has
+	 * not seen) and from none: PostgreSQL's key keeps one of each. */
+	sh_ok("sqlite3 %s \"UPDATE fleet_shipped SET upto = %lld\"", db, t - 4000 * sec);
+	cr_expect_geq(ship_once(db, host), 500, "re-ship from a mark");
+	cr_expect_geq(collect_drain(), 500, "re-shipped from a mark, collected");
+	expect_pg_once(host, 6500, "re-shipped from a mark");
+	sh_ok("sqlite3 %s \"DELETE FROM fleet_shipped\"", db);
+	cr_expect_eq(ship_once(db, host), 6500, "re-ship of everything");
+	collect_drain();
+	expect_pg_once(host, 6500, "re-shipped everything");
+}
+
+/* The same while the rows are being written: the store commits every 8192
+ * rows and the shipper passes over them meanwhile, as the agent's does. */
+Test(fleet_ship, events_stored_while_shipping_after_a_step_back_ship_exactly_once)
+{
+	const long long sec = 1000000000LL, t = (long long)time(NULL) * sec;
+	char db[300], host[64], seg[512], bench[512];
+	long long shipped = 0, passes = 0;
+	pid_t pid;
+	int status;
+
+	cluster_up();
+	snprintf(db, sizeof(db), "%s/events.db", dir);
+	snprintf(host, sizeof(host), "stepw%d", getpid());
+	snprintf(seg, sizeof(seg), "%lld:20000:%lld", t - 7200 * sec, 360 * sec / 1000);
+	store_steps(db, 1, seg);
+	shipped += ship_once(db, host);
+
+	/* stepped back 1 h: 100000 rows 30 ms apart between those above, then
+	 * 20000 past them, written while passes run */
+	snprintf(bench, sizeof(bench), "%s", ks_bin());
+	*strrchr(bench, '/') = '\0';
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		char cmd[1024];
+
+		/* ten writers one after another, as an agent restarted
+		 * while the clock is behind: each steps back again */
+		snprintf(cmd, sizeof(cmd), "set -e; for k in 0 1 2 3 4 5 6 7 8 9; do "
+			 "%s/bench/store_ingest steps %s $((20001 + k * 10000)) "
+			 "$((%lld + k * 10000 * %lld)):10000:%lld; sleep 0.2; done; "
+			 "exec %s/bench/store_ingest steps %s 120001 %lld:20000:%lld", bench, db,
+			 t - 3600 * sec, 30 * sec / 1000, 30 * sec / 1000, bench, db, t + 60 * sec,
+			 sec / 1000);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		shipped += ship_once(db, host);
+		passes++;
+	}
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "store_ingest steps failed");
+	shipped += ship_once(db, host);
+	cr_log_info("%lld events shipped for 140000 stored, %lld passes while writing", shipped, passes);
+	cr_expect_geq(passes, 1, "no pass ran while the rows were written");
+	cr_expect_geq(shipped, 140000);
+	collect_drain();
+	expect_pg_once(host, 140000, "written while shipping");
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -233,5 +234,65 @@ Test(store_faults, another_writers_commit_is_waited_out)
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other writer failed");
 	close(go[0]);
+	ks_store_close(s);
+}
+
+/* pids of the rows table late lists, in its order, as "p p p" */
+static void late_pids(struct ks_store *s, char *out, size_t n)
+{
+	sqlite3_stmt *st;
+	size_t len = 0;
+
+	out[0] = '\0';
+	cr_assert_eq(sqlite3_prepare_v2(ks_store_db(s), "SELECT (SELECT pid FROM events e WHERE "
+					"e.ts = l.ts) FROM late l ORDER BY id", -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW && len + 16 < n)
+		len += snprintf(out + len, n - len, "%s%lld", len ? " " : "", sqlite3_column_int64(st, 0));
+	sqlite3_finalize(st);
+}
+
+/* A row stored below a row stored before it (the clock stepped back) is
+ * listed in table late, in the order stored, across a restart of the
+ * writer; rows in order are not; retention deletes the entries with their
+ * rows. The fleet shipper, whose mark is a ts, ships these from there. */
+Test(store_faults, rows_stored_below_older_rows_are_listed_late)
+{
+	static const struct {
+		long long ts;
+		bool reopen;		/* the writer restarts first */
+	} rows[] = {
+		{ T0, false },				/* 1 */
+		{ T0 + 1 * SEC, false },		/* 2 */
+		{ T0 + 2 * SEC, false },		/* 3 */
+		{ T0 + 3 * SEC - HOUR, false },		/* 4: stepped back 1 h: late */
+		{ T0 + 4 * SEC - HOUR, false },		/* 5: late */
+		{ T0 + 1 * SEC, false },		/* 6: meets row 2, below row 3: late */
+		{ T0 + 5 * SEC, false },		/* 7: past every older row */
+		{ T0 + 6 * SEC - HOUR, true },		/* 8: stepped back, the writer restarted: late */
+		{ T0 + 7 * SEC, false },		/* 9 */
+	};
+	struct ks_store *s;
+	struct timespec now;
+	char pids[256];
+
+	cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
+	for (int i = 0; i < (int)ARRAY_SIZE(rows); i++) {
+		if (rows[i].reopen) {
+			cr_assert_geq(ks_store_commit(s), 0, "%s", ks_errmsg());
+			ks_store_close(s);
+			cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
+		}
+		add(s, 1 + i, rows[i].ts);
+	}
+	cr_assert_geq(ks_store_commit(s), 0, "%s", ks_errmsg());
+	late_pids(s, pids, sizeof(pids));
+	cr_expect_str_eq(pids, "4 5 6 8", "rows listed late");
+
+	/* retention by age up to half an hour before T0: rows 4, 5, 8 go */
+	clock_gettime(CLOCK_REALTIME, &now);
+	cr_assert_eq(ks_store_retain(s, (long long)now.tv_sec * SEC + now.tv_nsec - (T0 - HOUR / 2), 0), 3,
+		     "%s", ks_errmsg());
+	late_pids(s, pids, sizeof(pids));
+	cr_expect_str_eq(pids, "6", "rows listed late after retention");
 	ks_store_close(s);
 }

@@ -11,6 +11,8 @@
  * agent keeps enforcing and recording, and the backlog ships when NATS
  * returns. A frame re-sent whole is dropped by JetStream's duplicate
  * window; any other re-sent event by the collector's (host, seq) key.
+ * Then a late pass ships the rows stored below the mark after the wall
+ * clock stepped back, which the store lists in its table late.
  *
  * The shipper reads the store through its own connection (WAL lets it read
  * while the agent writes) and does not depend on the store's columns.
@@ -40,7 +42,9 @@
 
 struct frame {
 	char id[320];
-	int64_t last;		/* rowid of the frame's last event */
+	int64_t last;		/* where the frame's last event is in its pass's
+				 * order: its rowid (store pass), its id in
+				 * table late (late pass) */
 	bool acked;
 };
 
@@ -61,7 +65,9 @@ struct ks_ship {
 	char *zbuf;
 	size_t zcap;
 	int rows;
-	int64_t first, first_ts, last;
+	int64_t first, first_ts, last;	/* seq of the first and last event, ts */
+	int64_t at;			/* the pass's position of the last */
+	bool late;			/* the late pass (table late) */
 	/* frames in flight, oldest first, and what is acked from the mark on */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -264,7 +270,8 @@ static void put_raw(struct ks_ship *s, const char *p, size_t n)
 
 /* Append the current row as one event line. Room is reserved column by
  * column: sqlite3_column_bytes() on an integer would format it as text. */
-static int put_row(struct ks_ship *s, const struct cols *c, sqlite3_stmt *st, int64_t seq)
+static int put_row(struct ks_ship *s, const struct cols *c, sqlite3_stmt *st, int64_t seq,
+		   int64_t at)
 {
 	const char *kind = c->kind > 0 ? (const char *)sqlite3_column_text(st, c->kind) : NULL;
 	int klen = kind ? sqlite3_column_bytes(st, c->kind) : 0;
@@ -318,6 +325,7 @@ static int put_row(struct ks_ship *s, const struct cols *c, sqlite3_stmt *st, in
 		s->first_ts = ts;
 	}
 	s->last = seq;
+	s->at = at;
 	return 0;
 }
 
@@ -423,9 +431,9 @@ static int frame_send(struct ks_ship *s)
 		return err;
 	pthread_mutex_lock(&s->mu);
 	f = &s->win[(s->head + s->count) % SHIP_WINDOW];
-	snprintf(f->id, sizeof(f->id), "%s:%lld-%lld:%lld", s->host, (long long)s->first,
-		 (long long)s->last, (long long)s->first_ts);
-	f->last = s->last;
+	snprintf(f->id, sizeof(f->id), "%s:%lld-%lld:%lld%s", s->host, (long long)s->first,
+		 (long long)s->last, (long long)s->first_ts, s->late ? ":late" : "");
+	f->last = s->at;
 	f->acked = false;
 	s->count++;
 	pthread_mutex_unlock(&s->mu);
@@ -508,7 +516,7 @@ static int64_t ship_batch(struct ks_ship *s, int64_t max, int64_t *mark_out)
 		while (!err && sqlite3_step(st) == SQLITE_ROW) {
 			pos = sqlite3_column_int64(st, 0);
 			got++;
-			err = put_row(s, &c, st, pos);
+			err = put_row(s, &c, st, pos, pos);
 			if (!err && (s->rows >= SHIP_FRAME_ROWS || s->len >= SHIP_FRAME_BYTES))
 				err = frame_send(s);
 		}
@@ -552,6 +560,112 @@ static int64_t ship_batch(struct ks_ship *s, int64_t max, int64_t *mark_out)
 	if (err)
 		return err;
 	return sent;
+}
+
+/* The late pass: rows the store lists in table late (stored below an
+ * older row: the wall clock stepped back), in the order they were stored.
+ * Those at or below @mark were passed by the store pass: they are shipped
+ * here, and their ids deleted from late once JetStream acknowledged them.
+ * One above @mark is left to the store pass, which reaches it (it was
+ * committed before we read it), and its id deleted too. Returns rows
+ * shipped or -errno. */
+static int64_t ship_late(struct ks_ship *s, int64_t max, int64_t mark)
+{
+	sqlite3_stmt *ls = NULL, *es = NULL;
+	int64_t pos = 0, sent = 0, done;
+	struct cols c = { 0 };
+	bool more = true;
+	int err = 0;
+
+	/* a store an older agent made has no table late */
+	if (sqlite3_prepare_v2(s->db, "SELECT id, ts FROM late WHERE id > ? ORDER BY id LIMIT ?",
+			       -1, &ls, NULL))
+		return strstr(sqlite3_errmsg(s->db), "no such table") ? 0 :
+		       ks_err(-EIO, "store: %s", sqlite3_errmsg(s->db));
+	if (sqlite3_prepare_v2(s->db, "SELECT rowid, * FROM events WHERE rowid = ?", -1, &es, NULL)) {
+		sqlite3_finalize(ls);
+		return ks_err(-EIO, "store: %s", sqlite3_errmsg(s->db));
+	}
+	pthread_mutex_lock(&s->mu);
+	s->head = s->count = 0;
+	s->failed = false;
+	s->acked_upto = 0;
+	pthread_mutex_unlock(&s->mu);
+	s->len = s->rows = 0;
+	s->late = true;
+	err = cols_init(&c, es);
+	while (!err && more) {
+		int64_t want = SHIP_CHUNK, got = 0;
+
+		if (max > 0 && max - sent < want)
+			want = max - sent;
+		sqlite3_bind_int64(ls, 1, pos);
+		sqlite3_bind_int64(ls, 2, want);
+		while (!err && sqlite3_step(ls) == SQLITE_ROW) {
+			int64_t ts = sqlite3_column_int64(ls, 1);
+
+			pos = sqlite3_column_int64(ls, 0);
+			got++;
+			if (ts > mark)
+				continue;
+			sqlite3_bind_int64(es, 1, ts);
+			/* none: retention deleted it */
+			if (sqlite3_step(es) == SQLITE_ROW) {
+				err = put_row(s, &c, es, ts, pos);
+				sent++;
+			}
+			sqlite3_reset(es);
+			if (!err && (s->rows >= SHIP_FRAME_ROWS || s->len >= SHIP_FRAME_BYTES))
+				err = frame_send(s);
+		}
+		sqlite3_reset(ls);
+		more = got == want && (max <= 0 || sent < max) && !(s->stop && *s->stop);
+		if (!err && !more)
+			err = frame_send(s);
+	}
+	sqlite3_finalize(ls);
+	sqlite3_finalize(es);
+	cols_free(&c);
+	s->late = false;
+	if (!err)
+		err = window_wait(s, 0);
+	if (err)
+		window_drop(s);
+	/* Every id read is dealt with, or (after a failure) those up to the
+	 * last frame acknowledged from the start on. */
+	pthread_mutex_lock(&s->mu);
+	done = err ? s->acked_upto : pos;
+	pthread_mutex_unlock(&s->mu);
+	if (done > 0) {
+		char sql[80];
+
+		snprintf(sql, sizeof(sql), "DELETE FROM late WHERE id <= %lld", (long long)done);
+		if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK && !err)
+			return ks_err(-EIO, "store: can't delete shipped rows from table late: %s",
+				      sqlite3_errmsg(s->db));
+	}
+	if (err == -ENOMEM)
+		return ks_err(err, "out of memory");
+	if (err == -ETIMEDOUT)
+		return ks_err(err, "shipping events: no acknowledgement from JetStream");
+	if (err == -EPIPE)
+		return ks_err(-EIO, "shipping events: JetStream refused a message");
+	if (err)
+		return err;
+	return sent;
+}
+
+/* The store pass, then the late pass below the mark it left. */
+static int64_t ship_all(struct ks_ship *s, int64_t max, int64_t *mark_out)
+{
+	int64_t mark = 0, n = ship_batch(s, max, &mark), late;
+
+	if (mark_out)
+		*mark_out = mark;
+	if (n < 0 || (max > 0 && n >= max))
+		return n;
+	late = ship_late(s, max > 0 ? max - n : 0, mark);
+	return late < 0 ? late : n + late;
 }
 
 static void ship_free(struct ks_ship *s)
@@ -633,7 +747,7 @@ static void *ship_loop(void *arg)
 			continue;
 		}
 		stream = true;
-		n = ship_batch(s, 0, NULL);
+		n = ship_all(s, 0, NULL);
 		if (n < 0)
 			usleep(500 * 1000);	/* NATS away: the store keeps the backlog */
 		else if (n == 0)
@@ -681,7 +795,7 @@ int64_t ks_ship_pass(struct ks_nats *n, const char *host, const char *store, int
 	if (!r)
 		r = ks_nats_ensure_stream(n, 0);
 	if (!r)
-		r = ship_batch(s, max, mark);
+		r = ship_all(s, max, mark);
 	ship_free(s);
 	return r;
 }

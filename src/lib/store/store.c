@@ -77,6 +77,7 @@ struct ks_store {
 	__u64 wal_cap_for;		/* the max_bytes the WAL limits were set for */
 	__s64 high_ts;			/* newest ts before the clock stepped back */
 	sqlite3_stmt *probe;		/* is a ts taken? (rows below high_ts) */
+	sqlite3_stmt *late_add;		/* a row stored below high_ts, into table late */
 	int wal_frames;			/* checkpoint at this many WAL frames */
 	struct stat seen;		/* the main file after our last write */
 };
@@ -255,6 +256,7 @@ static void ks_store_close_db(struct ks_store *s)
 	sqlite3_finalize(s->bin_get);
 	sqlite3_finalize(s->bin_add);
 	sqlite3_finalize(s->probe);
+	sqlite3_finalize(s->late_add);
 	bins_forget(s);
 	sqlite3_close_v2(s->db);
 	free(s);
@@ -558,7 +560,26 @@ static int stepped_back(struct ks_store *s)
 		if (rc != SQLITE_OK)
 			return sql_err(s->db, rc, "can't store events after the clock stepped back");
 	}
+	if (!s->late_add) {
+		rc = sqlite3_prepare_v3(s->db, "INSERT INTO late(ts) VALUES(?1)", -1,
+					SQLITE_PREPARE_PERSISTENT, &s->late_add, NULL);
+		if (rc != SQLITE_OK)
+			return sql_err(s->db, rc, "can't store events after the clock stepped back");
+	}
 	return 0;
+}
+
+/* A row stored below high_ts: readers that follow the store by ts (the
+ * fleet shipper's mark) have passed its place; table late lists it for
+ * them, in the row's own transaction. */
+static int late_note(struct ks_store *s, sqlite3_int64 ts)
+{
+	int rc;
+
+	sqlite3_bind_int64(s->late_add, 1, ts);
+	rc = sqlite3_step(s->late_add);
+	sqlite3_reset(s->late_add);
+	return rc == SQLITE_DONE ? 0 : sql_err(s->db, rc, "can't store an event");
 }
 
 /* Move last_ts past rows stored before the clock stepped back (one lookup
@@ -613,6 +634,9 @@ static int add_row(struct ks_store *s, const struct ks_row *r, bool note, bool *
 		if (*binary && !(bin = bin_id(s, binary, s->last_ts)))
 			return sql_err(s->db, sqlite3_errcode(s->db), "can't store an event's binary");
 	}
+	/* before the row is queued: a row not listed is not stored */
+	if (s->last_ts <= s->high_ts && (err = late_note(s, s->last_ts)))
+		return err;
 	struct queue *q = &s->q[tab];
 
 	if (!q->rows && !(q->rows = malloc(KS_STORE_MULTI * sizeof(*q->rows))))
@@ -773,6 +797,10 @@ static long delete_before(struct ks_store *s, sqlite3_int64 cut)
 			return d;
 		total += d;
 	}
+	/* the deleted rows' entries in table late (no index on ts: it only
+	 * has rows stored while the clock was behind) */
+	if (total && (d = delete_chunks(s, "DELETE FROM late WHERE ts < ?1", cut, 0)) < 0)
+		return d;
 	if (total && (rc = schema_tx(s->db, ks_schema_prune)) != SQLITE_OK)
 		return sql_err(s->db, rc, "can't drop emptied tables");
 	if (total && ks_schema_tables(s->db, tabs, KS_SCHEMA_TABLES_MAX) < n)

@@ -16,6 +16,12 @@
  * Table `clock` (since, boot_to_real): see ks_store_note_clock().
  * Table `losses` (ts, kind, lost, unstored): running totals the agent
  * records whenever they change.
+ * Table `late` (id, ts): rows stored below a row stored before them (the
+ * wall clock stepped back; ts is taken from the clock, not after the
+ * newest row), in the order they were stored (id only grows). A reader
+ * that follows the store by ts (the fleet shipper) has passed their place:
+ * it takes them from here and deletes the ids it has dealt with.
+ * Retention deletes them with their rows.
  *
  * A store is recognised by PRAGMA application_id = KS_STORE_APP_ID and its
  * schema version by PRAGMA user_version; a newer one is refused, an older

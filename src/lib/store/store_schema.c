@@ -592,7 +592,10 @@ int ks_schema_apply(sqlite3 *db)
 	put(&b, "CREATE INDEX IF NOT EXISTS ev_other_kind ON ev_other(kind);"
 	    "CREATE TABLE IF NOT EXISTS clock(since INTEGER NOT NULL, boot_to_real INTEGER NOT NULL);"
 	    "CREATE TABLE IF NOT EXISTS losses(ts INTEGER NOT NULL, kind TEXT NOT NULL,"
-	    " lost INTEGER NOT NULL, unstored INTEGER NOT NULL);");
+	    " lost INTEGER NOT NULL, unstored INTEGER NOT NULL);"
+	    /* ids never reused: a reader deletes the ids it has read */
+	    "CREATE TABLE IF NOT EXISTS late(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	    " ts INTEGER NOT NULL);");
 	if (v1)
 		put(&b, "INSERT OR IGNORE INTO binaries(path, first) SELECT binary, min(ts) FROM "
 		    V1_TABLE " WHERE binary IS NOT NULL GROUP BY binary;");
