@@ -16,16 +16,18 @@
 #include <unistd.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <sodium.h>
 #include "array.h"
 #include "btf_find.h"
 #include "debugfile.h"
 #include "err.h"
 #include "file.h"
+#include "hex.h"
 #include "kernel_sites.h"
 
 static char dir_set[PATH_MAX];
 static pthread_mutex_t found_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ks_btf_src found;	/* valid once found.source is set */
+static struct ks_btf_src found;	/* valid once found.source[0] is set */
 
 void ks_btf_set_dir(const char *dir)
 {
@@ -49,10 +51,9 @@ bool ks_btf_kernel_has(void)
 	return !access(p && *p ? p : KS_SYSFS_BTF, R_OK);
 }
 
-/* 0 when @path parses as BTF (raw, or an ELF with .BTF), else -EINVAL
- * with a message: a truncated download must not reach libbpf, whose
- * complaint would be a page of log. */
-static int btf_check(const char *path)
+/* A truncated download must not reach libbpf, whose complaint would be a
+ * page of log. */
+int ks_btf_check(const char *path)
 {
 	struct btf *btf = btf__parse(path, NULL);
 	int err = libbpf_get_error(btf);
@@ -187,9 +188,9 @@ static int from_debuginfod(struct ks_btf_src *s, const char *cached)
 
 	if (ks_debuginfod_section(s->build_id, ".BTF", got, sizeof(got)))
 		return -ENOENT;
-	if ((err = btf_check(got)))
+	if ((err = ks_btf_check(got)))
 		return err;
-	s->source = "debuginfod";
+	snprintf(s->source, sizeof(s->source), "debuginfod");
 	if (!dir_make(ks_btf_dir()) && !ks_read_file(got, &buf, &len) &&
 	    !ks_write_file_atomic(cached, buf, len, 0644)) {
 		snprintf(s->path, sizeof(s->path), "%s", cached);
@@ -223,13 +224,74 @@ static int from_dwarf(struct ks_btf_src *s, const char *cached)
 		return err == -EILSEQ ? err : -ENOENT;
 	if ((err = dir_make(ks_btf_dir())) || (err = ks_btf_encode(dbg, cached)))
 		return ks_err_ctx(err, "BTF from %s", dbg);
-	if ((err = btf_check(cached)))
+	if ((err = ks_btf_check(cached)))
 		return err;
-	s->source = "DWARF";
+	snprintf(s->source, sizeof(s->source), "DWARF");
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(src, names[i].found))
-			s->source = names[i].source;
+			snprintf(s->source, sizeof(s->source), "%s", names[i].source);
 	snprintf(s->path, sizeof(s->path), "%s", cached);
+	return 0;
+}
+
+/* The sha256 of file @path in hex, or -errno. */
+static int file_sha256(const char *path, char hex[65])
+{
+	unsigned char h[32];
+	char *buf;
+	size_t len;
+	int err = ks_read_file(path, &buf, &len);
+
+	if (err)
+		return err;
+	crypto_hash_sha256(h, (unsigned char *)buf, len);
+	free(buf);
+	ks_hex(h, sizeof(h), hex, 65);
+	return 0;
+}
+
+/* Where btf_dir's @cached came from: "the signed bundle of SHIELD" when
+ * its .from says so and the file is still the one written then, else
+ * "btf_dir" (a file put there by hand, or replaced since). */
+static void bundled_from(const char *cached, char *source, size_t n)
+{
+	char from[PATH_MAX + 8], shield[128], sha[65], now[65], *buf = NULL;
+	size_t len;
+
+	snprintf(source, n, "btf_dir");
+	snprintf(from, sizeof(from), "%s.from", cached);
+	if (access(from, F_OK) || ks_read_file(from, &buf, &len))
+		return;
+	if (sscanf(buf, "shield %127s sha256 %64s", shield, sha) == 2 && strlen(sha) == 64 &&
+	    !file_sha256(cached, now) && !strcmp(now, sha))
+		snprintf(source, n, "the signed bundle of %s", shield);
+	free(buf);
+}
+
+int ks_btf_keep_bundled(const char *build_id, const void *buf, size_t len, const char *from,
+			const char *sha)
+{
+	char cached[PATH_MAX + 200], tmp[PATH_MAX + 240], note[PATH_MAX + 210], line[256];
+	int err;
+
+	snprintf(cached, sizeof(cached), "%s/%s.btf", ks_btf_dir(), build_id);
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", cached, (int)getpid());
+	snprintf(note, sizeof(note), "%s.from", cached);
+	snprintf(line, sizeof(line), "shield %s sha256 %s\n", from, sha);
+	if ((err = dir_make(ks_btf_dir())) ||
+	    (err = ks_write_file_atomic(tmp, buf, len, 0644)))
+		return err;
+	/* Parsed before it is where the loaders look. */
+	if ((err = ks_btf_check(tmp)) ||
+	    (err = ks_write_file_atomic(note, line, strlen(line), 0644))) {
+		unlink(tmp);
+		return err;
+	}
+	if (rename(tmp, cached)) {
+		err = -errno;
+		unlink(tmp);
+		return ks_err(err, "can't write %s: %s", cached, strerror(-err));
+	}
 	return 0;
 }
 
@@ -240,17 +302,17 @@ static int find(struct ks_btf_src *s)
 
 	memset(s, 0, sizeof(*s));
 	if (ks_btf_kernel_has()) {
-		s->source = "kernel";
+		snprintf(s->source, sizeof(s->source), "kernel");
 		return 0;
 	}
 	if ((err = ks_kernel_build_id(s->build_id, sizeof(s->build_id))))
 		return ks_err_ctx(err, "no BTF in this kernel, and no build ID to find it by");
 	snprintf(cached, sizeof(cached), "%s/%s.btf", ks_btf_dir(), s->build_id);
 	if (!access(cached, F_OK)) {
-		if ((err = btf_check(cached)))
+		if ((err = ks_btf_check(cached)))
 			return err;
 		snprintf(s->path, sizeof(s->path), "%s", cached);
-		s->source = "btf_dir";
+		bundled_from(cached, s->source, sizeof(s->source));
 		return 0;
 	}
 	err = from_debuginfod(s, cached);
@@ -267,12 +329,12 @@ int ks_btf_find(struct ks_btf_src *out)
 	int err = 0;
 
 	pthread_mutex_lock(&found_lock);
-	if (!found.source)
+	if (!found.source[0])
 		err = find(&found);
 	if (!err)
 		*out = found;
 	else
-		found.source = NULL;	/* try again next time: the file may come */
+		found.source[0] = '\0';	/* try again next time: the file may come */
 	pthread_mutex_unlock(&found_lock);
 	return err;
 }
