@@ -371,7 +371,7 @@ Test(fleet_btf, deploy_refuses_what_is_not_a_kernels_btf)
 	rc = ks_runf(NULL, &err, "%s fleet deploy %s/cve-2023-4911.bpf.o --hosts 'nobody-*' --btf "
 		     "%s/bad/" ID_A ".btf --nats %s", ks_bin(), dir, dir, urls);
 	cr_expect_neq(rc, 0);
-	cr_expect(strstr(err, "is not BTF"), "%s", err);
+	cr_expect(strstr(err, "not raw BTF"), "%s", err);
 	cr_expect_eq(lines(err), 1, "not one line: %s", err);
 	free(err);
 }

@@ -41,9 +41,7 @@
 #include "config.h"
 #ifndef KSHIELD_STATIC
 #include "fleet_cli.h"	/* --fleet: desired shields from NATS, events out */
-#ifndef KSHIELD_STATIC
-#include "fleet_btf.h"
-#endif
+#include "fleet_btf.h"	/* --fleet: this kernel's BTF from a signed bundle */
 #include <kshield/event.h>
 #include "metrics_http.h"	/* --metrics: /metrics over HTTP */
 #endif

@@ -70,22 +70,14 @@ int ks_fleet_btf_take(kvStore *objects, json_object *body, const char *shield,
 		err = ks_btf_keep_bundled(build_id, nats_fn.kvEntry_Value(kv), len, shield, sha);
 		*got = KS_FLEET_BTF_KEPT;
 	} else {
-		/* The control plane checks that it parses as BTF too. */
-		char tmp[PATH_MAX];
-
-		snprintf(tmp, sizeof(tmp), "%s/kshield-btf-%d-%.12s", getenv("TMPDIR") ?: "/tmp",
-			 (int)getpid(), sha);
-		err = ks_write_file_atomic(tmp, nats_fn.kvEntry_Value(kv), len, 0600);
-		if (!err)
-			err = ks_btf_check(tmp);
-		unlink(tmp);
+		err = ks_btf_check_buf(nats_fn.kvEntry_Value(kv), len);
 		*got = KS_FLEET_BTF_VERIFIED;
 	}
 	nats_fn.kvEntry_Destroy(kv);
 	if (err) {
 		*got = KS_FLEET_BTF_NONE;
-		return ks_err_ctx(err, "BTF for build ID %s in the signed bundle of %s", build_id,
-				  shield);
+		return ks_err_ctx(err, "BTF for build ID %s in the signed bundle of %s, refused, "
+				  "nothing loaded with it", build_id, shield);
 	}
 	return 0;
 }

@@ -268,8 +268,12 @@ static int deploy_btf_file(struct ks_nats *n, const char *path, json_object *all
 			      "it so)", path);
 	if (json_object_object_get_ex(all, id, NULL))
 		return ks_err(-EEXIST, "two --btf files for build ID %s", id);
-	if ((err = ks_btf_check(path)) || (err = ks_read_file(path, &buf, &len)))
+	if ((err = ks_read_file(path, &buf, &len)))
 		return err;
+	if ((err = ks_btf_check_buf(buf, len))) {
+		free(buf);
+		return ks_err_ctx(err, "--btf %s (make it with kshield btf export or btf min)", path);
+	}
 	if (max > 0 && (int64_t)len > max) {
 		free(buf);
 		return ks_err(-EMSGSIZE, "--btf %s: %zu bytes, more than this NATS server's "

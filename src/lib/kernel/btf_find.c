@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,17 @@ int ks_btf_check(const char *path)
 	if (err)
 		return ks_err(-EINVAL, "%s is not BTF (%s): remove it or replace it with the "
 			      "kernel's BTF (kshield btf export)", path, strerror(-err));
+	btf__free(btf);
+	return 0;
+}
+
+int ks_btf_check_buf(const void *buf, size_t len)
+{
+	struct btf *btf = len <= UINT32_MAX ? btf__new(buf, len) : NULL;
+	int err = btf ? libbpf_get_error(btf) : -EINVAL;
+
+	if (err)
+		return ks_err(-EINVAL, "not raw BTF (%s, %zu bytes)", strerror(-err), len);
 	btf__free(btf);
 	return 0;
 }
@@ -278,12 +290,11 @@ int ks_btf_keep_bundled(const char *build_id, const void *buf, size_t len, const
 	snprintf(tmp, sizeof(tmp), "%s.tmp%d", cached, (int)getpid());
 	snprintf(note, sizeof(note), "%s.from", cached);
 	snprintf(line, sizeof(line), "shield %s sha256 %s\n", from, sha);
-	if ((err = dir_make(ks_btf_dir())) ||
+	/* Parsed before it is where the loaders look. */
+	if ((err = ks_btf_check_buf(buf, len)) || (err = dir_make(ks_btf_dir())) ||
 	    (err = ks_write_file_atomic(tmp, buf, len, 0644)))
 		return err;
-	/* Parsed before it is where the loaders look. */
-	if ((err = ks_btf_check(tmp)) ||
-	    (err = ks_write_file_atomic(note, line, strlen(line), 0644))) {
+	if ((err = ks_write_file_atomic(note, line, strlen(line), 0644))) {
 		unlink(tmp);
 		return err;
 	}

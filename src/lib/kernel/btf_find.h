@@ -20,6 +20,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 struct bpf_object_open_opts;
 
@@ -59,13 +60,16 @@ int ks_btf_open_opts(struct bpf_object_open_opts *opts);
 /* 0 when @path parses as BTF (raw, or an ELF with .BTF), else -EINVAL with
  * one line (a truncated or foreign file must not reach libbpf). */
 int ks_btf_check(const char *path);
+/* 0 when @len bytes at @buf are raw BTF (what `btf export` and `btf min`
+ * write), else -EINVAL with one line. */
+int ks_btf_check_buf(const void *buf, size_t len);
 
 /* Keep @len bytes of BTF (already checked against what a signed record
  * says of them) as btf_dir/<@build_id>.btf, with <@build_id>.btf.from
  * beside it naming @from (a shield) and their sha256 @sha: the lookup then
  * names "the signed bundle of @from" as the source, as long as the file
  * still has that sha256. Returns 0 or -errno with one line; the bytes are
- * refused (-EINVAL, nothing written) when they are not BTF. */
+ * refused (-EINVAL, nothing written) when they are not raw BTF. */
 int ks_btf_keep_bundled(const char *build_id, const void *buf, size_t len, const char *from,
 			const char *sha);
 
