@@ -529,8 +529,15 @@ static int do_fleet_btf(int argc, char **argv)
 		return ks_usage("usage: kshield fleet btf [SHIELD] --keys DIR NATS (--keys: the "
 				"public keys the records must verify against)");
 	if (ks_btf_kernel_has()) {
-		if (!json_output)
+		if (json_output) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "kernel_btf", json_object_new_boolean(true));
+			json_object_object_add(o, "kept", json_object_new_boolean(false));
+			ks_json_print(o);
+		} else {
 			printf("this kernel has BTF of its own (%s): nothing to fetch\n", KS_SYSFS_BTF);
+		}
 		return 0;
 	}
 	ks_nats_opts_env(&no);
