@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <gelf.h>
 #include <sodium.h>
 #include "array.h"
 #include "btf_find.h"
@@ -160,6 +161,161 @@ int ks_btf_encode(const char *vmlinux, const char *out)
 			   rc, msg, tmp, out);
 }
 
+/* Type @id of @src added to @dst with the same shape, structs, unions and
+ * named enums as forward declarations (a tracepoint's argument list
+ * without the layouts behind its pointers). The new id, or -errno. */
+static int copy_shape(struct btf *dst, const struct btf *src, __u32 id, int depth)
+{
+	const struct btf_type *t = btf__type_by_id(src, id);
+	const char *name;
+	int ref;
+
+	if (!id)
+		return 0;	/* void */
+	if (!t || depth > 16)
+		return -EINVAL;
+	name = btf__name_by_offset(src, t->name_off);
+	switch (btf_kind(t)) {
+	case BTF_KIND_INT:
+		return btf__add_int(dst, name, t->size, btf_int_encoding(t));
+	case BTF_KIND_STRUCT:
+		return btf__add_fwd(dst, name, BTF_FWD_STRUCT);
+	case BTF_KIND_UNION:
+		return btf__add_fwd(dst, name, BTF_FWD_UNION);
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+		return name && *name ? btf__add_fwd(dst, name, BTF_FWD_ENUM)
+				     : btf__add_int(dst, "int", t->size, BTF_INT_SIGNED);
+	case BTF_KIND_PTR:
+	case BTF_KIND_CONST:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_TYPEDEF:
+		if ((ref = copy_shape(dst, src, t->type, depth + 1)) < 0)
+			return ref;
+		switch (btf_kind(t)) {
+		case BTF_KIND_PTR: return btf__add_ptr(dst, ref);
+		case BTF_KIND_CONST: return btf__add_const(dst, ref);
+		case BTF_KIND_VOLATILE: return btf__add_volatile(dst, ref);
+		case BTF_KIND_RESTRICT: return btf__add_restrict(dst, ref);
+		default: return btf__add_typedef(dst, name, ref);
+		}
+	case BTF_KIND_FUNC_PROTO: {
+		const struct btf_param *p = btf_params(t);
+		int vlen = btf_vlen(t), ids[32], ret, fp;
+
+		if (vlen > (int)ARRAY_SIZE(ids))
+			return -E2BIG;
+		/* Parameters follow their prototype: their types first. */
+		for (int i = 0; i < vlen; i++)
+			if ((ids[i] = copy_shape(dst, src, p[i].type, depth + 1)) < 0)
+				return ids[i];
+		if ((ret = copy_shape(dst, src, t->type, depth + 1)) < 0 ||
+		    (fp = btf__add_func_proto(dst, ret)) < 0)
+			return ret < 0 ? ret : fp;
+		for (int i = 0; i < vlen; i++)
+			if ((ret = btf__add_func_param(dst, btf__name_by_offset(src, p[i].name_off),
+						       ids[i])) < 0)
+				return ret;
+		return fp;
+	}
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/* The tracepoints of @path's raw_tp and tp_btf sections, appended to
+ * @tps (a "\0"-separated list of @len bytes). */
+static int trace_sections(const char *path, char *tps, size_t *len, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	if (fd < 0)
+		return ks_err(-errno, "can't open %s: %s", path, strerror(errno));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx)) {
+		err = ks_err(-ENOEXEC, "%s is not an ELF object", path);
+		goto out;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name, *tp = NULL;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strncmp(name, "raw_tp/", 7) || !strncmp(name, "tp_btf/", 7))
+			tp = name + 7;
+		else if (!strncmp(name, "raw_tracepoint/", 15))
+			tp = name + 15;
+		if (tp && *len + strlen(tp) + 1 < cap) {
+			memcpy(tps + *len, tp, strlen(tp) + 1);
+			*len += strlen(tp) + 1;
+		}
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+/* bpftool keeps the types the objects' CO-RE relocations name. A
+ * tracepoint's btf_trace_<name> typedef is named by none, yet the loader
+ * asks for it to know the tracepoint is in the build (fit.c: "__opt"
+ * programs, and a raw_tp one's where the kernel has no BTF): without it a
+ * min BTF silently drops those programs. Add to @out the typedef of each
+ * raw_tp and tp_btf section of @objs that @full has. */
+static int keep_trace_typedefs(const char *full, const char *out, const char *const *objs, int n)
+{
+	struct btf *src = NULL, *dst = NULL;
+	char tps[8192], name[300];
+	size_t len = 0;
+	const void *raw;
+	__u32 rawlen;
+	int err = 0, added = 0;
+
+	for (int i = 0; i < n && !err; i++)
+		err = trace_sections(objs[i], tps, &len, sizeof(tps));
+	if (err || !len)
+		return err;
+	src = btf__parse(full, NULL);
+	dst = btf__parse(out, NULL);
+	if (libbpf_get_error(src) || libbpf_get_error(dst)) {
+		err = ks_err(-EINVAL, "can't read back %s or %s as BTF", full, out);
+		goto out;
+	}
+	for (size_t off = 0; off < len && !err; off += strlen(tps + off) + 1) {
+		int sid, ref;
+
+		snprintf(name, sizeof(name), "btf_trace_%s", tps + off);
+		if (btf__find_by_name_kind(dst, name, BTF_KIND_TYPEDEF) >= 0 ||
+		    (sid = btf__find_by_name_kind(src, name, BTF_KIND_TYPEDEF)) < 0)
+			continue;	/* kept already, or not in this build */
+		ref = copy_shape(dst, src, btf__type_by_id(src, sid)->type, 0);
+		if (ref < 0 || (ref = btf__add_typedef(dst, name, ref)) < 0)
+			err = ks_err(ref, "can't add %s to %s: %s", name, out, strerror(-ref));
+		else
+			added++;
+	}
+	if (!err && added && (err = btf__dedup(dst, NULL)))
+		err = ks_err(err, "can't deduplicate %s: %s", out, strerror(-err));
+	if (!err && added) {
+		raw = btf__raw_data(dst, &rawlen);
+		err = raw ? ks_write_file_atomic(out, raw, rawlen, 0644)
+			  : ks_err(-ENOMEM, "can't write %s", out);
+	}
+out:
+	if (!libbpf_get_error(src))
+		btf__free(src);
+	if (!libbpf_get_error(dst))
+		btf__free(dst);
+	return err;
+}
+
 int ks_btf_min(const char *btf, const char *out, const char *const *objs, int n)
 {
 	char tmp[PATH_MAX + 32], msg[256];
@@ -178,7 +334,9 @@ int ks_btf_min(const char *btf, const char *out, const char *const *objs, int n)
 		argv[5 + i] = (char *)objs[i];
 	rc = run_tool(argv, msg, sizeof(msg));
 	free(argv);
-	return tool_result("bpftool gen min_core_btf", "bpftool", rc, msg, tmp, out);
+	if ((rc = tool_result("bpftool gen min_core_btf", "bpftool", rc, msg, tmp, out)))
+		return rc;
+	return keep_trace_typedefs(btf, out, objs, n);
 }
 
 /* btf_dir, created when missing (it is where conversions are cached). */

@@ -80,8 +80,12 @@ int ks_btf_keep_bundled(const char *build_id, const void *buf, size_t len, const
 int ks_btf_encode(const char *vmlinux, const char *out);
 
 /* The BTF of @btf cut to what the CO-RE relocations of @objs[0..@n) use
- * (`bpftool gen min_core_btf`), into @out: a shield can carry many
- * kernels' BTF in kilobytes. Returns 0 or -errno with bpftool's complaint. */
+ * (`bpftool gen min_core_btf`), into @out, plus the btf_trace_<name>
+ * typedef of each of their raw_tp and tp_btf tracepoints that @btf has
+ * (the loader looks for it to know the tracepoint is in the build;
+ * structs behind its arguments as forward declarations): a shield can
+ * carry many kernels' BTF in kilobytes. Returns 0 or -errno with bpftool's
+ * complaint. */
 int ks_btf_min(const char *btf, const char *out, const char *const *objs, int n);
 
 #endif /* KSHIELD_BTF_FIND_H */
