@@ -56,8 +56,13 @@ done
 echo "$checks" >"$stage/etc/kshield/checks"
 # A kernel built without BTF (matrix/custom-kernel.sh) carries its BTF
 # beside it, named by its build ID: where kshield looks for external BTF
-# (btf_dir, default /var/lib/kshield/btf).
-if [ -s "$kdir/build-id" ] && bid=$(cat "$kdir/build-id") && [ -s "$kdir/$bid.btf" ]; then
+# (btf_dir, default /var/lib/kshield/btf). $MATRIX_BTF_DIR: that btf_dir
+# instead, as a host made it (e.g. `kshield fleet btf` from a shield's signed
+# bundle: <build-id>.btf and its .btf.from).
+if [ -n "${MATRIX_BTF_DIR:-}" ]; then
+	mkdir -p "$stage/var/lib/kshield/btf"
+	cp "$MATRIX_BTF_DIR"/* "$stage/var/lib/kshield/btf/"
+elif [ -s "$kdir/build-id" ] && bid=$(cat "$kdir/build-id") && [ -s "$kdir/$bid.btf" ]; then
 	mkdir -p "$stage/var/lib/kshield/btf"
 	cp "$kdir/$bid.btf" "$stage/var/lib/kshield/btf/"
 fi

@@ -29,7 +29,8 @@
 # for arm64).
 # Environment: KSHIELD_MATRIX_CACHE (default /var/cache/kshield-matrix),
 # KSHIELD_MATRIX_TIMEOUT (seconds per VM), KSHIELD_MATRIX_JOBS (VMs at once,
-# default 2), BUILD (default build).
+# default 2), BUILD (default build), MATRIX_BTF_DIR (the btf_dir kernels
+# without BTF get instead of their own full BTF: matrix/initramfs.sh).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -41,6 +41,8 @@
 #include "config.h"
 #ifndef KSHIELD_STATIC
 #include "fleet_cli.h"	/* --fleet: desired shields from NATS, events out */
+#include "fleet_btf.h"	/* --fleet: this kernel's BTF from a signed bundle */
+#include <kshield/event.h>
 #include "metrics_http.h"	/* --metrics: /metrics over HTTP */
 #endif
 #include "kernel_sites.h"
@@ -817,6 +819,36 @@ static int agent_check(struct agent *a)
 	return err ? ks_report(err) : 0;
 }
 
+#ifndef KSHIELD_STATIC
+/* A kernel without BTF and none found yet: the monitor and the first
+ * shields need it before the fleet loop delivers anything, so take this
+ * kernel's from a signed bundle in the fleet now (fleet_btf.h). Failing
+ * that, the start says the usual one line. */
+static void fleet_btf_first(const struct ks_converge_cfg *fleet)
+{
+	struct ks_nats_opts no = fleet->nats;
+	enum ks_fleet_btf_got got;
+	struct ks_btf_src btf;
+	char keys[4096], from[KS_NAME_LEN];
+	struct ks_nats n;
+
+	if (ks_btf_kernel_has() || ks_btf_find(&btf) != -ENOENT)
+		return;
+	ks_converge_keys_dir(fleet, keys, sizeof(keys));
+	no.retry_connect = false;
+	if (!ks_nats_open(&n, &no, false, false)) {
+		if (!ks_fleet_btf_fetch(&n, keys, NULL, from, sizeof(from), &got))
+			ks_log("fleet: BTF for this kernel from the signed bundle of %s, kept in %s",
+			       from, ks_btf_dir());
+		else
+			ks_log("fleet: %s", ks_errmsg());
+		ks_nats_close(&n);
+	} else {
+		ks_log("fleet: BTF for this kernel not fetched: %s", ks_errmsg());
+	}
+}
+#endif
+
 int do_agent(int argc, char **argv)
 {
 	static struct agent a;	/* big (config); lives as long as the process */
@@ -920,6 +952,7 @@ int do_agent(int argc, char **argv)
 		 * ships this agent's store. */
 		fleet.store = a.cfg.store;
 		fleet.gated |= a.cfg.gated;	/* the config's gated = on gates fleet shields too */
+		fleet_btf_first(&fleet);
 		if ((err = ks_converge_start(&fleet)))
 			return ks_report(err);
 		err = agent_run(&a);

@@ -13,20 +13,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "btf_find.h"
 #include "cli.h"
 #include "file.h"
+#include "fleet_btf.h"
 #include "fleet_cli.h"
 #include "fleet_kv.h"
 #include "fleet_ship.h"
 #include "kernel_sites.h"
 #include "meta.h"
+#include <kshield/event.h>
 #include "rollout.h"
 
 static int fleet_help(void);
 
 #define DEPLOY_MAX_SITES 64
+#define DEPLOY_MAX_BTF 64
 #define DEPLOY_USAGE "usage: kshield fleet deploy FILE --key KEYFILE [--keys DIR] [--hosts GLOB|--group NAME] " \
 	"[--audit|--audit-first DURATION] [--expires DURATION] [--sig FILE] [--sites MANIFEST]... " \
+	"[--btf FILE|DIR]... " \
 	"[--gated] [--proven SUMMARY] [--pg CONNINFO [--since 30d] [--force]] NATS"
 
 /* The rollout's warnings and impact lines, as they come. */
@@ -42,7 +47,8 @@ static int do_deploy(int argc, char **argv)
 	const char *key = getenv("KSHIELD_FLEET_KEY"), *keys = NULL;
 	int64_t expires = KS_DESIRED_EXPIRES_MS;
 	const char *sites[DEPLOY_MAX_SITES], *expires_s = NULL, *audit_first_s = NULL;
-	int nsites = 0, npos, rc;
+	const char *btf[DEPLOY_MAX_BTF];
+	int nsites = 0, nbtf = 0, npos, rc;
 	int64_t audit_first = 0;
 	bool audit = false, force = false, gated = false, is_signed = false;
 	const char *pg = NULL, *since = "30d", *proven = NULL;
@@ -53,6 +59,7 @@ static int do_deploy(int argc, char **argv)
 		OPT_VAL("--since", &since), OPT_FLAG("--force", &force),
 		OPT_FLAG("--gated", &gated), OPT_VAL("--proven", &proven),
 		OPT_VAL("--expires", &expires_s), OPT_LIST("--sites", sites, &nsites, DEPLOY_MAX_SITES),
+		OPT_LIST("--btf", btf, &nbtf, DEPLOY_MAX_BTF),
 		OPT_FLAG("--audit", &audit), OPT_VAL("--audit-first", &audit_first_s),
 		OPT_END
 	};
@@ -89,7 +96,7 @@ static int do_deploy(int argc, char **argv)
 		.path = path, .meta = &meta, .sigpath = sigpath, .hosts = hosts, .group = group,
 		.key = key, .keys = keys, .expires_ms = expires, .audit_first_ms = audit_first,
 		.audit = audit, .gated = gated, .proven = proven, .sites = sites, .nsites = nsites,
-		.say = say,
+		.btf = btf, .nbtf = nbtf, .say = say,
 	};
 	ks_nats_opts_env(&no);
 	err = ks_rollout_deploy(&dp, &no, &d, &is_signed);
@@ -499,12 +506,68 @@ static int do_ship(int argc, char **argv)
 	return 0;
 }
 
+/* This kernel's BTF from a signed bundle in the fleet, into btf_dir: what
+ * a fleet agent does before it loads a shield, for a host to have it
+ * before anything starts (the monitor, a first shield). */
+static int do_fleet_btf(int argc, char **argv)
+{
+	static const char *const said[] = {
+		[KS_FLEET_BTF_PRESENT] = "kept: btf_dir has it already",
+		[KS_FLEET_BTF_KEPT] = "checked against the signed record and kept",
+	};
+	struct ks_nats_opts no = { 0 };
+	const char *keys = NULL;
+	const struct ks_opt opts[] = { OPTS_NATS(&no), OPT_VAL("--keys", &keys), OPT_END };
+	enum ks_fleet_btf_got got;
+	struct ks_nats n;
+	char from[KS_NAME_LEN];
+	int err, npos;
+
+	if (!ks_opts_parse("fleet btf", opts, argc, argv, 1, &npos, fleet_help, &err))
+		return err;
+	if (!keys)
+		return ks_usage("usage: kshield fleet btf [SHIELD] --keys DIR NATS (--keys: the "
+				"public keys the records must verify against)");
+	if (ks_btf_kernel_has()) {
+		if (json_output) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "kernel_btf", json_object_new_boolean(true));
+			json_object_object_add(o, "kept", json_object_new_boolean(false));
+			ks_json_print(o);
+		} else {
+			printf("this kernel has BTF of its own (%s): nothing to fetch\n", KS_SYSFS_BTF);
+		}
+		return 0;
+	}
+	ks_nats_opts_env(&no);
+	if ((err = ks_nats_open(&n, &no, false, false)))
+		return ks_report(err);
+	err = ks_fleet_btf_fetch(&n, keys, npos ? argv[0] : NULL, from, sizeof(from), &got);
+	ks_nats_close(&n);
+	if (err)
+		return ks_report(err);
+	if (json_output) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "shield", json_object_new_string(from));
+		json_object_object_add(o, "btf_dir", json_object_new_string(ks_btf_dir()));
+		json_object_object_add(o, "kept", json_object_new_boolean(got == KS_FLEET_BTF_KEPT));
+		ks_json_print(o);
+	} else {
+		printf("BTF for this kernel in the signed bundle of %s: %s (%s)\n", from, said[got],
+		       ks_btf_dir());
+	}
+	return 0;
+}
+
 static int fleet_help(void)
 {
 	fprintf(stderr,
 		"Usage: kshield fleet deploy FILE --key KEYFILE [--keys DIR] [--hosts GLOB|--group NAME]\n"
 		"                             [--audit|--audit-first DURATION] [--expires DURATION]\n"
-		"                             [--sites MANIFEST]... [--gated] [--proven SUMMARY]\n"
+		"                             [--sites MANIFEST]... [--btf FILE|DIR]... [--gated]\n"
+		"                             [--proven SUMMARY]\n"
 		"                             [--pg CONNINFO [--since 30d] [--force]] NATS\n"
 		"       kshield fleet status [SHIELD] NATS\n"
 		"       kshield fleet wait SHIELD [--status enforcing|auditing|refused|unloaded] [--count N] [--timeout S] NATS\n"
@@ -517,6 +580,7 @@ static int fleet_help(void)
 		"       kshield fleet hosts NATS\n"
 		"       kshield fleet agent " KS_FLEET_AGENT_OPTS_HELP
 		"       kshield fleet ship --store DB [--host NAME] NATS\n"
+		"       kshield fleet btf [SHIELD] --keys DIR NATS\n"
 		KS_NATS_OPTS_HELP
 		"\n"
 		"deploy stores the object (and its FILE.sig) in JetStream and sets the shield's\n"
@@ -538,6 +602,11 @@ static int fleet_help(void)
 		"--sites ships a kernel sites manifest (and its MANIFEST.sig) with a shield on\n"
 		"kernel:FUNCTION, one per kernel build; each agent verifies and installs the\n"
 		"one for its kernel in its sites_dir before loading.\n"
+		"--btf ships kernels' BTF with a shield, each <build-id>.btf (a DIR: every one\n"
+		"in it; cut them with kshield btf min); an agent on a kernel without BTF whose\n"
+		"btf_dir lacks its build's checks the one listed for it against the signed\n"
+		"record and writes it there before loading; bytes that differ are refused.\n"
+		"btf does that now, from SHIELD's record or the first that lists this kernel.\n"
 		"The shield's proven summary (NAME.proven.json beside FILE, or --proven; see\n"
 		"kshield shield proven) travels with it, verified by the agents like the object.\n"
 		"--gated (or an agent's own --gated): a host enforces only where the matrix\n"
@@ -571,6 +640,7 @@ int do_fleet(int argc, char **argv)
 		{ "keys", do_fleet_keys },
 		{ "agent", do_fleet_agent },
 		{ "ship", do_ship },
+		{ "btf", do_fleet_btf },
 		{ 0 }
 	};
 

@@ -42,6 +42,8 @@
 #include "file.h"
 #include "hex.h"
 #include "log.h"
+#include "btf_find.h"
+#include "fleet_btf.h"
 #include "fleet_converge.h"
 #include "fleet_kv.h"
 #include "fleet_ship.h"
@@ -262,6 +264,26 @@ static int install_sites(struct fa *a, json_object *d, bool *transient)
 	return err;
 }
 
+/* A kernel without BTF of its own: the BTF the desired record @d carries
+ * for its build ID (fleet_btf.h), checked against the record and written
+ * to btf_dir before the load (the control plane checks it only). */
+static int install_btf(struct fa *a, struct fa_shield *s, json_object *d, bool *transient)
+{
+	char id[KS_BUILD_ID_HEX];
+	enum ks_fleet_btf_got got;
+	int err;
+
+	*transient = false;
+	if (ks_btf_kernel_has() || ks_kernel_build_id(id, sizeof(id)))
+		return 0;	/* the loader will say what is missing */
+	err = ks_fleet_btf_take(a->n->objects, d, s->name, id, !a->cfg->control_plane, &got,
+				transient);
+	if (!err && got == KS_FLEET_BTF_KEPT)
+		ks_log("fleet: BTF for build ID %s from the signed bundle of %s, kept in %s", id,
+		       s->name, ks_btf_dir());
+	return err;
+}
+
 static int write_object(struct fa *a, const char *name, const char *sha, const char *obj,
 			size_t len, char *path, size_t plen)
 {
@@ -417,10 +439,11 @@ static void converge(struct fa *a, struct fa_shield *s)
 	}
 
 	/* A new object: nothing changes on this host unless it verifies,
-	 * and its sites manifest for this kernel too. */
+	 * and its sites manifest and BTF for this kernel too. */
 	err = fetch_verified(a, KS_SIGN_SHIELD, want_sha, ks_json_str(d, "sig", ""), &obj, &len,
 			     &transient);
-	if (!err && (err = install_sites(a, d, &transient))) {
+	if (!err && ((err = install_sites(a, d, &transient)) ||
+		     (err = install_btf(a, s, d, &transient)))) {
 		free(obj);
 		obj = NULL;
 	}

@@ -6,6 +6,7 @@
  */
 #ifndef KSHIELD_STATIC	/* no static libnats/libpq: the guest binary has no fleet */
 #define _GNU_SOURCE	/* vasprintf */
+#include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sodium.h>
+#include "btf_find.h"
 #include "err.h"
 #include "file.h"
 #include "fleet_dl.h"
@@ -238,6 +240,94 @@ static int put_object(struct ks_nats *n, const char *key, const void *buf, size_
 	return ns == NATS_OK ? 0 : ks_nats_denied(n, ks_nats_err(ns, what));
 }
 
+/* The build ID a BTF file is named by: NAME = <hex build ID>.btf or
+ * <hex>.min.btf (what `kshield btf export` and `btf min` make). */
+static bool btf_name_id(const char *path, char *id, size_t n)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t k = strspn(base, "0123456789abcdef");
+
+	if (k < 8 || k % 2 || k >= n || (strcmp(base + k, ".btf") && strcmp(base + k, ".min.btf")))
+		return false;
+	snprintf(id, n, "%.*s", (int)k, base);
+	return true;
+}
+
+/* One BTF file into kshield_objects and the record's "btf" object. */
+static int deploy_btf_file(struct ks_nats *n, const char *path, json_object *all)
+{
+	char id[KS_BUILD_ID_HEX], shahex[65], *buf = NULL;
+	int64_t max = nats_fn.natsConnection_GetMaxPayload(n->nc);
+	unsigned char h[32];
+	json_object *e;
+	size_t len;
+	int err;
+
+	if (!btf_name_id(path, id, sizeof(id)))
+		return ks_err(-EINVAL, "--btf %s: name it <build-id>.btf (kshield btf export names "
+			      "it so)", path);
+	if (json_object_object_get_ex(all, id, NULL))
+		return ks_err(-EEXIST, "two --btf files for build ID %s", id);
+	if ((err = ks_read_file(path, &buf, &len)))
+		return err;
+	if ((err = ks_btf_check_buf(buf, len))) {
+		free(buf);
+		return ks_err_ctx(err, "--btf %s (make it with kshield btf export or btf min)", path);
+	}
+	if (max > 0 && (int64_t)len > max) {
+		free(buf);
+		return ks_err(-EMSGSIZE, "--btf %s: %zu bytes, more than this NATS server's "
+			      "max_payload (%lld): cut it with kshield btf min", path, len,
+			      (long long)max);
+	}
+	crypto_hash_sha256(h, (unsigned char *)buf, len);
+	ks_hex(h, sizeof(h), shahex, sizeof(shahex));
+	err = put_object(n, shahex, buf, len, "storing a BTF");
+	free(buf);
+	if (err)
+		return err;
+	e = json_object_new_object();
+	json_object_object_add(e, "sha256", json_object_new_string(shahex));
+	json_object_object_add(e, "size", json_object_new_int64(len));
+	json_object_object_add(all, id, e);
+	return 0;
+}
+
+/* --btf FILE|DIR: kernels' BTF travelling with the shield (fleet_btf.h),
+ * each stored by sha256 and listed by build ID in *@out. A DIR gives every
+ * <build-id>.btf in it. */
+static int deploy_btf(struct ks_nats *n, const char *const *paths, int npaths, json_object **out)
+{
+	json_object *all = json_object_new_object();
+	int err = 0;
+
+	for (int i = 0; i < npaths && !err; i++) {
+		DIR *d = opendir(paths[i]);
+		struct dirent *de;
+		char id[KS_BUILD_ID_HEX], file[4400];
+		int before = json_object_object_length(all);
+
+		if (!d) {
+			err = deploy_btf_file(n, paths[i], all);
+			continue;
+		}
+		while (!err && (de = readdir(d)))
+			if (btf_name_id(de->d_name, id, sizeof(id))) {
+				snprintf(file, sizeof(file), "%s/%s", paths[i], de->d_name);
+				err = deploy_btf_file(n, file, all);
+			}
+		closedir(d);
+		if (!err && json_object_object_length(all) == before)
+			err = ks_err(-ENOENT, "--btf %s: no <build-id>.btf in it", paths[i]);
+	}
+	if (err) {
+		json_object_put(all);
+		return err;
+	}
+	*out = all;
+	return 0;
+}
+
 /* The shield's proven summary for a gated deploy: @path (--proven), else
  * NAME.proven.json beside the object when there is one. Its bytes go to
  * kshield_objects beside the object; *ref = {"sha256", "size", "sig"} for
@@ -292,7 +382,7 @@ int ks_rollout_deploy(const struct ks_rollout_deploy *dp, const struct ks_nats_o
 {
 	const char *path = dp->path, *sigpath = dp->sigpath, *name = ks_meta_get(dp->meta, "name");
 	char sigdef[4096], shahex[65], *obj = NULL, *sig = NULL;
-	json_object *d, *old = NULL, *prev = NULL, *sites_arr = NULL, *proven_ref = NULL;
+	json_object *d, *old = NULL, *prev = NULL, *sites_arr = NULL, *proven_ref = NULL, *btf = NULL;
 	bool audit = dp->audit || dp->audit_first_ms;
 	uint64_t rev = 0;
 	int64_t version = 0;
@@ -328,6 +418,11 @@ int ks_rollout_deploy(const struct ks_rollout_deploy *dp, const struct ks_nats_o
 		     "proven): every host audits it as an unproven kernel until promoted", path);
 	if (dp->nsites && (err = deploy_sites(&n, dp->sites, dp->nsites, dp->say, &sites_arr)))
 		goto close;
+	if (dp->nbtf && (err = deploy_btf(&n, dp->btf, dp->nbtf, &btf))) {
+		json_object_put(sites_arr);
+		json_object_put(proven_ref);
+		goto close;
+	}
 	d = json_object_new_object();
 	json_object_object_add(d, "name", json_object_new_string(name));
 	json_object_object_add(d, "sha256", json_object_new_string(shahex));
@@ -345,6 +440,8 @@ int ks_rollout_deploy(const struct ks_rollout_deploy *dp, const struct ks_nats_o
 		json_object_object_add(d, "sites", sites_arr);
 	if (proven_ref)
 		json_object_object_add(d, "proven", proven_ref);
+	if (btf)
+		json_object_object_add(d, "btf", btf);
 	if (dp->gated) {
 		json_object_object_add(d, "gated", json_object_new_boolean(true));
 		json_object_object_add(d, "promoted", json_object_new_array());

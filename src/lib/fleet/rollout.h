@@ -49,11 +49,13 @@ struct ks_rollout_deploy {
 	const char *proven;		/* NULL: NAME.proven.json beside PATH if any */
 	const char *const *sites;	/* kernel sites manifests */
 	int nsites;
+	const char *const *btf;		/* <build-id>[.min].btf files, or dirs of them */
+	int nbtf;
 	ks_rollout_say_fn say;		/* warnings */
 };
 
-/* Store the object (and its signature, proven summary and sites
- * manifests) in kshield_objects and put the signed desired record, keeping
+/* Store the object (and its signature, proven summary, sites manifests
+ * and kernels' BTF) in kshield_objects and put the signed desired record, keeping
  * the version before for rollback when it verifies. Connects with @no.
  * *rec: the stored record; *is_signed: the object had a signature. */
 int ks_rollout_deploy(const struct ks_rollout_deploy *d, const struct ks_nats_opts *no,
