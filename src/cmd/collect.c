@@ -25,6 +25,7 @@
 #include "fleet_kv.h"
 #include "fleet_cli.h"
 #include "fleet_pg.h"
+#include "fleet_pull.h"
 #include "metrics.h"
 #include "fleet_dl.h"
 #include "metrics_http.h"	/* --metrics */
@@ -72,7 +73,7 @@ struct collect_stats {
 
 /* One fetched batch, as the fetch thread hands it to the writer. */
 struct job {
-	natsMsgList list;
+	natsMsgList list;	/* ours (fleet_pull.h), not the library's */
 	struct ks_pg_batch rows;
 	int64_t events, bad;
 	char *z;		/* a decompressed frame */
@@ -198,7 +199,9 @@ out:
 static void job_free(struct job *j)
 {
 	ks_pg_batch_free(&j->rows);
-	nats_fn.natsMsgList_Destroy(&j->list);
+	for (int i = 0; i < j->list.Count; i++)
+		nats_fn.natsMsg_Destroy(j->list.Msgs[i]);
+	free(j->list.Msgs);
 	free(j->z);
 	free(j);
 }
@@ -308,7 +311,7 @@ static int64_t job_write(struct ks_pg *pg, struct job *j, int64_t *retries)
 #define RING (MAX_WORKERS + 1)
 
 struct pipe {
-	natsSubscription *sub;
+	struct ks_pull *pull;
 	const char *conninfo;
 	int batch, workers;
 	bool drain;
@@ -358,58 +361,52 @@ static int durable_ensure(jsCtx *js)
 		cc.OptStartSeq = start;
 	}
 	ns = nats_fn.js_AddConsumer(&ci, js, KS_EVENTS_STREAM, &cc, NULL, &jerr);
-	if (ns == NATS_OK)
+	if (ns == NATS_OK) {
 		nats_fn.jsConsumerInfo_Destroy(ci);
-	/* Another collector may have created it meanwhile: binding says. */
+		return 0;
+	}
+	/* Another collector may have created it meanwhile. */
+	ns = nats_fn.js_GetConsumerInfo(&ci, js, KS_EVENTS_STREAM, COLLECT_DURABLE, NULL, &jerr);
+	if (ns != NATS_OK)
+		return ks_nats_err(ns, "creating the durable " COLLECT_DURABLE);
+	nats_fn.jsConsumerInfo_Destroy(ci);
 	return 0;
 }
 
 static void *fetch_loop(void *arg)
 {
 	struct pipe *pp = arg;
-	jsFetchRequest fr;
 	int idle = 0, err = 0;
 
 	double per_msg = 1024;	/* events a message carries, as last seen */
 
-	nats_fn.jsFetchRequest_Init(&fr);
-	fr.MaxBytes = FETCH_MAX_BYTES;
 	while (!collect_stop) {
 		struct job *j = calloc(1, sizeof(*j));
-		natsStatus ns;
+		int max, r;
 
-		if (!j) {
+		/* About pp->batch events, whether messages are frames or
+		 * single events (an older agent's). Take what is there now,
+		 * and when there is nothing, wait for the first message only. */
+		max = pp->batch / per_msg;
+		max = max < 1 ? 1 : max > 5000 ? 5000 : max;
+		if (!j || !(j->list.Msgs = calloc(max, sizeof(*j->list.Msgs)))) {
+			free(j);
 			err = ks_err(-ENOMEM, "out of memory");
 			break;
 		}
-		/* About pp->batch events, whether messages are frames or
-		 * single events (an older agent's). A fetch waits until it
-		 * has them all or expires: take what is there now (the
-		 * library still waits out a no-wait fetch that finds none,
-		 * hence its short expiry), and when there is nothing, wait
-		 * for the first message only. */
-		fr.Batch = pp->batch / per_msg;
-		fr.Batch = fr.Batch < 1 ? 1 : fr.Batch > 5000 ? 5000 : fr.Batch;
-		fr.NoWait = true;
-		fr.Expires = (int64_t)50 * 1000000;
-		ns = nats_fn.natsSubscription_FetchRequest(&j->list, pp->sub, &fr);
-		if (ns != NATS_OK || !j->list.Count) {
-			nats_fn.natsMsgList_Destroy(&j->list);
-			fr.NoWait = false;
-			fr.Batch = 1;
-			fr.Expires = (int64_t)1000 * 1000000;	/* 1 s */
-			ns = nats_fn.natsSubscription_FetchRequest(&j->list, pp->sub, &fr);
-		}
-		if (ns == NATS_TIMEOUT || (ns == NATS_OK && !j->list.Count)) {
+		r = ks_pull_fetch(pp->pull, j->list.Msgs, max, FETCH_MAX_BYTES, true, 50, &j->list.Count);
+		if (!j->list.Count)
+			r = ks_pull_fetch(pp->pull, j->list.Msgs, 1, FETCH_MAX_BYTES, false, 1000,
+					  &j->list.Count);
+		if (!j->list.Count) {
 			job_free(j);
+			if (r != -ETIMEDOUT && r != -ENOENT) {
+				usleep(250 * 1000);	/* NATS away: the library reconnects */
+				continue;
+			}
 			/* Two quiet seconds in a row with nothing pending: drained. */
 			if (pp->drain && ++idle >= 2)
 				break;
-			continue;
-		}
-		if (ns != NATS_OK) {
-			job_free(j);
-			usleep(250 * 1000);	/* NATS away: the library reconnects */
 			continue;
 		}
 		idle = 0;
@@ -480,7 +477,7 @@ static void *write_loop(void *arg)
 
 		if (r >= 0)	/* committed: ack each message (frame) */
 			for (int i = 0; i < j->list.Count; i++)
-				nats_fn.natsMsg_Ack(j->list.Msgs[i], NULL);
+				ks_pull_ack(pp->pull, j->list.Msgs[i]);
 		pthread_mutex_lock(&pp->mu);
 		if (r < 0) {
 			/* Stopped: this batch stays unacked (redelivered). */
@@ -566,10 +563,7 @@ int do_collect(int argc, char **argv)
 	struct ks_pg pg = { 0 };
 	struct pipe pp = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 	struct ks_nats n;
-	natsSubscription *sub = NULL;
-	jsSubOptions so;
-	jsErrCode jerr = 0;
-	natsStatus ns;
+	struct ks_pull pull = { 0 };
 	int64_t t0;
 	int err;
 	const struct ks_opt opts[] = {
@@ -603,15 +597,10 @@ int do_collect(int argc, char **argv)
 	err = durable_ensure(n.js);
 	if (err)
 		goto out;
-	nats_fn.jsSubOptions_Init(&so);
-	so.Stream = KS_EVENTS_STREAM;
-	so.Consumer = COLLECT_DURABLE;
-	ns = nats_fn.js_PullSubscribe(&sub, n.js, KS_EVENTS_SUBJECT ".>", COLLECT_DURABLE, NULL, &so, &jerr);
-	if (ns != NATS_OK) {
-		err = ks_nats_err(ns, "subscribing to " KS_EVENTS_STREAM);
+	err = ks_pull_open(&pull, n.nc, KS_EVENTS_STREAM, COLLECT_DURABLE);
+	if (err)
 		goto out;
-	}
-	pp.sub = sub;
+	pp.pull = &pull;
 	pp.conninfo = conninfo;
 	pp.batch = batch;
 	pp.workers = workers;
@@ -670,9 +659,7 @@ int do_collect(int argc, char **argv)
 	}
 out:
 	ks_metrics_http_stop(http);
-	if (sub) {
-		nats_fn.natsSubscription_Destroy(sub);	/* bound, not created: the durable stays */
-	}
+	ks_pull_close(&pull);	/* the durable stays */
 	ks_nats_close(&n);
 	ks_pg_close(&pg);
 	return err ? ks_report(err) : 0;

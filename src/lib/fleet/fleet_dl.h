@@ -12,30 +12,29 @@
 #include <nats/nats.h>
 #include "dl.h"
 
-#define KS_NATS_FNS(X) X(jsConsumerConfig_Init) X(jsConsumerInfo_Destroy) X(jsCtx_Destroy) \
-	X(jsFetchRequest_Init) X(jsMsgMetaData_Destroy) X(jsOptions_Init) X(jsPubOptions_Init) \
-	X(jsStreamConfig_Init) X(jsStreamInfo_Destroy) X(jsSubOptions_Init) X(js_AddConsumer) \
-	X(js_AddStream) X(js_CreateKeyValue) X(js_DeleteConsumer) X(js_GetConsumerInfo) \
-	X(js_GetStreamInfo) X(js_KeyValue) X(js_PublishAsyncGetPendingList) X(js_PublishMsgAsync) \
-	X(js_PullSubscribe) X(kvConfig_Init) X(kvEntry_Destroy) X(kvEntry_Key) \
-	X(kvEntry_Operation) X(kvEntry_Revision) X(kvEntry_Value) X(kvEntry_ValueLen) \
-	X(kvEntry_ValueString) X(kvStore_Destroy) X(kvStore_Get) X(kvStore_Put) \
+#define KS_NATS_FNS(X) X(js_AddConsumer) X(js_AddStream) X(js_CreateKeyValue) \
+	X(js_DeleteConsumer) X(js_GetConsumerInfo) X(js_GetStreamInfo) X(js_KeyValue) \
+	X(js_PublishAsyncGetPendingList) X(js_PublishMsgAsync) X(jsConsumerConfig_Init) \
+	X(jsConsumerInfo_Destroy) X(jsCtx_Destroy) X(jsMsgMetaData_Destroy) X(jsOptions_Init) \
+	X(jsPubOptions_Init) X(jsStreamConfig_Init) X(jsStreamInfo_Destroy) X(kvConfig_Init) \
+	X(kvEntry_Destroy) X(kvEntry_Key) X(kvEntry_Operation) X(kvEntry_Revision) X(kvEntry_Value) \
+	X(kvEntry_ValueLen) X(kvEntry_ValueString) X(kvStore_Destroy) X(kvStore_Get) X(kvStore_Put) \
 	X(kvStore_PutString) X(kvStore_UpdateString) X(kvStore_Watch) X(kvStore_WatchAll) \
-	X(kvWatchOptions_Init) X(kvWatcher_Destroy) X(kvWatcher_Next) X(natsConnection_Close) \
-	X(natsConnection_Connect) X(natsConnection_Destroy) X(natsConnection_GetLastError) \
-	X(natsConnection_GetMaxPayload) X(natsConnection_JetStream) X(natsMsgHeader_Get) \
-	X(natsMsgHeader_Set) X(natsMsgList_Destroy) X(natsMsg_Ack) X(natsMsg_Create) \
-	X(natsMsg_Destroy) X(natsMsg_GetData) X(natsMsg_GetDataLength) X(natsMsg_GetMetaData) \
-	X(natsMsg_GetSubject) X(natsOptions_Create) X(natsOptions_Destroy) \
-	X(natsOptions_LoadCATrustedCertificates) X(natsOptions_LoadCertificatesChain) \
-	X(natsOptions_SetClosedCB) X(natsOptions_SetDisconnectedCB) \
-	X(natsOptions_SetErrorHandler) X(natsOptions_SetMaxReconnect) \
-	X(natsOptions_SetReconnectBufSize) X(natsOptions_SetReconnectWait) \
-	X(natsOptions_SetReconnectedCB) X(natsOptions_SetRetryOnFailedConnect) \
-	X(natsOptions_SetSecure) X(natsOptions_SetServers) X(natsOptions_SetTimeout) \
-	X(natsOptions_SetUserCredentialsFromFiles) X(natsStatus_GetText) \
-	X(natsSubscription_Destroy) X(natsSubscription_FetchRequest) X(nats_GetLastError) \
-	X(nats_Sleep)
+	X(kvWatcher_Destroy) X(kvWatcher_Next) X(kvWatchOptions_Init) X(nats_GetLastError) \
+	X(nats_Sleep) X(natsConnection_Close) X(natsConnection_Connect) X(natsConnection_Destroy) \
+	X(natsConnection_GetLastError) X(natsConnection_GetMaxPayload) X(natsConnection_JetStream) \
+	X(natsConnection_Publish) X(natsConnection_PublishRequest) X(natsConnection_SubscribeSync) \
+	X(natsInbox_Create) X(natsInbox_Destroy) X(natsMsg_Create) X(natsMsg_Destroy) \
+	X(natsMsg_GetData) X(natsMsg_GetDataLength) X(natsMsg_GetMetaData) X(natsMsg_GetReply) \
+	X(natsMsg_GetSubject) X(natsMsgHeader_Get) X(natsMsgHeader_Set) X(natsMsgList_Destroy) \
+	X(natsOptions_Create) X(natsOptions_Destroy) X(natsOptions_LoadCATrustedCertificates) \
+	X(natsOptions_LoadCertificatesChain) X(natsOptions_SetClosedCB) \
+	X(natsOptions_SetDisconnectedCB) X(natsOptions_SetErrorHandler) \
+	X(natsOptions_SetMaxReconnect) X(natsOptions_SetReconnectBufSize) \
+	X(natsOptions_SetReconnectedCB) X(natsOptions_SetReconnectWait) \
+	X(natsOptions_SetRetryOnFailedConnect) X(natsOptions_SetSecure) X(natsOptions_SetServers) \
+	X(natsOptions_SetTimeout) X(natsOptions_SetUserCredentialsFromFiles) X(natsStatus_GetText) \
+	X(natsSubscription_Destroy) X(natsSubscription_NextMsg)
 #define KS_PQ_FNS(X) X(PQclear) X(PQcmdTuples) X(PQconnectdb) X(PQerrorMessage) X(PQexec) \
 	X(PQexecParams) X(PQfinish) X(PQgetResult) X(PQgetvalue) X(PQntuples) X(PQputCopyData) \
 	X(PQputCopyEnd) X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus) \
