@@ -102,8 +102,13 @@ void ks_pg_close(struct ks_pg *pg)
 	memset(pg, 0, sizeof(*pg));
 }
 
-/* Outside any transaction, so that a rolled-back batch never leaves a
- * partition in the cache that does not exist. */
+/* Outside the batch's transaction, so that a rolled-back batch never
+ * leaves a partition in the cache that does not exist. Two writers that
+ * create the same partition at once make one of them fail even with IF
+ * NOT EXISTS (the catalog's unique index): the statement pair runs as
+ * one implicit transaction holding an advisory lock, so they queue. */
+#define KS_PG_PARTITION_LOCK	0x6b737064	/* "kspd": any number all writers share */
+
 static int ensure_partition(struct ks_pg *pg, int64_t day)
 {
 	char sql[512], a[16], b[16];
@@ -115,9 +120,10 @@ static int ensure_partition(struct ks_pg *pg, int64_t day)
 			return 0;
 	strftime(a, sizeof(a), "%Y-%m-%d", gmtime_r(&t0, &tm));
 	strftime(b, sizeof(b), "%Y-%m-%d", gmtime_r(&t1, &tm));
-	snprintf(sql, sizeof(sql), "CREATE TABLE IF NOT EXISTS ks_events_%.4s%.2s%.2s PARTITION OF "
+	snprintf(sql, sizeof(sql), "SELECT pg_advisory_xact_lock(%d); "
+		 "CREATE TABLE IF NOT EXISTS ks_events_%.4s%.2s%.2s PARTITION OF "
 		 "ks_events FOR VALUES FROM ('%s 00:00:00+00') TO ('%s 00:00:00+00')",
-		 a, a + 5, a + 8, a, b);
+		 KS_PG_PARTITION_LOCK, a, a + 5, a + 8, a, b);
 	if (exec_ok(pg, sql, "creating a day partition"))
 		return -EIO;
 	if (pg->ndays < (int)ARRAY_SIZE(pg->days))
