@@ -51,6 +51,7 @@
 #include "ringread.h"
 #include "shieldset.h"
 #include "store.h"
+#include "sysinfo.h"
 #include "units.h"
 
 #define TICK_MS		100	/* ring-buffer drain and batch-age period */
@@ -595,8 +596,10 @@ static int agent_start(struct agent *a)
 	    a->mon.flow_detached ? ", its links detached" : "");
 	if (!ks_btf_kernel_has())
 		ks_log("monitor: no BTF of the kernel's own: exec, fork and TCP state changes at "
-		       "raw tracepoints (__nobtf), connecting sockets' cookies from cgroup "
-		       "connect4/6%s", a->cfg.flow ? ", flows per packet" : "");
+		       "raw tracepoints (__nobtf), %s%s",
+		       ks_cgroup2_path() ? "connecting sockets' cookies from cgroup connect4/6" :
+		       "connects without their owner (no cgroup2 mount for connect4/6)",
+		       a->cfg.flow ? ", flows per packet" : "");
 	if (a->mon.sys_fentry_why[0])
 		ks_log("monitor: syscalls by tracepoints, fentry/fexit refused here: %s",
 		    a->mon.sys_fentry_why);

@@ -12,6 +12,12 @@
 #    (3000, 1.5 s, 3000): 2080 connection ends, so that a monitor losing 1
 #    close record in 1000 fails here (2 expected misses) and not only in
 #    one run out of many.
+# The same run holds the records around the flows: each single connection
+# of flowgen one connect record (established) and one accept record that
+# name each other's client port, with flowgen as their owner (the
+# connecting end only where the kernel gives tracing programs the socket's
+# cookie at connect), a listen per server, and flowgen's exec; and it logs
+# the monitor's programs (its link pins) as "flow programs: ...".
 # Prints one "KSHIELD-CHECK flow <json>" line: ok when every end of every
 # connection has exactly one final record of exactly what was echoed (the
 # socket's own counters: a retransmission is not counted again), none of
@@ -132,7 +138,8 @@ fg_check 5105 v6-long $((2 * FG_BYTES)) $FG_LONG 1
 # the server's address and port from its own, one accept record at the
 # server naming the same client port, and the listen; and flowgen's own
 # exec with its arguments. Columns per case: connect, accept, listen,
-# connects whose client port an accept names.
+# connects whose client port an accept names, connects and accepts whose
+# owner is flowgen (the connecting process; the listening one).
 fg_conns() { # port addr
 	kshield -j hunt --store /tmp/ev.db --sql "SELECT
 		(SELECT count(*) FROM events WHERE kind = 'connect' AND rport = $1 AND raddr = '$2'
@@ -141,14 +148,22 @@ fg_conns() { # port addr
 		 AND raddr = '$2') AS a,
 		(SELECT count(*) FROM events WHERE kind = 'listen' AND lport = $1 AND laddr = '$2') AS l,
 		(SELECT count(*) FROM events WHERE kind = 'connect' AND rport = $1 AND lport IN
-		 (SELECT rport FROM events WHERE kind = 'accept' AND lport = $1)) AS p" \
-		2>>/tmp/hunt.err | sed -n 's/.*"c":\([0-9]*\),"a":\([0-9]*\),"l":\([0-9]*\),"p":\([0-9]*\).*/\1 \2 \3 \4/p'
+		 (SELECT rport FROM events WHERE kind = 'accept' AND lport = $1)) AS p,
+		(SELECT count(*) FROM events WHERE kind = 'connect' AND rport = $1 AND comm = 'flowgen'
+		 AND json_extract(detail, '\$.owner_unknown') = 0) AS co,
+		(SELECT count(*) FROM events WHERE kind = 'accept' AND lport = $1 AND comm = 'flowgen'
+		 AND json_extract(detail, '\$.owner_unknown') = 0) AS ao" \
+		2>>/tmp/hunt.err | sed -n 's/.*"c":\([0-9]*\),"a":\([0-9]*\),"l":\([0-9]*\),"p":\([0-9]*\),"co":\([0-9]*\),"ao":\([0-9]*\).*/\1 \2 \3 \4 \5 \6/p'
 }
 fg_conn_check() { # port addr name
 	set -- "$@" $(fg_conns $1 $2)
-	c_=${4:-0}; a_=${5:-0}; l_=${6:-0}; p_=${7:-0}
-	rec_json="$rec_json${rec_json:+, }{\"case\": \"$3\", \"connect\": $c_, \"accept\": $a_, \"listen\": $l_, \"paired\": $p_}"
+	c_=${4:-0}; a_=${5:-0}; l_=${6:-0}; p_=${7:-0}; co_=${8:-0}; ao_=${9:-0}
+	rec_json="$rec_json${rec_json:+, }{\"case\": \"$3\", \"connect\": $c_, \"accept\": $a_, \"listen\": $l_, \"paired\": $p_, \"connect_owned\": $co_, \"accept_owned\": $ao_}"
 	[ "$l_" -ge 1 ] || fg_why="$fg_why $3: no listen record;"
+	# the connecting end's owner only where a tracing program gets the
+	# socket's cookie at connect (FG_CLIENT_OWNER)
+	[ "$ao_" = "$a_" ] && { [ "$co_" = "$c_" ] || [ $FG_CLIENT_OWNER = 0 ]; } ||
+		fg_why="$fg_why $3: owner not flowgen: $((c_ - co_)) of $c_ connects, $((a_ - ao_)) of $a_ accepts;"
 	# one skip of mon_sock_state loses one record: a defect, as above
 	fg_defects=$((fg_defects + (FG_N - c_) + (FG_N - a_)))
 	[ "$c_" = $FG_N ] && [ "$a_" = $FG_N ] && [ "$p_" = $FG_N ] ||

@@ -124,6 +124,10 @@ static bool wanted(const struct bpf_program *prog)
 		return false;
 	if (is_flow(prog))
 		return flow_wanted(prog);
+	/* mon_cookie4/6__nobtf: without a cgroup2 mount the connects go
+	 * without their owner (as before 5.12) rather than no monitor at all */
+	if (bpf_program__type(prog) == BPF_PROG_TYPE_CGROUP_SOCK_ADDR)
+		return ks_cgroup2_path() != NULL;
 	if (is_sys_fentry(prog))
 		return sys_fentry == 1;
 	if (is_sys_tp(prog))
