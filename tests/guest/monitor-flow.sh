@@ -16,7 +16,8 @@
 # of flowgen one connect record (established) and one accept record that
 # name each other's client port, with flowgen as their owner (the
 # connecting end only where the kernel gives tracing programs the socket's
-# cookie at connect), a listen per server, and flowgen's exec; and it logs
+# cookie at connect), a listen per server, flowgen's exec and kshield
+# probe's BPF program loads; and it logs
 # the monitor's programs (its link pins) as "flow programs: ...".
 # Prints one "KSHIELD-CHECK flow <json>" line: ok when every end of every
 # connection has exactly one final record of exactly what was echoed (the
@@ -63,6 +64,8 @@ rl=$( (head -c 100000 /dev/zero; sleep 1.5; head -c 100000 /dev/zero) | nc 127.0
 FG_N=250; FG_BYTES=3000; FG_LONG=20
 flowgen 5100 $FG_N $FG_BYTES $FG_LONG 1500 > /tmp/flowgen.out 2>&1; fg_rc=$?
 tag "KSHIELD-LOG flow flowgen:" </tmp/flowgen.out
+# BPF program loads by another process than the agent: kshield probe's
+kshield probe -j >/dev/null 2>&1
 # records on @port with @final and @bytes (a condition) both ways
 n_flows() {
 	kshield -j hunt --store /tmp/ev.db --sql "SELECT count(*) AS n FROM events WHERE
@@ -182,6 +185,9 @@ execs=$(kshield -j hunt --store /tmp/ev.db --sql "SELECT count(*) AS n FROM even
 	AND binary LIKE '%flowgen' AND args LIKE '%flowgen 5100 $FG_N $FG_BYTES $FG_LONG 1500'" \
 	2>>/tmp/hunt.err | sed -n 's/.*"n":\([0-9]*\).*/\1/p')
 [ "${execs:-0}" = 1 ] || fg_why="$fg_why ${execs:-0} exec records of flowgen (want 1);"
+bpfs=$(kshield -j hunt --store /tmp/ev.db --sql "SELECT count(*) AS n FROM events WHERE kind = 'bpf'
+	AND comm = 'kshield' AND json_extract(detail, '\$.cmd') = 5" 2>>/tmp/hunt.err | sed -n 's/.*"n":\([0-9]*\).*/\1/p')
+[ "${bpfs:-0}" -ge 1 ] || fg_why="$fg_why no bpf record of kshield probe's program loads;"
 # the agent's own account: received = stored + not stored; records lost
 # in the ring buffer; runs of the monitor's programs the kernel skipped
 # (each a record never made: counted, in the losses table as 'missed')
@@ -208,7 +214,7 @@ fi
 [ "$fg_defects" -le "$missed" ] ||
 	fg_why="$fg_why $fg_defects defects, $missed explained by counted kernel skips:$fg_detail"
 ok=false; [ -z "$fg_why" ] && ok=true
-echo "KSHIELD-CHECK flow {\"ok\": $ok, \"why\": \"${fg_why# }\", \"seen\": \"${mode:-?}\", \"echoed\": [${r4:-0}, ${r6:-0}, ${rl:-0}], \"final_tcp4\": ${t4:-0}, \"final_tcp6\": ${t6:-0}, \"long_final\": ${lf:-0}, \"long_interim\": ${li:-0}, \"long_bytes\": \"$lb\", \"cases\": [$fg_json], \"records\": [$rec_json], \"exec\": ${execs:-0}, \"agent\": \"${acct:-?}\", \"lost\": ${lost:-0}, \"skipped\": ${missed:-0}, \"defects\": $fg_defects, \"defects_why\": \"${fg_detail# }\", \"retrans_segs\": $rs, \"loss_probes\": $lp, \"seconds\": $(awk "BEGIN {print $(up) - $t0}")}"
+echo "KSHIELD-CHECK flow {\"ok\": $ok, \"why\": \"${fg_why# }\", \"seen\": \"${mode:-?}\", \"echoed\": [${r4:-0}, ${r6:-0}, ${rl:-0}], \"final_tcp4\": ${t4:-0}, \"final_tcp6\": ${t6:-0}, \"long_final\": ${lf:-0}, \"long_interim\": ${li:-0}, \"long_bytes\": \"$lb\", \"cases\": [$fg_json], \"records\": [$rec_json], \"exec\": ${execs:-0}, \"bpf_loads\": ${bpfs:-0}, \"agent\": \"${acct:-?}\", \"lost\": ${lost:-0}, \"skipped\": ${missed:-0}, \"defects\": $fg_defects, \"defects_why\": \"${fg_detail# }\", \"retrans_segs\": $rs, \"loss_probes\": $lp, \"seconds\": $(awk "BEGIN {print $(up) - $t0}")}"
 tag "KSHIELD-LOG flow hunt:" </tmp/hunt.err
 # on failure, the records that say why: ends without exactly one final
 # record (by the client's port) with every record of theirs, and the
