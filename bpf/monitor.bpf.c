@@ -5,8 +5,12 @@
  * Only hooks that exist on every kernel from 5.10 are required: tp_btf and
  * classic tracepoints (sched, sock, syscalls); where BPF trampolines exist
  * the watched syscalls are seen by fentry/fexit on their own functions
- * instead (MON_SYSCALL); no kprobes. Everything is filtered here so that the ring buffer carries
- * only what the store keeps.
+ * instead (MON_SYSCALL); no kprobes. A kernel without BTF of its own has
+ * neither tp_btf nor trampolines: there the "__nobtf" programs take the
+ * tp_btf ones' places at the same raw tracepoints, reading through probed
+ * CO-RE reads against the BTF found for it (src/lib/kernel/btf_find.h).
+ * Everything is filtered here so that the ring buffer carries only what
+ * the store keeps.
  *
  * Records are submitted with BPF_RB_NO_WAKEUP and a forced wakeup every
  * mon_config.wakeup_every records per CPU: a wakeup is an inter-processor
@@ -275,12 +279,12 @@ static __always_inline struct ks_mon_busy *twin_busy(__u32 slot)
 	return bpf_map_lookup_elem(&mon_busy, &slot);
 }
 
-/* The program @name on @sec running @call, and @name##_twin running it
- * when @name is busy on this CPU, counting it in .rescued (the agent:
+/* The program @name on @sec running @call, and @twin running it when
+ * @name is busy on this CPU, counting it in .rescued (the agent:
  * lost = @name's recursion_misses - rescued). Only @name writes .busy and
  * only the twin .rescued, and no two runs of one program overlap on a
  * CPU: no atomics needed. */
-#define MON_TWIN(sec, name, slot, call, args...)				\
+#define MON_TWIN_AS(sec, name, twin, slot, call, args...)			\
 SEC(sec)									\
 int BPF_PROG(name, args)							\
 {										\
@@ -295,7 +299,7 @@ int BPF_PROG(name, args)							\
 }										\
 										\
 SEC(sec)									\
-int BPF_PROG(name##_twin, args)							\
+int BPF_PROG(twin, args)							\
 {										\
 	struct ks_mon_busy *b = twin_busy(slot);				\
 										\
@@ -306,12 +310,22 @@ int BPF_PROG(name##_twin, args)							\
 	return 0;								\
 }
 
+/* @name with its twin @name_twin */
+#define MON_TWIN(sec, name, slot, call, args...)				\
+	MON_TWIN_AS(sec, name, name##_twin, slot, call, args)
+
+/* The same pair for a kernel without BTF of its own, at the raw
+ * tracepoint: name__nobtf and name_twin__nobtf (both end in the suffix
+ * the loader's choice goes by, ks_fit_kernel_btf). */
+#define MON_TWIN_NOBTF(tp, name, slot, call, args...)				\
+	MON_TWIN_AS("raw_tp/" tp, name##__nobtf, name##_twin__nobtf, slot, call, args)
+
 /* ---- exec / fork / exit ---- */
 
 /* Exec and fork, each at its tp_btf tracepoint (with its twin, MON_TWIN)
  * and, for kernels without BTF of their own (src/lib/kernel/btf_find.h),
- * at the same raw tracepoint ("__nobtf"): every read is a probed CO-RE
- * read, so one body serves both. */
+ * at the same raw tracepoint ("__nobtf", with its twin): every read is a
+ * probed CO-RE read, so one body serves both. */
 static __always_inline void on_exec(struct task_struct *p, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -373,12 +387,8 @@ static __always_inline void on_exec(struct task_struct *p, struct linux_binprm *
 MON_TWIN("tp_btf/sched_process_exec", mon_exec, KS_TWIN_EXEC, on_exec(p, bprm),
 	 struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 
-SEC("raw_tp/sched_process_exec")
-int BPF_PROG(mon_exec__nobtf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
-{
-	on_exec(p, bprm);
-	return 0;
-}
+MON_TWIN_NOBTF("sched_process_exec", mon_exec, KS_TWIN_EXEC, on_exec(p, bprm),
+	       struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 
 static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
 {
@@ -399,12 +409,8 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 MON_TWIN("tp_btf/sched_process_fork", mon_fork, KS_TWIN_FORK, on_fork(parent, child),
 	 struct task_struct *parent, struct task_struct *child)
 
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(mon_fork__nobtf, struct task_struct *parent, struct task_struct *child)
-{
-	on_fork(parent, child);
-	return 0;
-}
+MON_TWIN_NOBTF("sched_process_fork", mon_fork, KS_TWIN_FORK, on_fork(parent, child),
+	       struct task_struct *parent, struct task_struct *child)
 
 SEC("tracepoint/sched/sched_process_exit")
 int mon_exit(void *ctx)
@@ -654,20 +660,27 @@ static __always_inline void bpf_enter(const unsigned long *args)
 }
 MON_SYSCALL(bpf, KS_EV_BPF)
 
+/* Field @f of kernel object @p: read in place where @p is the kernel's
+ * typed pointer (tp_btf and the helpers that return one), by a probed
+ * CO-RE read where it is a plain address (@probed: a raw tracepoint's
+ * argument, the "__nobtf" programs). @probed is a constant at every call,
+ * so each program has only its own way compiled in. */
+#define KS_RD(probed, p, f) ((probed) ? BPF_CORE_READ(p, f) : (p)->f)
+
 static __always_inline void sk_addrs(const struct sock *sk, __u16 *family, __u16 *lport,
-				     __u16 *rport, __u8 *laddr, __u8 *raddr)
+				     __u16 *rport, __u8 *laddr, __u8 *raddr, const bool probed)
 {
-	__u16 fam = sk->__sk_common.skc_family;
+	__u16 fam = KS_RD(probed, sk, __sk_common.skc_family);
 
 	*family = fam;
 	/* inet_sport, not inet_num: at TCP_CLOSE the port is released */
 	*lport = bpf_ntohs(BPF_CORE_READ((struct inet_sock *)sk, inet_sport));
-	*rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	*rport = bpf_ntohs(KS_RD(probed, sk, __sk_common.skc_dport));
 	__builtin_memset(laddr, 0, 16);
 	__builtin_memset(raddr, 0, 16);
 	if (fam == AF_INET) {
-		*(__u32 *)laddr = sk->__sk_common.skc_rcv_saddr;
-		*(__u32 *)raddr = sk->__sk_common.skc_daddr;
+		*(__u32 *)laddr = KS_RD(probed, sk, __sk_common.skc_rcv_saddr);
+		*(__u32 *)raddr = KS_RD(probed, sk, __sk_common.skc_daddr);
 	} else {
 		bpf_probe_read_kernel(laddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
 		bpf_probe_read_kernel(raddr, 16, &sk->__sk_common.skc_v6_daddr);
@@ -675,8 +688,22 @@ static __always_inline void sk_addrs(const struct sock *sk, __u16 *family, __u16
 }
 
 /* The 5-tuple of @sk into a record @e with family, lport, rport, laddr
- * and raddr (struct ks_conn_event, struct ks_flow_event). */
-#define SK_ADDRS(sk, e) sk_addrs(sk, &(e)->family, &(e)->lport, &(e)->rport, (e)->laddr, (e)->raddr)
+ * and raddr (struct ks_conn_event, struct ks_flow_event); @probed as for
+ * KS_RD. */
+#define SK_ADDRS(sk, e, probed)							\
+	sk_addrs(sk, &(e)->family, &(e)->lport, &(e)->rport, (e)->laddr, (e)->raddr, probed)
+
+/* The cookie of @sk: from the helper where the program has the typed
+ * pointer (ks_sock_cookie); where it has a plain address, the one the
+ * kernel generated: a connecting socket has it from mon_cookie4/6__nobtf,
+ * any other from its first packet (bpf_get_socket_cookie in
+ * monitor_flow.bpf.h's per-packet programs), 0 before. */
+static __always_inline __u64 sk_cookie(const struct sock *sk, const bool probed)
+{
+	if (probed)
+		return BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
+	return ks_sock_cookie(sk);
+}
 
 /* ---- flow: bytes and packets per socket ---- */
 
@@ -686,11 +713,13 @@ static __always_inline void sk_addrs(const struct sock *sk, __u16 *family, __u16
 
 /* A BTF tracepoint (tp_btf), not the classic one: the socket itself gives
  * its cookie, which keys the connecting process's header in mon_socks for
- * the connection's life (the flow accounting takes its owner from there). */
+ * the connection's life (the flow accounting takes its owner from there).
+ * Without the kernel's own BTF, the same raw tracepoint (__nobtf): its
+ * first argument is the socket too, read by probed reads. */
 
 /* Emit a connection record whose process header is @owner (or unknown). */
 static __always_inline void conn_emit(const struct sock *sk, __u32 kind,
-				      const struct ks_hdr *owner, __u16 flags)
+				      const struct ks_hdr *owner, __u16 flags, const bool probed)
 {
 	struct ks_conn_event *e = ks_reserve(kind, sizeof(*e));
 
@@ -706,31 +735,32 @@ static __always_inline void conn_emit(const struct sock *sk, __u32 kind,
 	e->hdr.size = sizeof(*e);
 	e->hdr.ts_ns = bpf_ktime_get_boot_ns();
 	e->flags = flags;
-	SK_ADDRS(sk, e);
+	SK_ADDRS(sk, e, probed);
 	submit(e);
 }
 
-static __always_inline void sock_state(const struct sock *sk, int o, int n)
+static __always_inline void sock_state(const struct sock *sk, int o, int n, const bool probed)
 {
 	struct listen_key lk = {};
 	struct ks_hdr *h, hdr;
 	__u64 cookie;
 
-	if (sk->sk_protocol != IPPROTO_TCP)
+	if (KS_RD(probed, sk, sk_protocol) != IPPROTO_TCP)
 		return;
 	if (o == TCP_CLOSE && n == TCP_SYN_SENT) {
 		/* connect(): process context; completed later in softirq */
 		priv_check(KS_PRIV_AT_SYSCALL);
 		/* the record gets its time when sent */
 		ks_fill_owner(&hdr, KS_EV_CONNECT, sizeof(struct ks_conn_event));
-		cookie = ks_sock_cookie(sk);
+		cookie = sk_cookie(sk, probed);
 		/* before 5.12 no cookie yet: the connect goes without owner */
 		if (cookie)
 			bpf_map_update_elem(&mon_socks, &cookie, &hdr, BPF_ANY);
 	} else if (o == TCP_SYN_SENT) {
-		cookie = ks_sock_cookie(sk);
+		cookie = sk_cookie(sk, probed);
 		h = bpf_map_lookup_elem(&mon_socks, &cookie);
-		conn_emit(sk, KS_EV_CONNECT, h, n == TCP_ESTABLISHED ? KS_CONN_ESTABLISHED : 0);
+		conn_emit(sk, KS_EV_CONNECT, h, n == TCP_ESTABLISHED ? KS_CONN_ESTABLISHED : 0,
+			  probed);
 		/* kept to the close only as the owner of its flow */
 		if (h && (n != TCP_ESTABLISHED || no_flow()))
 			bpf_map_delete_elem(&mon_socks, &cookie);
@@ -743,7 +773,7 @@ static __always_inline void sock_state(const struct sock *sk, int o, int n)
 			return;
 		ks_fill_hdr(&e->hdr, KS_EV_LISTEN, sizeof(*e));
 		e->flags = 0;
-		SK_ADDRS(sk, e);
+		SK_ADDRS(sk, e, probed);
 		lk.family = e->family;
 		lk.port = e->lport;
 		/* from the stack: 6.1 refuses ring buffer memory as a map value */
@@ -755,14 +785,15 @@ static __always_inline void sock_state(const struct sock *sk, int o, int n)
 		 * as their owner when their first data comes after it closed
 		 * (inetd-style servers), and a new listener replaces it. */
 	} else if (o == TCP_SYN_RECV && n == TCP_ESTABLISHED) {
-		h = listener_of(sk->__sk_common.skc_family, sk->__sk_common.skc_num);
-		conn_emit(sk, KS_EV_ACCEPT, h, 0);
+		h = listener_of(KS_RD(probed, sk, __sk_common.skc_family),
+				KS_RD(probed, sk, __sk_common.skc_num));
+		conn_emit(sk, KS_EV_ACCEPT, h, 0, probed);
 	} else if (n == TCP_CLOSE && o != TCP_LISTEN) {
 		/* a connection ends: its flow's totals, its owner forgotten */
 		if (no_flow())
 			return;
-		cookie = ks_sock_cookie(sk);
-		flow_tcp_close(sk, cookie);
+		cookie = sk_cookie(sk, probed);
+		flow_tcp_close(sk, cookie, probed);
 		/* Only the connecting end has an entry. A delete locks its
 		 * bucket with interrupts off even when it finds nothing
 		 * (under a hypervisor that is the dearest part): look first. */
@@ -771,5 +802,27 @@ static __always_inline void sock_state(const struct sock *sk, int o, int n)
 	}
 }
 
-MON_TWIN("tp_btf/inet_sock_set_state", mon_sock_state, KS_TWIN_SOCK, sock_state(sk, o, n),
+MON_TWIN("tp_btf/inet_sock_set_state", mon_sock_state, KS_TWIN_SOCK, sock_state(sk, o, n, false),
 	 const struct sock *sk, int o, int n)
+
+MON_TWIN_NOBTF("inet_sock_set_state", mon_sock_state, KS_TWIN_SOCK, sock_state(sk, o, n, true),
+	       const struct sock *sk, int o, int n)
+
+/* Without the kernel's own BTF the state change reads the cookie the
+ * kernel generated (sk_cookie), which a socket has only once something
+ * asked for it: these ask at connect(), before its change to SYN_SENT, so
+ * that the connecting process is found at the handshake's end and by the
+ * flow accounting. Only there: elsewhere the helper generates it. */
+SEC("cgroup/connect4")
+int mon_cookie4__nobtf(struct bpf_sock_addr *ctx)
+{
+	bpf_get_socket_cookie(ctx);
+	return 1;
+}
+
+SEC("cgroup/connect6")
+int mon_cookie6__nobtf(struct bpf_sock_addr *ctx)
+{
+	bpf_get_socket_cookie(ctx);
+	return 1;
+}

@@ -19,9 +19,11 @@
  * start) at its first payload and counts nothing: the kernel's own
  * tcp_sock counters are read instead (flow_tcp_read), which count each
  * byte once however often it was retransmitted;
- *   mon_sock_state (monitor.bpf.c, tp_btf/inet_sock_set_state): TCP_CLOSE
- *	sends the totals; the owner recorded at connect (mon_socks) or the
- *	listener (mon_listeners) is copied when the state is made;
+ *   mon_sock_state (monitor.bpf.c, tp_btf/inet_sock_set_state; without the
+ *	kernel's own BTF mon_sock_state__nobtf at the raw tracepoint, which
+ *	reads the socket by probed reads): TCP_CLOSE sends the totals; the
+ *	owner recorded at connect (mon_socks) or the listener
+ *	(mon_listeners) is copied when the state is made;
  *   cgroup/sock_release: UDP close sends the totals.
  * The per-socket state is an LRU hash: memory is bounded, and a socket
  * whose state was evicted is counted in ks_lost[KS_EV_FLOW] when it
@@ -366,28 +368,30 @@ static __always_inline bool flow_close(__u64 cookie, struct flow *f)
  * and an acknowledged FIN, 1 each, measured), in = bytes_received less
  * the FIN it counts as 1 once one came (SOCK_DONE). Packets are the data
  * segments, retransmitted ones again. */
-static __always_inline bool flow_tcp_fin(const struct tcp_sock *tp)
+static __always_inline bool flow_tcp_fin(const struct tcp_sock *tp, const bool probed)
 {
-	return tp->bytes_received &&
-	       (tp->inet_conn.icsk_inet.sk.__sk_common.skc_flags & (1UL << SOCK_DONE));
+	return KS_RD(probed, tp, bytes_received) &&
+	       (KS_RD(probed, tp, inet_conn.icsk_inet.sk.__sk_common.skc_flags) &
+		(1UL << SOCK_DONE));
 }
 
-static __always_inline void flow_tcp_read(const struct tcp_sock *tp, struct ks_flow_event *e)
+static __always_inline void flow_tcp_read(const struct tcp_sock *tp, struct ks_flow_event *e,
+					  const bool probed)
 {
-	__u64 sent = tp->bytes_acked;
+	__u64 sent = KS_RD(probed, tp, bytes_acked);
 
 	if (bpf_core_field_exists(tp->bytes_sent) && bpf_core_field_exists(tp->bytes_retrans))
-		sent = tp->bytes_sent - tp->bytes_retrans;
+		sent = KS_RD(probed, tp, bytes_sent) - KS_RD(probed, tp, bytes_retrans);
 	e->bytes_out = sent;
-	e->bytes_in = tp->bytes_received - flow_tcp_fin(tp);
-	e->pkts_out = tp->data_segs_out;
-	e->pkts_in = tp->data_segs_in;
+	e->bytes_in = KS_RD(probed, tp, bytes_received) - flow_tcp_fin(tp, probed);
+	e->pkts_out = KS_RD(probed, tp, data_segs_out);
+	e->pkts_in = KS_RD(probed, tp, data_segs_in);
 }
 
 /* TCP close without state: evicted (table full) or older than the monitor.
  * The socket gives the totals and the 5-tuple. */
 static __always_inline void flow_untracked(const struct sock *sk, const struct tcp_sock *tp,
-					   __u64 cookie)
+					   __u64 cookie, const bool probed)
 {
 	struct ks_flow_event *e;
 
@@ -401,10 +405,10 @@ static __always_inline void flow_untracked(const struct sock *sk, const struct t
 	e->hdr.ts_ns = bpf_ktime_get_boot_ns();
 	e->cookie = cookie;
 	e->start_ns = e->hdr.ts_ns;	/* unknown */
-	flow_tcp_read(tp, e);
+	flow_tcp_read(tp, e, probed);
 	e->proto = IPPROTO_TCP;
 	e->flags = KS_FLOW_FINAL | KS_FLOW_NO_OWNER | KS_FLOW_UNTRACKED;
-	SK_ADDRS(sk, e);
+	SK_ADDRS(sk, e, probed);
 	submit(e);
 }
 
@@ -414,21 +418,24 @@ static __always_inline void flow_untracked(const struct sock *sk, const struct t
  * payload packet) and no record: no lookup (a connect storm is made of
  * nothing else). State made late (the socket is older than the monitor,
  * or its state was evicted and made again) has a start and maybe an owner
- * that are not the connection's: flagged untracked. */
-static __always_inline void flow_tcp_close(const struct sock *sk, __u64 cookie)
+ * that are not the connection's: flagged untracked. @probed (a raw
+ * tracepoint's plain address, KS_RD): @sk is a TCP socket's, a full one
+ * (inet_sock_set_state is traced for those only), read as its tcp_sock. */
+static __always_inline void flow_tcp_close(const struct sock *sk, __u64 cookie,
+					   const bool probed)
 {
-	struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	struct tcp_sock *tp = probed ? (struct tcp_sock *)sk : bpf_skc_to_tcp_sock((void *)sk);
 	struct ks_flow_event t;
 	struct flow *f;
 
 	if (!tp)
 		return;
-	flow_tcp_read(tp, &t);
+	flow_tcp_read(tp, &t, probed);
 	if (!t.bytes_out && !t.bytes_in)
 		return;
 	f = bpf_map_lookup_elem(&mon_flows, &cookie);
 	if (!f) {
-		flow_untracked(sk, tp, cookie);
+		flow_untracked(sk, tp, cookie, probed);
 		return;
 	}
 	f->e.bytes_out = t.bytes_out;
@@ -474,7 +481,7 @@ static __always_inline void flow_call_tcp_new(struct sock *sk, struct flow *f, _
 	 * read (the call that returned the last bytes reads it too) 1 in
 	 * copied_seq: without it, 1 byte "read before" and every server end
 	 * whose client had closed first was flagged untracked. */
-	fin = flow_tcp_fin(tp);
+	fin = flow_tcp_fin(tp, false);
 	unread = tp->rcv_nxt - tp->copied_seq;
 	if (fin && unread)
 		unread--;
@@ -512,7 +519,7 @@ static __always_inline void flow_call(struct sock *sk, int ret, int flags, bool 
 			flow_call_tcp_new(sk, f, cookie, ret, out);
 	}
 	if (!f->e.family)
-		SK_ADDRS(sk, &f->e);
+		SK_ADDRS(sk, &f->e, false);
 	if (proto == IPPROTO_UDP) {
 		/* the first caller owns it (a receive-only socket too) */
 		if (f->e.flags & KS_FLOW_NO_OWNER) {
@@ -533,7 +540,7 @@ static __always_inline void flow_call(struct sock *sk, int ret, int flags, bool 
 			struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 
 			if (tp)
-				flow_tcp_read(tp, &f->e);
+				flow_tcp_read(tp, &f->e, false);
 		}
 		flow_interim(f, now);
 	}

@@ -257,7 +257,8 @@ Test(btf, t04_monitor_records_exec_with_btf_from_btf_dir)
 		cr_expect(err && strstr(err, "no BTF: using BTF from btf_dir"), "row %zu: log: %s", i,
 			  err);
 		if (hows[i] == HIDDEN)
-			cr_expect(err && strstr(err, "exec and fork at raw tracepoints"), "log: %s", err);
+			cr_expect(err && strstr(err, "exec, fork and TCP state changes at raw tracepoints"),
+				  "log: %s", err);
 		free(err);
 		pid = fork();
 		if (!pid) {

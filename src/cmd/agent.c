@@ -53,6 +53,7 @@
 #include "ringread.h"
 #include "shieldset.h"
 #include "store.h"
+#include "sysinfo.h"
 #include "units.h"
 
 #define TICK_MS		100	/* ring-buffer drain and batch-age period */
@@ -596,9 +597,11 @@ static int agent_start(struct agent *a)
 	    !a->cfg.flow ? "off" : ks_monitor_flow_per_call() ? "on, per call" : "on, per packet",
 	    a->mon.flow_detached ? ", its links detached" : "");
 	if (!ks_btf_kernel_has())
-		ks_log("monitor: exec and fork at raw tracepoints; TCP connections, accepts and "
-		       "listens not recorded: inet_sock_set_state needs tp_btf, and so the kernel's "
-		       "own BTF");
+		ks_log("monitor: no BTF of the kernel's own: exec, fork and TCP state changes at "
+		       "raw tracepoints (__nobtf), %s%s",
+		       ks_cgroup2_path() ? "connecting sockets' cookies from cgroup connect4/6" :
+		       "connects without their owner (no cgroup2 mount for connect4/6)",
+		       a->cfg.flow ? ", flows per packet" : "");
 	if (a->mon.sys_fentry_why[0])
 		ks_log("monitor: syscalls by tracepoints, fentry/fexit refused here: %s",
 		    a->mon.sys_fentry_why);

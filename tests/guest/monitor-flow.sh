@@ -12,6 +12,13 @@
 #    (3000, 1.5 s, 3000): 2080 connection ends, so that a monitor losing 1
 #    close record in 1000 fails here (2 expected misses) and not only in
 #    one run out of many.
+# The same run holds the records around the flows: each single connection
+# of flowgen one connect record (established) and one accept record that
+# name each other's client port, with flowgen as their owner (the
+# connecting end only where the kernel gives tracing programs the socket's
+# cookie at connect), a listen per server, flowgen's exec and kshield
+# probe's BPF program loads; and it logs
+# the monitor's programs (its link pins) as "flow programs: ...".
 # Prints one "KSHIELD-CHECK flow <json>" line: ok when every end of every
 # connection has exactly one final record of exactly what was echoed (the
 # socket's own counters: a retransmission is not counted again), none of
@@ -42,6 +49,8 @@ kshield ${KFLOW_V:-} agent --no-shields --store /tmp/ev.db --flow-interval 1s > 
 AG=$!
 i=0; while ! grep -q "storing events\|error" /tmp/agent.log && [ $i -lt 300 ]; do sleep 0.2; i=$((i+1)); done
 tag "KSHIELD-LOG flow agent:" </tmp/agent.log
+# the programs this kernel got: the monitor's link pins, by program name
+log "flow programs: $(ls "$KSHIELD_BPFFS/monitor" 2>/dev/null | sed -n 's/^link_//p' | sort | tr '\n' ' ')"
 head -c 1000000 /dev/zero > /tmp/z
 # echo servers (busybox nc -l alone stops after its first read)
 nc -l -p 5001 -e /bin/cat & sleep 0.3
@@ -55,6 +64,8 @@ rl=$( (head -c 100000 /dev/zero; sleep 1.5; head -c 100000 /dev/zero) | nc 127.0
 FG_N=250; FG_BYTES=3000; FG_LONG=20
 flowgen 5100 $FG_N $FG_BYTES $FG_LONG 1500 > /tmp/flowgen.out 2>&1; fg_rc=$?
 tag "KSHIELD-LOG flow flowgen:" </tmp/flowgen.out
+# BPF program loads by another process than the agent: kshield probe's
+kshield probe -j >/dev/null 2>&1
 # records on @port with @final and @bytes (a condition) both ways
 n_flows() {
 	kshield -j hunt --store /tmp/ev.db --sql "SELECT count(*) AS n FROM events WHERE
@@ -125,6 +136,58 @@ fg_check 5103 v6-server-first $FG_BYTES $FG_N 0
 fg_check 5104 v4-long $((2 * FG_BYTES)) $FG_LONG 1
 fg_check 5105 v6-long $((2 * FG_BYTES)) $FG_LONG 1
 [ "$fg_rc" = 0 ] || fg_why="$fg_why flowgen: not every connection echoed (exit $fg_rc);"
+# The records around the flows, for the four cases of single connections
+# (ports 5100-5103): each connection one connect record (established) to
+# the server's address and port from its own, one accept record at the
+# server naming the same client port, and the listen; and flowgen's own
+# exec with its arguments. Columns per case: connect, accept, listen,
+# connects whose client port an accept names, connects and accepts whose
+# owner is flowgen (the connecting process; the listening one).
+fg_conns() { # port addr
+	kshield -j hunt --store /tmp/ev.db --sql "SELECT
+		(SELECT count(*) FROM events WHERE kind = 'connect' AND rport = $1 AND raddr = '$2'
+		 AND laddr = '$2' AND json_extract(detail, '\$.established') = 1) AS c,
+		(SELECT count(*) FROM events WHERE kind = 'accept' AND lport = $1 AND laddr = '$2'
+		 AND raddr = '$2') AS a,
+		(SELECT count(*) FROM events WHERE kind = 'listen' AND lport = $1 AND laddr = '$2') AS l,
+		(SELECT count(*) FROM events WHERE kind = 'connect' AND rport = $1 AND lport IN
+		 (SELECT rport FROM events WHERE kind = 'accept' AND lport = $1)) AS p,
+		(SELECT count(*) FROM events WHERE kind = 'connect' AND rport = $1 AND comm = 'flowgen'
+		 AND json_extract(detail, '\$.owner_unknown') = 0) AS co,
+		(SELECT count(*) FROM events WHERE kind = 'accept' AND lport = $1 AND comm = 'flowgen'
+		 AND json_extract(detail, '\$.owner_unknown') = 0) AS ao" \
+		2>>/tmp/hunt.err | sed -n 's/.*"c":\([0-9]*\),"a":\([0-9]*\),"l":\([0-9]*\),"p":\([0-9]*\),"co":\([0-9]*\),"ao":\([0-9]*\).*/\1 \2 \3 \4 \5 \6/p'
+}
+fg_conn_check() { # port addr name
+	set -- "$@" $(fg_conns $1 $2)
+	c_=${4:-0}; a_=${5:-0}; l_=${6:-0}; p_=${7:-0}; co_=${8:-0}; ao_=${9:-0}
+	rec_json="$rec_json${rec_json:+, }{\"case\": \"$3\", \"connect\": $c_, \"accept\": $a_, \"listen\": $l_, \"paired\": $p_, \"connect_owned\": $co_, \"accept_owned\": $ao_}"
+	[ "$l_" -ge 1 ] || fg_why="$fg_why $3: no listen record;"
+	# the connecting end's owner only where a tracing program gets the
+	# socket's cookie at connect (FG_CLIENT_OWNER)
+	[ "$ao_" = "$a_" ] && { [ "$co_" = "$c_" ] || [ $FG_CLIENT_OWNER = 0 ]; } ||
+		fg_why="$fg_why $3: owner not flowgen: $((c_ - co_)) of $c_ connects, $((a_ - ao_)) of $a_ accepts;"
+	# one skip of mon_sock_state loses one record: a defect, as above
+	fg_defects=$((fg_defects + (FG_N - c_) + (FG_N - a_)))
+	[ "$c_" = $FG_N ] && [ "$a_" = $FG_N ] && [ "$p_" = $FG_N ] ||
+		fg_detail="$fg_detail $3: connect $c_, accept $a_, paired $p_ of $FG_N;"
+	# an end whose record names no record of the other end: only where
+	# that other record is missing
+	[ "$c_" -le $FG_N ] && [ "$a_" -le $FG_N ] && [ $((c_ + a_ - p_)) -le $FG_N ] ||
+		fg_why="$fg_why $3: connect/accept records of other addresses or ports (connect $c_, accept $a_, paired $p_);"
+}
+rec_json=""
+fg_conn_check 5100 127.0.0.1 v4
+fg_conn_check 5101 ::1 v6
+fg_conn_check 5102 127.0.0.1 v4-server-first
+fg_conn_check 5103 ::1 v6-server-first
+execs=$(kshield -j hunt --store /tmp/ev.db --sql "SELECT count(*) AS n FROM events WHERE kind = 'exec'
+	AND binary LIKE '%flowgen' AND args LIKE '%flowgen 5100 $FG_N $FG_BYTES $FG_LONG 1500'" \
+	2>>/tmp/hunt.err | sed -n 's/.*"n":\([0-9]*\).*/\1/p')
+[ "${execs:-0}" = 1 ] || fg_why="$fg_why ${execs:-0} exec records of flowgen (want 1);"
+bpfs=$(kshield -j hunt --store /tmp/ev.db --sql "SELECT count(*) AS n FROM events WHERE kind = 'bpf'
+	AND comm = 'kshield' AND json_extract(detail, '\$.cmd') = 5" 2>>/tmp/hunt.err | sed -n 's/.*"n":\([0-9]*\).*/\1/p')
+[ "${bpfs:-0}" -ge 1 ] || fg_why="$fg_why no bpf record of kshield probe's program loads;"
 # the agent's own account: received = stored + not stored; records lost
 # in the ring buffer; runs of the monitor's programs the kernel skipped
 # (each a record never made: counted, in the losses table as 'missed')
@@ -151,7 +214,7 @@ fi
 [ "$fg_defects" -le "$missed" ] ||
 	fg_why="$fg_why $fg_defects defects, $missed explained by counted kernel skips:$fg_detail"
 ok=false; [ -z "$fg_why" ] && ok=true
-echo "KSHIELD-CHECK flow {\"ok\": $ok, \"why\": \"${fg_why# }\", \"seen\": \"${mode:-?}\", \"echoed\": [${r4:-0}, ${r6:-0}, ${rl:-0}], \"final_tcp4\": ${t4:-0}, \"final_tcp6\": ${t6:-0}, \"long_final\": ${lf:-0}, \"long_interim\": ${li:-0}, \"long_bytes\": \"$lb\", \"cases\": [$fg_json], \"agent\": \"${acct:-?}\", \"lost\": ${lost:-0}, \"skipped\": ${missed:-0}, \"defects\": $fg_defects, \"defects_why\": \"${fg_detail# }\", \"retrans_segs\": $rs, \"loss_probes\": $lp, \"seconds\": $(awk "BEGIN {print $(up) - $t0}")}"
+echo "KSHIELD-CHECK flow {\"ok\": $ok, \"why\": \"${fg_why# }\", \"seen\": \"${mode:-?}\", \"echoed\": [${r4:-0}, ${r6:-0}, ${rl:-0}], \"final_tcp4\": ${t4:-0}, \"final_tcp6\": ${t6:-0}, \"long_final\": ${lf:-0}, \"long_interim\": ${li:-0}, \"long_bytes\": \"$lb\", \"cases\": [$fg_json], \"records\": [$rec_json], \"exec\": ${execs:-0}, \"bpf_loads\": ${bpfs:-0}, \"agent\": \"${acct:-?}\", \"lost\": ${lost:-0}, \"skipped\": ${missed:-0}, \"defects\": $fg_defects, \"defects_why\": \"${fg_detail# }\", \"retrans_segs\": $rs, \"loss_probes\": $lp, \"seconds\": $(awk "BEGIN {print $(up) - $t0}")}"
 tag "KSHIELD-LOG flow hunt:" </tmp/hunt.err
 # on failure, the records that say why: ends without exactly one final
 # record (by the client's port) with every record of theirs, and the

@@ -282,7 +282,41 @@ Test(fit_select, nobtf_twins_only_without_kernel_btf)
 		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_fork")), btf);
 		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_fork__nobtf")), !btf);
 		cr_expect(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_exit")));
+		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_sock_state")), btf);
+		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_sock_state_twin")), btf);
+		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_sock_state__nobtf")), !btf);
+		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_sock_state_twin__nobtf")), !btf);
+		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_cookie4__nobtf")), !btf);
+		cr_expect_eq(ks_fit_kernel_btf(bpf_object__find_program_by_name(obj, "mon_cookie6__nobtf")), !btf);
 	}
 	unsetenv("KSHIELD_SYSFS_BTF");
+	bpf_object__close(obj);
+}
+
+/* Every tp_btf program of the monitor but the per-call flow ones (6.5+,
+ * which kernels without BTF of their own count per packet instead) has a
+ * "__nobtf" copy at the same raw tracepoint. */
+Test(fit_select, monitor_tp_btf_programs_have_nobtf_copies)
+{
+	struct bpf_object *obj = bpf_object__open_file(KS_TEST_BUILD "/bpf/monitor.bpf.o", NULL);
+	struct bpf_program *prog, *copy;
+	int n = 0;
+
+	cr_assert(obj, "open the monitor's object");
+	bpf_object__for_each_program(prog, obj) {
+		const char *sec = bpf_program__section_name(prog), *name = bpf_program__name(prog);
+		char want[128], tp[128];
+
+		if (strncmp(sec, "tp_btf/", 7) || !strncmp(name, "mon_flow_", 9))
+			continue;
+		snprintf(want, sizeof(want), "%s" KS_NOBTF_SUFFIX, name);
+		snprintf(tp, sizeof(tp), "raw_tp/%s", sec + 7);
+		copy = bpf_object__find_program_by_name(obj, want);
+		cr_expect(copy, "%s (%s) has no %s", name, sec, want);
+		if (copy)
+			cr_expect_str_eq(bpf_program__section_name(copy), tp, "%s", want);
+		n++;
+	}
+	cr_expect_eq(n, 6, "tp_btf programs: exec, fork and the TCP state change, each with its twin");
 	bpf_object__close(obj);
 }

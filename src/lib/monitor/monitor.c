@@ -68,9 +68,12 @@ void ks_monitor_set_flow_per_packet(bool on)
 	per_packet_forced = on;
 }
 
+/* Per call needs the kernel's own BTF too: sock_send_length and
+ * sock_recv_length are taken by tp_btf programs, which have no "__nobtf"
+ * copies (no kernel without BTF of its own served is 6.5+). */
 bool ks_monitor_flow_per_call(void)
 {
-	return !per_packet_forced && ks_kernel_flow_calls();
+	return !per_packet_forced && ks_kernel_flow_calls() && ks_btf_kernel_has();
 }
 
 static bool is_flow(const struct bpf_program *prog)
@@ -121,6 +124,10 @@ static bool wanted(const struct bpf_program *prog)
 		return false;
 	if (is_flow(prog))
 		return flow_wanted(prog);
+	/* mon_cookie4/6__nobtf: without a cgroup2 mount the connects go
+	 * without their owner (as before 5.12) rather than no monitor at all */
+	if (bpf_program__type(prog) == BPF_PROG_TYPE_CGROUP_SOCK_ADDR)
+		return ks_cgroup2_path() != NULL;
 	if (is_sys_fentry(prog))
 		return sys_fentry == 1;
 	if (is_sys_tp(prog))
@@ -655,10 +662,14 @@ static void read_rescued(__u64 rescued[KS_TWINS])
 
 /* A program's runs lost: its skips, less those its twin did (a twin's own
  * skips lose nothing: it has work only while its first is busy, and that
- * run then shows as the first's skip). */
+ * run then shows as the first's skip). A "__nobtf" pair counts as the
+ * pair it stands in for (same slot). */
 static __u64 runs_lost(const char *prog, __u64 misses, const __u64 rescued[KS_TWINS])
 {
-	size_t n = strlen(prog);
+	size_t n = strlen(prog), sfx = strlen(KS_NOBTF_SUFFIX);
+
+	if (n > sfx && !strcmp(prog + n - sfx, KS_NOBTF_SUFFIX))
+		n -= sfx;
 
 	if (n > 5 && !strncmp(prog + n - 5, "_twin", 5))
 		return 0;
