@@ -84,6 +84,7 @@
 
 #include "kshield.bpf.h"
 #include "syscalls.bpf.h"
+#include "override.bpf.h"
 #include <kshield/shield.h>
 
 #define KSHIELD_META(key, val)						\

@@ -309,20 +309,88 @@ bool ks_fit_kernel_btf(const struct bpf_program *prog)
 	return true;
 }
 
-bool ks_fit_prog_missing(const struct bpf_program *prog, char *why, size_t len)
+/* Does @prog call helper @id? */
+static bool prog_calls(const struct bpf_program *prog, int id)
 {
 	const struct bpf_insn *in = bpf_program__insns(prog);
 	size_t n = bpf_program__insn_cnt(prog);
-	if (has_loop())
-		return false;
+
 	for (size_t i = 0; i < n; i++)
-		if (in[i].code == (BPF_JMP | BPF_CALL) && in[i].src_reg == 0 &&
-		    in[i].imm == BPF_FUNC_loop) {
-			snprintf(why, len, "%s: needs bpf_loop (5.17+), which this kernel lacks",
-				 bpf_program__name(prog));
+		if (in[i].code == (BPF_JMP | BPF_CALL) && in[i].src_reg == 0 && in[i].imm == id)
 			return true;
-		}
 	return false;
+}
+
+/* What @prog needs that @k lacks, in @why: true when something. */
+static bool prog_lacks(const struct bpf_program *prog, const struct ks_kernel_offers *k,
+		       char *why, size_t len)
+{
+	enum bpf_prog_type t = bpf_program__type(prog);
+
+	/* These attach by the kernel's BTF type IDs: an external BTF serves
+	 * CO-RE only. */
+	if (!k->kernel_btf && (t == BPF_PROG_TYPE_LSM || t == BPF_PROG_TYPE_TRACING ||
+			       t == BPF_PROG_TYPE_STRUCT_OPS)) {
+		snprintf(why, len, "%s: %s programs need the kernel's own BTF; this kernel has none",
+			 bpf_program__name(prog), bpf_program__section_name(prog));
+		return true;
+	}
+	if (!k->loop && prog_calls(prog, BPF_FUNC_loop)) {
+		snprintf(why, len, "%s: needs bpf_loop (5.17+), which this kernel lacks",
+			 bpf_program__name(prog));
+		return true;
+	}
+	if (!k->kprobe_override && prog_calls(prog, BPF_FUNC_override_return)) {
+		snprintf(why, len, "%s: needs bpf_override_return, which this kernel lacks "
+			 "(built without CONFIG_BPF_KPROBE_OVERRIDE)", bpf_program__name(prog));
+		return true;
+	}
+	return false;
+}
+
+/* bpf_override_return for kprobe programs: probed by loading a program
+ * that calls it (the verifier knows it only with BPF_KPROBE_OVERRIDE). */
+static bool has_kprobe_override(void)
+{
+	static int known = -1;
+
+	if (known < 0)
+		known = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_override_return,
+						NULL) == 1;
+	return known;
+}
+
+void ks_kernel_offers(struct bpf_object *obj, struct ks_kernel_offers *k)
+{
+	struct bpf_program *prog;
+	bool calls = false;
+
+	k->kernel_btf = ks_btf_kernel_has();
+	k->loop = has_loop();
+	bpf_object__for_each_program(prog, obj)
+		calls = calls || (bpf_program__autoload(prog) &&
+				  prog_calls(prog, BPF_FUNC_override_return));
+	k->kprobe_override = calls && has_kprobe_override();
+}
+
+int ks_fit_variant_needs(struct bpf_object *obj, const struct ks_kernel_offers *k, char *why,
+			 size_t len)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj)
+		if (bpf_program__autoload(prog) && prog_lacks(prog, k, why, len))
+			return -EOPNOTSUPP;
+	return 0;
+}
+
+bool ks_fit_prog_missing(const struct bpf_program *prog, char *why, size_t len)
+{
+	struct ks_kernel_offers k = { .kernel_btf = true, .loop = has_loop(), .kprobe_override = true };
+
+	if (prog_calls(prog, BPF_FUNC_override_return))
+		k.kprobe_override = has_kprobe_override();
+	return prog_lacks(prog, &k, why, len);
 }
 
 /* Does this kernel have 32-bit compat syscalls? Functions of their entry
