@@ -54,6 +54,7 @@ static void choice(const char *shield, const struct ks_kernel_offers *k, char *v
 
 static const struct ks_kernel_offers nobtf_override = { .loop = true, .kprobe_override = true };
 static const struct ks_kernel_offers nobtf = { .loop = true };
+static const struct ks_kernel_offers nobtf_optimized = { .loop = true, .kprobe_optimized = true };
 static const struct ks_kernel_offers btf_override = {
 	.kernel_btf = true, .loop = true, .kprobe_override = true,
 };
@@ -72,6 +73,8 @@ Test(variant_choice, tp_without_override)
 {
 	char v[32];
 
+	choice("cve-2022-0185", &nobtf_optimized, v, sizeof(v));
+	cr_expect_str_eq(v, "tp");
 	choice("cve-2022-0185", &nobtf, v, sizeof(v));
 	cr_expect_str_eq(v, "tp");
 	choice("cve-2026-43500", &nobtf, v, sizeof(v));
@@ -111,6 +114,9 @@ Test(variant_choice, override_named)
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), "kprobe__socket"));
 	cr_expect_eq(ks_fit_variant_needs(obj, &nobtf, why, sizeof(why)), -EOPNOTSUPP);
 	cr_expect(strstr(why, "kprobe__socket: needs bpf_override_return"), "%s", why);
+	/* the helper there, but entry kprobes jump-optimized: no override */
+	cr_expect_eq(ks_fit_variant_needs(obj, &nobtf_optimized, why, sizeof(why)), -EOPNOTSUPP);
+	cr_expect(strstr(why, "jump-optimized"), "%s", why);
 	bpf_object__for_each_program(p, obj)
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), "tp__socket"));
 	cr_expect_eq(ks_fit_variant_needs(obj, &nobtf, why, sizeof(why)), 0);

@@ -77,13 +77,18 @@ struct ks_kernel_offers {
 				 * and struct_ops programs attach by it */
 	bool loop;		/* bpf_loop (5.17) */
 	bool kprobe_override;	/* bpf_override_return (BPF_KPROBE_OVERRIDE and
-				 * FUNCTION_ERROR_INJECTION): the kprobe variants
-				 * that refuse a call */
+				 * FUNCTION_ERROR_INJECTION) on kprobes that keep
+				 * it: the kprobe variants that refuse a call */
+	bool kprobe_optimized;	/* the helper exists, but entry kprobes are
+				 * jump-optimized (OPTPROBES without kprobes on
+				 * ftrace), which drops the override */
 };
 
 /* The running kernel's offers. bpf_override_return is probed (a program
- * loaded, not attached; cached) only when one of @obj's autoload programs
- * calls it; else kprobe_override is false. */
+ * loaded, not attached, and whether entry kprobes can be jump-optimized:
+ * /proc/sys/debug/kprobes-optimization, the function tracer; cached)
+ * only when one of @obj's autoload programs calls it; else
+ * kprobe_override is false. */
 void ks_kernel_offers(struct bpf_object *obj, struct ks_kernel_offers *k);
 
 /* Can every autoload program of @obj (one variant's, after
