@@ -81,7 +81,11 @@ static __always_inline int ____##prog(const __u64 *args, const char *ks_hook, \
  * KS_SYSCALL_KPROBE of the same program: "prog__compat32" runs its body
  * (`noloop` true, zero-extended 32-bit arguments) for 32-bit callers of
  * @sc, a syscall without a compat version of its own (no
- * COMPAT_SYSCALL_DEFINE): at __ia32_sys_<sc> on x86-64. On arm64 AArch32
+ * COMPAT_SYSCALL_DEFINE): at __ia32_sys_<sc> on x86-64. Check the
+ * 32-bit syscall table (arch/x86/entry/syscalls/syscall_32.tbl, its
+ * compat column): i386 clone enters compat_sys_ia32_clone, so
+ * KS_COMPAT_SYSCALL_KPROBE32(prog, ia32_clone) there; a program on a
+ * function no table names loads, attaches and never runs. On arm64 AArch32
  * callers of such a syscall enter __arm64_sys_<sc>, the native program's
  * function, with their arguments in the same registers: nothing to add.
  * Loaded only where the kernel runs 32-bit code. */

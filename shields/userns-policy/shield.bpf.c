@@ -22,7 +22,7 @@ KSHIELD_VARIANTS("lsm,fmod_ret,kprobe,tp");
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
 KSHIELD_META(variant_fmod_ret, "fmod_ret on security_create_user_ns (6.1+): the lsm body without bpf in lsm= (needs BPF trampolines); EPERM");
 KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at the entry of clone/clone3 with CLONE_NEWUSER (the caller: a fork with a fatal signal pending makes no child), with task:task_newtask behind it for clone3 flags changed by another thread after the entry read (caller killed, child killed at its return from clone on x86-64, at the entry of its first syscall on arm64, where the fork return passes no sys_exit: that syscall completes), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit unshare, clone and clone3 from raw_tp/sys_enter, the exits of 32-bit unshare, clone, clone3 and setns from raw_tp/sys_exit (both loaded where the kernel runs 32-bit code: a namespace made by a killed 32-bit caller is recorded for the setns check like a native one); where tracepoint links cannot be pinned (before 5.15) the same programs run on raw tracepoints (sys_enter/sys_exit filtered by syscall number, task_newtask)");
-KSHIELD_META(variant_kprobe, "kprobe on the entry functions of unshare, clone and clone3 (__x64_sys_*, and __ia32_sys_* for 32-bit callers; arm64 __arm64_sys_*, AArch32 callers included), for kernels without BPF trampolines built with BPF_KPROBE_OVERRIDE: the same callers refused with EPERM by bpf_override_return before any namespace or child exists; behind it the tp variant's task:task_newtask kill for clone3 flags changed by another thread after the entry read, with its exits and its setns check");
+KSHIELD_META(variant_kprobe, "kprobe on the entry functions of unshare, clone and clone3 (__x64_sys_*, and for 32-bit callers __ia32_sys_unshare, __ia32_compat_sys_ia32_clone, __ia32_sys_clone3; arm64 __arm64_sys_*, AArch32 callers included), for kernels without BPF trampolines built with BPF_KPROBE_OVERRIDE: the same callers refused with EPERM by bpf_override_return before any namespace or child exists; behind it the tp variant's task:task_newtask kill for clone3 flags changed by another thread after the entry read, with its exits and its setns check");
 KSHIELD_META(prevents_kprobe, "native,clone,clone3,setns-zombie,compat-i386,compat-arm,setns-zombie-compat-i386,setns-zombie-compat-arm,compat-i386-clone,compat-i386-clone3,compat-arm-clone,compat-arm-clone3");
 KSHIELD_META(prevents_lsm, "native,clone,clone3,setns-zombie,compat-i386,compat-arm,setns-zombie-compat-i386,setns-zombie-compat-arm,compat-i386-clone,compat-i386-clone3,compat-arm-clone,compat-arm-clone3");
 /* tp and clone: the caller is killed at the entry of clone/clone3, so
@@ -445,8 +445,15 @@ KS_SYSCALL_KPROBE(kprobe__clone3, clone3)
 }
 
 KS_SYSCALL_KPROBE32(kprobe__unshare, unshare)
-KS_SYSCALL_KPROBE32(kprobe__clone, clone)
 KS_SYSCALL_KPROBE32(kprobe__clone3, clone3)
+/* i386 clone enters compat_sys_ia32_clone on x86-64 (flags first, as
+ * clone's); __ia32_sys_clone is in no syscall table (a program there was
+ * never run: the 32-bit clone was killed by the task_newtask kill behind
+ * it, not refused). AArch32 clone enters __arm64_sys_clone, the native
+ * program's function. */
+#if defined(__TARGET_ARCH_x86)
+KS_COMPAT_SYSCALL_KPROBE32(kprobe__clone, ia32_clone)
+#endif
 
 SEC("tracepoint/task/task_newtask")
 int kprobe__newtask(struct trace_event_raw_task_newtask *ctx)
