@@ -5,11 +5,13 @@ def pad($n): tostring | if length >= $n then .[:$n] else . + (" " * ($n - length
 def yn: if . == true then "yes" elif . == false then "no" else "-" end;
 def ms: if . == null or . == 0 then "-" else (. * 10 | round / 10 | tostring) end;
 # Per-path outcome when a shield has several paths or one not prevented:
-# "native prevented, compat-i386 n/a".
+# "native prevented, compat-i386 n/a"; a path a variant other than tp
+# stopped by its SIGKILL (a backstop, not the refusal it claims) says so.
 def paths_note:
-  [.paths[]?] as $p
+  [.paths[]?] as $p | (.variant // "") as $v
   | if ($p | length) > 1 or ($p | map(select(.status != "prevented")) | length) > 0 then
-      ($p | map("\(.name) \(.status)") | join(", "))
+      ($p | map("\(.name) \(.status)"
+                + (if .killed == true and $v != "tp" then " (killed)" else "" end)) | join(", "))
     else "" end;
 def vuln: if .vulnerable == null then "-" else .vulnerable end;
 def reason:

@@ -33,6 +33,12 @@
  *		return ks_deny(level, optname, 0, 0);
  *	}
  *
+ * A syscall check can refuse on kernels without trampolines too: the
+ * "kprobe" variant (KS_SYSCALL_KPROBE, bpf/sdk/override.bpf.h) puts it at
+ * the syscall's entry function and refuses with bpf_override_return where
+ * the kernel has it (BPF_KPROBE_OVERRIDE); list it before "tp", which
+ * takes over elsewhere: KSHIELD_VARIANTS("lsm,fmod_ret,kprobe,tp").
+ *
  * Metadata keys (all strings, read from the object without loading it):
  *   name, cve, summary, refs, signs (an SQL condition on events: what the
  *   exploit leaves besides a hit; `kshield hunt NAME` looks for those and
@@ -84,6 +90,7 @@
 
 #include "kshield.bpf.h"
 #include "syscalls.bpf.h"
+#include "override.bpf.h"
 #include <kshield/shield.h>
 
 #define KSHIELD_META(key, val)						\

@@ -18,10 +18,12 @@ KSHIELD_NAME("userns-policy");
 KSHIELD_META(summary, "unprivileged user namespace creation only for allow-listed binaries (by executable inode and name)");
 KSHIELD_META(refs, "https://lwn.net/Articles/903580/");
 KSHIELD_META(signs, "kind = 'userns'");
-KSHIELD_VARIANTS("lsm,fmod_ret,tp");
+KSHIELD_VARIANTS("lsm,fmod_ret,kprobe,tp");
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
 KSHIELD_META(variant_fmod_ret, "fmod_ret on security_create_user_ns (6.1+): the lsm body without bpf in lsm= (needs BPF trampolines); EPERM");
 KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at the entry of clone/clone3 with CLONE_NEWUSER (the caller: a fork with a fatal signal pending makes no child), with task:task_newtask behind it for clone3 flags changed by another thread after the entry read (caller killed, child killed at its return from clone on x86-64, at the entry of its first syscall on arm64, where the fork return passes no sys_exit: that syscall completes), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit unshare, clone and clone3 from raw_tp/sys_enter, the exits of 32-bit unshare, clone, clone3 and setns from raw_tp/sys_exit (both loaded where the kernel runs 32-bit code: a namespace made by a killed 32-bit caller is recorded for the setns check like a native one); where tracepoint links cannot be pinned (before 5.15) the same programs run on raw tracepoints (sys_enter/sys_exit filtered by syscall number, task_newtask)");
+KSHIELD_META(variant_kprobe, "kprobe on the entry functions of unshare, clone and clone3 (__x64_sys_*, and for 32-bit callers __ia32_sys_unshare, __ia32_compat_sys_ia32_clone, __ia32_sys_clone3; arm64 __arm64_sys_*, AArch32 callers included), for kernels without BPF trampolines built with BPF_KPROBE_OVERRIDE: the same callers refused with EPERM by bpf_override_return before any namespace or child exists; behind it the tp variant's task:task_newtask kill for clone3 flags changed by another thread after the entry read, with its exits and its setns check");
+KSHIELD_META(prevents_kprobe, "native,clone,clone3,setns-zombie,compat-i386,compat-arm,setns-zombie-compat-i386,setns-zombie-compat-arm,compat-i386-clone,compat-i386-clone3,compat-arm-clone,compat-arm-clone3");
 KSHIELD_META(prevents_lsm, "native,clone,clone3,setns-zombie,compat-i386,compat-arm,setns-zombie-compat-i386,setns-zombie-compat-arm,compat-i386-clone,compat-i386-clone3,compat-arm-clone,compat-arm-clone3");
 /* tp and clone: the caller is killed at the entry of clone/clone3, so
  * copy_process() (which fails a fork with a signal pending) makes no child.
@@ -314,8 +316,7 @@ static __always_inline __s64 *doomed_child(__u32 tid)
 	return n;
 }
 
-SEC("raw_tp/sys_enter")
-int tp__doomed_child_enter(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline int doomed_child_enter(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct ns_key k;
@@ -330,10 +331,30 @@ int tp__doomed_child_enter(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+SEC("raw_tp/sys_enter")
+int tp__doomed_child_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	return doomed_child_enter();
+}
+
 /* A doomed child that ends before any syscall (a fault) takes its entry
  * along: a later task given its thread id must not inherit it. */
 SEC("raw_tp/sched_process_exit")
 int tp__doomed_child_gone(struct bpf_raw_tracepoint_args *ctx)
+{
+	doomed_child((__u32)bpf_get_current_pid_tgid());
+	return 0;
+}
+
+/* The same behind the kprobe variant's task_newtask. */
+SEC("raw_tp/sys_enter")
+int kprobe__doomed_child_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	return doomed_child_enter();
+}
+
+SEC("raw_tp/sched_process_exit")
+int kprobe__doomed_child_gone(struct bpf_raw_tracepoint_args *ctx)
 {
 	doomed_child((__u32)bpf_get_current_pid_tgid());
 	return 0;
@@ -391,3 +412,81 @@ KS_SYSCALL_EXIT32(tp__unshare_exit, unshare)
 KS_SYSCALL_EXIT32(tp__setns_exit, setns)
 KS_SYSCALL_EXIT32(tp__clone_exit, clone)
 KS_SYSCALL_EXIT32(tp__clone3_exit, clone3)
+
+/* ---- kprobe: refused at the syscall's entry function ----
+ * bpf_override_return (bpf/sdk/override.bpf.h): the caller's unshare,
+ * clone or clone3 returns EPERM without running, so no namespace and no
+ * child exist, and the caller lives. clone3's flags are read from user
+ * memory, which another thread may change after this read: the tp
+ * variant's task_newtask kill stays behind it (below), with the exits and
+ * the setns check that finish it. */
+static __always_inline int userns_deny(__u64 flags, const char *ks_hook)
+{
+	struct ks_userns_allow_key key = {};
+
+	if (!(flags & CLONE_NEWUSER) || allowed(&key))
+		return 0;
+	return ks_deny(key.dev, key.ino, flags, 0);
+}
+
+KS_SYSCALL_KPROBE(kprobe__unshare, unshare)
+{
+	return userns_deny(args[0], ks_hook);
+}
+
+KS_SYSCALL_KPROBE(kprobe__clone, clone)
+{
+	return userns_deny(args[0], ks_hook);
+}
+
+KS_SYSCALL_KPROBE(kprobe__clone3, clone3)
+{
+	return userns_deny(clone3_flags(args), ks_hook);
+}
+
+KS_SYSCALL_KPROBE32(kprobe__unshare, unshare)
+KS_SYSCALL_KPROBE32(kprobe__clone3, clone3)
+/* i386 clone enters compat_sys_ia32_clone on x86-64 (flags first, as
+ * clone's); __ia32_sys_clone is in no syscall table (a program there was
+ * never run: the 32-bit clone was killed by the task_newtask kill behind
+ * it, not refused). AArch32 clone enters __arm64_sys_clone, the native
+ * program's function. */
+#if defined(__TARGET_ARCH_x86)
+KS_COMPAT_SYSCALL_KPROBE32(kprobe__clone, ia32_clone)
+#endif
+
+SEC("tracepoint/task/task_newtask")
+int kprobe__newtask(struct trace_event_raw_task_newtask *ctx)
+{
+	return newtask(ctx->clone_flags, ctx->pid);
+}
+
+SEC("raw_tp/task_newtask")
+int kprobe__newtask__raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx->args[0];
+
+	return newtask(ctx->args[1], BPF_CORE_READ(child, pid));
+}
+
+KS_SYSCALL_EXIT(kprobe__clone_exit, clone)
+{
+	doomed_exit(ret);
+	return 0;
+}
+
+KS_SYSCALL_EXIT(kprobe__clone3_exit, clone3)
+{
+	doomed_exit(ret);
+	return 0;
+}
+
+KS_SYSCALL_EXIT(kprobe__setns_exit, setns)
+{
+	setns_exit(ret);
+	return 0;
+}
+
+KS_SYSCALL_EXIT32(kprobe__clone_exit, clone)
+KS_SYSCALL_EXIT32(kprobe__clone3_exit, clone3)
+KS_SYSCALL_EXIT32(kprobe__setns_exit, setns)

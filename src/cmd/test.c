@@ -173,6 +173,7 @@ static struct json_object *paths_json(const struct ks_test_result *r)
 		json_object_object_add(o, "baseline", json_object_new_string(ks_case_str(p->baseline)));
 		json_object_object_add(o, "enforce", case_json(p->ran_enforce, p->enforce));
 		json_object_object_add(o, "hit", json_object_new_boolean(p->hit));
+		json_object_object_add(o, "killed", json_object_new_boolean(p->killed));
 		json_object_object_add(o, "audit", case_json(p->ran_audit, p->audit));
 		json_object_object_add(o, "audited", json_object_new_boolean(p->audited));
 		json_object_object_add(o, "unload", case_json(p->ran_unload, p->unload));

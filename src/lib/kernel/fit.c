@@ -14,6 +14,7 @@
 #include "array.h"
 #include "btf_find.h"
 #include "fit.h"
+#include "sysinfo.h"
 
 /* Threads whose task storage an LRU fallback keeps at once. */
 #define KS_TASK_STORAGE_FALLBACK 16384
@@ -309,20 +310,133 @@ bool ks_fit_kernel_btf(const struct bpf_program *prog)
 	return true;
 }
 
-bool ks_fit_prog_missing(const struct bpf_program *prog, char *why, size_t len)
+enum { KS_OVERRIDE_NONE, KS_OVERRIDE_WORKS, KS_OVERRIDE_OPTIMIZED };
+
+/* Does @prog call helper @id? */
+static bool prog_calls(const struct bpf_program *prog, int id)
 {
 	const struct bpf_insn *in = bpf_program__insns(prog);
 	size_t n = bpf_program__insn_cnt(prog);
-	if (has_loop())
-		return false;
+
 	for (size_t i = 0; i < n; i++)
-		if (in[i].code == (BPF_JMP | BPF_CALL) && in[i].src_reg == 0 &&
-		    in[i].imm == BPF_FUNC_loop) {
-			snprintf(why, len, "%s: needs bpf_loop (5.17+), which this kernel lacks",
-				 bpf_program__name(prog));
+		if (in[i].code == (BPF_JMP | BPF_CALL) && in[i].src_reg == 0 && in[i].imm == id)
 			return true;
-		}
 	return false;
+}
+
+/* What @prog needs that @k lacks, in @why: true when something. */
+static bool prog_lacks(const struct bpf_program *prog, const struct ks_kernel_offers *k,
+		       char *why, size_t len)
+{
+	enum bpf_prog_type t = bpf_program__type(prog);
+
+	/* These attach by the kernel's BTF type IDs: an external BTF serves
+	 * CO-RE only. */
+	if (!k->kernel_btf && (t == BPF_PROG_TYPE_LSM || t == BPF_PROG_TYPE_TRACING ||
+			       t == BPF_PROG_TYPE_STRUCT_OPS)) {
+		snprintf(why, len, "%s: %s programs need the kernel's own BTF; this kernel has none",
+			 bpf_program__name(prog), bpf_program__section_name(prog));
+		return true;
+	}
+	if (!k->loop && prog_calls(prog, BPF_FUNC_loop)) {
+		snprintf(why, len, "%s: needs bpf_loop (5.17+), which this kernel lacks",
+			 bpf_program__name(prog));
+		return true;
+	}
+	if (!k->kprobe_override && prog_calls(prog, BPF_FUNC_override_return)) {
+		if (k->kprobe_optimized)
+			snprintf(why, len, "%s: needs bpf_override_return on kprobes that are "
+				 "never jump-optimized; this kernel optimizes them (OPTPROBES, "
+				 "debug.kprobes-optimization=1) and has no kprobes on ftrace "
+				 "(FUNCTION_TRACER): the override would stop refusing",
+				 bpf_program__name(prog));
+		else
+			snprintf(why, len, "%s: needs bpf_override_return, which this kernel lacks "
+				 "(built without CONFIG_BPF_KPROBE_OVERRIDE)", bpf_program__name(prog));
+		return true;
+	}
+	return false;
+}
+
+/* Do kprobes at function entries keep an instruction pointer their
+ * program changed? A jump-optimized kprobe (OPTPROBES) drops it: the
+ * program runs and counts, and bpf_override_return changes nothing. Entry
+ * kprobes are never optimized where kprobes go through ftrace
+ * (KPROBES_ON_FTRACE: the function tracer's entries exist, in
+ * available_filter_functions) or where optimization is off or absent
+ * (debug.kprobes-optimization). */
+static bool kprobes_keep_ip(void)
+{
+	FILE *f = fopen("/proc/sys/debug/kprobes-optimization", "re");
+	int on = 0;
+
+	if (!f)
+		return true;
+	if (fscanf(f, "%d", &on) != 1)
+		on = 1;
+	fclose(f);
+	if (!on)
+		return true;
+	ks_tracefs_ensure();
+	return !access("/sys/kernel/tracing/available_filter_functions", R_OK) ||
+	       !access("/sys/kernel/debug/tracing/available_filter_functions", R_OK);
+}
+
+/* bpf_override_return for kprobe programs: probed by loading a program
+ * that calls it (the verifier knows it only with BPF_KPROBE_OVERRIDE),
+ * and kept only where it lasts (kprobes_keep_ip). */
+static int kprobe_override(void)
+{
+	static int known = -1;
+
+	if (known < 0) {
+		known = KS_OVERRIDE_NONE;
+		if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_override_return,
+					    NULL) == 1)
+			known = kprobes_keep_ip() ? KS_OVERRIDE_WORKS : KS_OVERRIDE_OPTIMIZED;
+	}
+	return known;
+}
+
+static bool has_kprobe_override(void)
+{
+	return kprobe_override() == KS_OVERRIDE_WORKS;
+}
+
+void ks_kernel_offers(struct bpf_object *obj, struct ks_kernel_offers *k)
+{
+	struct bpf_program *prog;
+	bool calls = false;
+
+	k->kernel_btf = ks_btf_kernel_has();
+	k->loop = has_loop();
+	bpf_object__for_each_program(prog, obj)
+		calls = calls || (bpf_program__autoload(prog) &&
+				  prog_calls(prog, BPF_FUNC_override_return));
+	k->kprobe_override = calls && has_kprobe_override();
+	k->kprobe_optimized = calls && kprobe_override() == KS_OVERRIDE_OPTIMIZED;
+}
+
+int ks_fit_variant_needs(struct bpf_object *obj, const struct ks_kernel_offers *k, char *why,
+			 size_t len)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj)
+		if (bpf_program__autoload(prog) && prog_lacks(prog, k, why, len))
+			return -EOPNOTSUPP;
+	return 0;
+}
+
+bool ks_fit_prog_missing(const struct bpf_program *prog, char *why, size_t len)
+{
+	struct ks_kernel_offers k = { .kernel_btf = true, .loop = has_loop(), .kprobe_override = true };
+
+	if (prog_calls(prog, BPF_FUNC_override_return)) {
+		k.kprobe_override = has_kprobe_override();
+		k.kprobe_optimized = kprobe_override() == KS_OVERRIDE_OPTIMIZED;
+	}
+	return prog_lacks(prog, &k, why, len);
 }
 
 /* Does this kernel have 32-bit compat syscalls? Functions of their entry

@@ -66,9 +66,40 @@ bool ks_kernel_sendpage(void);
 
 /* Whether @prog (autoload or not) calls a helper this kernel does not have
  * and cannot be hidden behind a CO-RE check (bpf_loop: its callback is a
- * subprogram older verifiers do not know). Fills @why with the feature and
- * returns true when it does. */
+ * subprogram older verifiers do not know; bpf_override_return, which
+ * exists only with CONFIG_BPF_KPROBE_OVERRIDE). Fills @why with the
+ * feature and returns true when it does. */
 bool ks_fit_prog_missing(const struct bpf_program *prog, char *why, size_t len);
+
+/* What a kernel offers a variant's programs, asked before they load. */
+struct ks_kernel_offers {
+	bool kernel_btf;	/* its own BTF: lsm, fentry/fexit/fmod_ret, tp_btf
+				 * and struct_ops programs attach by it */
+	bool loop;		/* bpf_loop (5.17) */
+	bool kprobe_override;	/* bpf_override_return (BPF_KPROBE_OVERRIDE and
+				 * FUNCTION_ERROR_INJECTION) on kprobes that keep
+				 * it: the kprobe variants that refuse a call */
+	bool kprobe_optimized;	/* the helper exists, but entry kprobes are
+				 * jump-optimized (OPTPROBES without kprobes on
+				 * ftrace), which drops the override */
+};
+
+/* The running kernel's offers. bpf_override_return is probed (a program
+ * loaded, not attached, and whether entry kprobes can be jump-optimized:
+ * /proc/sys/debug/kprobes-optimization, the function tracer; cached)
+ * only when one of @obj's autoload programs calls it; else
+ * kprobe_override is false. */
+void ks_kernel_offers(struct bpf_object *obj, struct ks_kernel_offers *k);
+
+/* Can every autoload program of @obj (one variant's, after
+ * ks_fit_select) run on a kernel that offers @k? 0, or -EOPNOTSUPP with
+ * @why naming the first program that cannot and what it needs. The
+ * loader asks it before loading a variant; a variant it rules out is
+ * passed over for the next in the shield's list (lsm and fmod_ret without
+ * the kernel's BTF, a kprobe variant that overrides without
+ * bpf_override_return: tp then). */
+int ks_fit_variant_needs(struct bpf_object *obj, const struct ks_kernel_offers *k, char *why,
+			 size_t len);
 
 /* Whether every send and receive of every socket passes sock_sendmsg and
  * sock_recvmsg and their tracepoints (sock_send_length, 6.3; .sendpage

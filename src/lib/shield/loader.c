@@ -286,6 +286,7 @@ static void attempt_free(struct attempt *at)
 static int open_variant(struct attempt *at, const void *buf, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	struct ks_kernel_offers offers;
 	struct bpf_program *prog;
 	char maps[PATH_MAX];
 	int nprogs = 0, err;
@@ -315,23 +316,12 @@ static int open_variant(struct attempt *at, const void *buf, size_t len)
 		snprintf(at->why, at->whylen, "no programs named %s__*", at->variant);
 		return -ENOENT;
 	}
-	/* What this kernel lacks, named before the verifier says EINVAL. */
+	/* What this kernel lacks, named before the verifier says EINVAL:
+	 * the kernel's own BTF, bpf_loop, bpf_override_return (fit.h). */
 	ks_fit_select(at->obj);
-	if (!ks_btf_kernel_has())
-		bpf_object__for_each_program(prog, at->obj) {
-			enum bpf_prog_type t = bpf_program__type(prog);
-
-			/* These attach by the kernel's BTF type IDs: an
-			 * external BTF serves CO-RE only. */
-			if (bpf_program__autoload(prog) &&
-			    (t == BPF_PROG_TYPE_LSM || t == BPF_PROG_TYPE_TRACING ||
-			     t == BPF_PROG_TYPE_STRUCT_OPS)) {
-				snprintf(at->why, at->whylen, "%s: %s programs need the kernel's own "
-					 "BTF; this kernel has none", bpf_program__name(prog),
-					 bpf_program__section_name(prog));
-				return -EOPNOTSUPP;
-			}
-		}
+	ks_kernel_offers(at->obj, &offers);
+	if ((err = ks_fit_variant_needs(at->obj, &offers, at->why, at->whylen)))
+		return err;
 	/* One log for all: libbpf loads them in order and stops at the
 	 * first refusal, so it ends with the refused program's verifier log. */
 	bpf_object__for_each_program(prog, at->obj)
@@ -345,8 +335,6 @@ static int open_variant(struct attempt *at, const void *buf, size_t len)
 	bpf_object__for_each_program(prog, at->obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
-		if (ks_fit_prog_missing(prog, at->why, at->whylen))
-			return -EOPNOTSUPP;
 		if (ks_fit_link_unpinnable(prog)) {
 			snprintf(at->why, at->whylen, "%s: this kernel cannot pin "
 				 "tracepoint/kprobe links (BPF perf links, 5.15+), so the "

@@ -481,19 +481,21 @@ static void enforce(const struct ks_shield_test *t, const struct ks_meta *meta,
 
 	for (int i = 0; i < t->npaths; i++) {
 		struct ks_path_result *p = &r->paths[i];
-		__u64 before;
+		__u64 before, before_killed;
 		int c;
 
 		if (p->not_applicable || p->todo)
 			continue;
 		p->cov = ks_meta_coverage(meta, r->variant, p->name, NULL);
 		before = hits(t->shield, KS_VERDICT_REFUSED);
+		before_killed = hits(t->shield, KS_VERDICT_KILLED);
 		/* A pre-existing path's child set up before the load: let it on. */
 		c = held[i].pid > 0 ? case_finish(&held[i], why, sizeof(why))
 				    : run_path(&t->paths[i], why, sizeof(why));
 		p->ran_enforce = true;
 		p->enforce = c;
 		p->hit = hits(t->shield, KS_VERDICT_REFUSED) > before;
+		p->killed = hits(t->shield, KS_VERDICT_KILLED) > before_killed;
 		/* Refused with the fix's errno, and counted: the shield did it. */
 		if (c == KS_CASE_FIXED && p->hit)
 			p->enforce = c = KS_CASE_REFUSED;

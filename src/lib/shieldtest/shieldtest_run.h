@@ -20,6 +20,7 @@ struct ks_path_result {
 	bool ran_enforce, ran_audit, ran_unload;
 	int baseline, enforce, audit, unload;
 	bool hit;		/* counted by the shield while enforcing */
+	bool killed;		/* ... as killed (SIGKILL), not refused with an errno */
 	bool audited;		/* counted as audited in audit mode */
 	bool ok;		/* did what the variant claims (pass/n/a) */
 	bool fixed_here;	/* a state-check shield (metadata "state_check") on a
