@@ -100,6 +100,8 @@ if [[ ,$checks, == *,harm,* ]]; then
 	mkdir -p "$stage/tests"
 	cp "$here/../tests/guest/harm.sh" "$stage/tests/"
 	cp "$(dirname "$KSHIELD_STATIC")/syscall_loop" "$stage/bin/"
+	# its "default" mode runs the agent as packaged
+	cp "$here/../packaging/kshield.conf" "$stage/etc/kshield/harm-default.conf"
 fi
 if [[ ,$checks, == *,selinux,* ]]; then
 	mkdir -p "$stage/tests"
