@@ -102,6 +102,8 @@ if [[ ,$checks, == *,harm,* ]]; then
 	cp "$(dirname "$KSHIELD_STATIC")/syscall_loop" "$stage/bin/"
 	# its "default" mode runs the agent as packaged
 	cp "$here/../packaging/kshield.conf" "$stage/etc/kshield/harm-default.conf"
+	# KSHIELD_HARM_ROUNDS: fewer or more rounds than tests/guest/harm.sh's 7
+	echo "HARM_ROUNDS=${KSHIELD_HARM_ROUNDS:-7}" >"$stage/etc/kshield/harm.env"
 fi
 if [[ ,$checks, == *,selinux,* ]]; then
 	mkdir -p "$stage/tests"

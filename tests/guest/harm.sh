@@ -28,12 +28,20 @@
 # Time: about 15-25 s a round under TCG on x86-64 (the agent loading
 # every shield twice is most of it), 3-4x that on arm64.
 t0=$(up)
+[ -f /etc/kshield/harm.env ] && . /etc/kshield/harm.env
 N=${HARM_N:-10000}
 R=${HARM_ROUNDS:-7}
 ALONE=${HARM_ALONE:-cve-2026-31431 cve-2026-43284}
 W="getppid rw512 stat"
 TOK=""
 H=/tmp/harm
+# lap NAME: seconds since the last lap, for the log
+lap_at=$(up); laps=""
+lap() {
+	t=$(up)
+	laps="$laps $1=$(awk -v a="$t" -v b="$lap_at" 'BEGIN {printf "%.1f", a - b}')"
+	lap_at=$t
+}
 rm -rf $H && mkdir -p $H/shields.d $H/keys $H/r
 # getppid is 20x cheaper than stat: more calls, so that a run is not a tick
 loop() {
@@ -66,6 +74,7 @@ sed -e "s|^store = .*|store = $H/default.db|" -e "s|^shields_dir = .*|shields_di
 	-e "s|^# keys_dir = .*|keys_dir = $H/keys|" -e "s|^# weaken_token = .*|weaken_token = $H/weaken.token|" \
 	-e "s|^bpffs = .*|bpffs = $KSHIELD_BPFFS|" /etc/kshield/harm-default.conf >$H/kshield.conf
 
+lap setup
 clear_all
 before=$(leftover)
 nshields=$(ls /shields/*.bpf.o | wc -l)
@@ -83,6 +92,8 @@ names=$(kshield -j shield list 2>/dev/null | tr '{' '\n' | sed -n 's/.*"name":"\
 kshield guard token --key $H/k.key --out $H/weaken.token guard-off $names 2>>$H/err &&
 	TOK="--token $H/weaken.token"
 unload_all
+lap first-load
+echo "KSHIELD-LOG harm: setup$laps"
 
 # none: one timing of WORKLOADS with nothing loaded; the ratio of it to the
 # none before it in this round is a noise sample
@@ -135,15 +146,20 @@ unload_mode() {
 mon_bpfev=0; def_shields=0; def_guard=""
 for r in $(seq "$R"); do
 	prev_none=""
+	lap_at=$(up); laps=""
 	none
+	lap none
 	for f in /shields/*.bpf.o; do kshield shield load "$f" >/dev/null 2>&1; done
+	lap shields-load
 	mode shields $W
+	lap shields-time-unload-none
 	# The monitor, and that it still records: a BPF program loaded by
 	# someone else is a 'bpf' event (a watched syscall, by fentry/fexit or
 	# tracepoint). Its store is read once the agent has stopped.
 	READY="storing events"
 	rm -f $H/monitor.db*
 	agent_start $H/monitor.log --no-shields --store $H/monitor.db
+	lap monitor-start
 	for w in $W; do eval "l_$w=\$(loop $w)"; done
 	if [ "$r" = 1 ]; then
 		kshield shield load /shields/cve-2024-0582.bpf.o >/dev/null 2>&1
@@ -165,9 +181,11 @@ for r in $(seq "$R"); do
 	fi
 	# The default configuration: started by pid 1 (this shell), stopped
 	# by it; the guard stays loaded, turned off and unloaded by token.
+	lap monitor-rest
 	READY="guard:"
 	rm -f $H/default.db*
 	agent_start $H/default.log --config $H/kshield.conf
+	lap default-start
 	if [ "$r" = 1 ]; then
 		def_shields=$(grep -c "^.*shield [^ ]*: loaded" $H/default.log)
 		def_guard=$(sed -n 's/.*guard: \([a-z]*\) (\(.*\)).*/\1, \2/p' $H/default.log | head -1 | cut -c1-80)
@@ -175,13 +193,15 @@ for r in $(seq "$R"); do
 		tag "KSHIELD-LOG harm default:" <$H/default.log
 	fi
 	mode default $W
+	lap default-time-stop-none
 	# Attribution: read+write with one program set loaded at a time.
 	for s in $ALONE; do
 		[ -e /shields/$s.bpf.o ] || continue
 		kshield shield load /shields/$s.bpf.o >/dev/null 2>>$H/err && mode "$s" rw512
 	done
 	kshield guard load --off $TOK >/dev/null 2>>$H/err && mode guard rw512
-	echo "KSHIELD-LOG harm: round $r done at $(up) s; pinned in none: $(leftover)"
+	lap alone
+	echo "KSHIELD-LOG harm: round $r done at $(up) s ($laps); pinned in none: $(leftover)"
 done
 clear_all
 
