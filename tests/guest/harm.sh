@@ -30,7 +30,7 @@
 t0=$(up)
 [ -f /etc/kshield/harm.env ] && . /etc/kshield/harm.env
 N=${HARM_N:-10000}
-R=${HARM_ROUNDS:-7}
+R=${HARM_ROUNDS:-5}
 ALONE=${HARM_ALONE:-cve-2026-31431 cve-2026-43284}
 W="getppid rw512 stat"
 TOK=""
@@ -78,21 +78,6 @@ lap setup
 clear_all
 before=$(leftover)
 nshields=$(ls /shields/*.bpf.o | wc -l)
-loaded=0; refused=""
-for f in /shields/*.bpf.o; do
-	if kshield shield load "$f" >/dev/null 2>>$H/err; then
-		loaded=$((loaded + 1))
-	else
-		refused="$refused $(basename "$f" .bpf.o)"
-	fi
-done
-variants=$(kshield -j shield list 2>/dev/null | tr '{' '\n' | sed -n 's/.*"name":"\([^"]*\)".*"variant":"\([^"]*\)".*/\1=\2/p' | tr '\n' ' ')
-dispatch=$(kshield status 2>/dev/null | sed -n 's/^syscalls: *//p')
-names=$(kshield -j shield list 2>/dev/null | tr '{' '\n' | sed -n 's/.*"name":"\([^"]*\)".*/unload:\1/p')
-kshield guard token --key $H/k.key --out $H/weaken.token guard-off $names 2>>$H/err &&
-	TOK="--token $H/weaken.token"
-unload_all
-lap first-load
 echo "KSHIELD-LOG harm: setup$laps"
 
 # none: one timing of WORKLOADS with nothing loaded; the ratio of it to the
@@ -108,6 +93,14 @@ none() {
 	done
 	prev_none=1
 }
+# put MODE LOADED BEFORE AFTER: one round's ratio
+put() {
+	if [ -n "$2" ] && [ -n "$3" ] && [ -n "$4" ]; then
+		awk -v l="$2" -v b="$3" -v a="$4" 'BEGIN {printf "%.3f\n", 2 * l / (a + b)}' >>$H/r/$1.$w
+	else
+		echo "$1 $w did not run" >>$H/err
+	fi
+}
 # mode NAME WORKLOADS: time them (loaded), then none, and record the
 # ratio of each to the mean of the nones before and after
 mode() {
@@ -115,14 +108,7 @@ mode() {
 	for w in "$@"; do eval "b_$w=\$n_$w; l_$w=\$(loop $w)"; done
 	unload_mode "$m"
 	none
-	for w in "$@"; do
-		eval "l=\$l_$w; b=\$b_$w; a=\$n_$w"
-		if [ -n "$l" ] && [ -n "$b" ] && [ -n "$a" ]; then
-			awk -v l="$l" -v b="$b" -v a="$a" 'BEGIN {printf "%.3f\n", 2 * l / (a + b)}' >>$H/r/$m.$w
-		else
-			echo "$m $w did not run" >>$H/err
-		fi
-	done
+	for w in "$@"; do eval "put $m \"\$l_$w\" \"\$b_$w\" \"\$n_$w\""; done
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.3f\n", a / b}'; }
 # agent_start LOG ARGS...: start it and wait until it has loaded (the
@@ -143,16 +129,54 @@ unload_mode() {
 	esac
 }
 
-mon_bpfev=0; def_shields=0; def_guard=""
+mon_bpfev=0; def_shields=0; def_guard=""; loaded=0
 for r in $(seq "$R"); do
 	prev_none=""
 	lap_at=$(up); laps=""
 	none
 	lap none
-	for f in /shields/*.bpf.o; do kshield shield load "$f" >/dev/null 2>&1; done
+	# every shield, loaded by hand
+	ld=0; rf=""
+	for f in /shields/*.bpf.o; do
+		if kshield shield load "$f" >/dev/null 2>>$H/load.err; then
+			ld=$((ld + 1))
+		else
+			rf="$rf $(basename "$f" .bpf.o)"
+		fi
+	done
+	if [ "$r" = 1 ]; then
+		loaded=$ld refused=$rf
+		variants=$(kshield -j shield list 2>/dev/null | tr '{' '\n' | sed -n 's/.*"name":"\([^"]*\)".*"variant":"\([^"]*\)".*/\1=\2/p' | tr '\n' ' ')
+		dispatch=$(kshield status 2>/dev/null | sed -n 's/^syscalls: *//p')
+		names=$(kshield -j shield list 2>/dev/null | tr '{' '\n' | sed -n 's/.*"name":"\([^"]*\)".*/unload:\1 audit:\1/p')
+		kshield guard token --key $H/k.key --out $H/weaken.token guard-off $names 2>>$H/err &&
+			TOK="--token $H/weaken.token"
+		cat $H/load.err >>$H/err
+	fi
 	lap shields-load
-	mode shields $W
-	lap shields-time-unload-none
+	for w in $W; do eval "b_$w=\$n_$w; s_$w=\$(loop $w)"; done
+	# The agent as packaged, started by pid 1 (this shell) on those
+	# shields, as after a restart (it adopts them, sets userns-policy to
+	# audit, adds the monitor, flows and the guard); stopped by pid 1,
+	# then the guard turned off and unloaded by token.
+	READY="guard:"
+	rm -f $H/default.db*
+	agent_start $H/default.log --config $H/kshield.conf
+	lap default-start
+	if [ "$r" = 1 ]; then
+		def_shields=$(grep -c "shield [^ ]*: \(loaded\|adopted\|mode\|replaced\|ok\) (" $H/default.log)
+		def_guard=$(sed -n 's/.*guard: \([a-z]*\) (\(.*\)).*/\1, \2/p' $H/default.log | head -1 | cut -c1-80)
+		[ -n "$def_guard" ] || def_guard=$(sed -n 's/.*guard: //p' $H/default.log | head -1 | cut -c1-80)
+		tag "KSHIELD-LOG harm default:" <$H/default.log
+	fi
+	for w in $W; do eval "d_$w=\$(loop $w)"; done
+	agent_stop
+	clear_all
+	lap default-stop
+	none
+	for w in $W; do
+		eval "put shields \"\$s_$w\" \"\$b_$w\" \"\$n_$w\"; put default \"\$d_$w\" \"\$b_$w\" \"\$n_$w\""
+	done
 	# The monitor, and that it still records: a BPF program loaded by
 	# someone else is a 'bpf' event (a watched syscall, by fentry/fexit or
 	# tracepoint). Its store is read once the agent has stopped.
@@ -160,40 +184,18 @@ for r in $(seq "$R"); do
 	rm -f $H/monitor.db*
 	agent_start $H/monitor.log --no-shields --store $H/monitor.db
 	lap monitor-start
-	for w in $W; do eval "l_$w=\$(loop $w)"; done
 	if [ "$r" = 1 ]; then
 		kshield shield load /shields/cve-2024-0582.bpf.o >/dev/null 2>&1
-		kshield shield unload cve-2024-0582 >/dev/null 2>&1
+		kshield shield unload cve-2024-0582 $TOK >/dev/null 2>&1
 		sleep 1
 	fi
-	for w in $W; do eval "b_$w=\$n_$w"; done
-	unload_mode monitor
-	none
-	for w in $W; do
-		eval "l=\$l_$w; b=\$b_$w; a=\$n_$w"
-		[ -n "$l" ] && [ -n "$b" ] && [ -n "$a" ] &&
-			awk -v l="$l" -v b="$b" -v a="$a" 'BEGIN {printf "%.3f\n", 2 * l / (a + b)}' >>$H/r/monitor.$w
-	done
+	mode monitor $W
 	if [ "$r" = 1 ]; then
 		monsys=$(sed -n 's/.*syscalls by \([a-z/]*\);.*/\1/p' $H/monitor.log | head -1)
 		mon_bpfev=$(kshield -j hunt --store $H/monitor.db --sql "SELECT count(*) AS n FROM events WHERE kind = 'bpf'" 2>>$H/err | sed -n 's/.*"n":\([0-9]*\).*/\1/p')
 		tag "KSHIELD-LOG harm monitor:" <$H/monitor.log
 	fi
-	# The default configuration: started by pid 1 (this shell), stopped
-	# by it; the guard stays loaded, turned off and unloaded by token.
 	lap monitor-rest
-	READY="guard:"
-	rm -f $H/default.db*
-	agent_start $H/default.log --config $H/kshield.conf
-	lap default-start
-	if [ "$r" = 1 ]; then
-		def_shields=$(grep -c "^.*shield [^ ]*: loaded" $H/default.log)
-		def_guard=$(sed -n 's/.*guard: \([a-z]*\) (\(.*\)).*/\1, \2/p' $H/default.log | head -1 | cut -c1-80)
-		[ -n "$def_guard" ] || def_guard=$(sed -n 's/.*guard: //p' $H/default.log | head -1 | cut -c1-80)
-		tag "KSHIELD-LOG harm default:" <$H/default.log
-	fi
-	mode default $W
-	lap default-time-stop-none
 	# Attribution: read+write with one program set loaded at a time.
 	for s in $ALONE; do
 		[ -e /shields/$s.bpf.o ] || continue
