@@ -72,7 +72,10 @@ clear_all() {
 	rm -rf "$KSHIELD_BPFFS/monitor"
 }
 # what is pinned besides nothing: must be empty when timing none
-leftover() { ls "$KSHIELD_BPFFS" 2>/dev/null | grep -v '^shields$' | tr '\n' ' '; ls "$KSHIELD_BPFFS/shields" 2>/dev/null | tr '\n' ' '; }
+leftover() {
+	ls "$KSHIELD_BPFFS" 2>/dev/null | grep -v '^shields$' | tr '\n' ' '
+	ls "$KSHIELD_BPFFS/shields" "$KSHIELD_BPFFS/dispatch" 2>/dev/null | grep -v '^ks_\|^$\|:$' | tr '\n' ' '
+}
 
 # The packaged configuration, in a scratch place; the shields signed, as
 # keys_dir then demands, with a key whose token turns the guard off again.
