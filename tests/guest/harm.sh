@@ -11,7 +11,8 @@
 #            with a scratch store, signed objects and a key to stop it;
 #            started on the shields above, as after a restart
 #   monitor  the agent with --no-shields
-#   alone    read+write only: HARM_ALONE (the shields with file_permission
+#   alone    read+write (and stat for the guard, whose inode_permission
+#            program runs on every path component): HARM_ALONE (the shields with file_permission
 #            programs before 6.5) each by itself where it loads an lsm or
 #            fmod_ret variant, and the guard by itself (`kshield guard
 #            load`): which program costs what
@@ -216,7 +217,7 @@ for r in $(seq "$R"); do
 		case " $variants " in *" $s=lsm "* | *" $s=fmod_ret "*) ;; *) continue ;; esac
 		kshield shield load /shields/$s.bpf.o >/dev/null 2>>$H/err && mode "$s" rw512
 	done
-	kshield guard load --off $TOK >/dev/null 2>>$H/err && mode guard rw512
+	kshield guard load --off $TOK >/dev/null 2>>$H/err && mode guard rw512 stat
 	lap alone
 	echo "KSHIELD-LOG harm: round $r done at $(up) s ($laps); pinned in none: $(leftover)"
 done
@@ -251,7 +252,8 @@ done
 alone_json=""; sep=""
 for m in $ALONE guard; do
 	[ -s $H/r/$m.rw512 ] || continue
-	alone_json="$alone_json$sep\"$m\": $(json_mode "$m" rw512)"; sep=", "
+	ws=rw512; [ "$m" = guard ] && ws="rw512 stat"
+	alone_json="$alone_json$sep\"$m\": $(json_mode "$m" $ws)"; sep=", "
 done
 ok=false
 [ "$loaded" -gt 0 ] && [ "$complete" = true ] && [ -n "$monsys" ] && [ "${mon_bpfev:-0}" -ge 1 ] &&
