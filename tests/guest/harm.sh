@@ -72,7 +72,8 @@ clear_all() {
 	unload_all
 	rm -rf "$KSHIELD_BPFFS/monitor"
 }
-# what is pinned besides nothing: must be empty when timing none
+# what is pinned while none is timed (logged each round): directories and
+# maps may stay, no shield, link or monitor may
 leftover() {
 	ls "$KSHIELD_BPFFS" 2>/dev/null | grep -v '^shields$' | tr '\n' ' '
 	ls "$KSHIELD_BPFFS/shields" "$KSHIELD_BPFFS/dispatch" 2>/dev/null | grep -v '^ks_\|^$\|:$' | tr '\n' ' '
