@@ -132,7 +132,8 @@ agent_start() {
 	lg=$1; shift
 	kshield agent "$@" >$lg 2>&1 &
 	HA=$!
-	i=0; while ! grep -q "$READY\|error" $lg && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done
+	# (not on "error": the monitor's fallback to tracepoints says one)
+	i=0; while ! grep -q "$READY" $lg && kill -0 $HA 2>/dev/null && [ $i -lt 900 ]; do sleep 0.2; i=$((i+1)); done
 }
 agent_stop() { kill -TERM $HA; wait $HA; }
 unload_mode() {
