@@ -17,7 +17,7 @@
 # error); the verdict is remembered per host kernel in the matrix cache so
 # later boots do not pay for the failed attempt. aarch64 guests are TCG.
 # KSHIELD_MATRIX_APPEND adds kernel parameters, KSHIELD_MATRIX_CPU replaces
-# -cpu max (both for experiments).
+# -cpu max, KSHIELD_MATRIX_QEMU adds QEMU options (all for experiments).
 set -euo pipefail
 
 arch=${1:?usage: boot.sh ARCH VMLINUZ INITRD LSM LOG}
@@ -54,7 +54,8 @@ aarch64)
 	;;
 *) echo "no boot: unknown arch $arch"; exit 1 ;;
 esac
-qemu+=(-nographic -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append")
+# shellcheck disable=SC2206 # options, split on purpose
+qemu+=(${KSHIELD_MATRIX_QEMU:-} -nographic -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append")
 
 run() {	# run SECONDS ACCEL...: boot once, console to $log; returns qemu's status
 	local rc=0 t=$1

@@ -105,6 +105,13 @@ if [[ ,$checks, == *,harm,* ]]; then
 	mkdir -p "$stage/tests"
 	cp "$here/../tests/guest/harm.sh" "$stage/tests/"
 	cp "$(dirname "$KSHIELD_STATIC")/syscall_loop" "$stage/bin/"
+	# its "default" mode runs the agent as packaged
+	cp "$here/../packaging/kshield.conf" "$stage/etc/kshield/harm-default.conf"
+	# rounds (tests/guest/harm.sh): an arm64 round under TCG takes 3-4x
+	# an x86-64 one; KSHIELD_HARM_ROUNDS for experiments
+	rounds=5
+	[ "$strip_" = strip ] || rounds=3
+	echo "HARM_ROUNDS=${KSHIELD_HARM_ROUNDS:-$rounds}" >"$stage/etc/kshield/harm.env"
 fi
 if [[ ,$checks, == *,selinux,* ]]; then
 	mkdir -p "$stage/tests"

@@ -79,7 +79,8 @@ def status:
   # tests/guest/monitor-flow.sh: exact flow records of TCP over IPv4/IPv6
   elif .check == "flow" then (if .ok == true then "pass" else "check-failed" end)
   # tests/guest/harm.sh: unrelated syscalls with every shield loaded
-  # (ratios reported, not judged: TCG is noisy; bench/harm.sh compares)
+  # (median ratios and ranges over alternating rounds, reported, not
+  # judged: TCG on a shared machine is noisy; bench/harm.sh compares)
   elif .check == "harm" then (if .ok == true then "pass" else "check-failed" end)
   # tests/guest/selinux.sh: labelled mounts with every shield loaded
   elif .check == "selinux" then (if .ok == true then "pass" else "check-failed" end)

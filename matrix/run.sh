@@ -144,6 +144,21 @@ run_host() {	# ARCH PKG FLAVOUR CHECKS LABEL
 	rows_jq "$1" "$2" "$3" "$4" "$5" "" "" "$(echo "$t1 - $t0" | bc)" <"$d/console.log" >"$d/rows.json"
 }
 
+# Seconds a boot may take: boot.sh's default, plus what the harm check's
+# rounds take under TCG on a busy 2-core machine (tests/guest/harm.sh loads
+# every shield and starts the agent twice a round: about 80 s of wall time
+# a round on x86-64, 250 s on arm64).
+timeout_of() {	# ARCH CHECKS
+	local t
+	if [ -n "${KSHIELD_MATRIX_TIMEOUT:-}" ]; then echo "$KSHIELD_MATRIX_TIMEOUT"; return; fi
+	t=300; [ "$1" = aarch64 ] && t=600
+	if [[ ,$2, == *,harm,* ]]; then
+		if [ "$1" = aarch64 ]; then t=$((t + ${KSHIELD_HARM_ROUNDS:-3} * 250))
+		else t=$((t + ${KSHIELD_HARM_ROUNDS:-5} * 80)); fi
+	fi
+	echo "$t"
+}
+
 # One kernel package under QEMU.
 run_guest() {	# ARCH PKG FLAVOUR CHECKS LABEL
 	local d=$out/rows/$5 kdir err="" t0 t1 kshield_bin shields busybox
@@ -160,7 +175,7 @@ run_guest() {	# ARCH PKG FLAVOUR CHECKS LABEL
 			err="initramfs: $(tail -1 "$d/initramfs.err")"
 		else
 			t0=$(date +%s.%N)
-			err=$("$here/boot.sh" "$1" "$kdir" "$d/initrd" \
+			err=$(KSHIELD_MATRIX_TIMEOUT=$(timeout_of "$1" "$4") "$here/boot.sh" "$1" "$kdir" "$d/initrd" \
 				"$(lsm_of "$4")" "$d/console.log")
 		fi
 	fi

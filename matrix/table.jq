@@ -16,7 +16,9 @@ def paths_note:
 def vuln: if .vulnerable == null then "-" else .vulnerable end;
 def reason:
   if .check == "harm" and .status == "pass" then
-    "shields \(.loaded)/\(.shields): getppid \(.getppid)x, r+w \(.rw512)x, stat \(.stat)x; monitor (\(.monitor.syscalls_by)): \(.monitor.getppid)x, \(.monitor.rw512)x, \(.monitor.stat)x"
+    # medians over the rounds, getppid/read+write/stat; ranges in results.json
+    def m3: "\(.getppid.median)/\(.rw512.median)/\(.stat.median)";
+    "\(.loaded)/\(.shields) shields \(.modes.shields | m3); monitor \(.modes.monitor | m3); default \(.modes.default | m3); none/none \(.noise | m3)"
   elif .check == "selinux" and .check_error == null then
     "policy \(.policy_loaded), \(.loaded) shields (\(.variants | .[:60])): fsconfig context= \(.shields.fsconfig // "?"), label \(.shields.fsmount_label // "?"); mount(2) \(.shields.mount // "?"); without shields \(.none.fsconfig // "?")"
   elif .status == "partial" then
