@@ -124,6 +124,7 @@ static int load_variant(const char *v, bool enable, const unsigned char (*pks)[K
 			int npks, char *why, size_t whylen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	struct ks_kernel_offers offers;
 	char maps[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64];
 	struct bpf_link *links[16];
 	struct ks_guard_cfg c = {};
@@ -148,6 +149,11 @@ static int load_variant(const char *v, bool enable, const unsigned char (*pks)[K
 		bpf_program__set_autoload(prog, in_variant(bpf_program__name(prog), v));
 	/* raw tracepoint twins where tracepoint links cannot be pinned */
 	ks_fit_select(skel->obj);
+	/* What the kernel lacks, named before libbpf says only ESRCH: lsm
+	 * and fmod_ret attach by the kernel's own BTF, never an external one. */
+	ks_kernel_offers(skel->obj, &offers);
+	if ((err = ks_fit_variant_needs(skel->obj, &offers, why, whylen)))
+		goto out;
 	if ((err = ks_fit_prepare(skel->obj))) {
 		snprintf(why, whylen, "can't fit the guard to this kernel: %s", strerror(-err));
 		goto out;
@@ -200,7 +206,9 @@ static int load_variant(const char *v, bool enable, const unsigned char (*pks)[K
 		links[n] = bpf_program__attach(prog);
 		if (!links[n]) {
 			err = -errno;
+			/* 524 (ENOTSUPP), kernel-internal: no BPF trampolines */
 			snprintf(why, whylen, "%s: attach: %s", bpf_program__name(prog),
+				 err == -524 ? "this kernel has no BPF trampolines (ENOTSUPP)" :
 				 strerror(-err));
 			goto out;
 		}

@@ -62,9 +62,11 @@ void ks_selfdefence_synced(const struct ks_config *cfg, struct ks_store *store)
 		ks_log("guard: %s (%s; tampering is refused)", st.enabled ? "on" : "off",
 		       !strcmp(st.variant, "lsm") ? "BPF LSM" : "fmod_ret on security_* functions");
 	else
-		ks_log("guard: unavailable on this kernel (%s): tampering is recorded and "
-		    "repaired every %llus, not refused", st.why_no_lsm[0] ? st.why_no_lsm :
-		    "no BPF LSM", (unsigned long long)cfg->check_interval_s);
+		/* Loaded all the same (its tracepoint variant): say so, and
+		 * what this kernel lacks for the variants that refuse. */
+		ks_log("guard: %s (records only: %s): tampering is recorded and repaired every "
+		    "%llus, not refused", st.enabled ? "on" : "off", st.why_no_lsm[0] ?
+		    st.why_no_lsm : "no BPF LSM", (unsigned long long)cfg->check_interval_s);
 }
 
 static void record_op(struct ks_store *store, const char *shield, const char *what, __u32 op)
