@@ -109,7 +109,8 @@ static __always_inline int ____##prog##__native32(const __u64 *args,	\
 						  const char *ks_hook,	\
 						  bool noloop)		\
 {									\
-	return ks_in_compat32() ? ____##prog(args, ks_hook, noloop) : 0; \
+	return ks_in_compat32() ?					\
+	       ____##prog(args, __ks_khook_____##prog, noloop) : 0;	\
 }									\
 static const char __ks_khook_____##prog##__native32[KS_HOOK_LEN] = "sys_" #sc; \
 __KS_KPROBE_PROG(prog, __KS_SYS_ENTRY(sc), ____##prog##__native32, KS_SYS_ARGS, true)
