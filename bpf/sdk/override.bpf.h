@@ -96,6 +96,36 @@ static __always_inline int ____##prog(const __u64 *args, const char *ks_hook, \
 __KS_KPROBE_PROG(prog##__compat32, "__ia32_sys_" #sc, ____##prog, KS_SYS_ARGS32, true)
 #endif
 
+/* KS_SYSCALL_KPROBE32_ONLY(prog, sc) { ... }: the body of
+ * KS_SYSCALL_KPROBE for 32-bit callers of @sc only, for a bug no 64-bit
+ * call reaches: no kprobe on the native entry, whose every call would pay
+ * for one. On x86-64 "prog__compat32" at __ia32_sys_<sc> (a syscall
+ * without a compat version, as KS_SYSCALL_KPROBE32); on arm64, where
+ * AArch32 callers enter __arm64_sys_<sc>, "prog" there, running the body
+ * only for them (ks_in_compat32). The hook name in events is "sys_<sc>". */
+#if defined(__TARGET_ARCH_arm64)
+#define __KS_KPROBE32_ONLY_PROG(prog, sc)				\
+static __always_inline int ____##prog##__native32(const __u64 *args,	\
+						  const char *ks_hook,	\
+						  bool noloop)		\
+{									\
+	return ks_in_compat32() ?					\
+	       ____##prog(args, __ks_khook_____##prog, noloop) : 0;	\
+}									\
+static const char __ks_khook_____##prog##__native32[KS_HOOK_LEN] = "sys_" #sc; \
+__KS_KPROBE_PROG(prog, __KS_SYS_ENTRY(sc), ____##prog##__native32, KS_SYS_ARGS, true)
+#else
+#define __KS_KPROBE32_ONLY_PROG(prog, sc)				\
+__KS_KPROBE_PROG(prog##__compat32, "__ia32_sys_" #sc, ____##prog, KS_SYS_ARGS32, true)
+#endif
+#define KS_SYSCALL_KPROBE32_ONLY(prog, sc)				\
+static const char __ks_khook_____##prog[KS_HOOK_LEN] = "sys_" #sc;	\
+static __always_inline int ____##prog(const __u64 *args, const char *ks_hook, \
+				      bool noloop);			\
+__KS_KPROBE32_ONLY_PROG(prog, sc)					\
+static __always_inline int ____##prog(const __u64 *args, const char *ks_hook, \
+				      bool noloop)
+
 /* KS_COMPAT_SYSCALL_KPROBE32(prog, sc): the same for a syscall whose
  * 32-bit callers have a compat version (COMPAT_SYSCALL_DEFINE):
  * __ia32_compat_sys_<sc>, __arm64_compat_sys_<sc>. */

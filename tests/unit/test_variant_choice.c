@@ -86,7 +86,7 @@ Test(variant_choice, tp_for_a_shield_without_kprobe)
 {
 	char v[32];
 
-	choice("cve-2021-22555", &nobtf_override, v, sizeof(v));
+	choice("cve-2024-0582", &nobtf_override, v, sizeof(v));
 	cr_expect_str_eq(v, "tp");
 }
 
