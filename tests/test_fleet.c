@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
-#include "harness.h"
+#include "fleet_harness.h"
 
 #define SHIELD KS_SOCKOPT_SHIELD
 #define TRIGGER KS_SOCKOPT_TRIGGER
@@ -99,32 +99,17 @@ ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 		ks_runf(NULL, NULL, "%s stop %s; rm -rf %s", harness(), d, d);
 }
 
-static void sh_ok(const char *fmt, ...)
-{
-	char cmd[4096], *out = NULL, *err = NULL;
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = ks_run(cmd, &out, &err);
-	cr_assert_eq(rc, 0, "'%s' failed (%d): %s%s", cmd, rc, out, err);
-	free(out);
-	free(err);
-}
-
 static char key_env[300];
 
 static void setup(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/ks-fleet-test-%d", getpid());
 	snprintf(obj, sizeof(obj), "%s/%s.bpf.o", dir, SHIELD);
-	sh_ok("rm -rf %s && mkdir -p %s/trust && cp %s/" KS_SOCKOPT_OBJ " %s", dir, dir,
+	ks_sh_ok("rm -rf %s && mkdir -p %s/trust && cp %s/" KS_SOCKOPT_OBJ " %s", dir, dir,
 	      ks_fixtures_dir(), obj);
-	sh_ok("%s shield keygen %s/signer >/dev/null && cp %s/signer.pub %s/trust/", ks_bin(), dir,
+	ks_sh_ok("%s shield keygen %s/signer >/dev/null && cp %s/signer.pub %s/trust/", ks_bin(), dir,
 	      dir, dir);
-	sh_ok("%s shield sign %s --key %s/signer.key >/dev/null", ks_bin(), obj, dir);
+	ks_sh_ok("%s shield sign %s --key %s/signer.key >/dev/null", ks_bin(), obj, dir);
 	/* Desired records are signed with the same key (fleet deploy,
 	 * promote, rollback read it from here unless --key says otherwise). */
 	snprintf(key_env, sizeof(key_env), "%s/signer.key", dir);
@@ -214,7 +199,7 @@ static json_object *fleet_status(void)
 
 static void deploy(const char *file, const char *prefix, const char *extra)
 {
-	sh_ok("%s fleet deploy %s --hosts '%s-*' %s --nats %s", ks_bin(), file, prefix,
+	ks_sh_ok("%s fleet deploy %s --hosts '%s-*' %s --nats %s", ks_bin(), file, prefix,
 	      extra ? extra : "", urls);
 }
 
@@ -322,7 +307,7 @@ Test(fleet, deploy_signed_enforces_then_rolls_back)
 	cr_expect_gt(json_object_get_int64(ks_json_get(s, "hits")), 0, "no hits reported");
 	json_object_put(s);
 
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 	json_object_put(fleet_wait("unloaded", 3, 30));
 	for (int i = 0; i < 3; i++)
 		cr_expect_str_eq(loaded_mode(i, m, sizeof(m)), "none", "agent %d still has it", i);
@@ -339,11 +324,11 @@ Test(fleet, deploy_previews_impact_and_refuses_enforce_where_it_would_have_hit)
 	int rc;
 
 	cluster_up();
-	sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);	/* the table */
+	ks_sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);	/* the table */
 	/* a run on 2020-01-01 (its own day partition, as the collector makes them) */
-	sh_ok("psql '%s' -qc \"CREATE TABLE IF NOT EXISTS ks_events_20200101 PARTITION OF ks_events "
+	ks_sh_ok("psql '%s' -qc \"CREATE TABLE IF NOT EXISTS ks_events_20200101 PARTITION OF ks_events "
 	      "FOR VALUES FROM ('2020-01-01 00:00:00+00') TO ('2020-01-02 00:00:00+00')\"", conninfo);
-	sh_ok("psql '%s' -qc \"INSERT INTO ks_events(host, seq, ts, kind, data) VALUES ('imp-0', "
+	ks_sh_ok("psql '%s' -qc \"INSERT INTO ks_events(host, seq, ts, kind, data) VALUES ('imp-0', "
 	      "999000001, '2020-01-01 12:00:00+00', 'exec', '{\\\"ts\\\": 1577880000000000000, "
 	      "\\\"binary\\\": \\\"/usr/sbin/xtables-legacy-multi\\\", \\\"uid\\\": 0, "
 	      "\\\"exec_id\\\": 1}')\"", conninfo);
@@ -372,7 +357,7 @@ Test(fleet, deploy_previews_impact_and_refuses_enforce_where_it_would_have_hit)
 	cr_expect_eq(rc, 0, "--force refused: %s", err);
 	free(out);
 	free(err);
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 }
 
 /* The one status entry of host @host, from fleet status. */
@@ -423,23 +408,23 @@ Test(fleet, refuses_tampered_unsigned_and_unknown_key)
 
 	/* Altered after signing: one byte in the middle, signature kept. */
 	snprintf(f, sizeof(f), "%s/t.bpf.o", dir);
-	sh_ok("cp %s %s && cp %s.sig %s.sig && printf X | dd of=%s bs=1 seek=100000 conv=notrunc 2>/dev/null",
+	ks_sh_ok("cp %s %s && cp %s.sig %s.sig && printf X | dd of=%s bs=1 seek=100000 conv=notrunc 2>/dev/null",
 	      obj, f, obj, f, f);
 	expect_refused(f, "tampered", "bad signature");
 
 	/* Unsigned: a changed object with no signature at all. */
 	snprintf(f, sizeof(f), "%s/u.bpf.o", dir);
-	sh_ok("cp %s %s && printf Y | dd of=%s bs=1 seek=100001 conv=notrunc 2>/dev/null", obj, f, f);
+	ks_sh_ok("cp %s %s && printf Y | dd of=%s bs=1 seek=100001 conv=notrunc 2>/dev/null", obj, f, f);
 	expect_refused(f, "unsigned", "unsigned");
 
 	/* Signed, but by a key the agents do not trust. */
 	snprintf(f, sizeof(f), "%s/k.bpf.o", dir);
-	sh_ok("cp %s %s && printf Z | dd of=%s bs=1 seek=100002 conv=notrunc 2>/dev/null && "
+	ks_sh_ok("cp %s %s && printf Z | dd of=%s bs=1 seek=100002 conv=notrunc 2>/dev/null && "
 	      "%s shield keygen %s/rogue >/dev/null && %s shield sign %s --key %s/rogue.key >/dev/null",
 	      obj, f, f, ks_bin(), dir, ks_bin(), f, dir);
 	expect_refused(f, "unknown key", "unknown key");
 
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 }
 
 Test(fleet, converges_with_one_nats_node_down)
@@ -449,14 +434,14 @@ Test(fleet, converges_with_one_nats_node_down)
 		agent_start(i, "node", NULL);
 	deploy(obj, "node", "--audit");
 	json_object_put(fleet_wait("auditing", 3, 30));
-	sh_ok("%s nats-stop %s 1", harness(), cdir);
+	ks_sh_ok("%s nats-stop %s 1", harness(), cdir);
 	/* Promote with node 1 gone: agents connected to it reconnect to the
 	 * others and recreate their watchers. */
-	sh_ok("%s fleet promote %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet promote %s --nats %s", ks_bin(), SHIELD, urls);
 	json_object_put(fleet_wait("enforcing", 3, 40));
 	cr_expect(trigger_errno_eperm(), "not enforcing after promote");
-	sh_ok("%s nats-start %s 1", harness(), cdir);
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s nats-start %s 1", harness(), cdir);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 	json_object_put(fleet_wait("unloaded", 3, 40));
 }
 
@@ -472,7 +457,7 @@ Test(fleet, offline_agent_converges_when_it_returns)
 	agent_start(1, "off", NULL);
 	json_object_put(fleet_wait("enforcing", 2, 30));
 	cr_expect_str_eq(loaded_mode(1, m, sizeof(m)), "enforce");
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 	json_object_put(fleet_wait("unloaded", 2, 30));
 }
 
@@ -493,7 +478,7 @@ Test(fleet, audit_first_holds_on_hits_and_promotes_when_quiet)
 	cr_expect(strstr(json_object_get_string(ks_json_get(s, "by")), "auto-promote"),
 		  "promoted by '%s'", json_object_get_string(ks_json_get(s, "by")));
 	json_object_put(s);
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 	json_object_put(fleet_wait("unloaded", 2, 30));
 
 	/* Would-be refusals during audit hold the promotion back. */
@@ -512,10 +497,10 @@ Test(fleet, audit_first_holds_on_hits_and_promotes_when_quiet)
 	cr_expect_eq(json_object_get_int(ks_json_get(s, "audit_hit_hosts")), 2,
 		     "hosts with audit hits");
 	json_object_put(s);
-	sh_ok("%s fleet promote %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet promote %s --nats %s", ks_bin(), SHIELD, urls);
 	json_object_put(fleet_wait("enforcing", 2, 30));
 	cr_expect(trigger_errno_eperm(), "not enforcing after promote by hand");
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 	json_object_put(fleet_wait("unloaded", 2, 30));
 }
 
@@ -524,13 +509,13 @@ Test(fleet, audit_first_holds_on_hits_and_promotes_when_quiet)
 /* The shield's desired record as stored, into dir/@name. */
 static void record_save(const char *name)
 {
-	sh_ok("%s fleet record %s --nats %s > %s/%s", ks_bin(), SHIELD, urls, dir, name);
+	ks_sh_ok("%s fleet record %s --nats %s > %s/%s", ks_bin(), SHIELD, urls, dir, name);
 }
 
 /* dir/@out = jq @filter applied to dir/@in. */
 static void record_edit(const char *in, const char *filter, const char *out)
 {
-	sh_ok("jq -c '%s' %s/%s > %s/%s", filter, dir, in, dir, out);
+	ks_sh_ok("jq -c '%s' %s/%s > %s/%s", filter, dir, in, dir, out);
 }
 
 /* Store dir/@name as the shield's desired record with credentials @nats;
@@ -619,7 +604,7 @@ Test(fleet, forged_desired_records_are_refused)
 	expect_mode(2, "enforce", "unsigned record");
 
 	/* A record of the attacker's own, signed by a key of their own. */
-	sh_ok("%s shield keygen %s/rogue >/dev/null", ks_bin(), dir);
+	ks_sh_ok("%s shield keygen %s/rogue >/dev/null", ks_bin(), dir);
 	deploy(obj, "frg", ({ static char k[400]; snprintf(k, sizeof(k), "--audit --key %s/rogue.key", dir); k; }));
 	wait_host("frg-1", "refused", "unknown key", 15);
 	expect_mode(2, "enforce", "record signed by an untrusted key");
@@ -629,7 +614,7 @@ Test(fleet, forged_desired_records_are_refused)
 	deploy(obj, "frg", "--audit");
 	json_object_put(fleet_wait("auditing", 2, 30));
 	expect_mode(2, "audit", "a signed audit deploy");
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 }
 
 /* A record signed before, stored again (a rollback to an older version,
@@ -659,7 +644,7 @@ Test(fleet, replayed_older_record_is_refused_across_restart)
 	sleep(3);
 	wait_host("rpl-0", "refused", "older than version", 15);
 	expect_mode(1, "enforce", "older version replayed to a restarted agent");
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 }
 
 /* A record past its expiry reaches a host that never saw it: refused;
@@ -672,10 +657,10 @@ Test(fleet, expired_record_is_refused_until_renewed)
 	agent_start(0, "exp", NULL);
 	wait_host("exp-0", "refused", "expired", 20);
 	expect_mode(1, "none", "expired record");
-	sh_ok("%s fleet renew %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet renew %s --nats %s", ks_bin(), SHIELD, urls);
 	json_object_put(fleet_wait("enforcing", 1, 30));
 	expect_mode(1, "enforce", "renewed record");
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 	json_object_put(fleet_wait("unloaded", 1, 30));
 }
 
@@ -716,7 +701,7 @@ Test(fleet, host_credentials_cannot_write_desired_state)
 	free(after);
 	sleep(1);
 	expect_mode(1, "enforce", "host credential writes");
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 	json_object_put(fleet_wait("unloaded", 1, 30));
 }
 
@@ -727,14 +712,14 @@ Test(fleet, revoked_and_expired_keys_are_refused)
 	char old_id[32] = "", *out = NULL;
 
 	cluster_up();
-	sh_ok("mkdir -p %s/root && %s shield keygen %s/rootkey >/dev/null && cp %s/rootkey.pub %s/root/",
+	ks_sh_ok("mkdir -p %s/root && %s shield keygen %s/rootkey >/dev/null && cp %s/rootkey.pub %s/root/",
 	      dir, ks_bin(), dir, dir, dir);
 	cr_assert_eq(ks_runf(&out, NULL, "%s -j shield keygen %s/old | jq -r .keyid", ks_bin(), dir), 0);
 	cr_assert(out && strlen(out) >= 16, "no key id for old.key");
 	snprintf(old_id, sizeof(old_id), "%.16s", out);
 	free(out);
 	snprintf(trust_opt, sizeof(trust_opt), "--root-keys %s/root", dir);
-	sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub --add %s/old.pub --nats %s "
+	ks_sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub --add %s/old.pub --nats %s "
 	      ">/dev/null", ks_bin(), dir, dir, dir, urls);
 	for (int i = 0; i < 2; i++)
 		agent_start(i, "key", NULL);
@@ -746,7 +731,7 @@ Test(fleet, revoked_and_expired_keys_are_refused)
 		json_object_put(fleet_wait("enforcing", 2, 30));
 
 		/* Rotated: old revoked. */
-		sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub --revoke %s --nats %s "
+		ks_sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub --revoke %s --nats %s "
 		      ">/dev/null", ks_bin(), dir, dir, old_id, urls);
 		sleep(1);
 		snprintf(k, sizeof(k), "--audit --key %s/old.key", dir);
@@ -756,7 +741,7 @@ Test(fleet, revoked_and_expired_keys_are_refused)
 		expect_mode(2, "enforce", "record signed by a revoked key");
 	}
 	/* A key list signed by anyone but a root key is not taken. */
-	sh_ok("%s fleet keys set --root %s/old.key --add %s/old.pub --nats %s >/dev/null", ks_bin(), dir,
+	ks_sh_ok("%s fleet keys set --root %s/old.key --add %s/old.pub --nats %s >/dev/null", ks_bin(), dir,
 	      dir, urls);
 	sleep(1);
 	{
@@ -768,7 +753,7 @@ Test(fleet, revoked_and_expired_keys_are_refused)
 		expect_mode(2, "enforce", "key list signed by a non-root key");
 	}
 	/* The current key, listed for 4 s: taken while valid, then not. */
-	sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub:4s --nats %s >/dev/null",
+	ks_sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub:4s --nats %s >/dev/null",
 	      ks_bin(), dir, dir, urls);
 	sleep(1);
 	deploy(obj, "key", NULL);
@@ -778,10 +763,10 @@ Test(fleet, revoked_and_expired_keys_are_refused)
 	wait_host("key-0", "refused", "unknown key", 15);
 	expect_mode(2, "enforce", "record signed by an expired key");
 	/* Listed again: the operator's key works. */
-	sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub --nats %s >/dev/null",
+	ks_sh_ok("%s fleet keys set --root %s/rootkey.key --add %s/signer.pub --nats %s >/dev/null",
 	      ks_bin(), dir, dir, urls);
 	sleep(1);
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 	/* Leave no key list behind for later tests' --keys agents (they ignore it anyway). */
 }
 
@@ -790,7 +775,7 @@ Test(fleet, revoked_and_expired_keys_are_refused)
 /* A store with the agent's events schema (store.c), @n rows appended. */
 static void store_append(const char *db, int from, int n)
 {
-	sh_ok("sqlite3 %s \"PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS events("
+	ks_sh_ok("sqlite3 %s \"PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS events("
 	      "id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, kind TEXT NOT NULL, pid INTEGER, "
 	      "comm TEXT, binary TEXT, detail TEXT); "
 	      "WITH RECURSIVE c(x) AS (SELECT %d UNION ALL SELECT x+1 FROM c WHERE x < %d) "
@@ -857,14 +842,14 @@ Test(fleet, events_exactly_once_across_a_nats_outage)
 	wait_mark(db, host, 3000, 30);
 
 	/* NATS gone entirely: the agent keeps recording, nothing is marked. */
-	sh_ok("%s nats-stop %s 1 2 3", harness(), cdir);
+	ks_sh_ok("%s nats-stop %s 1 2 3", harness(), cdir);
 	store_append(db, 3001, 3000);
 	sleep(2);
 	cr_expect_eq(shipped_mark(db, host), 3000, "mark moved while NATS was down");
-	sh_ok("%s nats-start %s 1 2 3", harness(), cdir);
+	ks_sh_ok("%s nats-start %s 1 2 3", harness(), cdir);
 	wait_mark(db, host, 6000, 60);
 
-	sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
+	ks_sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
 	pg_count(host, &rows, &distinct);
 	cr_expect_eq(rows, 6000, "rows in PostgreSQL");
 	cr_expect_eq(distinct, 6000, "distinct sequences in PostgreSQL");
@@ -891,9 +876,9 @@ Test(fleet, events_exactly_once_across_a_nats_outage)
 	}
 
 	/* Re-shipping everything (mark lost) stores nothing twice. */
-	sh_ok("sqlite3 %s \"DELETE FROM fleet_shipped\"", db);
+	ks_sh_ok("sqlite3 %s \"DELETE FROM fleet_shipped\"", db);
 	wait_mark(db, host, 6000, 60);
-	sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
+	ks_sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
 	pg_count(host, &rows, &distinct);
 	cr_expect_eq(rows, 6000, "rows after a full re-ship");
 
@@ -901,7 +886,7 @@ Test(fleet, events_exactly_once_across_a_nats_outage)
 	 * before, so JetStream's duplicate window cannot drop them: the
 	 * collector gets every event again and PostgreSQL's key drops them
 	 * (the batch's COPY is refused, the staging path skips them). */
-	sh_ok("sqlite3 %s \"UPDATE fleet_shipped SET upto = 1500\"", db);
+	ks_sh_ok("sqlite3 %s \"UPDATE fleet_shipped SET upto = 1500\"", db);
 	wait_mark(db, host, 6000, 60);
 	{
 		char cmd[1024];
@@ -932,7 +917,7 @@ Test(fleet, collect_loses_nothing_when_postgres_stops)
 	snprintf(db, sizeof(db), "%s/events.db", dir);
 	snprintf(host, sizeof(host), "pg%d", getpid());
 	store_append(db, 1, 40000);
-	sh_ok("%s fleet ship --store %s --host %s --nats %s", ks_bin(), db, host, urls);
+	ks_sh_ok("%s fleet ship --store %s --host %s --nats %s", ks_bin(), db, host, urls);
 
 	pid = fork();
 	cr_assert(pid >= 0);
@@ -945,9 +930,9 @@ Test(fleet, collect_loses_nothing_when_postgres_stops)
 		_exit(127);
 	}
 	usleep(300 * 1000);
-	sh_ok("%s pg-stop %s", harness(), cdir);
+	ks_sh_ok("%s pg-stop %s", harness(), cdir);
 	sleep(2);
-	sh_ok("%s pg-start %s", harness(), cdir);
+	ks_sh_ok("%s pg-start %s", harness(), cdir);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "collect failed");
 	pg_count(host, &rows, &distinct);
@@ -1020,7 +1005,7 @@ Test(fleet, events_exactly_once_when_the_agent_is_killed_mid_shipping, .timeout 
 
 	agent_start(0, prefix, extra);
 	wait_mark(db, host, total, 60);
-	sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
+	ks_sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
 	pg_count(host, &rows, &distinct);
 	cr_expect_eq(rows, total, "rows in PostgreSQL");
 	cr_expect_eq(distinct, total, "distinct sequences in PostgreSQL");
@@ -1040,7 +1025,7 @@ Test(fleet, events_exactly_once_when_the_collector_is_killed_mid_stream, .timeou
 
 	cluster_up();
 	/* Whatever earlier tests left in the stream goes first. */
-	sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
+	ks_sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
 	snprintf(db, sizeof(db), "%s/events.db", dir);
 	snprintf(prefix, sizeof(prefix), "ckill%d", getpid());
 	snprintf(host, sizeof(host), "%s-0", prefix);
@@ -1213,11 +1198,11 @@ Test(fleet, collect_takes_answers_to_fetches_it_gave_up_on, .timeout = 180)
 
 	cluster_up();
 	/* Whatever earlier tests left in the stream goes first. */
-	sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
+	ks_sh_ok("%s collect --pg '%s' --drain --nats %s", ks_bin(), conninfo, urls);
 	snprintf(db, sizeof(db), "%s/events.db", dir);
 	snprintf(host, sizeof(host), "late%d", getpid());
 	store_append(db, 1, total);
-	sh_ok("%s fleet ship --store %s --host %s --nats %s", ks_bin(), db, host, urls);
+	ks_sh_ok("%s fleet ship --store %s --host %s --nats %s", ks_bin(), db, host, urls);
 
 	fd = nats_raw_connect(&port);
 	snprintf(log, sizeof(log), "%s/collect.log", dir);
@@ -1270,20 +1255,20 @@ Test(fleet_sign, verify_statuses)
 	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "status")), "verified");
 	json_object_put(o);
 
-	sh_ok("printf X | dd of=%s bs=1 seek=5000 conv=notrunc 2>/dev/null", obj);
+	ks_sh_ok("printf X | dd of=%s bs=1 seek=5000 conv=notrunc 2>/dev/null", obj);
 	snprintf(f, sizeof(f), "%s -j shield verify %s --keys %s/trust", ks_bin(), obj, dir);
 	o = ks_run_json(f, &rc, NULL);
 	cr_expect_neq(rc, 0);
 	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "status")), "bad-signature");
 	json_object_put(o);
 
-	sh_ok("rm %s.sig", obj);
+	ks_sh_ok("rm %s.sig", obj);
 	o = ks_run_json(f, &rc, NULL);
 	cr_expect_neq(rc, 0);
 	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "status")), "unsigned");
 	json_object_put(o);
 
-	sh_ok("%s shield keygen %s/rogue >/dev/null && %s shield sign %s --key %s/rogue.key >/dev/null",
+	ks_sh_ok("%s shield keygen %s/rogue >/dev/null && %s shield sign %s --key %s/rogue.key >/dev/null",
 	      ks_bin(), dir, ks_bin(), obj, dir);
 	o = ks_run_json(f, &rc, NULL);
 	cr_expect_neq(rc, 0);
@@ -1346,7 +1331,7 @@ static const char *str_at(json_object *o, const char *path)
 
 static void wait_for(const char *shield, const char *status, int timeout_s)
 {
-	sh_ok("%s fleet wait %s --status %s --count 1 --timeout %d --nats %s >/dev/null", ks_bin(),
+	ks_sh_ok("%s fleet wait %s --status %s --count 1 --timeout %d --nats %s >/dev/null", ks_bin(),
 	      shield, status, timeout_s, urls);
 }
 
@@ -1364,15 +1349,15 @@ Test(fleet, gated_rollout_enforces_only_on_proven_kernels, .timeout = 300)
 	/* The real matrix row of this kernel (its own bpffs root). A row
 	 * failing for some shield must not stop us: results.json is what
 	 * counts, and only its pass rows prove. */
-	sh_ok("BUILD=%s matrix/run.sh --only '^host$' --jobs 1 --out %s/m >%s/m.log 2>&1; "
+	ks_sh_ok("BUILD=%s matrix/run.sh --only '^host$' --jobs 1 --out %s/m >%s/m.log 2>&1; "
 	      "test -s %s/m/results.json", build, dir, dir, dir);
-	sh_ok("jq -e '[.[] | select(.shield == \"%s\" and .status == \"pass\" and "
+	ks_sh_ok("jq -e '[.[] | select(.shield == \"%s\" and .status == \"pass\" and "
 	      "(.build_id | length) == 40 and (.sha256 | length) == 64)] | length == 1' "
 	      "%s/m/results.json >/dev/null", PROVEN_SHIELD, dir);
-	sh_ok("mkdir -p %s/gated && cp %s/%s.bpf.o %s/gated/ && %s shield sign %s/gated/%s.bpf.o "
+	ks_sh_ok("mkdir -p %s/gated && cp %s/%s.bpf.o %s/gated/ && %s shield sign %s/gated/%s.bpf.o "
 	      "--key %s/signer.key >/dev/null", dir, ks_shields_dir(), PROVEN_SHIELD, dir, ks_bin(),
 	      dir, PROVEN_SHIELD, dir);
-	sh_ok("%s shield proven %s/m/results.json --out %s/gated --key %s/signer.key --shield %s "
+	ks_sh_ok("%s shield proven %s/m/results.json --out %s/gated --key %s/signer.key --shield %s "
 	      ">/dev/null && test -s %s/gated/%s.proven.json.sig", ks_bin(), dir, dir, dir,
 	      PROVEN_SHIELD, dir, PROVEN_SHIELD);
 	/* A summary is about one object: another shield's is refused at deploy. */
@@ -1410,7 +1395,7 @@ Test(fleet, gated_rollout_enforces_only_on_proven_kernels, .timeout = 300)
 	}
 	cr_expect_str_eq(loaded_mode(0, m, sizeof(m)), "audit", "unproven kernel not in audit");
 	expect_trigger_passes("on an unproven kernel (audit only)");
-	sh_ok("%s fleet promote %s --host 'gate-*' --nats %s >/dev/null", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet promote %s --host 'gate-*' --nats %s >/dev/null", ks_bin(), SHIELD, urls);
 	wait_for(SHIELD, "enforcing", 40);
 	h = status_of(SHIELD, "gate-0");
 	cr_expect(json_object_get_boolean(ks_json_get(h, "promoted")), "not reported promoted");
@@ -1420,7 +1405,7 @@ Test(fleet, gated_rollout_enforces_only_on_proven_kernels, .timeout = 300)
 
 	/* 3. A summary changed after signing (a kernel added to its proven
 	 * list by hand): the agent refuses the record, nothing changes. */
-	sh_ok("jq '.proven += [.proven[0] | .release = \"forged\"]' %s/gated/%s.proven.json "
+	ks_sh_ok("jq '.proven += [.proven[0] | .release = \"forged\"]' %s/gated/%s.proven.json "
 	      ">%s/f.json && mv %s/f.json %s/gated/%s.proven.json", dir, PROVEN_SHIELD, dir, dir, dir,
 	      PROVEN_SHIELD);
 	deploy(dir_path_gated(), "gate", "--gated");
@@ -1429,8 +1414,8 @@ Test(fleet, gated_rollout_enforces_only_on_proven_kernels, .timeout = 300)
 	cr_expect(strstr(str_at(h, "error"), "proven summary"), "error: %s", str_at(h, "error"));
 	json_object_put(h);
 
-	sh_ok("%s fleet rollback %s --nats %s >/dev/null", ks_bin(), SHIELD, urls);
-	sh_ok("%s fleet rollback %s --nats %s >/dev/null", ks_bin(), PROVEN_SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s >/dev/null", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s >/dev/null", ks_bin(), PROVEN_SHIELD, urls);
 	wait_for(SHIELD, "unloaded", 40);
 }
 
@@ -1478,7 +1463,7 @@ static void store_steps(const char *db, long pid, const char *segments)
 	snprintf(bench, sizeof(bench), "%s", ks_bin());
 	*strrchr(bench, '/') = '\0';
 	strcat(bench, "/bench/store_ingest");
-	sh_ok("%s steps %s %ld %s", bench, db, pid, segments);
+	ks_sh_ok("%s steps %s %ld %s", bench, db, pid, segments);
 }
 
 /* Each pid of @host once in PostgreSQL, 1..@n: rows, distinct (host, seq)
@@ -1505,7 +1490,7 @@ static void expect_pg_once(const char *host, long long n, const char *when)
 static void events_setup(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/ks-fleet-test-%d", getpid());
-	sh_ok("rm -rf %s && mkdir -p %s", dir, dir);
+	ks_sh_ok("rm -rf %s && mkdir -p %s", dir, dir);
 	memset(agents, 0, sizeof(agents));
 }
 
@@ -1547,11 +1532,11 @@ Test(fleet_ship, events_stored_after_a_clock_step_back_ship_exactly_once)
 
 	/* The same range again, from another mark (frames that JetStream has
 	 * not seen) and from none: PostgreSQL's key keeps one of each. */
-	sh_ok("sqlite3 %s \"UPDATE fleet_shipped SET upto = %lld\"", db, t - 4000 * sec);
+	ks_sh_ok("sqlite3 %s \"UPDATE fleet_shipped SET upto = %lld\"", db, t - 4000 * sec);
 	cr_expect_geq(ship_once(db, host), 500, "re-ship from a mark");
 	cr_expect_geq(collect_drain(), 500, "re-shipped from a mark, collected");
 	expect_pg_once(host, 6500, "re-shipped from a mark");
-	sh_ok("sqlite3 %s \"DELETE FROM fleet_shipped\"", db);
+	ks_sh_ok("sqlite3 %s \"DELETE FROM fleet_shipped\"", db);
 	cr_expect_eq(ship_once(db, host), 6500, "re-ship of everything");
 	collect_drain();
 	expect_pg_once(host, 6500, "re-shipped everything");

@@ -18,7 +18,7 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include "harness.h"
+#include "fleet_harness.h"
 
 #define ID_A "00112233445566778899aabbccddeeff00112233"	/* "this kernel" */
 #define ID_B "ffeeddccbbaa99887766554433221100ffeeddcc"	/* another one */
@@ -26,47 +26,10 @@
 static char dir[256], cdir[256], urls[512], host_urls[512], nobtf[1024], key_env[300];
 static pid_t agent = -1;
 
-static void sh_ok(const char *fmt, ...)
-{
-	char cmd[4096], *out = NULL, *err = NULL;
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = ks_run(cmd, &out, &err);
-	cr_assert_eq(rc, 0, "'%s' failed (%d): %s%s", cmd, rc, out, err);
-	free(out);
-	free(err);
-}
-
 /* The cluster of test_fleet.c: one per test runner. */
 static void cluster_up(void)
 {
-	const char *h = getenv("KSHIELD_FLEET_HARNESS");
-	char path[300], *env, *p, *err = NULL;
-	struct stat st;
-
-	snprintf(cdir, sizeof(cdir), "/tmp/ks-fleet-cluster-%d", (int)getppid());
-	snprintf(path, sizeof(path), "%s/env", cdir);
-	if (stat(path, &st)) {
-		int rc = ks_runf(NULL, &err, "%s start %s", h && *h ? h : "tests/fleet/cluster.sh",
-				 cdir);
-
-		cr_assert_eq(rc, 0, "cluster start failed: %s", err);
-		free(err);
-	}
-	env = ks_read_file(path);
-	cr_assert(env, "no %s", path);
-	p = strstr(env, "NATS_URLS=");
-	cr_assert(p);
-	sscanf(p, "NATS_URLS=%511s", urls);
-	p = strstr(env, "HOST_URLS=");
-	cr_assert(p);
-	sscanf(p, "HOST_URLS=%511s", host_urls);
-	free(env);
-	sh_ok("%s fleet status --nats %s >/dev/null", ks_bin(), urls);
+	ks_fleet_cluster_up(cdir, sizeof(cdir), urls, sizeof(urls), host_urls, sizeof(host_urls));
 }
 
 /* dir/notes: a kernel whose GNU build ID is ID_A. */
@@ -88,13 +51,13 @@ static void fake_notes(void)
 static void setup(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/ks-fleet-btf-%d", getpid());
-	sh_ok("rm -rf %s && mkdir -p %s/trust %s/bundle %s/btf", dir, dir, dir, dir);
-	sh_ok("%s shield keygen %s/signer >/dev/null && cp %s/signer.pub %s/trust/", ks_bin(), dir,
+	ks_sh_ok("rm -rf %s && mkdir -p %s/trust %s/bundle %s/btf", dir, dir, dir, dir);
+	ks_sh_ok("%s shield keygen %s/signer >/dev/null && cp %s/signer.pub %s/trust/", ks_bin(), dir,
 	      dir, dir);
 	snprintf(key_env, sizeof(key_env), "%s/signer.key", dir);
 	setenv("KSHIELD_FLEET_KEY", key_env, 1);	/* signs the desired records */
 	/* Two different BTFs, named as `btf export`/`btf min` name them. */
-	sh_ok("%s btf min --shield cve-2023-4911 --no-agent -o %s/bundle/" ID_A ".btf >/dev/null && "
+	ks_sh_ok("%s btf min --shield cve-2023-4911 --no-agent -o %s/bundle/" ID_A ".btf >/dev/null && "
 	      "%s btf min --shield cve-2021-4034 --no-agent -o %s/bundle/" ID_B ".min.btf >/dev/null",
 	      ks_bin(), dir, ks_bin(), dir);
 	fake_notes();
@@ -118,9 +81,9 @@ TestSuite(fleet_btf, .init = setup, .fini = teardown, .timeout = 120);
 /* Sign bundled shield @shield and deploy it to hosts @hosts with the BTF. */
 static void deploy(const char *shield, const char *hosts)
 {
-	sh_ok("cp %s/%s.bpf.o %s/ && %s shield sign %s/%s.bpf.o --key %s/signer.key >/dev/null",
+	ks_sh_ok("cp %s/%s.bpf.o %s/ && %s shield sign %s/%s.bpf.o --key %s/signer.key >/dev/null",
 	      ks_shields_dir(), shield, dir, ks_bin(), dir, shield, dir);
-	sh_ok("%s fleet deploy %s/%s.bpf.o --hosts '%s' --btf %s/bundle --nats %s >/dev/null",
+	ks_sh_ok("%s fleet deploy %s/%s.bpf.o --hosts '%s' --btf %s/bundle --nats %s >/dev/null",
 	      ks_bin(), dir, shield, hosts, dir, urls);
 }
 
@@ -200,7 +163,7 @@ Test(fleet_btf, deploy_carries_btf_and_host_keeps_its_own)
 			 "and kept"), "%s", out);
 	free(out);
 	free(err);
-	sh_ok("cmp %s/btf/" ID_A ".btf %s/bundle/" ID_A ".btf", dir, dir);
+	ks_sh_ok("cmp %s/btf/" ID_A ".btf %s/bundle/" ID_A ".btf", dir, dir);
 	cr_expect(!exists("btf/" ID_B ".btf"), "another kernel's BTF was kept here");
 
 	rc = host_run(&out, &err, "btf find");
@@ -220,7 +183,7 @@ Test(fleet_btf, deploy_carries_btf_and_host_keeps_its_own)
 	free(err);
 
 	/* Replaced since by other bytes: no longer named as the bundle's. */
-	sh_ok("cp %s/bundle/" ID_B ".min.btf %s/btf/" ID_A ".btf", dir, dir);
+	ks_sh_ok("cp %s/bundle/" ID_B ".min.btf %s/btf/" ID_A ".btf", dir, dir);
 	rc = host_run(&out, &err, "-j btf find");
 	cr_assert_eq(rc, 0, "%s", err);
 	body = ks_json_parse(out);
@@ -254,7 +217,7 @@ Test(fleet_btf, tampered_btf_is_refused_and_nothing_kept)
 	deploy("cve-2021-4034", host);
 	sha_a = sha256_of("bundle/" ID_A ".btf");
 	/* Another kernel's BTF (valid BTF, signed for ID_B) under ID_A's key. */
-	sh_ok("tests/fleet/kv-put-raw.sh %.*s kshield_objects %s %s/bundle/" ID_B ".min.btf",
+	ks_sh_ok("tests/fleet/kv-put-raw.sh %.*s kshield_objects %s %s/bundle/" ID_B ".min.btf",
 	      (int)strcspn(urls, ","), urls, sha_a, dir);
 
 	snprintf(args, sizeof(args), "fleet btf cve-2021-4034 --keys %s/trust --nats %s", dir,
@@ -334,7 +297,7 @@ Test(fleet_btf, btf_named_in_a_forged_record_is_refused)
 	json_object_object_add(rec, "signed", json_object_new_string(txt));
 	snprintf(rec_path, sizeof(rec_path), "%s/forged.json", dir);
 	cr_assert_eq(json_object_to_file(rec_path, rec), 0);
-	sh_ok("%s fleet publish cve-2021-3156 %s --nats %s >/dev/null", ks_bin(), rec_path, urls);
+	ks_sh_ok("%s fleet publish cve-2021-3156 %s --nats %s >/dev/null", ks_bin(), rec_path, urls);
 
 	snprintf(args, sizeof(args), "fleet btf cve-2021-3156 --keys %s/trust --nats %s", dir,
 		 host_urls);
@@ -357,7 +320,7 @@ Test(fleet_btf, deploy_refuses_what_is_not_a_kernels_btf)
 	int rc;
 
 	cluster_up();
-	sh_ok("cp %s/cve-2023-4911.bpf.o %s/ && %s shield sign %s/cve-2023-4911.bpf.o --key "
+	ks_sh_ok("cp %s/cve-2023-4911.bpf.o %s/ && %s shield sign %s/cve-2023-4911.bpf.o --key "
 	      "%s/signer.key >/dev/null && mkdir -p %s/bad && echo garbage > %s/bad/" ID_A ".btf && "
 	      "cp %s/bundle/" ID_A ".btf %s/bad/vmlinux.btf", ks_shields_dir(), dir, ks_bin(), dir,
 	      dir, dir, dir, dir, dir);

@@ -12,7 +12,7 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include "harness.h"
+#include "fleet_harness.h"
 
 #define SHIELD "kernel-sites-fixture"
 #define ID_A "00112233445566778899aabbccddeeff00112233"
@@ -21,48 +21,10 @@
 static char dir[256], cdir[256], urls[512], host_urls[512], key_env[300];
 static pid_t agent = -1;
 
-static void sh_ok(const char *fmt, ...)
-{
-	char cmd[4096], *out = NULL, *err = NULL;
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = ks_run(cmd, &out, &err);
-	cr_assert_eq(rc, 0, "'%s' failed (%d): %s%s", cmd, rc, out, err);
-	free(out);
-	free(err);
-}
-
 /* The cluster of test_fleet.c: one per test runner. */
 static void cluster_up(void)
 {
-	const char *h = getenv("KSHIELD_FLEET_HARNESS");
-	char path[300], *env, *p, *err = NULL;
-	struct stat st;
-
-	snprintf(cdir, sizeof(cdir), "/tmp/ks-fleet-cluster-%d", (int)getppid());
-	snprintf(path, sizeof(path), "%s/env", cdir);
-	if (stat(path, &st)) {
-		int rc = ks_runf(NULL, &err, "%s start %s", h && *h ? h : "tests/fleet/cluster.sh",
-				 cdir);
-
-		cr_assert_eq(rc, 0, "cluster start failed: %s", err);
-		free(err);
-	}
-	env = ks_read_file(path);
-	cr_assert(env, "no %s", path);
-	p = strstr(env, "NATS_URLS=");
-	cr_assert(p);
-	sscanf(p, "NATS_URLS=%511s", urls);
-	p = strstr(env, "HOST_URLS=");
-	cr_assert(p);
-	sscanf(p, "HOST_URLS=%511s", host_urls);
-	free(env);
-	/* The operator creates the buckets: agents' credentials can't. */
-	sh_ok("%s fleet status --nats %s >/dev/null", ks_bin(), urls);
+	ks_fleet_cluster_up(cdir, sizeof(cdir), urls, sizeof(urls), host_urls, sizeof(host_urls));
 }
 
 /* dir/NAME: a manifest of build @id listing do_sys_open (one site). */
@@ -105,11 +67,11 @@ static void setup(void)
 
 	cr_assert(fx, "KSHIELD_FIXTURES not set (run through make test-host)");
 	snprintf(dir, sizeof(dir), "/tmp/ks-fleet-sites-%d", getpid());
-	sh_ok("rm -rf %s && mkdir -p %s/trust %s/sites && cp %s/kernel-sites.bpf.o %s/", dir, dir,
+	ks_sh_ok("rm -rf %s && mkdir -p %s/trust %s/sites && cp %s/kernel-sites.bpf.o %s/", dir, dir,
 	      dir, fx, dir);
-	sh_ok("%s shield keygen %s/signer >/dev/null && cp %s/signer.pub %s/trust/", ks_bin(), dir,
+	ks_sh_ok("%s shield keygen %s/signer >/dev/null && cp %s/signer.pub %s/trust/", ks_bin(), dir,
 	      dir, dir);
-	sh_ok("%s shield sign %s/kernel-sites.bpf.o --key %s/signer.key >/dev/null", ks_bin(), dir,
+	ks_sh_ok("%s shield sign %s/kernel-sites.bpf.o --key %s/signer.key >/dev/null", ks_bin(), dir,
 	      dir);
 	/* The desired records' signing key (fleet deploy, rollback). */
 	snprintf(key_env, sizeof(key_env), "%s/signer.key", dir);
@@ -173,7 +135,7 @@ Test(fleet_sites, agent_installs_its_kernels_verified_manifest)
 	snprintf(host, sizeof(host), "ksites-%d", me);
 	manifest("a.json", ID_A, 16);
 	manifest("b.json", ID_B, 32);
-	sh_ok("%s sites sign %s/a.json --key %s/signer.key >/dev/null && "
+	ks_sh_ok("%s sites sign %s/a.json --key %s/signer.key >/dev/null && "
 	      "%s sites sign %s/b.json --key %s/signer.key >/dev/null", ks_bin(), dir, dir, ks_bin(),
 	      dir, dir);
 	pid = fork();
@@ -191,7 +153,7 @@ Test(fleet_sites, agent_installs_its_kernels_verified_manifest)
 	}
 	agent = pid;
 
-	sh_ok("%s fleet deploy %s/kernel-sites.bpf.o --hosts '%s' --sites %s/a.json --sites %s/b.json "
+	ks_sh_ok("%s fleet deploy %s/kernel-sites.bpf.o --hosts '%s' --sites %s/a.json --sites %s/b.json "
 	      "--nats %s", ks_bin(), dir, host, dir, dir, urls);
 	json_object_put(wait_status("failed"));
 	st = host_status(host);
@@ -214,8 +176,8 @@ Test(fleet_sites, agent_installs_its_kernels_verified_manifest)
 	 * the forger's choice), signature kept. Refused; the installed one
 	 * stays as it was. */
 	manifest("forged.json", ID_A, 17);
-	sh_ok("cp %s/a.json.sig %s/forged.json.sig", dir, dir);
-	sh_ok("%s fleet deploy %s/kernel-sites.bpf.o --hosts '%s' --sites %s/forged.json --nats %s",
+	ks_sh_ok("cp %s/a.json.sig %s/forged.json.sig", dir, dir);
+	ks_sh_ok("%s fleet deploy %s/kernel-sites.bpf.o --hosts '%s' --sites %s/forged.json --nats %s",
 	      ks_bin(), dir, host, dir, urls);
 	json_object_put(wait_status("refused"));
 	st = host_status(host);
@@ -228,5 +190,5 @@ Test(fleet_sites, agent_installs_its_kernels_verified_manifest)
 	ks_runf(&b, NULL, "cat %s/sites/" ID_A ".json", dir);
 	cr_expect_not_null(strstr(b, "\"symbol_offset\": 16"), "forged manifest installed: %s", b);
 	free(b);
-	sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
+	ks_sh_ok("%s fleet rollback %s --nats %s", ks_bin(), SHIELD, urls);
 }
