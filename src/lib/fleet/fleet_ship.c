@@ -471,6 +471,20 @@ static void window_drop(struct ks_ship *s)
 
 /* ---- a pass ---- */
 
+/* A pass's result: the rows sent, or its error named in one line. */
+static int64_t pass_result(int err, int64_t sent)
+{
+	if (err == -ENOMEM)
+		return ks_err(err, "out of memory");
+	if (err == -ETIMEDOUT)
+		return ks_err(err, "shipping events: no acknowledgement from JetStream");
+	if (err == -EPIPE)
+		return ks_err(-EIO, "shipping events: JetStream refused a message");
+	if (err)
+		return err;
+	return sent;
+}
+
 /* Ship up to @max rows above the mark. Returns rows shipped or -errno. */
 static int64_t ship_batch(struct ks_ship *s, int64_t max, int64_t *mark_out)
 {
@@ -551,15 +565,7 @@ static int64_t ship_batch(struct ks_ship *s, int64_t max, int64_t *mark_out)
 		return -EIO;
 	if (mark_out)
 		*mark_out = pos;
-	if (err == -ENOMEM)
-		return ks_err(err, "out of memory");
-	if (err == -ETIMEDOUT)
-		return ks_err(err, "shipping events: no acknowledgement from JetStream");
-	if (err == -EPIPE)
-		return ks_err(-EIO, "shipping events: JetStream refused a message");
-	if (err)
-		return err;
-	return sent;
+	return pass_result(err, sent);
 }
 
 /* The late pass: rows the store lists in table late (stored below an
@@ -644,15 +650,7 @@ static int64_t ship_late(struct ks_ship *s, int64_t max, int64_t mark)
 			return ks_err(-EIO, "store: can't delete shipped rows from table late: %s",
 				      sqlite3_errmsg(s->db));
 	}
-	if (err == -ENOMEM)
-		return ks_err(err, "out of memory");
-	if (err == -ETIMEDOUT)
-		return ks_err(err, "shipping events: no acknowledgement from JetStream");
-	if (err == -EPIPE)
-		return ks_err(-EIO, "shipping events: JetStream refused a message");
-	if (err)
-		return err;
-	return sent;
+	return pass_result(err, sent);
 }
 
 /* The store pass, then the late pass below the mark it left. */
