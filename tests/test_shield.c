@@ -266,11 +266,12 @@ Test(shield, t08_info_reads_metadata_without_loading)
 	cr_assert(o && rc == 0);
 	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "name")), "cve-2021-22555");
 	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "cve")), "CVE-2021-22555");
-	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "variants")), "lsm,fmod_ret,tp");
+	cr_expect_str_eq(json_object_get_string(ks_json_get(o, "variants")), "lsm,fmod_ret,kprobe,tp");
 	/* Coverage per variant, from prevents_<v> / detects_<v>. */
 	cr_expect_str_eq(json_object_to_json_string_ext(ks_json_get(o, "coverage.fmod_ret.prevents"),
 							JSON_C_TO_STRING_PLAIN),
 			 "[\"compat-ipt\",\"compat-ip6t\",\"compat-arpt\",\"socketcall-ipt\",\"int80-ipt\"]");
+	cr_expect_eq(json_object_array_length(ks_json_get(o, "coverage.kprobe.prevents")), 5);
 	cr_expect_eq(json_object_array_length(ks_json_get(o, "coverage.tp.prevents")), 0);
 	cr_expect_eq(json_object_array_length(ks_json_get(o, "coverage.tp.detects")), 5);
 	cr_expect(json_object_get_boolean(ks_json_get(o, "coverage.tp.declared")));
