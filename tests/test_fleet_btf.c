@@ -32,22 +32,6 @@ static void cluster_up(void)
 	ks_fleet_cluster_up(cdir, sizeof(cdir), urls, sizeof(urls), host_urls, sizeof(host_urls));
 }
 
-/* dir/notes: a kernel whose GNU build ID is ID_A. */
-static void fake_notes(void)
-{
-	unsigned char buf[64] = { 4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0 };
-	char path[512];
-	FILE *f;
-
-	for (int i = 0; i < 20; i++)
-		sscanf(ID_A + 2 * i, "%2hhx", &buf[16 + i]);
-	snprintf(path, sizeof(path), "%s/notes", dir);
-	f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fwrite(buf, 1, 36, f);
-	fclose(f);
-}
-
 static void setup(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/ks-fleet-btf-%d", getpid());
@@ -60,7 +44,7 @@ static void setup(void)
 	ks_sh_ok("%s btf min --shield cve-2023-4911 --no-agent -o %s/bundle/" ID_A ".btf >/dev/null && "
 	      "%s btf min --shield cve-2021-4034 --no-agent -o %s/bundle/" ID_B ".min.btf >/dev/null",
 	      ks_bin(), dir, ks_bin(), dir);
-	fake_notes();
+	ks_fake_notes(dir, ID_A);
 	/* This "host": no BTF of its own, kernel ID_A, its own btf_dir. */
 	snprintf(nobtf, sizeof(nobtf), "env -u DEBUGINFOD_URLS KSHIELD_SYSFS_BTF=/nonexistent "
 		 "KSHIELD_KERNEL_NOTES=%s/notes KSHIELD_BTF_DIR=%s/btf", dir, dir);

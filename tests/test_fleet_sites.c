@@ -45,22 +45,6 @@ static void manifest(const char *name, const char *id, int offset)
 	fclose(f);
 }
 
-/* fake notes: this "kernel" is build ID_A */
-static void fake_notes(void)
-{
-	unsigned char buf[64] = { 4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0 };
-	char path[512];
-	FILE *f;
-
-	for (int i = 0; i < 20; i++)
-		sscanf(ID_A + 2 * i, "%2hhx", &buf[16 + i]);
-	snprintf(path, sizeof(path), "%s/notes", dir);
-	f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fwrite(buf, 1, 36, f);
-	fclose(f);
-}
-
 static void setup(void)
 {
 	const char *fx = getenv("KSHIELD_FIXTURES");
@@ -76,7 +60,7 @@ static void setup(void)
 	/* The desired records' signing key (fleet deploy, rollback). */
 	snprintf(key_env, sizeof(key_env), "%s/signer.key", dir);
 	setenv("KSHIELD_FLEET_KEY", key_env, 1);
-	fake_notes();
+	ks_fake_notes(dir, ID_A);
 }
 
 static void teardown(void)
