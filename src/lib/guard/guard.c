@@ -206,10 +206,8 @@ static int load_variant(const char *v, bool enable, const unsigned char (*pks)[K
 		links[n] = bpf_program__attach(prog);
 		if (!links[n]) {
 			err = -errno;
-			/* 524 (ENOTSUPP), kernel-internal: no BPF trampolines */
 			snprintf(why, whylen, "%s: attach: %s", bpf_program__name(prog),
-				 err == -524 ? "this kernel has no BPF trampolines (ENOTSUPP)" :
-				 strerror(-err));
+				 ks_attach_strerror(err));
 			goto out;
 		}
 		n++;

@@ -417,6 +417,11 @@ void ks_kernel_offers(struct bpf_object *obj, struct ks_kernel_offers *k)
 	k->kprobe_optimized = calls && kprobe_override() == KS_OVERRIDE_OPTIMIZED;
 }
 
+const char *ks_attach_strerror(int err)
+{
+	return err == -524 ? "this kernel has no BPF trampolines (ENOTSUPP)" : strerror(-err);
+}
+
 int ks_fit_variant_needs(struct bpf_object *obj, const struct ks_kernel_offers *k, char *why,
 			 size_t len)
 {

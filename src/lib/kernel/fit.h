@@ -101,6 +101,10 @@ void ks_kernel_offers(struct bpf_object *obj, struct ks_kernel_offers *k);
 int ks_fit_variant_needs(struct bpf_object *obj, const struct ks_kernel_offers *k, char *why,
 			 size_t len);
 
+/* An attach error in words: 524 (ENOTSUPP, kernel-internal, no libc
+ * name) is a kernel without BPF trampolines (arm64 before 6.0). */
+const char *ks_attach_strerror(int err);
+
 /* Whether every send and receive of every socket passes sock_sendmsg and
  * sock_recvmsg and their tracepoints (sock_send_length, 6.3; .sendpage
  * gone, 6.5): the monitor then accounts flows per call, not per packet. */

@@ -502,10 +502,8 @@ static int attach_variant(struct attempt *at)
 		}
 		if (!l) {
 			err = -errno;
-			/* 524 (ENOTSUPP): no BPF trampoline here (arm64 before 6.0) */
 			snprintf(at->why, at->whylen, "%s: attach: %s", bpf_program__name(prog),
-				 err == -524 ? "this kernel has no BPF trampolines (ENOTSUPP)" :
-				 strerror(-err));
+				 ks_attach_strerror(err));
 			return err;
 		}
 		if ((err = links_add(&at->links, l, -1))) {
