@@ -25,10 +25,7 @@ int ks_fleet_btf_take(kvStore *objects, json_object *body, const char *shield,
 {
 	json_object *all, *e;
 	const char *sha;
-	char path[PATH_MAX + 200], hh[65];
-	unsigned char h[32];
-	kvEntry *kv = NULL;
-	natsStatus ns;
+	char path[PATH_MAX + 200], hh[65], *buf = NULL;
 	int64_t size;
 	size_t len;
 	int err;
@@ -47,33 +44,24 @@ int ks_fleet_btf_take(kvStore *objects, json_object *body, const char *shield,
 	}
 	sha = ks_json_str(e, "sha256", "");
 	size = ks_json_i64(e, "size");
-	/* The record can be seen before the bytes it names (a replica not
-	 * caught up yet): only bytes still missing after 2 s are refused. */
-	for (int i = 0; (ns = nats_fn.kvStore_Get(&kv, objects, *sha ? sha : "-")) == NATS_NOT_FOUND &&
-			i < 20; i++)
-		usleep(100 * 1000);
-	if (ns != NATS_OK) {
-		*transient = ns != NATS_NOT_FOUND;
-		return ks_err_ctx(ks_nats_err(ns, "fetching"), "BTF for build ID %s in the signed "
-				  "bundle of %s", build_id, shield);
-	}
-	len = nats_fn.kvEntry_ValueLen(kv);
-	crypto_hash_sha256(h, (const unsigned char *)nats_fn.kvEntry_Value(kv), len);
-	ks_hex(h, sizeof(h), hh, sizeof(hh));
-	if (strcmp(hh, sha) || (int64_t)len != size) {
-		nats_fn.kvEntry_Destroy(kv);
+	err = ks_fleet_object_get(objects, sha, &buf, &len, hh, transient);
+	if (err && err != -EBADMSG)
+		return ks_err_ctx(err, "BTF for build ID %s in the signed bundle of %s", build_id,
+				  shield);
+	if (err || (int64_t)len != size) {
+		free(buf);
 		return ks_err(-EBADMSG, "BTF for build ID %s in the signed bundle of %s does not match "
 			      "its signed sha256 %.12s (%zu bytes, sha256 %.12s): refused, nothing "
 			      "loaded with it", build_id, shield, sha, len, hh);
 	}
 	if (keep) {
-		err = ks_btf_keep_bundled(build_id, nats_fn.kvEntry_Value(kv), len, shield, sha);
+		err = ks_btf_keep_bundled(build_id, buf, len, shield, sha);
 		*got = KS_FLEET_BTF_KEPT;
 	} else {
-		err = ks_btf_check_buf(nats_fn.kvEntry_Value(kv), len);
+		err = ks_btf_check_buf(buf, len);
 		*got = KS_FLEET_BTF_VERIFIED;
 	}
-	nats_fn.kvEntry_Destroy(kv);
+	free(buf);
 	if (err) {
 		*got = KS_FLEET_BTF_NONE;
 		return ks_err_ctx(err, "BTF for build ID %s in the signed bundle of %s, refused, "

@@ -190,33 +190,14 @@ static void report(struct fa *a, struct fa_shield *s, const char *status, const 
 static int fetch_verified(struct fa *a, enum ks_sign_kind kind, const char *sha, const char *sig,
 			  char **obj, size_t *len, bool *transient)
 {
-	unsigned char h[32];
 	char hh[65], id[KS_KEYID_LEN];
-	kvEntry *e = NULL;
-	natsStatus ns;
-	int err;
+	int err = ks_fleet_object_get(a->n->objects, sha, obj, len, hh, transient);
 
-	*transient = false;
-	/* The desired record can be seen before the object it names: a
-	 * replica serving the read may not have applied the put yet. Only
-	 * an object still missing after 2 s is refused. */
-	for (int i = 0; (ns = nats_fn.kvStore_Get(&e, a->n->objects, sha)) == NATS_NOT_FOUND && i < 20; i++)
-		usleep(100 * 1000);
-	if (ns != NATS_OK) {
-		*transient = ns != NATS_NOT_FOUND;
-		return ks_nats_err(ns, "fetching object");
-	}
-	*len = nats_fn.kvEntry_ValueLen(e);
-	*obj = malloc(*len + 1);
-	memcpy(*obj, nats_fn.kvEntry_Value(e), *len);
-	nats_fn.kvEntry_Destroy(e);
-	crypto_hash_sha256(h, (unsigned char *)*obj, *len);
-	ks_hex(h, 32, hh, sizeof(hh));
-	if (strcmp(hh, sha))
-		err = ks_err(-EBADMSG, "object bytes do not match the desired sha256 %.12s", sha);
-	else
-		err = ks_sign_verify_kind(kind, *obj, *len, sig, a->keys_dir, id);
-	if (err) {
+	if (err == -EBADMSG)
+		return ks_err(-EBADMSG, "object bytes do not match the desired sha256 %.12s", sha);
+	if (err)
+		return err;
+	if ((err = ks_sign_verify_kind(kind, *obj, *len, sig, a->keys_dir, id))) {
 		free(*obj);
 		*obj = NULL;
 	}

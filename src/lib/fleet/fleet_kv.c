@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sodium.h>
 #include "err.h"
+#include "hex.h"
 #include "fleet_kv.h"
 #include "fleet_dl.h"
 
@@ -31,6 +34,42 @@ int ks_kv_get_json(kvStore *kv, const char *key, json_object **o, uint64_t *rev)
 	nats_fn.kvEntry_Destroy(e);
 	if (!*o)
 		return ks_err(-EINVAL, "%s: value is not JSON", key);
+	return 0;
+}
+
+int ks_fleet_object_get(kvStore *objects, const char *sha, char **buf, size_t *len,
+			char got_hex[65], bool *transient)
+{
+	unsigned char h[32];
+	kvEntry *e = NULL;
+	natsStatus ns;
+
+	*buf = NULL;
+	*len = 0;
+	*transient = false;
+	got_hex[0] = 0;
+	for (int i = 0; (ns = nats_fn.kvStore_Get(&e, objects, *sha ? sha : "-")) == NATS_NOT_FOUND &&
+			i < 20; i++)
+		usleep(100 * 1000);
+	if (ns != NATS_OK) {
+		*transient = ns != NATS_NOT_FOUND;
+		return ks_nats_err(ns, "fetching object");
+	}
+	*len = nats_fn.kvEntry_ValueLen(e);
+	if (!(*buf = malloc(*len + 1))) {
+		nats_fn.kvEntry_Destroy(e);
+		return ks_err(-ENOMEM, "out of memory");
+	}
+	memcpy(*buf, nats_fn.kvEntry_Value(e), *len);
+	(*buf)[*len] = 0;
+	nats_fn.kvEntry_Destroy(e);
+	crypto_hash_sha256(h, (unsigned char *)*buf, *len);
+	ks_hex(h, sizeof(h), got_hex, 65);
+	if (strcmp(got_hex, sha)) {
+		free(*buf);
+		*buf = NULL;
+		return -EBADMSG;
+	}
 	return 0;
 }
 

@@ -51,6 +51,16 @@ int ks_kv_put_json(kvStore *kv, const char *key, json_object *o, uint64_t last);
 /* Every live entry of @kv whose key matches @filter ("x.*", ">" ...), as a
  * JSON object key -> value. */
 int ks_kv_all_json(kvStore *kv, const char *filter, json_object **out);
+/* The object stored at @sha (its sha256, hex) in kshield_objects, as
+ * *@buf (malloc'd, NUL-terminated) of *@len bytes. A desired record can be
+ * seen before the object it names (a replica serving the read may not have
+ * applied the put yet): only an object still missing after 2 s is refused.
+ * The bytes' own sha256 goes in @got_hex. Returns 0 when it is @sha;
+ * -EBADMSG when not (nothing in *@buf, *@len and @got_hex say what came);
+ * a NATS error otherwise, *@transient when it may pass. Callers name the
+ * object in their error line. */
+int ks_fleet_object_get(kvStore *objects, const char *sha, char **buf, size_t *len,
+			char got_hex[65], bool *transient);
 
 const char *ks_json_str(json_object *o, const char *key, const char *dflt);
 int64_t ks_json_i64(json_object *o, const char *key);
