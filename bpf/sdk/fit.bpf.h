@@ -517,6 +517,25 @@ int prog##__raw(struct bpf_raw_tracepoint_args *ctx)			\
 }									\
 static __always_inline int ____##prog(const __u64 *args, bool noloop)
 
+#if !defined(__TARGET_ARCH_arm64)
+/* An i386 socketcall's call number and its first three arguments (read
+ * from the caller's array in user memory), from the user registers @regs;
+ * -1 when the array cannot be read. */
+static __always_inline long ks_socketcall32_regs(struct pt_regs *regs, __u64 *a)
+{
+	__u32 a32[3];
+	long call = (__u32)BPF_CORE_READ(regs, bx);
+
+	a[0] = a[1] = a[2] = a[3] = a[4] = a[5] = 0;
+	if (bpf_probe_read_user(a32, sizeof(a32), (const void *)(long)(__u32)BPF_CORE_READ(regs, cx)))
+		return -1;
+	a[0] = a32[0];
+	a[1] = a32[1];
+	a[2] = a32[2];
+	return call;
+}
+#endif
+
 /* i386 socketcall(call, args) from raw_tp/sys_enter: for a 32-bit
  * socketcall, its call number (SYS_SOCKET 1, SYS_BIND 2, ...) with the
  * first three of its 32-bit arguments in @a (read from user memory); -1
@@ -527,20 +546,9 @@ static __always_inline long ks_socketcall32(struct bpf_raw_tracepoint_args *ctx,
 #if defined(__TARGET_ARCH_arm64)
 	return -1;
 #else
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	__u32 a32[3];
-	long call;
-
 	if ((long)ctx->args[1] != KS_NR32_socketcall || !ks_in_compat32())
 		return -1;
-	call = (__u32)BPF_CORE_READ(regs, bx);
-	if (bpf_probe_read_user(a32, sizeof(a32), (const void *)(long)(__u32)BPF_CORE_READ(regs, cx)))
-		return -1;
-	a[0] = a32[0];
-	a[1] = a32[1];
-	a[2] = a32[2];
-	a[3] = a[4] = a[5] = 0;
-	return call;
+	return ks_socketcall32_regs((struct pt_regs *)ctx->args[0], a);
 #endif
 }
 

@@ -145,20 +145,6 @@ __KS_KPROBE_PROG(prog##__compat32, __KS_COMPAT_ENTRY(sc), ____##prog, KS_SYS_ARG
 #if defined(__TARGET_ARCH_arm64)
 #define KS_SOCKETCALL32_KPROBE(prog, call)
 #else
-static __always_inline long ks_socketcall32_regs(struct pt_regs *regs, __u64 *a)
-{
-	__u32 a32[3];
-	long call = (__u32)BPF_CORE_READ(regs, bx);
-
-	a[0] = a[1] = a[2] = a[3] = a[4] = a[5] = 0;
-	if (bpf_probe_read_user(a32, sizeof(a32), (const void *)(long)(__u32)BPF_CORE_READ(regs, cx)))
-		return -1;
-	a[0] = a32[0];
-	a[1] = a32[1];
-	a[2] = a32[2];
-	return call;
-}
-
 #define KS_SOCKETCALL32_KPROBE(prog, call)				\
 SEC("kprobe/__ia32_compat_sys_socketcall")				\
 int prog##__socketcall__compat32(struct pt_regs *ctx)			\
