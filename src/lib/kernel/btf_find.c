@@ -441,27 +441,18 @@ static void bundled_from(const char *cached, char *source, size_t n)
 int ks_btf_keep_bundled(const char *build_id, const void *buf, size_t len, const char *from,
 			const char *sha)
 {
-	char cached[PATH_MAX + 200], tmp[PATH_MAX + 240], note[PATH_MAX + 210], line[256];
+	char cached[PATH_MAX + 200], note[PATH_MAX + 210], line[256];
 	int err;
 
 	snprintf(cached, sizeof(cached), "%s/%s.btf", ks_btf_dir(), build_id);
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", cached, (int)getpid());
 	snprintf(note, sizeof(note), "%s.from", cached);
 	snprintf(line, sizeof(line), "shield %s sha256 %s\n", from, sha);
-	/* Parsed before it is where the loaders look. */
+	/* Parsed before it is where the loaders look; its note before it, so
+	 * that the file is never there without the note naming it. */
 	if ((err = ks_btf_check_buf(buf, len)) || (err = dir_make(ks_btf_dir())) ||
-	    (err = ks_write_file_atomic(tmp, buf, len, 0644)))
+	    (err = ks_write_file_atomic(note, line, strlen(line), 0644)))
 		return err;
-	if ((err = ks_write_file_atomic(note, line, strlen(line), 0644))) {
-		unlink(tmp);
-		return err;
-	}
-	if (rename(tmp, cached)) {
-		err = -errno;
-		unlink(tmp);
-		return ks_err(err, "can't write %s: %s", cached, strerror(-err));
-	}
-	return 0;
+	return ks_write_file_atomic(cached, buf, len, 0644);
 }
 
 static int find(struct ks_btf_src *s)
