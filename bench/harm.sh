@@ -6,6 +6,8 @@
 #   floor       empty programs on raw_tp/sys_enter and raw_tp/sys_exit
 #               (bench/noop_syscall.bpf.c): what the kernel charges for
 #               any syscall hook, the least a tp-only kernel can cost,
+#   floor1      the empty sys_enter program alone (what a kshield with no
+#               program on sys_exit would pay),
 #   s11         the bundled shields loaded (`kshield shield load`),
 #   s55, s110   the same plus 4 and 9 renamed copies of each (the cost of
 #               an unrelated syscall must not grow with the shield count;
@@ -32,7 +34,7 @@ DIR=$(mktemp -d /var/tmp/ks-bench-harm.XXXXXX)
 AGENT=
 
 [ -x "$LOOP" ] || { echo "harm: $LOOP missing: run make bench (or make $LOOP)"; exit 1; }
-[[ " ${MODES} " != *" floor "* ]] || { [ -x build/bench/rawtp_attach ] && [ -f build/bench/noop_syscall.bpf.o ]; } ||
+[[ " ${MODES} " != *" floor"* ]] || { [ -x build/bench/rawtp_attach ] && [ -f build/bench/noop_syscall.bpf.o ]; } ||
 	{ echo "harm: build/bench/rawtp_attach or noop_syscall.bpf.o missing: run make bench"; exit 1; }
 cleanup() {
 	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
@@ -101,17 +103,18 @@ run_work() {	# run_work WORK: ns per call (find: ms)
 	esac
 }
 
-floor_on() {
+floor_on() {	# floor_on 1|2: the empty sys_enter program, and sys_exit's with 2
 	local d="$KSHIELD_BPFFS/floor"
 	mkdir -p "$d" && bpftool prog loadall build/bench/noop_syscall.bpf.o "$d" &&
 		build/bench/rawtp_attach "$d/noop_enter" sys_enter "$d/link_enter" &&
-		build/bench/rawtp_attach "$d/noop_exit" sys_exit "$d/link_exit" ||
+		{ [ "$1" = 1 ] || build/bench/rawtp_attach "$d/noop_exit" sys_exit "$d/link_exit"; } ||
 		{ echo "harm: the empty sys_enter/sys_exit programs did not attach"; exit 1; }
 }
 mode_on() {
 	case $1 in
 	none)	;;
-	floor)	floor_on ;;
+	floor)	floor_on 2 ;;
+	floor1)	floor_on 1 ;;
 	s11)	load_set 0 ;;
 	s55)	load_set 4 ;;
 	s110)	load_set 9 ;;
@@ -120,7 +123,7 @@ mode_on() {
 }
 mode_off() {
 	[ "$1" = agent ] && agent_stop
-	[ "$1" = floor ] && { rm -rf "$KSHIELD_BPFFS"; sleep 1; }
+	[[ "$1" == floor* ]] && { rm -rf "$KSHIELD_BPFFS"; sleep 1; }
 	[ "$1" != none ] && unload_all
 	return 0
 }
@@ -134,8 +137,8 @@ for r in $(seq 1 "$ROUNDS"); do
 	for m in none $MODES; do
 		mode_on "$m"
 		[ "$m" = none ] && [ "$(attached)" -ne "$base_links" ] && { echo "harm: links attached in mode none"; exit 1; }
-		[ "$m" = floor ] && echo "round $r: floor: empty programs on sys_enter and sys_exit"
-		[ "$m" != none ] && [ "$m" != agent ] && [ "$m" != floor ] && echo "round $r: $m: $LOADED shields loaded, $(attached) links, $("$KS" status 2>/dev/null | grep "^syscalls:")"
+		[[ "$m" == floor* ]] && echo "round $r: $m: empty programs on sys_enter$([ "$m" = floor ] && echo " and sys_exit")"
+		[ "$m" != none ] && [ "$m" != agent ] && [[ "$m" != floor* ]] && echo "round $r: $m: $LOADED shields loaded, $(attached) links, $("$KS" status 2>/dev/null | grep "^syscalls:")"
 		for w in $WORK; do
 			v=$(run_work "$w")
 			[ -n "$v" ] && [ "$v" != 0 ] || { echo "harm: $w did not run in mode $m"; exit 1; }
