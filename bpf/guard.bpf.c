@@ -326,7 +326,18 @@ int BPF_PROG(fmod_ret__bpf_map, struct bpf_map *map, unsigned int fmode)
 
 /* BPF_OBJ_GET of a link pin has no bpf_link hook: it is refused at the
  * permission check on the pin's inode (links open read-write only). The
- * agent records its pins' inode numbers next to the object ids. */
+ * agent records its pins' inode numbers next to the object ids.
+ *
+ * This runs on every path component of every path walk (stat, open), and
+ * stays here because nothing rarer sees the link: on BPF_OBJ_GET's way to
+ * a link fd (bpf_obj_get_user, bpf_obj_do_get, bpf_link_new_fd; 6.1 and
+ * 6.12) the only LSM calls are security_bpf, made before the kernel reads
+ * the path from user memory (another thread can rewrite it after the
+ * check), and this one (path_permission of the pin). The fd is made by
+ * anon_inode_getfd, which asks no LSM with the link, and fmod_ret
+ * attaches to security_ functions only. Refusing later is not possible
+ * either: with a link fd in hand, BPF_LINK_DETACH and BPF_LINK_UPDATE
+ * name it by fd number, which lsm__bpf can only resolve racily. */
 static __always_inline int guard_pin_open(struct inode *inode, int mask)
 {
 	struct ks_guard_cfg *c;
@@ -429,8 +440,21 @@ static __always_inline __u32 proc_file_tgid(struct inode *ino)
 	return BPF_CORE_READ(t, tgid);
 }
 
-/* Checked at each write (not at open: an fd opened before the agent was
- * moved into that cgroup would pass an open-time check). */
+/* Checked at each write, on every read and write of the machine (the
+ * body returns at its first tests; the cost is the hook's attachment).
+ * Not at open, because two descriptors an open-time check lets through
+ * become weapons afterwards, and nothing on their way asks an LSM again:
+ *  - cgroup.kill (or .freeze, memory.max, ...) of a cgroup opened before
+ *    the agent is moved below it: a cgroup v2 move (cgroup_procs_write)
+ *    asks no LSM about the task moved (cgroup_may_write asks
+ *    inode_permission of the common ancestor's cgroup.procs, without the
+ *    task), and cgroup_kill() sends SIGKILL by send_sig(), past task_kill;
+ *  - oom_score_adj of a process opened before it became the agent (the
+ *    service manager's child before its exec of kshield: the fd follows
+ *    the struct pid across exec); __set_oom_adj() asks capable() only to
+ *    lower the score.
+ * The selftest tries both ("cgroup.kill opened before the agent moved in",
+ * "oom_score_adj opened before the agent registered"). */
 static __always_inline int guard_file_permission(struct file *file, int mask)
 {
 	struct ks_guard_cfg *c;

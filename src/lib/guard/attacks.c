@@ -184,7 +184,9 @@ static int pin_fake_shield(void)
 	return err;
 }
 
-static void agent_child(int report, int wait_fd, const char *keys)
+/* Loads the guard (registering itself as the agent) once @go says so, so
+ * that the attacker can open files of this process before it is the agent. */
+static void agent_child(int go, int report, int wait_fd, const char *keys)
 {
 	struct agent_report r = { 0 };
 	struct ks_guard_state st;
@@ -192,6 +194,9 @@ static void agent_child(int report, int wait_fd, const char *keys)
 	int err, fd;
 
 	signal(SIGUSR2, SIG_IGN);
+	if (read(go, &c, 1) != 1)
+		_exit(1);
+	close(go);
 	err = ks_guard_load(true, keys, &st);
 	if (!err) {
 		ks_pin_path(path, sizeof(path), "%s", "selftest");
@@ -571,15 +576,17 @@ static void rename_attempt(struct ks_guard_attacks *t)
 	attempt(t, "rename the guard's pins", rc, e);
 }
 
-/* The agent made the OOM killer's first choice, no signal involved. */
-static void oom_attempt(struct ks_guard_attacks *t, pid_t agent)
+/* The agent made the OOM killer's first choice, no signal involved; also
+ * through @early, its oom_score_adj opened for writing before it loaded
+ * the guard and became the agent (why the guard judges at each write: an
+ * open-time check would have let that open through). */
+static void oom_attempt(struct ks_guard_attacks *t, pid_t agent, int early)
 {
 	const char *knobs[] = { "oom_score_adj", "oom_adj" };
 	char path[64];
+	int rc, e;
 
 	for (int i = 0; i < 2; i++) {
-		int rc, e;
-
 		snprintf(path, sizeof(path), "/proc/%d/%s", agent, knobs[i]);
 		if (access(path, F_OK))
 			continue;
@@ -587,6 +594,14 @@ static void oom_attempt(struct ks_guard_attacks *t, pid_t agent)
 		e = errno;
 		attempt(t, i ? "oom_adj of the agent" : "oom_score_adj of the agent", rc, e);
 	}
+	if (early < 0) {
+		check(t, "oom_score_adj opened before the agent registered", false,
+		      "open: %s", strerror(-early));
+		return;
+	}
+	rc = write(early, "1000", 4) < 0 ? -1 : 0;
+	e = errno;
+	attempt(t, "oom_score_adj opened before the agent registered", rc, e);
 }
 
 /* A process running the kshield binary that is not the agent (trusted
@@ -877,7 +892,7 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 	struct agent_report r = { .err = -EIO };
 	char path[PATH_MAX], cgs[2][PATH_MAX] = { "", "" };
 	bool made_root = access(ks_bpffs_root, F_OK) != 0;
-	int rep[2], hold[2], status, err;
+	int rep[2], hold[2], go[2], status, err, early;
 	ssize_t got;
 	pid_t agent;
 
@@ -908,18 +923,29 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 	err = ks_pins_init();
 	if (err)
 		return err;
-	if (pipe(rep) || pipe(hold))
+	if (pipe(rep) || pipe(hold) || pipe(go))
 		return ks_err(-errno, "pipe: %s", strerror(errno));
 	agent = fork();
 	if (agent == 0) {
 		close(rep[0]);
 		close(hold[1]);
-		agent_child(rep[1], hold[0], keys);
+		close(go[1]);
+		agent_child(go[0], rep[1], hold[0], keys);
 	}
 	close(rep[1]);
 	close(hold[0]);
+	close(go[0]);
+	/* Before the child is the agent: nothing refuses this open. */
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)agent);
+	early = open(path, O_WRONLY | O_CLOEXEC);
+	if (early < 0)
+		early = -errno;
+	got = write(go[1], "g", 1);	/* if not written, the child exits */
+	close(go[1]);
 	got = read(rep[0], &r, sizeof(r));
 	if (got != sizeof(r) || r.err) {
+		if (early >= 0)
+			close(early);
 		close(hold[1]);
 		waitpid(agent, NULL, 0);
 		rm_tree(ks_bpffs_root);
@@ -943,7 +969,7 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 	if (t->lsm) {
 		kill_attempt(t, agent);
 		ptrace_attempt(t, agent);
-		oom_attempt(t, agent);
+		oom_attempt(t, agent, early);
 		ptrace_kshield_attempts(t);
 		rename_attempt(t);
 		umount_attempt(t);
@@ -956,6 +982,8 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 	}
 	check(t, "agent alive after every attempt", alive(agent), "%s",
 	      alive(agent) ? "alive" : "dead");
+	if (early >= 0)
+		close(early);
 
 	/* The agent stops (as the service manager would stop it): its slot
 	 * must be freed at its exit, and the kshield binary trusted again. */
