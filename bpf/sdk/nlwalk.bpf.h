@@ -41,6 +41,9 @@
  * Then its programs are one line per variant:
  *   NLW_LSM_PROGRAM(NETLINK_xxx)   "lsm": lsm/netlink_send, EPERM
  *   NLW_TP_PROGRAMS(NETLINK_xxx)   "tp": send syscalls' tracepoints, SIGKILL
+ *   NLW_KPROBE_PROGRAMS(NETLINK_xxx) "kprobe": the send syscalls' entry
+ *	functions, EPERM by bpf_override_return; io_uring and 32-bit sends
+ *	with tp's programs (list "kprobe" before "tp" in KSHIELD_VARIANTS)
  * Both guard sends on sockets of that protocol whose network namespace, or
  * whose sender, belongs to a non-initial user namespace (nlw_guarded).
  *
