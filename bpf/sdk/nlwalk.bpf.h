@@ -572,9 +572,11 @@ static __always_inline int nlw_tp_compat(struct bpf_raw_tracepoint_args *ctx, in
 	    nr != KS_NR32_sendfile && nr != KS_NR32_sendfile64 &&
 	    nr != KS_NR32_io_uring_enter && nr != KS_NR32_socketcall)
 		return 0;
-	/* The kprobe variant refuses 32-bit splice and sendfile at their
-	 * entry functions, which run after this: no kill before them. */
-	if (kprobe && (nr == KS_NR32_splice || nr == KS_NR32_sendfile || nr == KS_NR32_sendfile64))
+	/* The kprobe variant refuses 32-bit splice, sendfile and
+	 * io_uring_enter at their entry functions, which run after this: no
+	 * kill before them. */
+	if (kprobe && (nr == KS_NR32_splice || nr == KS_NR32_sendfile || nr == KS_NR32_sendfile64 ||
+		       nr == KS_NR32_io_uring_enter))
 		return 0;
 	if (!ks_in_compat32())
 		return 0;
@@ -764,10 +766,12 @@ int tp__uring_submit_sqe__opt__nobtf(unsigned long long *ctx)		\
  * dispatcher filters these by family: every such call on the machine runs
  * a program, which leaves after one descriptor lookup). 32-bit splice and
  * sendfile (the 32-bit twins, NLW_KPROBE_PIPE_SEND's targets too) are
- * refused alike, unparsed. What passes no syscall entry of its own stays
- * with the tp programs, which kill: io_uring submissions (at io_uring_enter
- * and as each request is submitted) and the other 32-bit sends (from
- * raw_tp/sys_enter, unparsed, as tp). */
+ * refused alike, unparsed. io_uring_enter (native and 32-bit) is refused
+ * when its ring holds a send to a guarded socket (tp's scan of the SQEs):
+ * nothing of that submission is issued. What passes no syscall entry of
+ * its own stays with the tp programs, which kill: requests as they are
+ * submitted (SQPOLL rings, an SQE rewritten after the entry's read) and
+ * the other 32-bit sends (from raw_tp/sys_enter, unparsed, as tp). */
 #define NLW_KPROBE_PROGRAMS(protocol)					\
 KS_SYSCALL_KPROBE(kprobe__sendmsg, sendmsg)				\
 {									\
@@ -808,15 +812,17 @@ KS_SYSCALL_KPROBE(kprobe__sendfile, sendfile64)			\
 KS_SYSCALL_KPROBE32(kprobe__splice, splice)				\
 KS_SYSCALL_KPROBE32(kprobe__sendfile, sendfile64)			\
 KS_COMPAT_SYSCALL_KPROBE32_AS(kprobe__sendfile32, kprobe__sendfile, sendfile) \
-KS_SYSCALL_ENTER(kprobe__io_uring_enter, io_uring_enter)		\
+KS_SYSCALL_KPROBE(kprobe__io_uring_enter, io_uring_enter)		\
 {									\
-	return nlw_tp_uring_enter((int)args[0], (__u32)args[1],	\
-				  (__u32)args[3], protocol, noloop);	\
+	int __hit = nlw_uring_enter_hit((int)args[0], (__u32)args[1],	\
+					(__u32)args[3], protocol, noloop); \
+									\
+	return __hit < 0 ? 0 : ks_deny(0, __hit, 0, NLW_UNPARSED);	\
 }									\
+KS_SYSCALL_KPROBE32(kprobe__io_uring_enter, io_uring_enter)		\
 KS_SYSCALLS(kprobe__send__compat32, enter32, KS_NR32_write, KS_NR32_writev, \
 	    KS_NR32_pwritev, KS_NR32_pwritev2, KS_NR32_sendmsg, KS_NR32_sendto, \
-	    KS_NR32_send, KS_NR32_sendmmsg, KS_NR32_io_uring_enter,	\
-	    KS_NR32_socketcall)						\
+	    KS_NR32_send, KS_NR32_sendmmsg, KS_NR32_socketcall)		\
 {									\
 	return nlw_tp_compat(ctx, protocol, true);			\
 }									\

@@ -208,6 +208,8 @@ Test(shield_args, u04_a_condition_tells_two_layouts_of_one_hook_apart)
 			 "{\"proto\":\"IPPROTO_UDP\",\"fd\":5,\"call\":\"splice\",\"family\":\"AF_INET6\"}");
 	cr_expect_str_eq(named("cve-2026-43284", "sys_splice", 0, 0, 0, 2),
 			 "{\"msg_type\":0,\"sa_flags\":\"0x0\",\"hit\":false,\"walk\":\"unparsed\"}");
+	cr_expect_str_eq(named("cve-2026-43284", "sys_io_uring_enter", 0, 5, 0, 2),
+			 "{\"fd\":5,\"walk\":\"unparsed\"}");
 	cr_expect_str_eq(named("cve-2026-31431", "sys_sendfile64", 38, 7, 1, 2),
 			 "{\"family\":\"AF_ALG\",\"fd\":7,\"call\":\"sendfile\",\"step\":\"splice\"}");
 }

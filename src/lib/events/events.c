@@ -722,7 +722,9 @@ static const struct ks_arg_val xfrm_sa_flags[] = {
 	NLW_KPROBE_HOOK(shield, "sys_sendmmsg", __VA_ARGS__),				\
 	NLW_KPROBE_HOOK(shield, "sys_pwritev2", __VA_ARGS__),				\
 	NLW_KPROBE_HOOK(shield, "sys_splice", __VA_ARGS__),				\
-	NLW_KPROBE_HOOK(shield, "sys_sendfile64", __VA_ARGS__)
+	NLW_KPROBE_HOOK(shield, "sys_sendfile64", __VA_ARGS__),				\
+	{ shield, "sys_io_uring_enter", ANY,						\
+	  { A_NONE, A("fd", FD), A_NONE, A_ENUM("walk", nlw_results) } }
 
 /* userns-policy: the executable that was not allowed (its device and
  * inode, the ks_userns_allow key) */
