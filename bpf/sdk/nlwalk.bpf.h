@@ -41,6 +41,9 @@
  * Then its programs are one line per variant:
  *   NLW_LSM_PROGRAM(NETLINK_xxx)   "lsm": lsm/netlink_send, EPERM
  *   NLW_TP_PROGRAMS(NETLINK_xxx)   "tp": send syscalls' tracepoints, SIGKILL
+ *   NLW_KPROBE_PROGRAMS(NETLINK_xxx) "kprobe": the send syscalls' entry
+ *	functions, EPERM by bpf_override_return; io_uring and 32-bit sends
+ *	with tp's programs (list "kprobe" before "tp" in KSHIELD_VARIANTS)
  * Both guard sends on sockets of that protocol whose network namespace, or
  * whose sender, belongs to a non-initial user namespace (nlw_guarded).
  *
@@ -499,6 +502,26 @@ static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int p
 	return 0;
 }
 
+/* The kprobe variant's verdict on one send, at the syscall's entry
+ * function (bpf/sdk/override.bpf.h): nlw_tp_walk's parse, and -EPERM on a
+ * hit or on what could not be parsed (0 in audit mode), before the send
+ * runs: nothing is committed and the sender lives. */
+static __always_inline int nlw_kprobe_send(int fd, int kind, __u64 a, __u64 b, int protocol,
+					   const char *ks_hook, bool noloop)
+{
+	struct sock *sk = nlw_fd_netlink_sock(fd);
+	struct nlw *w;
+	int r;
+
+	if (!sk || !nlw_guarded(sk, protocol))
+		return 0;
+	w = nlw_get();
+	r = w ? nlw_tp_walk(w, kind, a, b, noloop) : NLW_UNPARSED;
+	if (r == NLW_CLEAN)
+		return 0;
+	return ks_deny(w ? w->msg_type : 0, w ? w->arg : 0, w ? w->hit : 0, r);
+}
+
 #include "nlwalk_uring.bpf.h"
 
 /* A shield that also guards what splice or sendfile feed into other
@@ -515,6 +538,12 @@ static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int p
 #ifndef NLW_TP_PIPE_FAMILIES
 #define NLW_TP_PIPE_FAMILIES NLW_AF_NETLINK
 #endif
+/* Its kprobe twin, NLW_KPROBE_PIPE_SEND(fd_out, is_sendfile), runs first
+ * in the kprobe variant's splice and sendfile programs (32-bit ones
+ * included) and returns 0 or the refusal (-EPERM; `ks_hook` is in scope). */
+#ifndef NLW_KPROBE_PIPE_SEND
+#define NLW_KPROBE_PIPE_SEND(fd, is_sendfile) 0
+#endif
 
 /* 32-bit compat syscalls for the tp variant. The syscall tracepoints
  * (and their raw twins) skip them, so this one raw_tp/sys_enter program
@@ -526,7 +555,8 @@ static __always_inline int nlw_tp_send(int fd, int kind, __u64 a, __u64 b, int p
  * requests from 32-bit code in a user namespace (fail closed). Costs every
  * syscall of every task a program run (the number is compared first): the
  * loader loads it only where the kernel runs 32-bit code. */
-static __always_inline int nlw_tp_compat(struct bpf_raw_tracepoint_args *ctx, int protocol)
+static __always_inline int nlw_tp_compat(struct bpf_raw_tracepoint_args *ctx, int protocol,
+					 bool kprobe)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	long nr = (long)ctx->args[1];
@@ -541,6 +571,12 @@ static __always_inline int nlw_tp_compat(struct bpf_raw_tracepoint_args *ctx, in
 	    nr != KS_NR32_send && nr != KS_NR32_sendmmsg && nr != KS_NR32_splice &&
 	    nr != KS_NR32_sendfile && nr != KS_NR32_sendfile64 &&
 	    nr != KS_NR32_io_uring_enter && nr != KS_NR32_socketcall)
+		return 0;
+	/* The kprobe variant refuses 32-bit splice, sendfile and
+	 * io_uring_enter at their entry functions, which run after this: no
+	 * kill before them. */
+	if (kprobe && (nr == KS_NR32_splice || nr == KS_NR32_sendfile || nr == KS_NR32_sendfile64 ||
+		       nr == KS_NR32_io_uring_enter))
 		return 0;
 	if (!ks_in_compat32())
 		return 0;
@@ -691,7 +727,7 @@ KS_SYSCALLS(tp__send__compat32, enter32, KS_NR32_write, KS_NR32_writev,	\
 	    KS_NR32_send, KS_NR32_sendmmsg, KS_NR32_splice, KS_NR32_sendfile, \
 	    KS_NR32_sendfile64, KS_NR32_io_uring_enter, KS_NR32_socketcall) \
 {									\
-	return nlw_tp_compat(ctx, protocol);				\
+	return nlw_tp_compat(ctx, protocol, false);			\
 }									\
 KS_SYSCALL_SOCK(tp__sendmsg, 0, NLW_AF_NETLINK);			\
 KS_SYSCALL_SOCK(tp__sendto, 0, NLW_AF_NETLINK);				\
@@ -719,6 +755,94 @@ int BPF_PROG(tp__uring_submit__opt__nobtf, struct io_kiocb *req)	\
 }									\
 SEC("raw_tp/io_uring_submit_sqe")					\
 int tp__uring_submit_sqe__opt__nobtf(unsigned long long *ctx)		\
+{									\
+	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
+}
+
+/* The "kprobe" variant (bpf/sdk/override.bpf.h): the tp variant's parse
+ * at the entry functions of sendmsg, sendto, write, writev, pwritev2,
+ * sendmmsg, splice and sendfile64, refusing with EPERM by
+ * bpf_override_return before the request reaches netlink_sendmsg (no
+ * dispatcher filters these by family: every such call on the machine runs
+ * a program, which leaves after one descriptor lookup). 32-bit splice and
+ * sendfile (the 32-bit twins, NLW_KPROBE_PIPE_SEND's targets too) are
+ * refused alike, unparsed. io_uring_enter (native and 32-bit) is refused
+ * when its ring holds a send to a guarded socket (tp's scan of the SQEs):
+ * nothing of that submission is issued. What passes no syscall entry of
+ * its own stays with the tp programs, which kill: requests as they are
+ * submitted (SQPOLL rings, an SQE rewritten after the entry's read) and
+ * the other 32-bit sends (from raw_tp/sys_enter, unparsed, as tp). */
+#define NLW_KPROBE_PROGRAMS(protocol)					\
+KS_SYSCALL_KPROBE(kprobe__sendmsg, sendmsg)				\
+{									\
+	return nlw_kprobe_send((int)args[0], NLW_SEND_MSG, args[1], 0, protocol, ks_hook, noloop); \
+}									\
+KS_SYSCALL_KPROBE(kprobe__sendto, sendto)				\
+{									\
+	return nlw_kprobe_send((int)args[0], NLW_SEND_BUF, args[1], args[2], protocol, ks_hook, noloop); \
+}									\
+KS_SYSCALL_KPROBE(kprobe__write, write)					\
+{									\
+	return nlw_kprobe_send((int)args[0], NLW_SEND_BUF, args[1], args[2], protocol, ks_hook, noloop); \
+}									\
+KS_SYSCALL_KPROBE(kprobe__writev, writev)				\
+{									\
+	return nlw_kprobe_send((int)args[0], NLW_SEND_IOV, args[1], args[2], protocol, ks_hook, noloop); \
+}									\
+KS_SYSCALL_KPROBE(kprobe__sendmmsg, sendmmsg)				\
+{									\
+	return nlw_kprobe_send((int)args[0], NLW_SEND_MMSG, args[1], args[2], protocol, ks_hook, noloop); \
+}									\
+KS_SYSCALL_KPROBE(kprobe__pwritev2, pwritev2)				\
+{									\
+	return nlw_kprobe_send((int)args[0], NLW_SEND_IOV, args[1], args[2], protocol, ks_hook, noloop); \
+}									\
+KS_SYSCALL_KPROBE(kprobe__splice, splice)				\
+{									\
+	int __r = NLW_KPROBE_PIPE_SEND((int)args[2], 0);		\
+									\
+	return __r ? __r : nlw_kprobe_send((int)args[2], NLW_SEND_PIPE, 0, 0, protocol, ks_hook, noloop); \
+}									\
+KS_SYSCALL_KPROBE(kprobe__sendfile, sendfile64)			\
+{									\
+	int __r = NLW_KPROBE_PIPE_SEND((int)args[0], 1);		\
+									\
+	return __r ? __r : nlw_kprobe_send((int)args[0], NLW_SEND_PIPE, 0, 0, protocol, ks_hook, noloop); \
+}									\
+KS_SYSCALL_KPROBE32(kprobe__splice, splice)				\
+KS_SYSCALL_KPROBE32(kprobe__sendfile, sendfile64)			\
+KS_COMPAT_SYSCALL_KPROBE32_AS(kprobe__sendfile32, kprobe__sendfile, sendfile) \
+KS_SYSCALL_KPROBE(kprobe__io_uring_enter, io_uring_enter)		\
+{									\
+	int __hit = nlw_uring_enter_hit((int)args[0], (__u32)args[1],	\
+					(__u32)args[3], protocol, noloop); \
+									\
+	return __hit < 0 ? 0 : ks_deny(0, __hit, 0, NLW_UNPARSED);	\
+}									\
+KS_SYSCALL_KPROBE32(kprobe__io_uring_enter, io_uring_enter)		\
+KS_SYSCALLS(kprobe__send__compat32, enter32, KS_NR32_write, KS_NR32_writev, \
+	    KS_NR32_pwritev, KS_NR32_pwritev2, KS_NR32_sendmsg, KS_NR32_sendto, \
+	    KS_NR32_send, KS_NR32_sendmmsg, KS_NR32_socketcall)		\
+{									\
+	return nlw_tp_compat(ctx, protocol, true);			\
+}									\
+SEC("tp_btf/io_uring_submit_req")					\
+int BPF_PROG(kprobe__uring_submit__opt, struct io_kiocb *req)		\
+{									\
+	return nlw_tp_uring_req(req, protocol);				\
+}									\
+SEC("tp_btf/io_uring_submit_sqe")					\
+int kprobe__uring_submit_sqe__opt(unsigned long long *ctx)		\
+{									\
+	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
+}									\
+SEC("raw_tp/io_uring_submit_req")					\
+int BPF_PROG(kprobe__uring_submit__opt__nobtf, struct io_kiocb *req)	\
+{									\
+	return nlw_tp_uring_req(req, protocol);				\
+}									\
+SEC("raw_tp/io_uring_submit_sqe")					\
+int kprobe__uring_submit_sqe__opt__nobtf(unsigned long long *ctx)	\
 {									\
 	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
 }

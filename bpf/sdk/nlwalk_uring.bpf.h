@@ -134,8 +134,13 @@ static __always_inline struct file *nlw_uring_file(int fd, __u32 flags)
  * killed whole when the submitter lives in a child user namespace. */
 #define NLW_SQ_SCAN_NOLOOP		16
 
-static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 flags, int protocol,
-					      bool noloop)
+/* The descriptor of the first SQE that io_uring_enter(@fd, @to_submit,
+ * @flags) would submit to a guarded socket (or -1): the ring's SQEs,
+ * read as the kernel will read them, in memory the submitter shares (a
+ * second thread may rewrite an SQE after this read: the submission
+ * programs, nlw_tp_uring_req, see what is submitted). */
+static __always_inline int nlw_uring_enter_hit(int fd, __u32 to_submit, __u32 flags, int protocol,
+					       bool noloop)
 {
 	struct nlw_uring_scan c = { .protocol = protocol, .hit = -1 };
 	struct io_ring_ctx *ctx;
@@ -143,16 +148,16 @@ static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 fla
 	__u32 tail, entries;
 
 	if (!to_submit)
-		return 0;
+		return -1;
 	file = nlw_uring_file(fd, flags);
 	if (!file)
-		return 0;
+		return -1;
 	ctx = BPF_CORE_READ(file, private_data);
 	if (!ctx)
-		return 0;
+		return -1;
 	entries = BPF_CORE_READ(ctx, sq_entries);
 	if (!entries || entries & (entries - 1))
-		return 0;
+		return -1;
 	c.mask = entries - 1;
 	c.head = BPF_CORE_READ(ctx, cached_sq_head);
 	tail = BPF_CORE_READ(ctx, rings, sq.tail);
@@ -173,8 +178,16 @@ static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 fla
 	} else {
 		bpf_loop(NLW_SQ_SCAN, nlw_uring_step, &c, 0);
 	}
-	if (c.hit >= 0)
-		ks_kill("sys_enter_io_uring_enter", 0, c.hit, 0, NLW_UNPARSED);
+	return c.hit;
+}
+
+static __always_inline int nlw_tp_uring_enter(int fd, __u32 to_submit, __u32 flags, int protocol,
+					      bool noloop)
+{
+	int hit = nlw_uring_enter_hit(fd, to_submit, flags, protocol, noloop);
+
+	if (hit >= 0)
+		ks_kill("sys_enter_io_uring_enter", 0, hit, 0, NLW_UNPARSED);
 	return 0;
 }
 

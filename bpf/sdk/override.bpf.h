@@ -135,7 +135,15 @@ static __always_inline int ____##prog(const __u64 *args, const char *ks_hook, \
 #define __KS_COMPAT_ENTRY(sc)	"__ia32_compat_sys_" #sc
 #endif
 #define KS_COMPAT_SYSCALL_KPROBE32(prog, sc)				\
-__KS_KPROBE_PROG(prog##__compat32, __KS_COMPAT_ENTRY(sc), ____##prog, KS_SYS_ARGS32, true)
+	KS_COMPAT_SYSCALL_KPROBE32_AS(prog, prog, sc)
+
+/* KS_COMPAT_SYSCALL_KPROBE32_AS(prog, body, sc): the same as program
+ * "prog__compat32" running the body of KS_SYSCALL_KPROBE program @body,
+ * for a check with a second 32-bit entry (i386 sendfile enters
+ * compat_sys_sendfile, sendfile64 sys_sendfile64: KS_SYSCALL_KPROBE32
+ * of @body names the other). */
+#define KS_COMPAT_SYSCALL_KPROBE32_AS(prog, body, sc)			\
+__KS_KPROBE_PROG(prog##__compat32, __KS_COMPAT_ENTRY(sc), ____##body, KS_SYS_ARGS32, true)
 
 /* i386 socketcall(@call, args), after KS_SYSCALL_KPROBE of the same
  * program: "prog__socketcall__compat32" at __ia32_compat_sys_socketcall

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "array.h"
 #include "btf_find.h"
 #include "fit.h"
 #include "sysinfo.h"
@@ -173,6 +174,40 @@ Test(fit_select, nobtf_copy_without_kernel_btf, .init = no_kernel_btf,
 	 * needs the kernel's BTF: a syscall hook loads as before */
 	cr_expect_eq(loads(obj, "tp__sendmsg") + loads(obj, "tp__sendmsg__noloop"), 1);
 	bpf_object__close(obj);
+}
+
+/* The kprobe variants of cve-2026-31431 and cve-2026-43284 refuse at
+ * syscall entry functions and keep tp's io_uring submission programs for
+ * the requests that pass none: where the variant runs (a kernel without
+ * trampolines, and here without BTF of its own) their raw tracepoint
+ * copies load beside the kprobes, and no tp program does. */
+Test(fit_select, kprobe_variant_keeps_the_uring_submission_programs, .init = no_kernel_btf,
+     .fini = no_kernel_btf_done)
+{
+	static const char *const shields[] = { "cve-2026-31431", "cve-2026-43284" };
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool req, sqe;
+
+	cr_assert(!libbpf_get_error(btf), "no vmlinux BTF");
+	req = btf__find_by_name_kind(btf, "btf_trace_io_uring_submit_req", BTF_KIND_TYPEDEF) >= 0;
+	sqe = btf__find_by_name_kind(btf, "btf_trace_io_uring_submit_sqe", BTF_KIND_TYPEDEF) >= 0;
+	btf__free(btf);
+	cr_assert(req || sqe, "neither io_uring submission tracepoint in the BTF");
+	for (size_t i = 0; i < ARRAY_SIZE(shields); i++) {
+		struct bpf_object *obj = open_variant(shields[i], "kprobe");
+
+		cr_expect_eq(loads(obj, "kprobe__splice") + loads(obj, "kprobe__splice__noloop"), 1,
+			     "%s: kprobe__splice", shields[i]);
+		cr_expect_eq(loads(obj, "kprobe__sendfile") + loads(obj, "kprobe__sendfile__noloop"),
+			     1, "%s: kprobe__sendfile", shields[i]);
+		cr_expect(!loads(obj, "kprobe__uring_submit__opt"), "%s", shields[i]);
+		cr_expect_eq(loads(obj, "kprobe__uring_submit__opt__nobtf"), req, "%s", shields[i]);
+		cr_expect_eq(loads(obj, "kprobe__uring_submit_sqe__opt__nobtf"), sqe, "%s",
+			     shields[i]);
+		cr_expect(!loads(obj, "tp__splice"), "%s: a tp program in the kprobe variant",
+			  shields[i]);
+		bpf_object__close(obj);
+	}
 }
 
 /* ks_fit_prepare: ks_fit_nobtf (.rodata, bpf/sdk/fit.bpf.h) says whether

@@ -203,6 +203,15 @@ Test(shield_args, u04_a_condition_tells_two_layouts_of_one_hook_apart)
 	cr_expect_str_eq(named("cve-2026-43284", "file_permission", 17, SYS_splice, 0, 2),
 			 "{\"proto\":\"IPPROTO_UDP\",\"syscall\":\"splice\",\"compat\":false,"
 			 "\"family\":\"AF_INET\"}");
+	/* the kprobe variant's splice entry: the UDP check or nlwalk's refusal */
+	cr_expect_str_eq(named("cve-2026-43284", "sys_splice", 17, 5, 0, 10),
+			 "{\"proto\":\"IPPROTO_UDP\",\"fd\":5,\"call\":\"splice\",\"family\":\"AF_INET6\"}");
+	cr_expect_str_eq(named("cve-2026-43284", "sys_splice", 0, 0, 0, 2),
+			 "{\"msg_type\":0,\"sa_flags\":\"0x0\",\"hit\":false,\"walk\":\"unparsed\"}");
+	cr_expect_str_eq(named("cve-2026-43284", "sys_io_uring_enter", 0, 5, 0, 2),
+			 "{\"fd\":5,\"walk\":\"unparsed\"}");
+	cr_expect_str_eq(named("cve-2026-31431", "sys_sendfile64", 38, 7, 1, 2),
+			 "{\"family\":\"AF_ALG\",\"fd\":7,\"call\":\"sendfile\",\"step\":\"splice\"}");
 }
 
 /* 5. A pair the table does not know (a shield from elsewhere) keeps its

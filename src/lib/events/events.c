@@ -710,6 +710,22 @@ static const struct ks_arg_val xfrm_sa_flags[] = {
 	{ shield, "sys_enter_compat32", ANY,						\
 	  { A("syscall", SYSCALL32), A("fd", FD), A_NONE, A_ENUM("walk", nlw_results) } }
 
+/* The same verdicts refused at the send syscalls' entry functions (the
+ * kprobe variant, nlw_kprobe_send: "sys_<call>"). */
+#define NLW_KPROBE_HOOK(shield, hook, ...)						\
+	{ shield, hook, ANY, { __VA_ARGS__, A_ENUM("walk", nlw_results) } }
+#define NLW_KPROBE_HOOKS(shield, ...)							\
+	NLW_KPROBE_HOOK(shield, "sys_sendmsg", __VA_ARGS__),				\
+	NLW_KPROBE_HOOK(shield, "sys_sendto", __VA_ARGS__),				\
+	NLW_KPROBE_HOOK(shield, "sys_write", __VA_ARGS__),				\
+	NLW_KPROBE_HOOK(shield, "sys_writev", __VA_ARGS__),				\
+	NLW_KPROBE_HOOK(shield, "sys_sendmmsg", __VA_ARGS__),				\
+	NLW_KPROBE_HOOK(shield, "sys_pwritev2", __VA_ARGS__),				\
+	NLW_KPROBE_HOOK(shield, "sys_splice", __VA_ARGS__),				\
+	NLW_KPROBE_HOOK(shield, "sys_sendfile64", __VA_ARGS__),				\
+	{ shield, "sys_io_uring_enter", ANY,						\
+	  { A_NONE, A("fd", FD), A_NONE, A_ENUM("walk", nlw_results) } }
+
 /* userns-policy: the executable that was not allowed (its device and
  * inode, the ks_userns_allow key) */
 #define EXE	A("exe_dev", DEV), A("exe_ino", UINT)
@@ -757,6 +773,9 @@ const struct ks_shield_args_def ks_shield_args[] = {
 	  { A("buf_flags", HEX), A("fd", FD), A_NONE, A_ENUM("call", dp_calls) } },
 	{ "cve-2022-0847", "io_uring_submit", ANY,
 	  { A("buf_flags", HEX), A_ENUM("opcode", iouring_ops), A_NONE, A_ENUM("call", dp_calls) } },
+	{ "cve-2026-31431", "sys_bind", ANY,	/* kprobe: the socket_bind layout */
+	  { A("family", FAMILY), A("addrlen", INT), A("name", STR8),
+	    A_ENUM("fail_closed", esn_bind_fail) } },
 	{ "cve-2026-31431", "file_permission", ANY,
 	  { A("family", FAMILY), A_FLAGS("mask", may_mask), A_NONE, A_NONE } },
 	{ "cve-2026-31431", "socket_sendmsg", ANY,
@@ -764,6 +783,17 @@ const struct ks_shield_args_def ks_shield_args[] = {
 	{ "cve-2026-31431", "sys_enter_accept", ANY,
 	  { A("family", FAMILY), A("fd", FD), A_NONE, A_ENUM("step", esn_steps) } },
 	{ "cve-2026-31431", "sys_enter_splice", ANY,
+	  { A("family", FAMILY), A("fd", FD), A_ENUM("call", splice_calls),
+	    A_ENUM("step", esn_steps) } },
+	/* kprobe: accept, accept4, splice, sendfile64 refused at entry */
+	{ "cve-2026-31431", "sys_accept", ANY,
+	  { A("family", FAMILY), A("fd", FD), A_NONE, A_ENUM("step", esn_steps) } },
+	{ "cve-2026-31431", "sys_accept4", ANY,
+	  { A("family", FAMILY), A("fd", FD), A_NONE, A_ENUM("step", esn_steps) } },
+	{ "cve-2026-31431", "sys_splice", ANY,
+	  { A("family", FAMILY), A("fd", FD), A_ENUM("call", splice_calls),
+	    A_ENUM("step", esn_steps) } },
+	{ "cve-2026-31431", "sys_sendfile64", ANY,
 	  { A("family", FAMILY), A("fd", FD), A_ENUM("call", splice_calls),
 	    A_ENUM("step", esn_steps) } },
 	{ "cve-2026-31431", "io_uring_submit", ANY,
@@ -788,8 +818,18 @@ const struct ks_shield_args_def ks_shield_args[] = {
 	{ "cve-2026-43284", "sys_enter_compat32", 0, 17,
 	  { A_ENUM("proto", ipprotos), A("fd", FD), A_ENUM("call", splice_calls),
 	    A("family", FAMILY) } },
+	/* kprobe: the splice check at splice/sendfile's entry (a0 17, where
+	 * nlwalk's refusals have a netlink message type) */
+	{ "cve-2026-43284", "sys_splice", 0, 17,
+	  { A_ENUM("proto", ipprotos), A("fd", FD), A_ENUM("call", splice_calls),
+	    A("family", FAMILY) } },
+	{ "cve-2026-43284", "sys_sendfile64", 0, 17,
+	  { A_ENUM("proto", ipprotos), A("fd", FD), A_ENUM("call", splice_calls),
+	    A("family", FAMILY) } },
 	NLW_HOOKS("cve-2026-43284", A_ENUM("msg_type", xfrm_types),
 		  A_FLAGS("sa_flags", xfrm_sa_flags), A("hit", BOOL)),
+	NLW_KPROBE_HOOKS("cve-2026-43284", A_ENUM("msg_type", xfrm_types),
+			 A_FLAGS("sa_flags", xfrm_sa_flags), A("hit", BOOL)),
 	/* AF_RXRPC from user space */
 	{ "cve-2026-43500", "socket_create", ANY,
 	  { A("family", FAMILY), A("type", SOCKTYPE), A("protocol", INT), A("kern", BOOL) } },
