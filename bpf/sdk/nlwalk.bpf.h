@@ -768,9 +768,9 @@ int tp__uring_submit_sqe__opt__nobtf(unsigned long long *ctx)		\
  * descriptor lookup). The copying writes (write, writev, pwritev2) stay
  * with tp's programs run by the dispatcher, for calls on a netlink socket
  * only (KS_SYSCALL_SOCK), which kill: a kprobe at the entry of write()
- * would make every write on the machine pay for it (about doubled the
- * cheapest write, tests/guest/harm.sh), against a look at the descriptor
- * in the dispatcher's one raw_tp/sys_enter program. 32-bit splice and
+ * would make every write on the machine pay for it, on top of the
+ * dispatcher's one raw_tp/sys_enter program that tp programs share (its
+ * look at the descriptor is all a write pays here). 32-bit splice and
  * sendfile (the 32-bit twins, NLW_KPROBE_PIPE_SEND's targets too) are
  * refused alike, unparsed. io_uring_enter (native and 32-bit) is refused
  * when its ring holds a send to a guarded socket (tp's scan of the SQEs):

@@ -214,7 +214,8 @@ Test(fit_select, kprobe_variant_keeps_the_uring_submission_programs, .init = no_
 /* cve-2026-43284's kprobe variant refuses at the entries of the rarer
  * sends and leaves the copying writes to tp's programs run by the
  * dispatcher for calls on a netlink socket only: a kprobe on write() made
- * every write on the machine pay (read+write 2.11x alone, harm check). */
+ * every write on the machine pay (harm check, every shield loaded:
+ * read+write 2.87x with it, 2.30x without). */
 static const struct {
 	const char *prog, *sec, *sock;	/* sock: the dispatcher's filter, or NULL */
 } nl43284_kprobe[] = {
