@@ -42,8 +42,9 @@
  *   NLW_LSM_PROGRAM(NETLINK_xxx)   "lsm": lsm/netlink_send, EPERM
  *   NLW_TP_PROGRAMS(NETLINK_xxx)   "tp": send syscalls' tracepoints, SIGKILL
  *   NLW_KPROBE_PROGRAMS(NETLINK_xxx) "kprobe": the send syscalls' entry
- *	functions, EPERM by bpf_override_return; io_uring and 32-bit sends
- *	with tp's programs (list "kprobe" before "tp" in KSHIELD_VARIANTS)
+ *	functions, EPERM by bpf_override_return; write, writev, pwritev2,
+ *	io_uring submissions and 32-bit sends with tp's programs, SIGKILL
+ *	(list "kprobe" before "tp" in KSHIELD_VARIANTS)
  * Both guard sends on sockets of that protocol whose network namespace, or
  * whose sender, belongs to a non-initial user namespace (nlw_guarded).
  *
@@ -760,11 +761,16 @@ int tp__uring_submit_sqe__opt__nobtf(unsigned long long *ctx)		\
 }
 
 /* The "kprobe" variant (bpf/sdk/override.bpf.h): the tp variant's parse
- * at the entry functions of sendmsg, sendto, write, writev, pwritev2,
- * sendmmsg, splice and sendfile64, refusing with EPERM by
- * bpf_override_return before the request reaches netlink_sendmsg (no
- * dispatcher filters these by family: every such call on the machine runs
- * a program, which leaves after one descriptor lookup). 32-bit splice and
+ * at the entry functions of sendmsg, sendto, sendmmsg, splice and
+ * sendfile64, refusing with EPERM by bpf_override_return before the
+ * request reaches netlink_sendmsg (no dispatcher filters these by family:
+ * every such call on the machine runs a program, which leaves after one
+ * descriptor lookup). The copying writes (write, writev, pwritev2) stay
+ * with tp's programs run by the dispatcher, for calls on a netlink socket
+ * only (KS_SYSCALL_SOCK), which kill: a kprobe at the entry of write()
+ * would make every write on the machine pay for it, on top of the
+ * dispatcher's one raw_tp/sys_enter program that tp programs share (its
+ * look at the descriptor is all a write pays here). 32-bit splice and
  * sendfile (the 32-bit twins, NLW_KPROBE_PIPE_SEND's targets too) are
  * refused alike, unparsed. io_uring_enter (native and 32-bit) is refused
  * when its ring holds a send to a guarded socket (tp's scan of the SQEs):
@@ -781,22 +787,25 @@ KS_SYSCALL_KPROBE(kprobe__sendto, sendto)				\
 {									\
 	return nlw_kprobe_send((int)args[0], NLW_SEND_BUF, args[1], args[2], protocol, ks_hook, noloop); \
 }									\
-KS_SYSCALL_KPROBE(kprobe__write, write)					\
-{									\
-	return nlw_kprobe_send((int)args[0], NLW_SEND_BUF, args[1], args[2], protocol, ks_hook, noloop); \
-}									\
-KS_SYSCALL_KPROBE(kprobe__writev, writev)				\
-{									\
-	return nlw_kprobe_send((int)args[0], NLW_SEND_IOV, args[1], args[2], protocol, ks_hook, noloop); \
-}									\
 KS_SYSCALL_KPROBE(kprobe__sendmmsg, sendmmsg)				\
 {									\
 	return nlw_kprobe_send((int)args[0], NLW_SEND_MMSG, args[1], args[2], protocol, ks_hook, noloop); \
 }									\
-KS_SYSCALL_KPROBE(kprobe__pwritev2, pwritev2)				\
+KS_SYSCALL_ENTER(kprobe__tp_write, write)				\
 {									\
-	return nlw_kprobe_send((int)args[0], NLW_SEND_IOV, args[1], args[2], protocol, ks_hook, noloop); \
+	return nlw_tp_send((int)args[0], NLW_SEND_BUF, args[1], args[2], protocol, noloop); \
 }									\
+KS_SYSCALL_ENTER(kprobe__tp_writev, writev)				\
+{									\
+	return nlw_tp_send((int)args[0], NLW_SEND_IOV, args[1], args[2], protocol, noloop); \
+}									\
+KS_SYSCALL_ENTER(kprobe__tp_pwritev2, pwritev2)			\
+{									\
+	return nlw_tp_send((int)args[0], NLW_SEND_IOV, args[1], args[2], protocol, noloop); \
+}									\
+KS_SYSCALL_SOCK(kprobe__tp_write, 0, NLW_AF_NETLINK);			\
+KS_SYSCALL_SOCK(kprobe__tp_writev, 0, NLW_AF_NETLINK);			\
+KS_SYSCALL_SOCK(kprobe__tp_pwritev2, 0, NLW_AF_NETLINK);		\
 KS_SYSCALL_KPROBE(kprobe__splice, splice)				\
 {									\
 	int __r = NLW_KPROBE_PIPE_SEND((int)args[2], 0);		\

@@ -11,11 +11,13 @@
 #            with a scratch store, signed objects and a key to stop it;
 #            started on the shields above, as after a restart
 #   monitor  the agent with --no-shields
-#   alone    read+write (and stat for the guard, whose inode_permission
-#            program runs on every path component): HARM_ALONE (the shields with file_permission
-#            programs before 6.5) each by itself where it loads an lsm,
-#            fmod_ret or kprobe variant, and the guard by itself (`kshield guard
-#            load`): which program costs what
+#   alone    HARM_ALONE (the shields with file_permission programs
+#            before 6.5) each by itself where it loads an lsm, fmod_ret or
+#            kprobe variant (every workload: a kprobe variant may bring the
+#            dispatcher along for its tp programs), and the guard by itself
+#            (`kshield guard load`; read+write and stat, for its
+#            inode_permission program runs on every path component): which
+#            program costs what
 # HARM_ROUNDS rounds (/etc/kshield/harm.env: 5 on x86-64, 3 on arm64),
 # each: none, shields, default, none, monitor, none, then each alone mode
 # followed by none. A mode's ratio in a round is its time over the mean of
@@ -212,13 +214,13 @@ for r in $(seq "$R"); do
 		tag "KSHIELD-LOG harm monitor:" <$H/monitor.log
 	fi
 	lap monitor-rest
-	# Attribution: read+write with one program set loaded at a time.
+	# Attribution: the workloads with one program set loaded at a time.
 	# (a shield on its tp variant runs behind the shared dispatcher: not
 	# its own cost there, and not timed; its kprobe variant has kprobes
-	# of its own on syscall entries, cve-2026-43284's on write)
+	# of its own on syscall entries)
 	for s in $ALONE; do
 		case " $variants " in *" $s=lsm "* | *" $s=fmod_ret "* | *" $s=kprobe "*) ;; *) continue ;; esac
-		kshield shield load /shields/$s.bpf.o >/dev/null 2>>$H/err && mode "$s" rw512
+		kshield shield load /shields/$s.bpf.o >/dev/null 2>>$H/err && mode "$s" $W
 	done
 	kshield guard load --off $TOK >/dev/null 2>>$H/err && mode guard rw512 stat
 	lap alone
@@ -255,7 +257,7 @@ done
 alone_json=""; sep=""
 for m in $ALONE guard; do
 	[ -s $H/r/$m.rw512 ] || continue
-	ws=rw512; [ "$m" = guard ] && ws="rw512 stat"
+	ws=$W; [ "$m" = guard ] && ws="rw512 stat"
 	alone_json="$alone_json$sep\"$m\": $(json_mode "$m" $ws)"; sep=", "
 done
 ok=false

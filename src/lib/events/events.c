@@ -711,16 +711,14 @@ static const struct ks_arg_val xfrm_sa_flags[] = {
 	  { A("syscall", SYSCALL32), A("fd", FD), A_NONE, A_ENUM("walk", nlw_results) } }
 
 /* The same verdicts refused at the send syscalls' entry functions (the
- * kprobe variant, nlw_kprobe_send: "sys_<call>"). */
+ * kprobe variant, nlw_kprobe_send: "sys_<call>"; its write, writev and
+ * pwritev2 are tp's programs, "sys_enter_send"). */
 #define NLW_KPROBE_HOOK(shield, hook, ...)						\
 	{ shield, hook, ANY, { __VA_ARGS__, A_ENUM("walk", nlw_results) } }
 #define NLW_KPROBE_HOOKS(shield, ...)							\
 	NLW_KPROBE_HOOK(shield, "sys_sendmsg", __VA_ARGS__),				\
 	NLW_KPROBE_HOOK(shield, "sys_sendto", __VA_ARGS__),				\
-	NLW_KPROBE_HOOK(shield, "sys_write", __VA_ARGS__),				\
-	NLW_KPROBE_HOOK(shield, "sys_writev", __VA_ARGS__),				\
 	NLW_KPROBE_HOOK(shield, "sys_sendmmsg", __VA_ARGS__),				\
-	NLW_KPROBE_HOOK(shield, "sys_pwritev2", __VA_ARGS__),				\
 	NLW_KPROBE_HOOK(shield, "sys_splice", __VA_ARGS__),				\
 	NLW_KPROBE_HOOK(shield, "sys_sendfile64", __VA_ARGS__),				\
 	{ shield, "sys_io_uring_enter", ANY,						\
