@@ -664,6 +664,33 @@ KS_SECURITY_HOOK(netlink_send, netlink_send, struct sock *sk, struct sk_buff *sk
 	(w)->plen = sizeof(__p) / sizeof(__p[0]);			\
 } while (0)
 
+/* io_uring sends judged as each request is submitted (SQPOLL rings and
+ * registered files included), by the tp variant and behind the kprobe
+ * variant's io_uring_enter refusal: the programs are named after the
+ * variant (@v) that loads them. */
+#define NLW_URING_SUBMIT_PROGRAMS(v, protocol)				\
+SEC("tp_btf/io_uring_submit_req")					\
+int BPF_PROG(v##__uring_submit__opt, struct io_kiocb *req)		\
+{									\
+	return nlw_tp_uring_req(req, protocol);				\
+}									\
+SEC("tp_btf/io_uring_submit_sqe")	/* its name before 6.3 */	\
+int v##__uring_submit_sqe__opt(unsigned long long *ctx)			\
+{									\
+	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
+}									\
+/* kernels without BTF of their own: the raw tracepoints */		\
+SEC("raw_tp/io_uring_submit_req")					\
+int BPF_PROG(v##__uring_submit__opt__nobtf, struct io_kiocb *req)	\
+{									\
+	return nlw_tp_uring_req(req, protocol);				\
+}									\
+SEC("raw_tp/io_uring_submit_sqe")					\
+int v##__uring_submit_sqe__opt__nobtf(unsigned long long *ctx)		\
+{									\
+	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
+}
+
 /* The "tp" variant: the syscalls that reach netlink_sendmsg(), each
  * walked by nlw_tp_send() for sockets of @protocol: sendmsg, sendto,
  * write, writev and pwritev2 (offset -1 is a plain writev, the only form a
@@ -738,27 +765,7 @@ KS_SYSCALL_SOCK(tp__sendmmsg, 0, NLW_AF_NETLINK);			\
 KS_SYSCALL_SOCK(tp__pwritev2, 0, NLW_AF_NETLINK);			\
 KS_SYSCALL_SOCK(tp__splice, 2, NLW_TP_PIPE_FAMILIES);			\
 KS_SYSCALL_SOCK(tp__sendfile, 0, NLW_TP_PIPE_FAMILIES);			\
-SEC("tp_btf/io_uring_submit_req")					\
-int BPF_PROG(tp__uring_submit__opt, struct io_kiocb *req)		\
-{									\
-	return nlw_tp_uring_req(req, protocol);				\
-}									\
-SEC("tp_btf/io_uring_submit_sqe")	/* its name before 6.3 */	\
-int tp__uring_submit_sqe__opt(unsigned long long *ctx)			\
-{									\
-	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
-}									\
-/* kernels without BTF of their own: the raw tracepoints */		\
-SEC("raw_tp/io_uring_submit_req")					\
-int BPF_PROG(tp__uring_submit__opt__nobtf, struct io_kiocb *req)	\
-{									\
-	return nlw_tp_uring_req(req, protocol);				\
-}									\
-SEC("raw_tp/io_uring_submit_sqe")					\
-int tp__uring_submit_sqe__opt__nobtf(unsigned long long *ctx)		\
-{									\
-	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
-}
+NLW_URING_SUBMIT_PROGRAMS(tp, protocol)
 
 /* The "kprobe" variant (bpf/sdk/override.bpf.h): the tp variant's parse
  * at the entry functions of sendmsg, sendto, sendmmsg, splice and
@@ -835,25 +842,6 @@ KS_SYSCALLS(kprobe__send__compat32, enter32, KS_NR32_write, KS_NR32_writev, \
 {									\
 	return nlw_tp_compat(ctx, protocol, true);			\
 }									\
-SEC("tp_btf/io_uring_submit_req")					\
-int BPF_PROG(kprobe__uring_submit__opt, struct io_kiocb *req)		\
-{									\
-	return nlw_tp_uring_req(req, protocol);				\
-}									\
-SEC("tp_btf/io_uring_submit_sqe")					\
-int kprobe__uring_submit_sqe__opt(unsigned long long *ctx)		\
-{									\
-	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
-}									\
-SEC("raw_tp/io_uring_submit_req")					\
-int BPF_PROG(kprobe__uring_submit__opt__nobtf, struct io_kiocb *req)	\
-{									\
-	return nlw_tp_uring_req(req, protocol);				\
-}									\
-SEC("raw_tp/io_uring_submit_sqe")					\
-int kprobe__uring_submit_sqe__opt__nobtf(unsigned long long *ctx)	\
-{									\
-	return nlw_tp_uring_req(ks_uring_sqe_req(ctx), protocol);	\
-}
+NLW_URING_SUBMIT_PROGRAMS(kprobe, protocol)
 
 #endif /* KSHIELD_NLWALK_BPF_H */
