@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "array.h"
 #include "fleet_harness.h"
 
 #define SHIELD KS_SOCKOPT_SHIELD
@@ -1590,4 +1591,170 @@ Test(fleet_ship, events_stored_while_shipping_after_a_step_back_ship_exactly_onc
 	cr_expect_geq(shipped, 140000);
 	collect_drain();
 	expect_pg_once(host, 140000, "written while shipping");
+}
+
+static double mono_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* PostgreSQL's rows of @host whose exec args hold @marker: rows, and
+ * distinct (host, seq) in @seqs. */
+static long long pg_marker(const char *host, const char *marker, long long *seqs)
+{
+	char *out = NULL;
+	long long rows = -1;
+	int rc = ks_runf(&out, NULL, "psql '%s' -Atc \"SELECT count(*), count(DISTINCT seq) FROM "
+			 "ks_events WHERE host = '%s' AND kind = 'exec' AND data->>'binary' = '/bin/true' "
+			 "AND data->>'args' LIKE '%%%s-%%'\"", conninfo, host, marker);
+
+	cr_assert_eq(rc, 0, "psql failed");
+	cr_assert_eq(sscanf(out, "%lld|%lld", &rows, seqs), 2, "psql said '%s'", out);
+	free(out);
+	return rows;
+}
+
+/* One integer from the store (-1 on none). */
+static long long store_int(const char *db, const char *sql)
+{
+	char *out = NULL;
+	long long v = -1;
+
+	ks_runf(&out, NULL, "sqlite3 %s \"%s\" 2>/dev/null", db, sql);
+	if (out && *out)
+		v = atoll(out);
+	free(out);
+	return v;
+}
+
+/* @n execs of /bin/true with @marker in their args, all stored by the
+ * agent (up to 20 s); returns the newest one's ts. (The queries' own sh
+ * and sqlite3 execs name the marker too: /bin/true's rows alone.) */
+static long long execs_stored(const char *db, const char *marker, int n)
+{
+	char q[300];
+	long long got = -1;
+
+	ks_sh_ok("for i in $(seq %d); do /bin/true %s-$i; done", n, marker);
+	snprintf(q, sizeof(q), "SELECT count(*) FROM events WHERE kind = 'exec' AND "
+		 "binary = '/bin/true' AND args LIKE '%%%s-%%'", marker);
+	for (int i = 0; i < 200 && got != n; i++, usleep(100 * 1000))
+		got = store_int(db, q);
+	cr_assert_eq(got, n, "%lld of %d execs of %s stored", got, n, marker);
+	snprintf(q, sizeof(q), "SELECT max(ts) FROM events WHERE kind = 'exec' AND "
+		 "binary = '/bin/true' AND args LIKE '%%%s-%%'", marker);
+	return store_int(db, q);
+}
+
+/* The same through the agent's own shipping thread (`kshield agent
+ * --fleet`, as bench/faults.sh runs it): its wall clock steps back 1 h
+ * (tests/clockshift.c: for the agent alone, the host's clock is shared),
+ * so the execs it stores then sit below the rows it has shipped (table
+ * late), then forward again. Each exec reaches PostgreSQL once. */
+Test(fleet_ship, the_agents_shipper_ships_events_stored_after_a_clock_step_back_once,
+     .timeout = 300)
+{
+	static const struct {
+		const char *what;
+		long long offset_s;	/* the agent's clock, from the real one */
+		bool below;		/* stored below the shipped-up-to mark */
+	} steps[] = {
+		{ "before", 0, false },
+		{ "1 h back", -3600, true },
+		{ "back to now", 0, false },
+	};
+	const int n = 200;
+	const double t0 = mono_s();
+	char db[300], host[64], lib[300], shift[300], marker[3][64], bpffs[128];
+	long long newest[3];
+	pid_t pid;
+
+	cluster_up();
+	snprintf(db, sizeof(db), "%s/events.db", dir);
+	snprintf(host, sizeof(host), "agstep%d", getpid());
+	snprintf(lib, sizeof(lib), "%s", ks_bin());
+	*strrchr(lib, '/') = '\0';
+	strcat(lib, "/tests/clockshift.so");
+	cr_assert_eq(access(lib, R_OK), 0, "%s is missing: make %s", lib, lib);
+	snprintf(shift, sizeof(shift), "%s/clockshift", dir);
+	ks_sh_ok("echo 0 > %s", shift);
+	ks_sh_ok("%s shield keygen %s/signer >/dev/null && mkdir -p %s/keys && cp %s/signer.pub %s/keys/",
+		 ks_bin(), dir, dir, dir, dir);
+	/* the root teardown() removes: named here, not in the child */
+	snprintf(bpffs, sizeof(bpffs), "/sys/fs/bpf/ks-fleet-%d-0", getpid());
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		char cmd[2048];
+
+		snprintf(cmd, sizeof(cmd), "KS_CLOCK_SHIFT_FILE=%s LD_PRELOAD=%s exec %s --bpffs %s "
+			 "agent --no-shields --no-flow --metrics off --store %s --fleet %s --keys %s/keys "
+			 "--state %s/state --host %s >>%s/agent-0.log 2>&1",
+			 shift, lib, agent_bin(), bpffs, db, host_urls, dir, dir, host, dir);
+		setsid();
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	agents[0] = pid;
+	{
+		char log[300], *text = NULL;
+
+		snprintf(log, sizeof(log), "%s/agent-0.log", dir);
+		for (int k = 0; k < 300 && !(text && strstr(text, "storing events")); k++) {
+			free(text);
+			usleep(100 * 1000);
+			text = ks_read_file(log);
+		}
+		cr_assert(text && strstr(text, "storing events"), "the agent is not storing: %s",
+			  text ? text : "(no log)");
+		free(text);
+	}
+
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+		long long mark = -1;
+
+		ks_sh_ok("echo %lld > %s.new && mv %s.new %s", steps[i].offset_s, shift, shift, shift);
+		usleep(1500 * 1000);	/* the agent's next tick sees the step */
+		snprintf(marker[i], sizeof(marker[i]), "ks-agstep-%d-%zu", getpid(), i);
+		newest[i] = execs_stored(db, marker[i], n);
+		mark = shipped_mark(db, host);
+		if (steps[i].below)
+			cr_expect_lt(newest[i], mark, "%s: the execs were stored above the shipped-up-to "
+				     "mark (%lld, newest %lld): not a step back", steps[i].what, mark,
+				     newest[i]);
+		/* shipped: every exec at or below the mark, none listed late */
+		for (int k = 0; k < 300 && mark < newest[i]; k++, usleep(100 * 1000))
+			mark = shipped_mark(db, host);
+		cr_assert_geq(mark, newest[i], "%s: the mark never reached the execs", steps[i].what);
+		cr_log_info("%s: execs stored and shipped at %.1f s", steps[i].what, mono_s() - t0);
+	}
+	{
+		char q[300];
+		long long left = -1;
+
+		snprintf(q, sizeof(q), "SELECT count(*) FROM late WHERE ts IN (SELECT ts FROM events "
+			 "WHERE kind = 'exec' AND binary = '/bin/true' AND args LIKE '%%%s-%%')",
+			 marker[1]);
+		for (int k = 0; k < 300 && left != 0; k++, usleep(100 * 1000))
+			left = store_int(db, q);
+		cr_expect_eq(left, 0, "%lld execs stored after the step back still listed in table late",
+			     left);
+	}
+	/* all shipped (the marks above): a drain or two brings them in */
+	long long rows[3] = { 0 }, seqs[3] = { 0 };
+
+	for (int k = 0, all = 0; k < 6 && !all; k++) {
+		collect_drain();
+		cr_log_info("drain %d done at %.1f s", k + 1, mono_s() - t0);
+		all = 1;
+		for (size_t i = 0; i < ARRAY_SIZE(steps); i++)
+			all &= (rows[i] = pg_marker(host, marker[i], &seqs[i])) >= n;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+		cr_expect_eq(rows[i], n, "%s: %lld of %d execs in PostgreSQL", steps[i].what, rows[i], n);
+		cr_expect_eq(seqs[i], n, "%s: %lld distinct seq, want %d", steps[i].what, seqs[i], n);
+	}
 }

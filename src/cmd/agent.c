@@ -72,7 +72,10 @@ struct agent {
 	FILE *json;
 	struct ks_monitor mon;
 	struct ks_ring rings[MAX_RINGS];	/* [0] ks_events, then older ones */
+	char ring_names[MAX_RINGS][64];	/* boot id:map id, in the store's ring_mark */
 	int nrings, epfd;
+	int ring_at;			/* the ring being read */
+	bool rings_skipped;		/* ring_mark applied (at the first store open) */
 	bool read_some;			/* the last read found records */
 	long long tick_at;		/* next tick (ks_mono_ms) */
 	struct ks_store *store;		/* NULL while the store is failing */
@@ -233,6 +236,24 @@ static void store_failed(struct agent *a, int err)
 	a->retry_at = a->now_ms + (a->store_corrupt ? 0 : RETRY_MS);
 }
 
+/* An agent killed between a commit and giving the ring's space back left
+ * records in the ring that its store holds: skip them, once, before the
+ * first read (the position is per ring map, named by ring_add()). */
+static void rings_skip(struct agent *a)
+{
+	a->rings_skipped = true;
+	for (int i = 0; i < a->nrings; i++) {
+		__u64 pos, n;
+
+		if (!a->ring_names[i][0] || ks_store_ring_pos(a->store, a->ring_names[i], &pos))
+			continue;
+		if ((n = ks_ring_skip(&a->rings[i], pos)))
+			ks_log("ring buffer: skipped %llu bytes of records the store already holds "
+			    "(the last agent stopped between storing and releasing them)",
+			    (unsigned long long)n);
+	}
+}
+
 static void store_open(struct agent *a)
 {
 	char aside[PATH_MAX + 32];
@@ -262,6 +283,8 @@ static void store_open(struct agent *a)
 		a->st.store_errors--;	/* a failed open is not a failed commit */
 		return;
 	}
+	if (!a->rings_skipped)
+		rings_skip(a);
 	if (ks_store_note_clock(a->store, a->boot_to_real) == 0)
 		a->clock_noted = a->boot_to_real;
 	count(a);
@@ -318,6 +341,9 @@ static int on_record(void *ctx, void *data, size_t size)
 		a->m.unstored[kind]++;
 		return 0;
 	}
+	if (a->ring_names[a->ring_at][0])
+		ks_store_ring_next(a->store, a->ring_at, a->ring_names[a->ring_at],
+				   a->rings[a->ring_at].pos);
 	err = ks_store_add_row(a->store, &r);
 	if (ks_store_committed(a->store) != a->committed_seen) {
 		batch_settled(a, true);	/* the store committed (with or before this row) */
@@ -527,6 +553,24 @@ static int ring_add(struct agent *a, int fd)
 		close(own);
 		return err;
 	}
+	{
+		/* map ids are not reused within a boot; pins do not outlive it */
+		struct bpf_map_info info = { 0 };
+		__u32 len = sizeof(info);
+		char boot[40] = "";
+		FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+		if (f) {
+			if (!fgets(boot, sizeof(boot), f))
+				boot[0] = '\0';
+			fclose(f);
+		}
+		boot[strcspn(boot, "\n")] = '\0';
+		a->ring_names[a->nrings][0] = '\0';	/* unnamed: no position kept */
+		if (boot[0] && !bpf_obj_get_info_by_fd(own, &info, &len) && info.id)
+			snprintf(a->ring_names[a->nrings], sizeof(a->ring_names[0]), "%s:%u", boot,
+				 info.id);
+	}
 	if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, own, &ev)) {
 		err = ks_err(-errno, "can't wait on the ring buffer: %s", strerror(errno));
 		ks_ring_close(r);
@@ -548,7 +592,10 @@ static int rings_read(struct agent *a)
 {
 	a->read_some = false;
 	for (int i = 0; i < a->nrings; i++) {
-		int n = ks_ring_read(&a->rings[i], on_record, a);
+		int n;
+
+		a->ring_at = i;
+		n = ks_ring_read(&a->rings[i], on_record, a);
 
 		if (n < 0)
 			return n;

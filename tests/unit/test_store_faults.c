@@ -296,3 +296,50 @@ Test(store_faults, rows_stored_below_older_rows_are_listed_late)
 	cr_expect_str_eq(pids, "6", "rows listed late after retention");
 	ks_store_close(s);
 }
+
+/* The agent's ring positions: each commit records the position of the
+ * last event row it holds, in its own transaction (an agent killed after
+ * the commit and before releasing the ring leaves the next one a place to
+ * skip to); a batch rolled back records nothing; a note moves nothing. */
+Test(store_faults, a_commit_records_the_ring_position_of_its_last_row)
+{
+	static const char *ring = "boot:7";
+	struct ks_store *s;
+	struct ks_row note;
+	__u64 pos = 0;
+
+	cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
+	cr_expect_eq(ks_store_ring_pos(s, ring, &pos), -ENOENT, "a position before any commit");
+	for (int i = 1; i <= 10; i++) {
+		ks_store_ring_next(s, 0, ring, 64 * i);
+		add(s, i, T0 + i * SEC);
+	}
+	cr_assert_eq(ks_store_commit(s), 10);
+	cr_assert_eq(ks_store_ring_pos(s, ring, &pos), 0);
+	cr_expect_eq(pos, 640, "after the first commit");
+
+	for (int i = 11; i <= 12; i++) {
+		ks_store_ring_next(s, 0, ring, 64 * i);
+		add(s, i, T0 + i * SEC);
+	}
+	cr_assert_eq(ks_store_abort(s), 2);
+	cr_assert_eq(ks_store_ring_pos(s, ring, &pos), 0);
+	cr_expect_eq(pos, 640, "a rolled-back batch moved the position");
+
+	ks_store_ring_next(s, 0, ring, 64 * 13);
+	add(s, 13, T0 + 13 * SEC);
+	ks_row_clear(&note);
+	ks_row_set_num(&note, KS_COL_TS, T0 + 14 * SEC);
+	ks_row_set_str(&note, KS_COL_KIND, "exit");
+	ks_row_set_num(&note, KS_COL_PID, 14);
+	cr_assert_eq(ks_store_add_note(s, &note), 0, "%s", ks_errmsg());
+	cr_assert_eq(ks_store_commit(s), 1);
+	cr_assert_eq(ks_store_ring_pos(s, ring, &pos), 0);
+	cr_expect_eq(pos, 64 * 13, "after a batch ending in a note");
+	ks_store_close(s);
+
+	cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
+	cr_assert_eq(ks_store_ring_pos(s, ring, &pos), 0);
+	cr_expect_eq(pos, 64 * 13, "after reopening");
+	ks_store_close(s);
+}

@@ -86,6 +86,22 @@ void ks_ring_release(struct ks_ring *r)
 		__atomic_store_n(r->consumer, r->pos, __ATOMIC_RELEASE);
 }
 
+__u64 ks_ring_skip(struct ks_ring *r, __u64 pos)
+{
+	__u64 cons, prod, n;
+
+	if (!r->consumer)
+		return 0;
+	cons = __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
+	prod = __atomic_load_n(r->producer, __ATOMIC_ACQUIRE);
+	if (r->pos != cons || pos <= cons || pos > prod)
+		return 0;
+	n = pos - cons;
+	r->pos = pos;
+	__atomic_store_n(r->consumer, pos, __ATOMIC_RELEASE);
+	return n;
+}
+
 __u64 ks_ring_held(const struct ks_ring *r)
 {
 	return r->consumer ? r->pos - __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE) : 0;

@@ -4,8 +4,10 @@
  * read as libbpf's ring_buffer does. The position lives in the pinned
  * map, so an agent killed with a batch read but not committed (SIGKILL,
  * the OOM killer) leaves those records to the next agent, which reads
- * them again: a kill loses nothing. (A record committed in the
- * microseconds between a commit and its release is read twice.)
+ * them again: a kill loses nothing. The store records with each commit
+ * how far it reached (ks_store_ring_next()); the next agent skips to
+ * there (ks_ring_skip()), so a kill between a commit and its release
+ * stores nothing twice.
  */
 #ifndef KSHIELD_RINGREAD_H
 #define KSHIELD_RINGREAD_H
@@ -31,6 +33,10 @@ void ks_ring_close(struct ks_ring *r);
 int ks_ring_read(struct ks_ring *r, int (*fn)(void *ctx, void *data, size_t len), void *ctx);
 /* Give the space of every record read so far back to the kernel. */
 void ks_ring_release(struct ks_ring *r);
+/* Move the read position and the kernel's consumer position forward to
+ * @pos (records already stored), if nothing was read yet and @pos lies
+ * between them and the producer's. Returns the bytes skipped. */
+__u64 ks_ring_skip(struct ks_ring *r, __u64 pos);
 /* Records read and not released, in bytes. */
 __u64 ks_ring_held(const struct ks_ring *r);
 

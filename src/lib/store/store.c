@@ -79,6 +79,12 @@ struct ks_store {
 	sqlite3_stmt *probe;		/* is a ts taken? (rows below high_ts) */
 	sqlite3_stmt *late_add;		/* a row stored below high_ts, into table late */
 	int wal_frames;			/* checkpoint at this many WAL frames */
+	struct ring_at {		/* the agent's ring positions (ring_mark) */
+		const char *ring;
+		__u64 next, queued;	/* after the row handed in next; the last queued */
+		bool dirty;		/* queued moved since the last commit */
+	} rings[KS_STORE_RINGS];
+	int ring_next;			/* the slot of the row handed in next, or -1 */
 	struct stat seen;		/* the main file after our last write */
 };
 
@@ -316,6 +322,7 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ks_err(-ENOMEM, "out of memory");
+	s->ring_next = -1;
 	/* No allocation statistics: they take a global mutex on every
 	 * malloc (a few per row). Refused, harmlessly, once SQLite is up. */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -642,6 +649,10 @@ static int add_row(struct ks_store *s, const struct ks_row *r, bool note, bool *
 	if (!q->rows && !(q->rows = malloc(KS_STORE_MULTI * sizeof(*q->rows))))
 		return ks_err(-ENOMEM, "out of memory");
 	ks_row_copy(&q->rows[q->n], r);
+	if (!note && s->ring_next >= 0) {
+		s->rings[s->ring_next].queued = s->rings[s->ring_next].next;
+		s->rings[s->ring_next].dirty = true;
+	}
 	q->ts[q->n] = s->last_ts;
 	q->bin[q->n] = bin;
 	q->note[q->n++] = note;
@@ -664,6 +675,8 @@ int ks_store_add_row(struct ks_store *s, const struct ks_row *r)
 {
 	bool queued = false;
 	int err = add_row(s, r, false, &queued);
+
+	s->ring_next = -1;
 
 	/* Every event handed in is committed, dropped or pending: never lost
 	 * between the counts. */
@@ -713,6 +726,54 @@ int ks_store_abort(struct ks_store *s)
 	return n;
 }
 
+/* The ring positions of the last rows queued, into the batch's own
+ * transaction: committed with them, or not at all. */
+static int ring_marks(struct ks_store *s)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_OK;
+
+	for (int i = 0; i < KS_STORE_RINGS && rc == SQLITE_OK; i++) {
+		if (!s->rings[i].dirty)
+			continue;
+		if (!st && (rc = sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO ring_mark(ring, pos) "
+						    "VALUES(?1, ?2)", -1, &st, NULL)) != SQLITE_OK)
+			break;
+		sqlite3_bind_text(st, 1, s->rings[i].ring, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)s->rings[i].queued);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
+		sqlite3_reset(st);
+		s->rings[i].dirty = rc != SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't record the ring buffer's position");
+}
+
+void ks_store_ring_next(struct ks_store *s, int slot, const char *ring, __u64 pos)
+{
+	if (slot < 0 || slot >= KS_STORE_RINGS)
+		return;
+	s->rings[slot].ring = ring;
+	s->rings[slot].next = pos;
+	s->ring_next = slot;
+}
+
+int ks_store_ring_pos(struct ks_store *s, const char *ring, __u64 *pos)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT pos FROM ring_mark WHERE ring = ?1", -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return sql_err(s->db, rc, "can't read the ring buffer's position");
+	sqlite3_bind_text(st, 1, ring, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*pos = (__u64)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT :
+	       sql_err(s->db, rc, "can't read the ring buffer's position");
+}
+
 int ks_store_commit(struct ks_store *s)
 {
 	int rc, n, err;
@@ -724,6 +785,8 @@ int ks_store_commit(struct ks_store *s)
 	err = flush_all(s);
 	if (rolled_back(s))
 		return err ? err : sql_err(s->db, SQLITE_FULL, "a batch was rolled back by SQLite");
+	if (!err)
+		err = ring_marks(s);
 	n = s->pending;
 	s->in_tx = false;
 	s->pending = s->pending_notes = 0;

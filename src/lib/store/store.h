@@ -22,6 +22,9 @@
  * that follows the store by ts (the fleet shipper) has passed their place:
  * it takes them from here and deletes the ids it has dealt with.
  * Retention deletes them with their rows.
+ * Table `ring_mark` (ring, pos): how far the agent had read each ring
+ * buffer (ring: boot id and map id) when it queued the last row of the
+ * last commit, written in that commit (ks_store_ring_next()).
  *
  * A store is recognised by PRAGMA application_id = KS_STORE_APP_ID and its
  * schema version by PRAGMA user_version; a newer one is refused, an older
@@ -93,6 +96,16 @@ int ks_store_abort(struct ks_store *s);
 /* Commit the open transaction; returns rows committed or a negative errno
  * (the batch is then lost and counted by the caller). */
 int ks_store_commit(struct ks_store *s);
+/* The agent's read position in ring buffer @slot (< KS_STORE_RINGS, named
+ * @ring, a string that outlives the store) once the row it hands in next
+ * is read. Each commit records in table ring_mark, in its own
+ * transaction, the position of the last row it holds, so that records
+ * committed but not yet given back to the ring when the agent was killed
+ * are skipped by the next agent (ks_store_ring_pos()), not stored twice. */
+#define KS_STORE_RINGS 4
+void ks_store_ring_next(struct ks_store *s, int slot, const char *ring, __u64 pos);
+/* The position the last commit recorded for @ring: 0, or -ENOENT. */
+int ks_store_ring_pos(struct ks_store *s, const char *ring, __u64 *pos);
 /* Rows committed since the store was opened. */
 __u64 ks_store_committed(const struct ks_store *s);
 /* Rows queued in the open transaction, and age of the oldest in ms. */

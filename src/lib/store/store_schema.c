@@ -595,7 +595,8 @@ int ks_schema_apply(sqlite3 *db)
 	    " lost INTEGER NOT NULL, unstored INTEGER NOT NULL);"
 	    /* ids never reused: a reader deletes the ids it has read */
 	    "CREATE TABLE IF NOT EXISTS late(id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	    " ts INTEGER NOT NULL);");
+	    " ts INTEGER NOT NULL);"
+	    "CREATE TABLE IF NOT EXISTS ring_mark(ring TEXT PRIMARY KEY, pos INTEGER NOT NULL);");
 	if (v1)
 		put(&b, "INSERT OR IGNORE INTO binaries(path, first) SELECT binary, min(ts) FROM "
 		    V1_TABLE " WHERE binary IS NOT NULL GROUP BY binary;");
