@@ -538,6 +538,27 @@ static void shields_sync(struct agent *a)
 
 /* ---- start, loop, stop ---- */
 
+/* The name under which the store keeps how far @fd's ring was stored
+ * ("boot id:map id": map ids are not reused within a boot, and pins do not
+ * outlive it); "" when either is unknown (no position kept). */
+static void ring_name(int fd, char *name, size_t len)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 ilen = sizeof(info);
+	char boot[40] = "";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (f) {
+		if (!fgets(boot, sizeof(boot), f))
+			boot[0] = '\0';
+		fclose(f);
+	}
+	boot[strcspn(boot, "\n")] = '\0';
+	name[0] = '\0';
+	if (boot[0] && !bpf_obj_get_info_by_fd(fd, &info, &ilen) && info.id)
+		snprintf(name, len, "%s:%u", boot, info.id);
+}
+
 /* Read ring buffer map @fd too (its fd is dup()ed: the caller closes its own). */
 static int ring_add(struct agent *a, int fd)
 {
@@ -553,24 +574,7 @@ static int ring_add(struct agent *a, int fd)
 		close(own);
 		return err;
 	}
-	{
-		/* map ids are not reused within a boot; pins do not outlive it */
-		struct bpf_map_info info = { 0 };
-		__u32 len = sizeof(info);
-		char boot[40] = "";
-		FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-
-		if (f) {
-			if (!fgets(boot, sizeof(boot), f))
-				boot[0] = '\0';
-			fclose(f);
-		}
-		boot[strcspn(boot, "\n")] = '\0';
-		a->ring_names[a->nrings][0] = '\0';	/* unnamed: no position kept */
-		if (boot[0] && !bpf_obj_get_info_by_fd(own, &info, &len) && info.id)
-			snprintf(a->ring_names[a->nrings], sizeof(a->ring_names[0]), "%s:%u", boot,
-				 info.id);
-	}
+	ring_name(own, a->ring_names[a->nrings], sizeof(a->ring_names[0]));
 	if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, own, &ev)) {
 		err = ks_err(-errno, "can't wait on the ring buffer: %s", strerror(errno));
 		ks_ring_close(r);
