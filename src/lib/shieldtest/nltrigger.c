@@ -158,7 +158,14 @@ static int uring_send(int fd, struct msghdr *m, int sqpoll, int fixed, int op)
 	__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
 	if (sqpoll) {
 		unsigned *sqflags = (unsigned *)((char *)sq + p.sq_off.flags);
-		unsigned wake = __atomic_load_n(sqflags, __ATOMIC_ACQUIRE) & IORING_SQ_NEED_WAKEUP ?
+		unsigned wake;
+
+		/* The tail store must be visible before the flags load (as
+		 * liburing's io_uring_smp_mb()): otherwise the SQ thread can go
+		 * to sleep without seeing the entry while this load misses its
+		 * NEED_WAKEUP, and the enter below waits forever. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		wake = __atomic_load_n(sqflags, __ATOMIC_ACQUIRE) & IORING_SQ_NEED_WAKEUP ?
 				IORING_ENTER_SQ_WAKEUP : 0;
 
 		res = syscall(__NR_io_uring_enter, ring, 0, 1, IORING_ENTER_GETEVENTS | wake,
