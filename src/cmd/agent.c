@@ -236,12 +236,33 @@ static void store_failed(struct agent *a, int err)
 	a->retry_at = a->now_ms + (a->store_corrupt ? 0 : RETRY_MS);
 }
 
+/* This boot's id ("" when unknown). */
+static void boot_id(char *boot, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	boot[0] = '\0';
+	if (f) {
+		if (!fgets(boot, (int)len, f))
+			boot[0] = '\0';
+		fclose(f);
+	}
+	boot[strcspn(boot, "\n")] = '\0';
+}
+
 /* An agent killed between a commit and giving the ring's space back left
  * records in the ring that its store holds: skip them, once, before the
- * first read (the position is per ring map, named by ring_add()). */
+ * first read (the position is per ring map, named by ring_add()). The
+ * positions of earlier boots' rings are dropped then: no map outlives a
+ * boot, so the table holds this boot's rings only. */
 static void rings_skip(struct agent *a)
 {
+	char boot[40];
+
 	a->rings_skipped = true;
+	boot_id(boot, sizeof(boot));
+	if (boot[0] && ks_store_ring_forget(a->store, boot) < 0)
+		ks_log("store: %s", ks_errmsg());
 	for (int i = 0; i < a->nrings; i++) {
 		__u64 pos, n;
 
@@ -545,15 +566,9 @@ static void ring_name(int fd, char *name, size_t len)
 {
 	struct bpf_map_info info = { 0 };
 	__u32 ilen = sizeof(info);
-	char boot[40] = "";
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	char boot[40];
 
-	if (f) {
-		if (!fgets(boot, sizeof(boot), f))
-			boot[0] = '\0';
-		fclose(f);
-	}
-	boot[strcspn(boot, "\n")] = '\0';
+	boot_id(boot, sizeof(boot));
 	name[0] = '\0';
 	if (boot[0] && !bpf_obj_get_info_by_fd(fd, &info, &ilen) && info.id)
 		snprintf(name, len, "%s:%u", boot, info.id);

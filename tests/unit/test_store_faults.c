@@ -343,3 +343,30 @@ Test(store_faults, a_commit_records_the_ring_position_of_its_last_row)
 	cr_expect_eq(pos, 64 * 13, "after reopening");
 	ks_store_close(s);
 }
+
+/* Ring maps die with their boot: the agent drops the positions of other
+ * boots' rings (named "boot id:map id") and keeps this boot's, whatever
+ * their map ids. */
+Test(store_faults, positions_of_other_boots_rings_are_forgotten)
+{
+	static const char *const rings[] = { "b-1:7", "b-1:9", "b-2:7", "b-10:7", "b-2" };
+	struct ks_store *s;
+	__u64 pos = 0;
+
+	cr_assert_eq(ks_store_open(&s, path, KS_STORE_CREATE), 0, "%s", ks_errmsg());
+	for (int i = 0; i < 5; i++) {
+		ks_store_ring_next(s, i % KS_STORE_RINGS, rings[i], 64 * (i + 1));
+		add(s, i + 1, T0 + (i + 1) * SEC);
+		cr_assert_eq(ks_store_commit(s), 1);
+	}
+	cr_assert_eq(ks_store_ring_forget(s, "b-1"), 3, "%s", ks_errmsg());
+	cr_expect_eq(ks_store_ring_pos(s, "b-1:7", &pos), 0);
+	cr_expect_eq(pos, 64);
+	cr_expect_eq(ks_store_ring_pos(s, "b-1:9", &pos), 0);
+	cr_expect_eq(pos, 128);
+	cr_expect_eq(ks_store_ring_pos(s, "b-2:7", &pos), -ENOENT);
+	cr_expect_eq(ks_store_ring_pos(s, "b-10:7", &pos), -ENOENT, "a boot id with this one as prefix");
+	cr_expect_eq(ks_store_ring_pos(s, "b-2", &pos), -ENOENT);
+	cr_expect_eq(ks_store_ring_forget(s, "b-1"), 0, "nothing left to forget");
+	ks_store_close(s);
+}

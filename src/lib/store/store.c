@@ -774,6 +774,21 @@ int ks_store_ring_pos(struct ks_store *s, const char *ring, __u64 *pos)
 	       sql_err(s->db, rc, "can't read the ring buffer's position");
 }
 
+int ks_store_ring_forget(struct ks_store *s, const char *boot)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "DELETE FROM ring_mark "
+				    "WHERE substr(ring, 1, length(?1) + 1) <> ?1 || ':'", -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return sql_err(s->db, rc, "can't forget old ring buffer positions");
+	sqlite3_bind_text(st, 1, boot, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? sqlite3_changes(s->db) :
+	       sql_err(s->db, rc, "can't forget old ring buffer positions");
+}
+
 int ks_store_commit(struct ks_store *s)
 {
 	int rc, n, err;

@@ -106,6 +106,9 @@ int ks_store_commit(struct ks_store *s);
 void ks_store_ring_next(struct ks_store *s, int slot, const char *ring, __u64 pos);
 /* The position the last commit recorded for @ring: 0, or -ENOENT. */
 int ks_store_ring_pos(struct ks_store *s, const char *ring, __u64 *pos);
+/* Forget the positions of rings named for a boot other than @boot (their
+ * maps died with it): returns how many, or a negative errno. */
+int ks_store_ring_forget(struct ks_store *s, const char *boot);
 /* Rows committed since the store was opened. */
 __u64 ks_store_committed(const struct ks_store *s);
 /* Rows queued in the open transaction, and age of the oldest in ms. */
