@@ -96,6 +96,21 @@ bad:
 	return -EINVAL;
 }
 
+int ks_fpd_filter(const struct ks_meta *meta, const char *prog, struct ks_fp_slot *s,
+		  char *why, size_t len)
+{
+	int v;
+	const char *f = member_key(meta, "fpf.", prog, &v);
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->prog, sizeof(s->prog), "%s", prog);
+	if (v < 0 || !member_key(meta, "fp.", prog, NULL)) {
+		snprintf(why, len, "%s: not a chained file_permission program", prog);
+		return -ENOENT;
+	}
+	return parse_filter(f, s, why, len) ?: v;
+}
+
 static int open_map(const char *name)
 {
 	char path[PATH_MAX];
@@ -294,10 +309,9 @@ static int register_one(struct maps *m, struct ks_fp_slot *s, const char *owner,
 	int fd = bpf_program__fd(prog), v, n = 0, err;
 	struct ks_fp_slot *vs;
 
+	if ((v = ks_fpd_filter(meta, bpf_program__name(prog), &e, why, len)) < 0)
+		return v;
 	snprintf(e.owner, sizeof(e.owner), "%s", owner);
-	snprintf(e.prog, sizeof(e.prog), "%s", bpf_program__name(prog));
-	if ((err = parse_filter(member_key(meta, "fpf.", e.prog, &v), &e, why, len)))
-		return err;
 	if (bpf_obj_get_info_by_fd(fd, &info, &ilen)) {
 		err = -errno;
 		snprintf(why, len, "can't read its id: %s", strerror(-err));

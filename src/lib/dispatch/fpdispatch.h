@@ -24,6 +24,13 @@ struct ks_meta;
  * loader; ks_fpd_add() registers it, or attaches it where it cannot. */
 bool ks_fpd_is_chained(const struct bpf_program *prog, const struct ks_meta *meta);
 
+/* The chain filter chain member @prog declares (KS_SECURITY_FILTER;
+ * s->all without one) into @s: its variant (enum ks_fp_variant), or
+ * -errno with @why. */
+struct ks_fp_slot;
+int ks_fpd_filter(const struct ks_meta *meta, const char *prog, struct ks_fp_slot *s,
+		  char *why, size_t len);
+
 /* Register every loaded chain member of @obj under @owner (as
  * ks_sysd_add), pinned as prog_<name> in @dir by the caller. A member
  * the kernel will not chain is attached on its own instead, its link
