@@ -127,18 +127,25 @@ mode() {
 	none
 	for w in "$@"; do eval "put $m \"\$l_$w\" \"\$b_$w\" \"\$n_$w\""; done
 }
-# fp_links: the programs attached to file_permission (links whose target
-# is security_file_permission or bpf_lsm_file_permission), by name, as
-# bpftool lists them where the guest has it (matrix/initramfs.sh)
+# fp_links: the programs attached to file_permission, by name, as bpftool
+# lists them where the guest has it (matrix/initramfs.sh): tracing links
+# whose target is security_file_permission or bpf_lsm_file_permission,
+# or, where the kernel reports no target (before 5.13), whose program is
+# named so (the kernel keeps 15 characters: "lsm__file_permi",
+# "fmod_ret__file_", "ks_fp_lsm", "ks_fp_fmod_ret")
 fp_links() {
 	command -v bpftool >/dev/null || { echo "no bpftool"; return; }
 	ids=$(bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
 		sed -n "s/^\[\([0-9]*\)\] FUNC '\(security_file_permission\|bpf_lsm_file_permission\)'.*/\1/p" | tr '\n' ' ')
-	bpftool link show 2>/dev/null | awk -v ids=" $ids " '
-		/^[0-9]+:/ { prog = ""; for (i = 1; i < NF; i++) if ($i == "prog") prog = $(i + 1) }
-		/target_btf_id/ { for (i = 1; i < NF; i++) if ($i == "target_btf_id" && index(ids, " " $(i + 1) " ")) print prog }' |
-	while read -r p; do
-		bpftool prog show id "$p" 2>/dev/null | sed -n 's/^[0-9]*: [a-z_]*  *name \([^ ]*\) .*/\1/p'
+	bpftool link show 2>/dev/null | awk '
+		function out() { if (prog != "") print prog, (tgt == "" ? "-" : tgt) }
+		/^[0-9]+:/ { out(); prog = ""; tgt = ""; if ($2 == "tracing") for (i = 1; i < NF; i++) if ($i == "prog") prog = $(i + 1) }
+		/target_btf_id/ { for (i = 1; i < NF; i++) if ($i == "target_btf_id") tgt = $(i + 1) }
+		END { out() }' |
+	while read -r p t; do
+		n=$(bpftool prog show id "$p" 2>/dev/null | sed -n 's/^[0-9]*: [a-z_]*  *name \([^ ]*\) .*/\1/p')
+		case " $ids " in *" $t "*) echo "$n" ;; esac
+		[ "$t" = - ] && case $n in ks_fp_*|*file_perm*|*__file_*) echo "$n" ;; esac
 	done | awk '{n++; s = s " " $1} END {printf "%d:%s", n, s}'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.3f\n", a / b}'; }
