@@ -105,6 +105,15 @@ if [[ ,$checks, == *,harm,* ]]; then
 	mkdir -p "$stage/tests"
 	cp "$here/../tests/guest/harm.sh" "$stage/tests/"
 	cp "$(dirname "$KSHIELD_STATIC")/syscall_loop" "$stage/bin/"
+	# bpftool and its libraries, where the host has one of the guest's
+	# arch: the check lists the programs attached to file_permission
+	if [ "$strip_" = strip ] && bp=$(command -v bpftool); then
+		cp "$bp" "$stage/bin/bpftool"
+		ldd "$bp" | awk '/=> \// {print $3} /^[ \t]*\/lib/ {print $1}' | while read -r l; do
+			mkdir -p "$stage$(dirname "$l")"
+			cp -L "$l" "$stage$l"
+		done
+	fi
 	# its "default" mode runs the agent as packaged
 	cp "$here/../packaging/kshield.conf" "$stage/etc/kshield/harm-default.conf"
 	# rounds (tests/guest/harm.sh): an arm64 round under TCG takes 3-4x

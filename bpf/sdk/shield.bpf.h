@@ -91,6 +91,7 @@
 #include "kshield.bpf.h"
 #include "syscalls.bpf.h"
 #include "override.bpf.h"
+#include "fpchain.bpf.h"
 #include <kshield/shield.h>
 
 #define KSHIELD_META(key, val)						\
@@ -205,13 +206,22 @@ static __always_inline __u32 __ks_hit(const char *hook, __u32 verdict_enforce,
  * function takes the same arguments; write two programs around a shared
  * helper where they differ (mmap_file: the hook has reqprot,
  * security_mmap_file not), and use fentry for void hooks. */
-#define __KS_SECURITY_PROG(sec, prog, name, noloop)			\
+/* On a hot hook (file_permission: bpf/sdk/fpchain.bpf.h) the programs
+ * are chain members: each ends by running the next member when it made no
+ * decision, and the loader registers them with the hook's one kshield
+ * program instead of attaching them. */
+#define __KS_SECURITY_PROG(sec, prog, name, noloop, hook, fpv, fpprogs)	\
 SEC(sec)								\
 int prog(unsigned long long *ctx)					\
 {									\
-	return ____ks_entry_##name(ctx, noloop);			\
+	int __v = ____ks_entry_##name(ctx, noloop);			\
+									\
+	if (KS_HOOK_IS_HOT(hook))					\
+		return ks_fp_next(ctx, fpv, &fpprogs, __v, KS_FP_SELF(hook)); \
+	return __v;							\
 }
 #define KS_SECURITY_HOOK_FN(name, hook, fn, args...)			\
+__KS_FP_META(name, hook)						\
 static const char __ks_hook_##name[KS_HOOK_LEN] = #hook;		\
 static __always_inline int ____ks_##name(unsigned long long *ctx, args,	\
 					 const char *ks_hook, bool noloop);	\
@@ -226,10 +236,14 @@ static __always_inline int ____ks_entry_##name(unsigned long long *ctx, bool nol
 	return ____ks_##name(___bpf_ctx_cast(args), __ks_hook_##name, noloop); \
 	_Pragma("GCC diagnostic pop")					\
 }									\
-__KS_SECURITY_PROG("lsm/" #hook, lsm__##name, name, false)		\
-__KS_SECURITY_PROG("lsm/" #hook, lsm__##name##__noloop, name, true)	\
-__KS_SECURITY_PROG("fmod_ret/" #fn, fmod_ret__##name, name, false)	\
-__KS_SECURITY_PROG("fmod_ret/" #fn, fmod_ret__##name##__noloop, name, true) \
+__KS_SECURITY_PROG("lsm/" #hook, lsm__##name, name, false, hook,	\
+		   KS_FP_LSM, ks_fp_progs_lsm)				\
+__KS_SECURITY_PROG("lsm/" #hook, lsm__##name##__noloop, name, true, hook, \
+		   KS_FP_LSM, ks_fp_progs_lsm)				\
+__KS_SECURITY_PROG("fmod_ret/" #fn, fmod_ret__##name, name, false, hook, \
+		   KS_FP_FMOD_RET, ks_fp_progs_fmod_ret)		\
+__KS_SECURITY_PROG("fmod_ret/" #fn, fmod_ret__##name##__noloop, name, true, hook, \
+		   KS_FP_FMOD_RET, ks_fp_progs_fmod_ret)		\
 static __always_inline int ____ks_##name(unsigned long long *ctx, args,	\
 					 const char *ks_hook, bool noloop)
 

@@ -25,6 +25,7 @@
 #include "guard.h"
 #include "monitor.h"
 #include "sysdispatch.h"
+#include "fpdispatch.h"
 
 #define MAX_OBJS 128
 
@@ -142,7 +143,7 @@ static int write_agent_objs(const char *dir, char **objs, int *n)
 {
 	static const struct { const char *name; const void *(*elf)(size_t *); } agent[] = {
 		{ "monitor", ks_monitor_elf }, { "guard", ks_guard_elf },
-		{ "sysdispatch", ks_sysd_elf },
+		{ "sysdispatch", ks_sysd_elf }, { "fpdispatch", ks_fpd_elf },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(agent); i++) {

@@ -24,6 +24,7 @@
 #include "pins.h"
 #include "store.h"
 #include "sysdispatch.h"
+#include "fpdispatch.h"
 
 #define KS_PIDFILE "/run/kshield.pid"
 
@@ -240,6 +241,8 @@ int do_status(int argc, char **argv)
 	struct ks_config cfg;
 	int nsh = 0, err, nsys = 0;
 	bool sys_enter = false, sys_exit = false;
+	unsigned fp_attached = 0;
+	int nfp = 0;
 	char when[64];
 	const struct ks_opt opts[] = { OPT_VAL("--config", &cfgpath), OPT_VAL("--store", &store), OPT_END };
 
@@ -268,6 +271,7 @@ int do_status(int argc, char **argv)
 		return ks_report(err);
 	fmt_time(s.newest_ns, when, sizeof(when));
 	ks_sysd_count(&nsys, &sys_enter, &sys_exit);
+	ks_fpd_count(&nfp, &fp_attached);
 
 	if (json_output) {
 		struct json_object *o = json_object_new_object(), *a, *x;
@@ -301,6 +305,11 @@ int do_status(int argc, char **argv)
 		json_object_object_add(x, "sys_enter", json_object_new_boolean(sys_enter));
 		json_object_object_add(x, "sys_exit", json_object_new_boolean(sys_exit));
 		json_object_object_add(o, "syscall_dispatcher", x);
+		x = json_object_new_object();
+		json_object_object_add(x, "programs", json_object_new_int(nfp));
+		json_object_object_add(x, "lsm", json_object_new_boolean(fp_attached & 1));
+		json_object_object_add(x, "fmod_ret", json_object_new_boolean(fp_attached & 2));
+		json_object_object_add(o, "file_permission_dispatcher", x);
 		x = json_object_new_object();
 		json_object_object_add(x, "pinned", json_object_new_boolean(s.monitor_pinned));
 		json_object_object_add(x, "links", json_object_new_int(s.monitor_links));
@@ -349,6 +358,9 @@ int do_status(int argc, char **argv)
 			       (unsigned long long)sh[i].hits[KS_VERDICT_KILLED]);
 		printf("syscalls:  %d programs behind one dispatcher (sys_enter %s, sys_exit %s)\n",
 		       nsys, sys_enter ? "attached" : "off", sys_exit ? "attached" : "off");
+		printf("file_permission: %d programs behind one dispatcher (%s)\n", nfp,
+		       fp_attached == 3 ? "lsm and fmod_ret attached" : fp_attached == 1 ? "lsm attached" :
+		       fp_attached == 2 ? "fmod_ret attached" : "off");
 		printf("monitor:   %s", s.monitor_pinned ? "" : "not pinned\n");
 		if (s.monitor_pinned)
 			printf("pinned, %d links\n", s.monitor_links);

@@ -127,6 +127,27 @@ mode() {
 	none
 	for w in "$@"; do eval "put $m \"\$l_$w\" \"\$b_$w\" \"\$n_$w\""; done
 }
+# fp_links: the programs attached to file_permission, by name, as bpftool
+# lists them where the guest has it (matrix/initramfs.sh): tracing links
+# whose target is security_file_permission or bpf_lsm_file_permission,
+# or, where the kernel reports no target (before 5.13), whose program is
+# named so (the kernel keeps 15 characters: "lsm__file_permi",
+# "fmod_ret__file_", "ks_fp_lsm", "ks_fp_fmod_ret")
+fp_links() {
+	command -v bpftool >/dev/null || { echo "no bpftool"; return; }
+	ids=$(bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
+		sed -n "s/^\[\([0-9]*\)\] FUNC '\(security_file_permission\|bpf_lsm_file_permission\)'.*/\1/p" | tr '\n' ' ')
+	bpftool link show 2>/dev/null | awk '
+		function out() { if (prog != "") print prog, (tgt == "" ? "-" : tgt) }
+		/^[0-9]+:/ { out(); prog = ""; tgt = ""; if ($2 == "tracing") for (i = 1; i < NF; i++) if ($i == "prog") prog = $(i + 1) }
+		/target_btf_id/ { for (i = 1; i < NF; i++) if ($i == "target_btf_id") tgt = $(i + 1) }
+		END { out() }' |
+	while read -r p t; do
+		n=$(bpftool prog show id "$p" 2>/dev/null | sed -n 's/^[0-9]*: [a-z_]*  *name \([^ ]*\) .*/\1/p')
+		case " $ids " in *" $t "*) echo "$n" ;; esac
+		[ "$t" = - ] && case $n in ks_fp_*|*file_perm*|*__file_*) echo "$n" ;; esac
+	done | awk '{n++; s = s " " $1} END {printf "%d:%s", n, s}'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.3f\n", a / b}'; }
 # agent_start LOG ARGS...: start it and wait until it has loaded (the
 # default one says "guard:" after its shields)
@@ -166,6 +187,9 @@ for r in $(seq "$R"); do
 		loaded=$ld refused=$rf
 		variants=$(kshield -j shield list 2>/dev/null | tr '{' '\n' | sed -n 's/.*"name":"\([^"]*\)".*"variant":"\([^"]*\)".*/\1=\2/p' | tr '\n' ' ')
 		dispatch=$(kshield status 2>/dev/null | sed -n 's/^syscalls: *//p')
+		fpd=$(kshield status 2>/dev/null | sed -n 's/^file_permission: *//p')
+		fpl=$(fp_links)
+		echo "KSHIELD-LOG harm: every shield loaded: file_permission: $fpd; attached there (bpftool): $fpl"
 		names=$(kshield -j shield list 2>/dev/null | tr '{' '\n' | sed -n 's/.*"name":"\([^"]*\)".*/unload:\1 audit:\1/p')
 		kshield guard token --key $H/k.key --out $H/weaken.token guard-off $names 2>>$H/err &&
 			TOK="--token $H/weaken.token"
@@ -263,5 +287,5 @@ done
 ok=false
 [ "$loaded" -gt 0 ] && [ "$complete" = true ] && [ -n "$monsys" ] && [ "${mon_bpfev:-0}" -ge 1 ] &&
 	[ "$def_shields" -gt 0 ] && [ -n "$def_guard" ] && ok=true
-echo "KSHIELD-CHECK harm {\"ok\": $ok, \"rounds\": $R, \"shields\": $nshields, \"loaded\": $loaded, \"refused\": \"${refused# }\", \"variants\": \"${variants% }\", \"dispatcher\": \"$dispatch\", \"pinned_before\": \"${before% }\", \"getppid\": $(med $H/r/shields.getppid), \"rw512\": $(med $H/r/shields.rw512), \"stat\": $(med $H/r/shields.stat), \"noise\": $(json_mode noise $W), \"modes\": {\"shields\": $(json_mode shields $W), \"monitor\": $(json_mode monitor $W), \"default\": $(json_mode default $W)}, \"alone\": {$alone_json}, \"monitor\": {\"syscalls_by\": \"${monsys:-?}\", \"bpf_events\": ${mon_bpfev:-0}}, \"default\": {\"shields_loaded\": $def_shields, \"guard\": \"$def_guard\"}, \"seconds\": $(awk "BEGIN {print $(up) - $t0}")}"
+echo "KSHIELD-CHECK harm {\"ok\": $ok, \"rounds\": $R, \"shields\": $nshields, \"loaded\": $loaded, \"refused\": \"${refused# }\", \"variants\": \"${variants% }\", \"dispatcher\": \"$dispatch\", \"fp_dispatcher\": \"$fpd\", \"fp_links\": \"$fpl\", \"pinned_before\": \"${before% }\", \"getppid\": $(med $H/r/shields.getppid), \"rw512\": $(med $H/r/shields.rw512), \"stat\": $(med $H/r/shields.stat), \"noise\": $(json_mode noise $W), \"modes\": {\"shields\": $(json_mode shields $W), \"monitor\": $(json_mode monitor $W), \"default\": $(json_mode default $W)}, \"alone\": {$alone_json}, \"monitor\": {\"syscalls_by\": \"${monsys:-?}\", \"bpf_events\": ${mon_bpfev:-0}}, \"default\": {\"shields_loaded\": $def_shields, \"guard\": \"$def_guard\"}, \"seconds\": $(awk "BEGIN {print $(up) - $t0}")}"
 tag "KSHIELD-LOG harm:" <$H/err

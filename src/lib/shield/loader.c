@@ -30,6 +30,7 @@
 #include "btf_find.h"
 #include "loader.h"
 #include "sysdispatch.h"
+#include "fpdispatch.h"
 #include "meta.h"
 #include "pins.h"
 #include "sysinfo.h"
@@ -439,8 +440,9 @@ static int attach_variant(struct attempt *at)
 		const char *kfn;
 		struct bpf_link *l;
 
-		if (!bpf_program__autoload(prog) || ks_sysd_is_dispatched(prog, at->meta))
-			continue;	/* the dispatcher runs it: no link of its own */
+		if (!bpf_program__autoload(prog) || ks_sysd_is_dispatched(prog, at->meta) ||
+		    ks_fpd_is_chained(prog, at->meta))
+			continue;	/* a dispatcher runs it: no link of its own */
 		if (is_site_target(prog, at->meta, &kfn)) {
 			struct bpf_map *sm = bpf_object__find_map_by_name(at->obj, "ks_sites");
 			struct bpf_link **sl = NULL;
@@ -532,7 +534,7 @@ static int pin_variant(struct attempt *at, const char *dir)
 	bpf_object__for_each_program(prog, at->obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
-		if (ks_sysd_is_dispatched(prog, at->meta)) {
+		if (ks_sysd_is_dispatched(prog, at->meta) || ks_fpd_is_chained(prog, at->meta)) {
 			snprintf(lpath, sizeof(lpath), "%s/" KS_PIN_PROG "%s", dir,
 				 bpf_program__name(prog));
 			err = bpf_program__pin(prog, lpath);
@@ -597,6 +599,14 @@ static int try_variant(const char *path, const void *buf, size_t len,
 		err = ks_sysd_add(owner, at.obj, meta, mode == KS_MODE_AUDIT, res->sys_ids,
 				  ARRAY_SIZE(res->sys_ids),
 				  &res->nsys, try->why, sizeof(try->why));
+		/* Its file_permission checks into that hook's chain (or
+		 * attached on their own where the kernel refuses it). */
+		if (!err && (err = ks_fpd_add(owner, dir, at.obj, meta, res->fp_ids,
+					      ARRAY_SIZE(res->fp_ids), &res->nfp, try->why,
+					      sizeof(try->why)))) {
+			ks_sysd_drop_ids(res->sys_ids, res->nsys);
+			res->nsys = 0;
+		}
 	}
 	if (err && at.obj)
 		ks_pins_remove_dir(dir);
@@ -722,6 +732,7 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 	ks_pin_path(old, sizeof(old), KS_PIN_SHIELDS "/" KS_PIN_RETIRED "%s", res->name);
 	recover(final, staged, old);
 	ks_sysd_sweep();	/* registrations whose pins were removed by hand */
+	ks_fpd_sweep();
 
 	list = strdup(ks_meta_get(&meta, "variants"));
 	err = -ENOENT;
@@ -753,6 +764,7 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 		if (rename(final, old)) {
 			err = ks_err(-errno, "can't move old %s aside: %s", final, strerror(errno));
 			ks_sysd_drop_ids(res->sys_ids, res->nsys);
+			ks_fpd_drop_ids(res->fp_ids, res->nfp);
 			ks_pins_remove_dir(staged);
 			goto out_meta;
 		}
@@ -760,6 +772,7 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 	if (rename(staged, final)) {
 		err = ks_err(-errno, "can't move %s into place: %s", staged, strerror(errno));
 		ks_sysd_drop_ids(res->sys_ids, res->nsys);
+		ks_fpd_drop_ids(res->fp_ids, res->nfp);
 		ks_pins_remove_dir(staged);
 		if (res->replaced)
 			rename(old, final);
@@ -772,6 +785,7 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 
 		snprintf(owner, sizeof(owner), KS_PIN_SHIELDS "/%s", res->name);
 		ks_sysd_drop(owner, res->sys_ids, res->nsys);
+		ks_fpd_drop(owner, res->fp_ids, res->nfp);
 	}
 	ks_pins_remove_dir(old);
 	res->load_ms = (ks_mono_ns() - t0) / 1e6;
@@ -871,12 +885,15 @@ int ks_shield_unload(const char *name)
 
 		snprintf(owner, sizeof(owner), KS_PIN_SHIELDS "/%s", name);
 		err = ks_sysd_drop(owner, NULL, 0);
+		if (!err)
+			err = ks_fpd_drop(owner, NULL, 0);
 	}
 	if (err) {
 		close(lockfd);
 		return err;
 	}
 	ks_sysd_sweep();
+	ks_fpd_sweep();
 	err = ks_pins_remove_dir(dir);
 	close(lockfd);
 	if (err)

@@ -30,6 +30,8 @@ struct ks_load_result {
 	double load_ms;			/* open to enforcing */
 	int nsys;			/* programs run by the syscall dispatcher */
 	__u32 sys_ids[64];		/* their ids */
+	int nfp;			/* programs run by the file_permission dispatcher */
+	__u32 fp_ids[8];		/* their ids */
 	bool replaced;			/* an older instance was swapped out */
 };
 
