@@ -49,7 +49,8 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--list) list=$2; shift ;;
 	--only) only=$2; shift ;;
-	--shield) shield=$2; shift ;;
+	--shield) [ -z "$shield" ] || { echo "matrix: --shield given twice: one shield a run (none: every shield)" >&2; exit 2; }
+		shield=$2; shift ;;
 	--out) out=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
 	-h|--help|help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
