@@ -793,6 +793,19 @@ Test(agent, t16_a_burst_larger_than_the_buffer_wakes_the_agent_and_loses_nothing
 	cr_expect_eq(stored, n, "stored %lld of %ld", stored, n);
 }
 
+/* A ring position as an earlier boot's agent left it: the next agent
+ * forgets it (no ring map outlives its boot). */
+static void old_boot_mark(const char *db_path)
+{
+	sqlite3 *db;
+
+	cr_assert_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 2000);
+	cr_assert_eq(sqlite3_exec(db, "INSERT OR REPLACE INTO ring_mark(ring, pos) VALUES('x-old-boot:1', 64)",
+				  NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
 /* Issue 28: an agent killed mid-batch (SIGKILL, the OOM killer) had read
  * records it never committed. The ring gives their space back only once
  * they are committed or counted (src/lib/monitor/ringread.h), so the next
@@ -821,6 +834,7 @@ Test(agent, t17_an_agent_killed_mid_batch_leaves_its_records_to_the_next, .timeo
 		ka_stop(&env, cases[i].sig);
 		waitpid(gen, NULL, 0);
 		lost1 = lost_sockets();
+		old_boot_mark(env.store);
 		ka_start(&env, NULL);
 		snprintf(q, sizeof(q), "SELECT count(*) FROM events WHERE kind = 'socket' AND pid = %d", gen);
 		for (double t0 = ka_now(); ka_now() - t0 < 30; usleep(300000)) {
@@ -831,6 +845,10 @@ Test(agent, t17_an_agent_killed_mid_batch_leaves_its_records_to_the_next, .timeo
 		}
 		ka_stop(&env, SIGTERM);
 		cr_log_info("%s: made %ld, stored %lld, lost %lld", cases[i].how, n, stored, lost1 - lost0);
+		cr_expect_eq(ka_sql_int(env.store, "SELECT count(*) FROM ring_mark WHERE ring LIKE 'x-old-boot:%'"),
+			     0, "%s: an earlier boot's ring position kept", cases[i].how);
+		cr_expect_gt(ka_sql_int(env.store, "SELECT count(*) FROM ring_mark"), 0,
+			     "%s: this boot's ring positions gone", cases[i].how);
 		cr_expect(stored + (lost1 - lost0) >= n, "%s: made %ld, stored %lld + lost %lld: %lld gone "
 			  "unaccounted", cases[i].how, n, stored, lost1 - lost0, n - stored - (lost1 - lost0));
 		cr_expect(stored <= n, "%s: %lld stored twice", cases[i].how, stored - n);
