@@ -321,9 +321,11 @@ gnuplot <<- EOF > "$OUT/gnuplot.log" 2>&1 || echo "soak: gnuplot failed: $(tail 
 	set multiplot layout 3,1 title "kshield soak: $DURATION s, retention ${RETENTION}s, max_size $MAX_SIZE"
 	set ylabel "MB"
 	plot "$CSV" using 1:(\$2/1024) with lines lw 2 title "agent RSS"
+	set offsets 0, 0, graph 0.15, 0	# max_size on the top border is not seen
 	plot "$CSV" using 1:(\$4/1048576) with lines lw 2 title "store file", \
 	     "" using 1:(\$6/1048576) with lines lw 2 title "WAL", \
 	     "" using 1:(\$5/1048576) with lines dt 2 title "max\\_size"
+	set offsets 0, 0, 0, 0
 	set ylabel "events/s"
 	set y2tics
 	set y2range [0:*]
