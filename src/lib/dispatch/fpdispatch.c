@@ -17,6 +17,7 @@
 #include "meta.h"
 #include "pins.h"
 #include "fpdispatch.h"
+#include "slot_keep.h"
 #include "fpdispatch.skel.h"
 
 #define KS_PIN_DISPATCH "dispatch"
@@ -505,27 +506,14 @@ static int drop_pinned(bool (*gone)(const struct ks_fp_slot *, const void *), co
 	return err;
 }
 
-struct keep {
-	const char *owner;
-	const __u32 *ids;
-	int n;
-};
-
 static bool owned_not_kept(const struct ks_fp_slot *s, const void *arg)
 {
-	const struct keep *k = arg;
-
-	if (strncmp(s->owner, k->owner, sizeof(s->owner)))
-		return false;
-	for (int i = 0; i < k->n; i++)
-		if (k->ids[i] == s->prog_id)
-			return false;
-	return true;
+	return ks_slot_dropped(s->owner, sizeof(s->owner), s->prog_id, arg);
 }
 
 int ks_fpd_drop(const char *owner, const __u32 *keep, int nkeep)
 {
-	struct keep k = { owner, keep, nkeep };
+	struct ks_slot_keep k = { owner, keep, nkeep };
 	int err = drop_pinned(owned_not_kept, &k);
 
 	return err < 0 ? err : 0;

@@ -16,6 +16,7 @@
 #include "meta.h"
 #include "pins.h"
 #include "sysdispatch.h"
+#include "slot_keep.h"
 #include "sysdispatch.skel.h"
 #include "sysdispatch_nobtf.skel.h"
 
@@ -392,27 +393,14 @@ out:
 	return err < 0 ? err : n;
 }
 
-struct keep {
-	const char *owner;
-	const __u32 *ids;
-	int n;
-};
-
 static bool owned_not_kept(const struct ks_sys_slot *s, const void *arg)
 {
-	const struct keep *k = arg;
-
-	if (strncmp(s->owner, k->owner, sizeof(s->owner)))
-		return false;
-	for (int i = 0; i < k->n; i++)
-		if (k->ids[i] == s->prog_id)
-			return false;
-	return true;
+	return ks_slot_dropped(s->owner, sizeof(s->owner), s->prog_id, arg);
 }
 
 int ks_sysd_drop(const char *owner, const __u32 *keep, int nkeep)
 {
-	struct keep k = { owner, keep, nkeep };
+	struct ks_slot_keep k = { owner, keep, nkeep };
 	char path[PATH_MAX];
 	int err;
 
