@@ -27,9 +27,29 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <json-c/json.h>
 
 /* Path of the kshield binary under test. */
+/* A loopback TCP port nobody listens on now, chosen by the kernel (a
+ * port derived from the pid can be some connection's ephemeral port);
+ * -1 when none. */
+static inline int ks_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (s >= 0 && !bind(s, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(s, (struct sockaddr *)&a, &len))
+		port = ntohs(a.sin_port);
+	if (s >= 0)
+		close(s);
+	return port;
+}
+
 static inline const char *ks_bin(void)
 {
 	const char *b = getenv("KSHIELD");

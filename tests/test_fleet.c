@@ -1056,8 +1056,10 @@ Test(fleet, events_exactly_once_when_the_collector_is_killed_mid_stream, .timeou
 
 	wait_mark(db, host, total, 60);
 	long long before = rows;
-	int mport = 20000 + getpid() % 20000;
+	int mport = ks_free_port();
 	char mopt[64];
+
+	cr_assert(mport > 0, "no free loopback port");
 
 	snprintf(log, sizeof(log), "%s/collect-2.log", dir);
 	snprintf(mopt, sizeof(mopt), "--metrics 127.0.0.1:%d", mport);

@@ -21,8 +21,9 @@ static char pgdir[200], conninfo[256];
 
 static void pg_up(void)
 {
-	int port = 40000 + getpid() % 20000;
+	int port = ks_free_port();
 
+	cr_assert(port > 0, "no free loopback port");
 	snprintf(pgdir, sizeof(pgdir), "%s/pg", env.dir);
 	snprintf(conninfo, sizeof(conninfo), "host=127.0.0.1 port=%d user=postgres dbname=postgres",
 		 port);
