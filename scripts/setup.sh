@@ -14,6 +14,7 @@ pkgs=(
   hyperfine sqlite3 iptables strace bc
   dwz debuginfod libdebuginfod-dev elfutils liblzma-dev libbz2-dev
   nats-server libnats-dev postgresql-15 libpq-dev
+  dwarves   # pahole: tests/test_btf.c (t06 --btf_encode_detached), matrix/custom-kernel.sh
   jq   # matrix/: reads the guests' JSON result lines
   secilc   # matrix/: compiles the selinux check's policy (matrix/selinux/minimal.cil)
   libmicrohttpd-dev   # kshield agent --metrics (HTTP /metrics)
