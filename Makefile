@@ -225,6 +225,7 @@ test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES
 	   $(BUILD)/tests/clockshift.so \
 	   $(BUILD)/matrix/fixtures/dirtypipe-probe-anon.bpf.o $(BUILD)/matrix/fixtures/dirtypipe-probe-file.bpf.o
 	$(Q)scripts/check-layers.sh
+	$(Q)scripts/check-commands.sh	# every program the tests run has a package in the set-up
 	$(Q)scripts/sysnr.sh --check
 	$(Q)$(BUILD)/tests/unit-tests --jobs 1
 	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \

@@ -7,14 +7,14 @@
 set -euo pipefail
 
 pkgs=(
-  make gcc pkg-config clang-19 llvm-19 bpftool
+  make gcc binutils pkg-config clang-19 llvm-19 bpftool
   libbpf-dev libelf-dev zlib1g-dev libzstd-dev libsqlite3-dev libjson-c-dev libdw-dev
   libcriterion-dev libsodium-dev
   qemu-system-x86 busybox-static cpio xz-utils kmod iproute2 util-linux
   hyperfine sqlite3 iptables strace bc
   dwz debuginfod libdebuginfod-dev elfutils liblzma-dev libbz2-dev
   nats-server libnats-dev postgresql-15 libpq-dev
-  dwarves   # pahole: tests/test_btf.c (t06 --btf_encode_detached), matrix/custom-kernel.sh
+  pahole   # (was dwarves, now transitional) tests/test_btf.c (t06 --btf_encode_detached), matrix/custom-kernel.sh
   jq   # matrix/: reads the guests' JSON result lines
   secilc   # matrix/: compiles the selinux check's policy (matrix/selinux/minimal.cil)
   libmicrohttpd-dev   # kshield agent --metrics (HTTP /metrics)
