@@ -35,8 +35,8 @@
 #include "dwsites.h"
 #include "kernel_sites.h"
 #include "sign.h"
+#include "site_trace.h"
 #include "uprobe_sites.h"
-#include "inline_probe.skel.h"
 
 static int do_help(int argc, char **argv);
 static int sites_help(void)
@@ -387,11 +387,77 @@ static int finish_command(pid_t pid, int go, bool run, int *status)
 	return err;
 }
 
+/* Wait for SIGINT/SIGTERM, or @duration seconds when >= 0. */
+static void wait_traced(double duration)
+{
+	int64_t t0 = ks_mono_ns();
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	while (!stop) {
+		usleep(100 * 1000);
+		if (duration >= 0 && (ks_mono_ns() - t0) / 1e9 >= duration)
+			break;
+	}
+}
+
+static void print_command_status(struct json_object *o, int status)
+{
+	struct json_object *c = o ? json_object_new_object() : NULL;
+
+	if (o) {
+		if (WIFEXITED(status))
+			json_object_object_add(c, "exit", json_object_new_int(WEXITSTATUS(status)));
+		if (WIFSIGNALED(status))
+			json_object_object_add(c, "signal", json_object_new_int(WTERMSIG(status)));
+		json_object_object_add(o, "command", c);
+	} else if (WIFSIGNALED(status)) {
+		printf("command killed by signal %d\n", WTERMSIG(status));
+	} else {
+		printf("command exited %d\n", WEXITSTATUS(status));
+	}
+}
+
+static void print_symbol_hits(const struct ks_sites *s, const struct ks_site_hits *h,
+			      bool cmd, int status)
+{
+	if (json_output) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "function", json_object_new_string(s->function));
+		json_object_object_add(o, "symbol_hits", json_object_new_int64(h->hits));
+		if (cmd && WIFEXITED(status))
+			json_object_object_add(o, "exit", json_object_new_int(WEXITSTATUS(status)));
+		if (cmd && WIFSIGNALED(status))
+			json_object_object_add(o, "signal", json_object_new_int(WTERMSIG(status)));
+		ks_json_print(o);
+	} else {
+		printf("kprobe on the symbol %s: %llu hits\n", s->function,
+		       (unsigned long long)h->hits);
+	}
+}
+
+static void print_site_hits(const struct ks_sites *s, const struct ks_site_hits *hits,
+			    int nlinks, bool kill, bool cmd, int status)
+{
+	if (json_output) {
+		struct json_object *o = sites_json(s, hits);
+
+		json_object_object_add(o, "attached", json_object_new_int(nlinks));
+		json_object_object_add(o, "kill", json_object_new_boolean(kill));
+		if (cmd)
+			print_command_status(o, status);
+		ks_json_print(o);
+	} else {
+		sites_plain(s, hits);
+		if (cmd)
+			print_command_status(NULL, status);
+	}
+}
+
 static int do_trace(int argc, char **argv)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oopts);
-	struct inline_probe_bpf *skel = NULL;
-	struct bpf_link **links = NULL;
+	struct ks_site_trace *t = NULL;
 	struct ks_site_hits *hits = NULL;
 	struct ks_sites s = { 0 };
 	struct ks_kernel_src ksrc;
@@ -446,53 +512,14 @@ static int do_trace(int argc, char **argv)
 	} else if ((err = resolve(spec, &ksrc, &s))) {
 		return ks_report(err);
 	}
-	if ((err = ks_btf_open_opts(&oopts)))
+	if ((err = ks_site_trace_open(&s, kill, &t)))
 		goto out;
-	skel = inline_probe_bpf__open_opts(&oopts);
-	if (!skel) {
-		err = ks_err(-errno, "can't open the site probe: %s", strerror(errno));
-		goto out;
-	}
-	skel->rodata->kill = kill;
-	/* One entry per copy in both per-site maps (hundreds for some). */
-	if (s.nsites > (int)bpf_map__max_entries(skel->maps.ks_sites) &&
-	    ((err = bpf_map__set_max_entries(skel->maps.ks_sites, s.nsites)) ||
-	     (err = bpf_map__set_max_entries(skel->maps.site_hits, s.nsites)))) {
-		ks_err(err, "can't size the site maps for %d copies: %s", s.nsites, strerror(-err));
-		goto out;
-	}
-	err = inline_probe_bpf__load(skel);
-	if (err) {
-		ks_err(err, "can't load the site probe: %s", strerror(-err));
-		goto out;
-	}
 	/* With a command, count (or kill) that process only, unless
 	 * --system: other users of a shared library would blur the counts. */
 	if (cmd && (err = start_command(cmd, &child, &go)))
 		goto out;
-	if (s.kernel) {
-		char why[128];
-
-		/* Kprobes fire for every process: count CMD's only. */
-		skel->bss->only_tgid = cmd && !system ? child : 0;
-		if (!symbol) {
-			err = ks_kprobe_attach_resolved(skel->progs.site_hit, &s, skel->maps.ks_sites,
-							flags, &links, &nlinks);
-		} else if (!ks_kprobes_available(why, sizeof(why))) {
-			err = ks_err(-EOPNOTSUPP, "%s", why);
-		} else if (!(links = calloc(1, sizeof(*links)))) {
-			err = ks_err(-ENOMEM, "out of memory");
-		} else if (!(links[0] = bpf_program__attach_kprobe(skel->progs.site_hit, false,
-								     s.function))) {
-			err = ks_err(-errno, "kprobe on %s: %s", s.function, strerror(errno));
-		} else {
-			nlinks = 1;
-		}
-	} else {
-		err = ks_uprobe_attach_resolved(skel->progs.site_hit, &s,
-						cmd && !system ? child : -1, skel->maps.ks_sites,
-						flags, &links, &nlinks);
-	}
+	err = ks_site_trace_attach(t, &s, symbol, cmd && !system ? child : 0, flags);
+	nlinks = ks_site_trace_nlinks(t);
 	if (cmd) {
 		int ferr = finish_command(child, go, !err, &status);
 
@@ -502,85 +529,27 @@ static int do_trace(int argc, char **argv)
 	}
 	if (err)
 		goto out;
-
 	if (!cmd) {
-		int64_t t0;
-
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
 		if (!json_output)
 			fprintf(stderr, "tracing %d sites of %s; Ctrl-C to stop\n", nlinks,
 				s.function);
-		t0 = ks_mono_ns();
-		while (!stop) {
-			usleep(100 * 1000);
-			if (duration >= 0 && (ks_mono_ns() - t0) / 1e9 >= duration)
-				break;
-		}
+		wait_traced(duration);
 	}
-	ks_uprobe_links_free(links, nlinks);
-	links = NULL;
-	if (err)
-		goto out;
+	ks_site_trace_detach(t);
 
 	hits = calloc(s.nsites ? s.nsites : 1, sizeof(*hits));
 	if (!hits) {
 		err = ks_err(-ENOMEM, "out of memory");
 		goto out;
 	}
-	if (symbol) {
-		__u32 key = 0;
-
-		bpf_map__lookup_elem(skel->maps.site_hits, &key, sizeof(key), &hits[0],
-				     sizeof(hits[0]), 0);
-		if (json_output) {
-			struct json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "function", json_object_new_string(s.function));
-			json_object_object_add(o, "symbol_hits", json_object_new_int64(hits[0].hits));
-			if (cmd && WIFEXITED(status))
-				json_object_object_add(o, "exit", json_object_new_int(WEXITSTATUS(status)));
-			if (cmd && WIFSIGNALED(status))
-				json_object_object_add(o, "signal", json_object_new_int(WTERMSIG(status)));
-			ks_json_print(o);
-		} else {
-			printf("kprobe on the symbol %s: %llu hits\n", s.function,
-			       (unsigned long long)hits[0].hits);
-		}
+	if ((err = ks_site_trace_hits(t, hits, symbol ? 1 : s.nsites)))
 		goto out;
-	}
-	for (i = 0; i < s.nsites; i++) {
-		__u32 key = i;
-
-		bpf_map__lookup_elem(skel->maps.site_hits, &key, sizeof(key), &hits[i],
-				     sizeof(hits[i]), 0);
-	}
-	if (json_output) {
-		struct json_object *o = sites_json(&s, hits);
-
-		json_object_object_add(o, "attached", json_object_new_int(nlinks));
-		json_object_object_add(o, "kill", json_object_new_boolean(kill));
-		if (cmd) {
-			struct json_object *c = json_object_new_object();
-
-			if (WIFEXITED(status))
-				json_object_object_add(c, "exit", json_object_new_int(WEXITSTATUS(status)));
-			if (WIFSIGNALED(status))
-				json_object_object_add(c, "signal", json_object_new_int(WTERMSIG(status)));
-			json_object_object_add(o, "command", c);
-		}
-		ks_json_print(o);
-	} else {
-		sites_plain(&s, hits);
-		if (cmd && WIFSIGNALED(status))
-			printf("command killed by signal %d\n", WTERMSIG(status));
-		else if (cmd)
-			printf("command exited %d\n", WEXITSTATUS(status));
-	}
+	if (symbol)
+		print_symbol_hits(&s, hits, cmd, status);
+	else
+		print_site_hits(&s, hits, nlinks, kill, cmd, status);
 out:
-	if (links)
-		ks_uprobe_links_free(links, nlinks);
-	inline_probe_bpf__destroy(skel);
+	ks_site_trace_close(t);
 	ks_sites_free(&s);
 	free(hits);
 	return err ? ks_report(err) : 0;
