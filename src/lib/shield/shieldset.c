@@ -307,182 +307,216 @@ static enum ks_mode first_mode(const struct ks_config *cfg, const char *path, co
 	return it->mode;
 }
 
-int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
-{
-	char (*names)[KS_NAME_LEN] = NULL;
-	char key[KS_NAME_LEN], next[KS_NAME_LEN];
-	char *failed_paths = NULL;	/* objects that exist but could not be read */
+/* One sync's working set: the directory's entries, the names they
+ * provide so far, and the entries that exist but could not be read. */
+struct sync_run {
+	const struct ks_config *cfg;
+	struct ks_sync_result *res;
 	struct entries e;
-	int err, ofd, nnames = 0;
+	char (*names)[KS_NAME_LEN];
+	int nnames;
+	char *failed_paths;
+	int ofd;		/* the owned map */
+};
+
+/* The shield @name is loaded already (@st): adopt the object, change its
+ * mode, or replace it, as @meta and the config say. */
+static void sync_loaded(struct sync_run *r, struct ks_sync_item *it, const char *path,
+			const char *name, const struct ks_shield_state *st,
+			const struct ks_meta *meta, const char *buf, size_t len,
+			enum ks_mode mode, bool *gated)
+{
+	const struct ks_config *cfg = r->cfg;
+	bool same = !memcmp(st->cfg.sha256, meta->sha256, sizeof(meta->sha256));
+	int err;
+
+	snprintf(it->variant, sizeof(it->variant), "%s", st->cfg.variant);
+	if (*gated && same && !gate_allows(cfg, path, name, meta->sha256, st->cfg.variant, it)) {
+		mode = KS_MODE_AUDIT;
+		it->mode = mode;
+		*gated = false;	/* judged: the same object, the same variant */
+	} else if (*gated && same) {
+		*gated = false;	/* proven (or promoted) here: as configured */
+	}
+	if (st->cfg.mode == KS_MODE_ENFORCE && mode == KS_MODE_AUDIT &&
+	    !may_weaken(cfg, r->res, it, "audit", name)) {
+		it->mode = st->cfg.mode;	/* stays enforcing, as it was */
+	} else if (same) {
+		it->action = KS_SYNC_ADOPTED;
+		if (st->cfg.mode != mode) {
+			err = ks_shield_set_mode(name, mode);
+			if (err)
+				fail_item(r->res, it, err);
+			else
+				it->action = KS_SYNC_MODE;
+		}
+	} else {
+		enum ks_mode first = first_mode(cfg, path, name, meta->sha256, *gated, mode, it);
+
+		/* An unproven replacement of an enforcing object is a
+		 * weakening: with the guard on, it needs a token. */
+		if (st->cfg.mode == KS_MODE_ENFORCE && first == KS_MODE_AUDIT &&
+		    !may_weaken(cfg, r->res, it, "audit", name))
+			it->mode = st->cfg.mode;	/* the old object stays, enforcing */
+		else
+			load_one(r->res, it, path, buf, len, NULL, first, KS_SYNC_REPLACED);
+	}
+}
+
+/* Entry @i of the directory: read and verify it once, then load, adopt or
+ * replace its shield. 0, or -ENOMEM (the item could not be recorded). */
+static int sync_entry(struct sync_run *r, int i)
+{
+	const struct ks_config *cfg = r->cfg;
+	struct ks_sync_result *res = r->res;
+	const char *path = r->e.path[i];
+	struct ks_shield_state st;
+	struct ks_sync_item *it;
+	struct ks_meta meta;
+	char keyid[KS_KEYID_LEN], *buf = NULL;
+	const char *name;
+	enum ks_mode mode;
+	bool dup = false, gated;
+	size_t len = 0;
+	int err;
+
+	ks_err(0, "%s", "");
+	it = add_item(res, NULL, path, KS_SYNC_FAILED);
+	if (!it)
+		return ks_err(-ENOMEM, "out of memory");
+	/* Read once: the bytes verified are the bytes loaded. */
+	err = ks_shield_read(path, cfg->keys_dir, &buf, &len, keyid);
+	if (!err)
+		err = ks_meta_read_buf(path, buf, len, &meta);
+	if (err) {
+		free(buf);
+		/* A dangling link is a removed object; anything else
+		 * is a broken one whose previous version stays. */
+		if (err != -ENOENT)
+			r->failed_paths[i] = 1;
+		fail_item(res, it, err);
+		return 0;
+	}
+	name = ks_meta_get(&meta, "name");
+	snprintf(it->name, sizeof(it->name), "%s", name);
+	for (int j = 0; j < r->nnames; j++)
+		dup |= !strcmp(r->names[j], name);
+	if (dup) {
+		ks_err(-EEXIST, "%s: shield %s is already provided by another object "
+		       "in %s", path, name, cfg->shields_dir);
+		fail_item(res, it, -EEXIST);
+		ks_meta_free(&meta);
+		free(buf);
+		return 0;
+	}
+	snprintf(r->names[r->nnames++], KS_NAME_LEN, "%s", name);
+	mode = ks_config_mode(cfg, name);
+	it->mode = mode;
+	gated = cfg->gated && mode == KS_MODE_ENFORCE;
+
+	if (!ks_shield_get(name, &st))
+		sync_loaded(r, it, path, name, &st, &meta, buf, len, mode, &gated);
+	else
+		load_one(res, it, path, buf, len, NULL,
+			 first_mode(cfg, path, name, meta.sha256, gated, mode, it), KS_SYNC_LOADED);
+	/* Gated, new object: it enforces only when the variant that
+	 * loaded is proven (or promoted) here. */
+	if (gated && (it->action == KS_SYNC_LOADED || it->action == KS_SYNC_REPLACED)) {
+		enum ks_mode now = it->mode;
+
+		if (!gate_allows(cfg, path, name, meta.sha256, it->variant, it))
+			it->mode = KS_MODE_AUDIT;
+		else
+			it->mode = KS_MODE_ENFORCE;
+		if (it->mode != now && (err = ks_shield_set_mode(name, it->mode)))
+			fail_item(res, it, err);
+	}
+	free(buf);
+	/* Owned from now on, even when a replacement failed: its old
+	 * version came from this directory too. */
+	if (it->action != KS_SYNC_FAILED || !ks_shield_get(name, &st))
+		owned_put(r->ofd, name, path);
+	ks_meta_free(&meta);
+	return 0;
+}
+
+/* Unload the shields this directory provided whose object is gone. */
+static void prune_gone(struct sync_run *r)
+{
+	char key[KS_NAME_LEN], next[KS_NAME_LEN];
+	int err;
 	void *k;
 
-	memset(res, 0, sizeof(*res));
-	err = ks_pins_init();
-	if (err)
-		return err;
-	err = scan_dir(cfg->shields_dir, &e);
-	if (err)
-		return err;
-	ofd = owned_map(true);
-	if (ofd < 0) {
-		free(e.path);
-		return ofd;
-	}
-	names = calloc(e.n + 1, sizeof(*names));
-	failed_paths = calloc(e.n + 1, 1);
-	if (!names || !failed_paths) {
-		err = ks_err(-ENOMEM, "out of memory");
-		goto out;
-	}
-
-	for (int i = 0; i < e.n; i++) {
-		struct ks_shield_state st;
-		struct ks_sync_item *it;
-		struct ks_meta meta;
-		char keyid[KS_KEYID_LEN], *buf = NULL;
-		const char *name;
-		enum ks_mode mode;
-		bool dup = false, gated;
-		size_t len = 0;
-
-		ks_err(0, "%s", "");
-		it = add_item(res, NULL, e.path[i], KS_SYNC_FAILED);
-		if (!it) {
-			err = ks_err(-ENOMEM, "out of memory");
-			goto out;
-		}
-		/* Read once: the bytes verified are the bytes loaded. */
-		err = ks_shield_read(e.path[i], cfg->keys_dir, &buf, &len, keyid);
-		if (!err)
-			err = ks_meta_read_buf(e.path[i], buf, len, &meta);
-		if (err) {
-			free(buf);
-			/* A dangling link is a removed object; anything else
-			 * is a broken one whose previous version stays. */
-			if (err != -ENOENT)
-				failed_paths[i] = 1;
-			fail_item(res, it, err);
-			continue;
-		}
-		name = ks_meta_get(&meta, "name");
-		snprintf(it->name, sizeof(it->name), "%s", name);
-		for (int j = 0; j < nnames; j++)
-			dup |= !strcmp(names[j], name);
-		if (dup) {
-			ks_err(-EEXIST, "%s: shield %s is already provided by another object "
-			       "in %s", e.path[i], name, cfg->shields_dir);
-			fail_item(res, it, -EEXIST);
-			ks_meta_free(&meta);
-			free(buf);
-			continue;
-		}
-		snprintf(names[nnames++], KS_NAME_LEN, "%s", name);
-		mode = ks_config_mode(cfg, name);
-		it->mode = mode;
-		gated = cfg->gated && mode == KS_MODE_ENFORCE;
-
-		if (!ks_shield_get(name, &st)) {
-			snprintf(it->variant, sizeof(it->variant), "%s", st.cfg.variant);
-			if (gated && !memcmp(st.cfg.sha256, meta.sha256, sizeof(meta.sha256)) &&
-			    !gate_allows(cfg, e.path[i], name, meta.sha256, st.cfg.variant, it)) {
-				mode = KS_MODE_AUDIT;
-				it->mode = mode;
-				gated = false;	/* judged: the same object, the same variant */
-			} else if (gated && !memcmp(st.cfg.sha256, meta.sha256, sizeof(meta.sha256))) {
-				gated = false;	/* proven (or promoted) here: as configured */
-			}
-			if (st.cfg.mode == KS_MODE_ENFORCE && mode == KS_MODE_AUDIT &&
-			    !may_weaken(cfg, res, it, "audit", name)) {
-				it->mode = st.cfg.mode;	/* stays enforcing, as it was */
-			} else if (!memcmp(st.cfg.sha256, meta.sha256, sizeof(meta.sha256))) {
-				it->action = KS_SYNC_ADOPTED;
-				if (st.cfg.mode != mode) {
-					err = ks_shield_set_mode(name, mode);
-					if (err)
-						fail_item(res, it, err);
-					else
-						it->action = KS_SYNC_MODE;
-				}
-			} else {
-				enum ks_mode first = first_mode(cfg, e.path[i], name, meta.sha256,
-								gated, mode, it);
-
-				/* An unproven replacement of an enforcing object is a
-				 * weakening: with the guard on, it needs a token. */
-				if (st.cfg.mode == KS_MODE_ENFORCE && first == KS_MODE_AUDIT &&
-				    !may_weaken(cfg, res, it, "audit", name))
-					it->mode = st.cfg.mode;	/* the old object stays, enforcing */
-				else
-					load_one(res, it, e.path[i], buf, len, NULL, first,
-						 KS_SYNC_REPLACED);
-			}
-		} else {
-			load_one(res, it, e.path[i], buf, len, NULL, first_mode(cfg, e.path[i], name,
-				 meta.sha256, gated, mode, it), KS_SYNC_LOADED);
-		}
-		/* Gated, new object: it enforces only when the variant that
-		 * loaded is proven (or promoted) here. */
-		if (gated && (it->action == KS_SYNC_LOADED || it->action == KS_SYNC_REPLACED)) {
-			enum ks_mode now = it->mode;
-
-			if (!gate_allows(cfg, e.path[i], name, meta.sha256, it->variant, it))
-				it->mode = KS_MODE_AUDIT;
-			else
-				it->mode = KS_MODE_ENFORCE;
-			if (it->mode != now && (err = ks_shield_set_mode(name, it->mode)))
-				fail_item(res, it, err);
-		}
-		free(buf);
-		/* Owned from now on, even when a replacement failed: its old
-		 * version came from this directory too. */
-		if (it->action != KS_SYNC_FAILED || !ks_shield_get(name, &st))
-			owned_put(ofd, name, e.path[i]);
-		ks_meta_free(&meta);
-	}
-
-	/* Shields this directory provided whose object is gone. */
-	for (k = NULL; !bpf_map_get_next_key(ofd, k, next); k = key) {
+	for (k = NULL; !bpf_map_get_next_key(r->ofd, k, next); k = key) {
 		struct ks_owned o;
 		bool present = false;
 		int j;
 
 		memcpy(key, next, sizeof(key));
-		if (bpf_map_lookup_elem(ofd, key, &o))
+		if (bpf_map_lookup_elem(r->ofd, key, &o))
 			continue;
-		for (j = 0; j < nnames; j++)
-			present |= !strcmp(names[j], key);
-		for (j = 0; j < e.n; j++)
-			present |= failed_paths[j] && !strcmp(e.path[j], o.entry);
+		for (j = 0; j < r->nnames; j++)
+			present |= !strcmp(r->names[j], key);
+		for (j = 0; j < r->e.n; j++)
+			present |= r->failed_paths[j] && !strcmp(r->e.path[j], o.entry);
 		if (present)
 			continue;
 		/* Only what this directory provided: an agent pointed at
 		 * another directory leaves the first one's shields alone. */
-		if (!under_dir(o.entry, cfg->shields_dir))
+		if (!under_dir(o.entry, r->cfg->shields_dir))
 			continue;
-		struct ks_sync_item *it = add_item(res, key, o.entry, KS_SYNC_UNLOADED);
+		struct ks_sync_item *it = add_item(r->res, key, o.entry, KS_SYNC_UNLOADED);
 		struct ks_shield_state st;
 
-		if (!ks_shield_get(key, &st) && !may_weaken(cfg, res, it, "unload", key))
+		if (!ks_shield_get(key, &st) && !may_weaken(r->cfg, r->res, it, "unload", key))
 			continue;	/* still owned, still loaded */
 		if (!ks_shield_get(key, &st)) {
 			ks_err(0, "%s", "");
 			err = ks_shield_unload(key);
 			if (err) {
-				fail_item(res, it, err);
+				fail_item(r->res, it, err);
 				continue;
 			}
 		}
-		bpf_map_delete_elem(ofd, key);
+		bpf_map_delete_elem(r->ofd, key);
 		k = NULL;	/* the deleted key can't be iterated from */
 	}
+}
 
-	warn_objectless(cfg, res, names, nnames);
+int ks_shieldset_sync(const struct ks_config *cfg, struct ks_sync_result *res)
+{
+	struct sync_run r = { .cfg = cfg, .res = res, .ofd = -1 };
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	err = ks_pins_init();
+	if (err)
+		return err;
+	err = scan_dir(cfg->shields_dir, &r.e);
+	if (err)
+		return err;
+	r.ofd = owned_map(true);
+	if (r.ofd < 0) {
+		free(r.e.path);
+		return r.ofd;
+	}
+	r.names = calloc(r.e.n + 1, sizeof(*r.names));
+	r.failed_paths = calloc(r.e.n + 1, 1);
+	if (!r.names || !r.failed_paths) {
+		err = ks_err(-ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < r.e.n; i++)
+		if ((err = sync_entry(&r, i)))
+			goto out;
+	prune_gone(&r);
+	warn_objectless(cfg, res, r.names, r.nnames);
 	err = res->nfailed ? -EAGAIN : 0;
 out:
-	close(ofd);
-	free(names);
-	free(failed_paths);
-	free(e.path);
+	close(r.ofd);
+	free(r.names);
+	free(r.failed_paths);
+	free(r.e.path);
 	return err;
 }
 
