@@ -42,6 +42,11 @@ struct status {
 	char store_err[256];
 	struct ks_guard_state guard;
 	int guard_err;
+	struct ks_shield_state *sh;	/* the pinned shields */
+	int nsh;
+	int nsys, nfp;			/* programs behind each dispatcher */
+	bool sys_enter, sys_exit;
+	unsigned fp_attached;		/* 1: lsm, 2: fmod_ret */
 };
 
 static bool alive(__u32 pid)
@@ -233,16 +238,119 @@ static int do_status_help(void)
 	return 0;
 }
 
+static void print_status_json(const struct status *s)
+{
+	struct json_object *o = json_object_new_object(), *a, *x;
+
+	x = json_object_new_object();
+	json_object_object_add(x, "running", json_object_new_boolean(s->agent_pid != 0));
+	if (s->agent_pid) {
+		json_object_object_add(x, "pid", json_object_new_int64(s->agent_pid));
+		json_object_object_add(x, "from", json_object_new_string(s->agent_how));
+	}
+	json_object_object_add(o, "agent", x);
+	json_object_object_add(o, "bpffs", json_object_new_string(ks_bpffs_root));
+	a = json_object_new_array();
+	for (int i = 0; i < s->nsh; i++) {
+		x = json_object_new_object();
+		json_object_object_add(x, "name", json_object_new_string(s->sh[i].name));
+		json_object_object_add(x, "mode", json_object_new_string(ks_mode_str(s->sh[i].cfg.mode)));
+		json_object_object_add(x, "variant", json_object_new_string(s->sh[i].cfg.variant));
+		json_object_object_add(x, "links", json_object_new_int(s->sh[i].nlinks));
+		json_object_object_add(x, "syscall_programs", json_object_new_int(s->sh[i].nsys));
+		json_object_object_add(x, "hits", json_object_new_uint64(
+			s->sh[i].hits[0] + s->sh[i].hits[1] + s->sh[i].hits[2]));
+		json_object_object_add(x, "refused", json_object_new_uint64(s->sh[i].hits[KS_VERDICT_REFUSED]));
+		json_object_object_add(x, "audited", json_object_new_uint64(s->sh[i].hits[KS_VERDICT_AUDITED]));
+		json_object_object_add(x, "killed", json_object_new_uint64(s->sh[i].hits[KS_VERDICT_KILLED]));
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "shields", a);
+	x = json_object_new_object();
+	json_object_object_add(x, "programs", json_object_new_int(s->nsys));
+	json_object_object_add(x, "sys_enter", json_object_new_boolean(s->sys_enter));
+	json_object_object_add(x, "sys_exit", json_object_new_boolean(s->sys_exit));
+	json_object_object_add(o, "syscall_dispatcher", x);
+	x = json_object_new_object();
+	json_object_object_add(x, "programs", json_object_new_int(s->nfp));
+	json_object_object_add(x, "lsm", json_object_new_boolean(s->fp_attached & 1));
+	json_object_object_add(x, "fmod_ret", json_object_new_boolean(s->fp_attached & 2));
+	json_object_object_add(o, "file_permission_dispatcher", x);
+	x = json_object_new_object();
+	json_object_object_add(x, "pinned", json_object_new_boolean(s->monitor_pinned));
+	json_object_object_add(x, "links", json_object_new_int(s->monitor_links));
+	json_object_object_add(o, "monitor", x);
+	x = json_object_new_object();
+	json_object_object_add(x, "pinned", json_object_new_boolean(s->maps_pinned));
+	json_object_object_add(x, "lost", json_object_new_uint64(s->lost_total));
+	json_object_object_add(o, "ringbuf", x);
+	x = json_object_new_object();
+	json_object_object_add(x, "path", json_object_new_string(s->store));
+	json_object_object_add(x, "exists", json_object_new_boolean(s->store_bytes >= 0));
+	if (s->store_bytes >= 0) {
+		json_object_object_add(x, "bytes", json_object_new_int64(s->store_bytes));
+		json_object_object_add(x, "events", json_object_new_int64(s->events));
+		json_object_object_add(x, "newest_ns", json_object_new_int64(s->newest_ns));
+	}
+	if (s->store_err[0])
+		json_object_object_add(x, "error", json_object_new_string(s->store_err));
+	json_object_object_add(o, "store", x);
+	x = json_object_new_object();
+	json_object_object_add(x, "loaded", json_object_new_boolean(s->guard.loaded));
+	json_object_object_add(x, "state", json_object_new_string(
+		!s->guard.loaded ? "off" : !s->guard.lsm ? (s->guard.enabled ? "unavailable" : "off")
+		: s->guard.enabled ? "on" : "off"));
+	json_object_object_add(x, "lsm", json_object_new_boolean(s->guard.lsm));
+	if (s->guard.loaded) {
+		__u64 t = 0;
+
+		for (int i = 1; i < KS_TAMPER_OP_MAX; i++)
+			t += s->guard.attempts[i];
+		json_object_object_add(x, "attempts", json_object_new_uint64(t));
+	}
+	json_object_object_add(o, "guard", x);
+	ks_json_print(o);
+}
+
+/* @when: the newest event's time, already formatted. */
+static void print_status_plain(const struct status *s, const char *when)
+{
+	printf("agent:     %s", s->agent_pid ? "running" : "not running\n");
+	if (s->agent_pid)
+		printf(" (pid %u)\n", s->agent_pid);
+	printf("bpffs:     %s\n", ks_bpffs_root);
+	printf("shields:   %d pinned\n", s->nsh);
+	for (int i = 0; i < s->nsh; i++)
+		printf("  %-24s %-8s %-10s links %d  syscall programs %d  refused %llu audited %llu killed %llu\n",
+		       s->sh[i].name, ks_mode_str(s->sh[i].cfg.mode), s->sh[i].cfg.variant, s->sh[i].nlinks, s->sh[i].nsys,
+		       (unsigned long long)s->sh[i].hits[KS_VERDICT_REFUSED],
+		       (unsigned long long)s->sh[i].hits[KS_VERDICT_AUDITED],
+		       (unsigned long long)s->sh[i].hits[KS_VERDICT_KILLED]);
+	printf("syscalls:  %d programs behind one dispatcher (sys_enter %s, sys_exit %s)\n",
+	       s->nsys, s->sys_enter ? "attached" : "off", s->sys_exit ? "attached" : "off");
+	printf("file_permission: %d programs behind one dispatcher (%s)\n", s->nfp,
+	       s->fp_attached == 3 ? "lsm and fmod_ret attached" : s->fp_attached == 1 ? "lsm attached" :
+	       s->fp_attached == 2 ? "fmod_ret attached" : "off");
+	printf("monitor:   %s", s->monitor_pinned ? "" : "not pinned\n");
+	if (s->monitor_pinned)
+		printf("pinned, %d links\n", s->monitor_links);
+	printf("ringbuf:   %s, %llu events lost\n", s->maps_pinned ? "pinned" : "not pinned",
+	       (unsigned long long)s->lost_total);
+	if (s->store_bytes < 0)
+		printf("store:     %s (does not exist)\n", s->store);
+	else
+		printf("store:     %s, %.1f MiB, %lld events, newest %s%s%s\n", s->store,
+		       s->store_bytes / 1048576.0, s->events, when,
+		       s->store_err[0] ? "; error: " : "", s->store_err);
+	printf("guard:     %s\n", guard_word(s));
+}
+
 int do_status(int argc, char **argv)
 {
 	const char *cfgpath = KS_CONFIG_DEFAULT, *store = NULL;
-	struct ks_shield_state *sh = NULL;
 	struct status s = {};
 	struct ks_config cfg;
-	int nsh = 0, err, nsys = 0;
-	bool sys_enter = false, sys_exit = false;
-	unsigned fp_attached = 0;
-	int nfp = 0;
+	int err;
 	char when[64];
 	const struct ks_opt opts[] = { OPT_VAL("--config", &cfgpath), OPT_VAL("--store", &store), OPT_END };
 
@@ -266,114 +374,17 @@ int do_status(int argc, char **argv)
 	read_lost(&s);
 	read_monitor(&s);
 	read_store(&s);
-	err = ks_shield_list(&sh, &nsh);
+	err = ks_shield_list(&s.sh, &s.nsh);
 	if (err)
 		return ks_report(err);
 	fmt_time(s.newest_ns, when, sizeof(when));
-	ks_sysd_count(&nsys, &sys_enter, &sys_exit);
-	ks_fpd_count(&nfp, &fp_attached);
+	ks_sysd_count(&s.nsys, &s.sys_enter, &s.sys_exit);
+	ks_fpd_count(&s.nfp, &s.fp_attached);
 
-	if (json_output) {
-		struct json_object *o = json_object_new_object(), *a, *x;
-
-		x = json_object_new_object();
-		json_object_object_add(x, "running", json_object_new_boolean(s.agent_pid != 0));
-		if (s.agent_pid) {
-			json_object_object_add(x, "pid", json_object_new_int64(s.agent_pid));
-			json_object_object_add(x, "from", json_object_new_string(s.agent_how));
-		}
-		json_object_object_add(o, "agent", x);
-		json_object_object_add(o, "bpffs", json_object_new_string(ks_bpffs_root));
-		a = json_object_new_array();
-		for (int i = 0; i < nsh; i++) {
-			x = json_object_new_object();
-			json_object_object_add(x, "name", json_object_new_string(sh[i].name));
-			json_object_object_add(x, "mode", json_object_new_string(ks_mode_str(sh[i].cfg.mode)));
-			json_object_object_add(x, "variant", json_object_new_string(sh[i].cfg.variant));
-			json_object_object_add(x, "links", json_object_new_int(sh[i].nlinks));
-			json_object_object_add(x, "syscall_programs", json_object_new_int(sh[i].nsys));
-			json_object_object_add(x, "hits", json_object_new_uint64(
-				sh[i].hits[0] + sh[i].hits[1] + sh[i].hits[2]));
-			json_object_object_add(x, "refused", json_object_new_uint64(sh[i].hits[KS_VERDICT_REFUSED]));
-			json_object_object_add(x, "audited", json_object_new_uint64(sh[i].hits[KS_VERDICT_AUDITED]));
-			json_object_object_add(x, "killed", json_object_new_uint64(sh[i].hits[KS_VERDICT_KILLED]));
-			json_object_array_add(a, x);
-		}
-		json_object_object_add(o, "shields", a);
-		x = json_object_new_object();
-		json_object_object_add(x, "programs", json_object_new_int(nsys));
-		json_object_object_add(x, "sys_enter", json_object_new_boolean(sys_enter));
-		json_object_object_add(x, "sys_exit", json_object_new_boolean(sys_exit));
-		json_object_object_add(o, "syscall_dispatcher", x);
-		x = json_object_new_object();
-		json_object_object_add(x, "programs", json_object_new_int(nfp));
-		json_object_object_add(x, "lsm", json_object_new_boolean(fp_attached & 1));
-		json_object_object_add(x, "fmod_ret", json_object_new_boolean(fp_attached & 2));
-		json_object_object_add(o, "file_permission_dispatcher", x);
-		x = json_object_new_object();
-		json_object_object_add(x, "pinned", json_object_new_boolean(s.monitor_pinned));
-		json_object_object_add(x, "links", json_object_new_int(s.monitor_links));
-		json_object_object_add(o, "monitor", x);
-		x = json_object_new_object();
-		json_object_object_add(x, "pinned", json_object_new_boolean(s.maps_pinned));
-		json_object_object_add(x, "lost", json_object_new_uint64(s.lost_total));
-		json_object_object_add(o, "ringbuf", x);
-		x = json_object_new_object();
-		json_object_object_add(x, "path", json_object_new_string(s.store));
-		json_object_object_add(x, "exists", json_object_new_boolean(s.store_bytes >= 0));
-		if (s.store_bytes >= 0) {
-			json_object_object_add(x, "bytes", json_object_new_int64(s.store_bytes));
-			json_object_object_add(x, "events", json_object_new_int64(s.events));
-			json_object_object_add(x, "newest_ns", json_object_new_int64(s.newest_ns));
-		}
-		if (s.store_err[0])
-			json_object_object_add(x, "error", json_object_new_string(s.store_err));
-		json_object_object_add(o, "store", x);
-		x = json_object_new_object();
-		json_object_object_add(x, "loaded", json_object_new_boolean(s.guard.loaded));
-		json_object_object_add(x, "state", json_object_new_string(
-			!s.guard.loaded ? "off" : !s.guard.lsm ? (s.guard.enabled ? "unavailable" : "off")
-			: s.guard.enabled ? "on" : "off"));
-		json_object_object_add(x, "lsm", json_object_new_boolean(s.guard.lsm));
-		if (s.guard.loaded) {
-			__u64 t = 0;
-
-			for (int i = 1; i < KS_TAMPER_OP_MAX; i++)
-				t += s.guard.attempts[i];
-			json_object_object_add(x, "attempts", json_object_new_uint64(t));
-		}
-		json_object_object_add(o, "guard", x);
-		ks_json_print(o);
-	} else {
-		printf("agent:     %s", s.agent_pid ? "running" : "not running\n");
-		if (s.agent_pid)
-			printf(" (pid %u)\n", s.agent_pid);
-		printf("bpffs:     %s\n", ks_bpffs_root);
-		printf("shields:   %d pinned\n", nsh);
-		for (int i = 0; i < nsh; i++)
-			printf("  %-24s %-8s %-10s links %d  syscall programs %d  refused %llu audited %llu killed %llu\n",
-			       sh[i].name, ks_mode_str(sh[i].cfg.mode), sh[i].cfg.variant, sh[i].nlinks, sh[i].nsys,
-			       (unsigned long long)sh[i].hits[KS_VERDICT_REFUSED],
-			       (unsigned long long)sh[i].hits[KS_VERDICT_AUDITED],
-			       (unsigned long long)sh[i].hits[KS_VERDICT_KILLED]);
-		printf("syscalls:  %d programs behind one dispatcher (sys_enter %s, sys_exit %s)\n",
-		       nsys, sys_enter ? "attached" : "off", sys_exit ? "attached" : "off");
-		printf("file_permission: %d programs behind one dispatcher (%s)\n", nfp,
-		       fp_attached == 3 ? "lsm and fmod_ret attached" : fp_attached == 1 ? "lsm attached" :
-		       fp_attached == 2 ? "fmod_ret attached" : "off");
-		printf("monitor:   %s", s.monitor_pinned ? "" : "not pinned\n");
-		if (s.monitor_pinned)
-			printf("pinned, %d links\n", s.monitor_links);
-		printf("ringbuf:   %s, %llu events lost\n", s.maps_pinned ? "pinned" : "not pinned",
-		       (unsigned long long)s.lost_total);
-		if (s.store_bytes < 0)
-			printf("store:     %s (does not exist)\n", s.store);
-		else
-			printf("store:     %s, %.1f MiB, %lld events, newest %s%s%s\n", s.store,
-			       s.store_bytes / 1048576.0, s.events, when,
-			       s.store_err[0] ? "; error: " : "", s.store_err);
-		printf("guard:     %s\n", guard_word(&s));
-	}
-	free(sh);
+	if (json_output)
+		print_status_json(&s);
+	else
+		print_status_plain(&s, when);
+	free(s.sh);
 	return 0;
 }
