@@ -352,7 +352,11 @@ static int gate_summary(struct fa *a, struct fa_shield *s, json_object *d, bool 
 static bool gate_allows(struct fa *a, struct fa_shield *s, json_object *d, const char *sha,
 			const char *variant)
 {
-	enum ks_gate g = ks_proven_judge_here(s->proven, sha, a->cfg->control_plane ? NULL : variant,
+	/* A control-plane agent loads nothing, so no variant is known: as a
+	 * host before its load, any variant proven on this kernel will do
+	 * (NULL matched none, and a gated deploy never enforced there). */
+	enum ks_gate g = ks_proven_judge_here(s->proven, sha,
+					      a->cfg->control_plane ? KS_PROVEN_ANY_VARIANT : variant,
 					      s->gate_why, sizeof(s->gate_why));
 
 	snprintf(s->gate, sizeof(s->gate), "%s", ks_gate_name(g));
@@ -402,7 +406,7 @@ static void converge(struct fa *a, struct fa_shield *s)
 		return;
 	}
 	if (loaded && !strcmp(sha, want_sha)) {
-		if (gated && !gate_allows(a, s, d, want_sha, a->cfg->control_plane ? NULL : st.cfg.variant))
+		if (gated && !gate_allows(a, s, d, want_sha, st.cfg.variant))
 			want = KS_MODE_AUDIT;
 		if (mode != want) {
 			err = a->cfg->control_plane ? 0 : ks_shield_set_mode(s->name, want);
