@@ -89,130 +89,124 @@ static int show_tree(sqlite3 *db, const char *arg)
 	return 0;
 }
 
-int do_events(int argc, char **argv)
+/* The filters of `kshield events`, as given. */
+struct filters {
+	const char *since, *until, *kinds, *pid, *comm, *binary, *uid, *addr, *port, *limit;
+};
+
+/* The time, kind and process filters into @q; 0 or a reported error. */
+static int where_what(struct query *q, const struct filters *f)
 {
-	const char *store = NULL, *since = NULL, *until = NULL, *kinds = NULL, *pid = NULL,
-		   *comm = NULL, *binary = NULL, *uid = NULL, *addr = NULL, *port = NULL,
-		   *limit = NULL, *tree = NULL;
-	struct query q = {};
-	struct ks_store *s;
-	sqlite3_stmt *st;
-	unsigned long long v, lim = 1000;
+	unsigned long long v;
 	char kbuf[256];
 	__s64 t;
-	int err, rc, rows = 0;
-	const struct ks_opt opts[] = {
-		OPT_VAL("--store", &store), OPT_VAL("--since", &since), OPT_VAL("--until", &until),
-		OPT_VAL("--kind", &kinds), OPT_VAL("--pid", &pid), OPT_VAL("--comm", &comm),
-		OPT_VAL("--binary", &binary), OPT_VAL("--uid", &uid), OPT_VAL("--addr", &addr),
-		OPT_VAL("--port", &port), OPT_VAL("--limit", &limit), OPT_VAL("--tree", &tree), OPT_END,
-	};
-	if (!ks_opts_parse("events", opts, argc, argv, 0, NULL, events_help, &rc))
-		return rc;
+	int err;
 
-	char cols[512];
-
-	ks_col_list(cols, sizeof(cols));
-	q_add(&q, "SELECT * FROM (SELECT ");
-	q_add(&q, cols);
-	q_add(&q, " FROM events WHERE 1");
-	if (since) {
-		if ((err = ks_time_parse(since, "--since", &t)))
+	if (f->since) {
+		if ((err = ks_time_parse(f->since, "--since", &t)))
 			return ks_report(err);
-		q_add(&q, " AND ts >= ?");
-		q_int(&q, t);
+		q_add(q, " AND ts >= ?");
+		q_int(q, t);
 	}
-	if (until) {
-		if ((err = ks_time_parse(until, "--until", &t)))
+	if (f->until) {
+		if ((err = ks_time_parse(f->until, "--until", &t)))
 			return ks_report(err);
-		q_add(&q, " AND ts <= ?");
-		q_int(&q, t);
+		q_add(q, " AND ts <= ?");
+		q_int(q, t);
 	}
-	if (kinds) {
-		snprintf(kbuf, sizeof(kbuf), "%s", kinds);
-		q_add(&q, " AND kind IN (");
+	if (f->kinds) {
+		snprintf(kbuf, sizeof(kbuf), "%s", f->kinds);
+		q_add(q, " AND kind IN (");
 		int n = 0;
 		for (char *k = strtok(kbuf, ","); k; k = strtok(NULL, ",")) {
 			if ((err = ks_kind_parse(k)) < 0)
 				return ks_report(err);
-			q_add(&q, n++ ? ",?" : "?");
-			q_text(&q, ks_kind_name(err));
-			if (q.nbind > MAX_BINDS - 10)
+			q_add(q, n++ ? ",?" : "?");
+			q_text(q, ks_kind_name(err));
+			if (q->nbind > MAX_BINDS - 10)
 				return ks_usage("--kind: too many kinds");
 		}
-		q_add(&q, ")");
+		q_add(q, ")");
 	}
-	if (pid) {
-		if ((err = ks_parse_u64(pid, "--pid", &v)))
+	if (f->pid) {
+		if ((err = ks_parse_u64(f->pid, "--pid", &v)))
 			return ks_report(err);
-		q_add(&q, " AND pid = ?");
-		q_int(&q, v);
+		q_add(q, " AND pid = ?");
+		q_int(q, v);
 	}
-	if (uid) {
-		if ((err = ks_parse_u64(uid, "--uid", &v)))
+	if (f->uid) {
+		if ((err = ks_parse_u64(f->uid, "--uid", &v)))
 			return ks_report(err);
-		q_add(&q, " AND (uid = ?");
-		q_int(&q, v);
-		q_add(&q, " OR euid = ?)");
-		q_int(&q, v);
+		q_add(q, " AND (uid = ?");
+		q_int(q, v);
+		q_add(q, " OR euid = ?)");
+		q_int(q, v);
 	}
-	if (comm) {
-		q_add(&q, " AND comm = ?");
-		q_text(&q, comm);
+	if (f->comm) {
+		q_add(q, " AND comm = ?");
+		q_text(q, f->comm);
 	}
-	if (binary) {
+	return 0;
+}
+
+/* The binary and network filters and the limit into @q. */
+static int where_where(struct query *q, const struct filters *f)
+{
+	unsigned long long v, lim = 1000;
+	int err;
+
+	if (f->binary) {
 		/* A path is matched exactly (index); a bare name as a basename. */
-		if (strchr(binary, '/')) {
-			q_add(&q, " AND binary = ?");
-			q_text(&q, binary);
+		if (strchr(f->binary, '/')) {
+			q_add(q, " AND binary = ?");
+			q_text(q, f->binary);
 		} else {
-			q_add(&q, " AND kind = 'exec' AND (binary = ?");
-			q_text(&q, binary);
-			q_add(&q, " OR binary LIKE '%/' || ?)");
-			q_text(&q, binary);
+			q_add(q, " AND kind = 'exec' AND (binary = ?");
+			q_text(q, f->binary);
+			q_add(q, " OR binary LIKE '%/' || ?)");
+			q_text(q, f->binary);
 		}
 	}
-	if (addr) {
-		q_add(&q, " AND (laddr = ?");
-		q_text(&q, addr);
-		q_add(&q, " OR raddr = ?)");
-		q_text(&q, addr);
+	if (f->addr) {
+		q_add(q, " AND (laddr = ?");
+		q_text(q, f->addr);
+		q_add(q, " OR raddr = ?)");
+		q_text(q, f->addr);
 	}
-	if (port) {
-		if ((err = ks_parse_u64(port, "--port", &v)))
+	if (f->port) {
+		if ((err = ks_parse_u64(f->port, "--port", &v)))
 			return ks_report(err);
 		if (v > 65535)
 			return ks_usage("--port: %llu is not a port", v);
-		q_add(&q, " AND (lport = ?");
-		q_int(&q, v);
-		q_add(&q, " OR rport = ?)");
-		q_int(&q, v);
+		q_add(q, " AND (lport = ?");
+		q_int(q, v);
+		q_add(q, " OR rport = ?)");
+		q_int(q, v);
 	}
-	if (limit && (err = ks_parse_u64(limit, "--limit", &lim)))
+	if (f->limit && (err = ks_parse_u64(f->limit, "--limit", &lim)))
 		return ks_report(err);
-	q_add(&q, " ORDER BY ts DESC LIMIT ?) ORDER BY ts");
-	q_int(&q, lim ? (long long)lim : -1);
+	q_add(q, " ORDER BY ts DESC LIMIT ?) ORDER BY ts");
+	q_int(q, lim ? (long long)lim : -1);
+	return 0;
+}
 
-	if ((err = ks_store_open(&s, ks_store_path(store), KS_STORE_RDONLY)))
-		return ks_report(err);
-	if (tree) {
-		err = show_tree(ks_store_db(s), tree);
-		ks_store_close(s);
-		return err;
-	}
-	rc = sqlite3_prepare_v2(ks_store_db(s), q.sql, -1, &st, NULL);
-	if (rc != SQLITE_OK) {
-		err = ks_err(-EIO, "query: %s", sqlite3_errmsg(ks_store_db(s)));
-		ks_store_close(s);
-		return ks_report(err);
-	}
-	for (int i = 0; i < q.nbind; i++) {
-		if (q.bind[i].is_text)
-			sqlite3_bind_text(st, i + 1, q.bind[i].s, -1, SQLITE_STATIC);
+/* Run @q on @s and print its rows (JSON array under -j). */
+static int print_rows(struct ks_store *s, const struct query *q)
+{
+	struct json_object *arr = NULL;
+	sqlite3_stmt *st;
+	int err = 0, rc, rows = 0;
+
+	rc = sqlite3_prepare_v2(ks_store_db(s), q->sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return ks_report(ks_err(-EIO, "query: %s", sqlite3_errmsg(ks_store_db(s))));
+	for (int i = 0; i < q->nbind; i++) {
+		if (q->bind[i].is_text)
+			sqlite3_bind_text(st, i + 1, q->bind[i].s, -1, SQLITE_STATIC);
 		else
-			sqlite3_bind_int64(st, i + 1, q.bind[i].i);
+			sqlite3_bind_int64(st, i + 1, q->bind[i].i);
 	}
-	struct json_object *arr = json_output ? json_object_new_array() : NULL;
+	arr = json_output ? json_object_new_array() : NULL;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (arr)
 			json_object_array_add(arr, ks_row_json(st));
@@ -223,7 +217,6 @@ int do_events(int argc, char **argv)
 	if (rc != SQLITE_DONE)
 		err = ks_err(-EIO, "query: %s", sqlite3_errmsg(ks_store_db(s)));
 	sqlite3_finalize(st);
-	ks_store_close(s);
 	if (err) {
 		json_object_put(arr);
 		return ks_report(err);
@@ -233,4 +226,35 @@ int do_events(int argc, char **argv)
 	else if (!rows)
 		fprintf(stderr, "no events match\n");
 	return 0;
+}
+
+int do_events(int argc, char **argv)
+{
+	const char *store = NULL, *tree = NULL;
+	struct filters f = {};
+	struct query q = {};
+	struct ks_store *s;
+	char cols[512];
+	int err, rc;
+	const struct ks_opt opts[] = {
+		OPT_VAL("--store", &store), OPT_VAL("--since", &f.since), OPT_VAL("--until", &f.until),
+		OPT_VAL("--kind", &f.kinds), OPT_VAL("--pid", &f.pid), OPT_VAL("--comm", &f.comm),
+		OPT_VAL("--binary", &f.binary), OPT_VAL("--uid", &f.uid), OPT_VAL("--addr", &f.addr),
+		OPT_VAL("--port", &f.port), OPT_VAL("--limit", &f.limit), OPT_VAL("--tree", &tree),
+		OPT_END,
+	};
+	if (!ks_opts_parse("events", opts, argc, argv, 0, NULL, events_help, &rc))
+		return rc;
+
+	ks_col_list(cols, sizeof(cols));
+	q_add(&q, "SELECT * FROM (SELECT ");
+	q_add(&q, cols);
+	q_add(&q, " FROM events WHERE 1");
+	if ((err = where_what(&q, &f)) || (err = where_where(&q, &f)))
+		return err;
+	if ((err = ks_store_open(&s, ks_store_path(store), KS_STORE_RDONLY)))
+		return ks_report(err);
+	err = tree ? show_tree(ks_store_db(s), tree) : print_rows(s, &q);
+	ks_store_close(s);
+	return err;
 }
