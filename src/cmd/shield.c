@@ -8,6 +8,7 @@
 #include <time.h>
 #include "array.h"
 #include "cli.h"
+#include "events.h"
 #include "hex.h"
 #include "impact.h"
 #include "loader.h"
@@ -291,16 +292,36 @@ static int do_info(int argc, char **argv)
 
 	if (!ks_meta_get(&meta, "hunt"))
 		ks_meta_hunt_sql(&meta, &hunt);
+	/* an event-argument line readers would not understand: said here */
+	char args_err[512] = "";
+
+	if (ks_meta_args_learn(&meta))
+		snprintf(args_err, sizeof(args_err), "%s", ks_errmsg());
 	if (json_output) {
 		struct json_object *o = json_object_new_object();
 
 		struct json_object *cov = json_object_new_object();
 
-		for (int i = 0; i < meta.n; i++)
-			json_object_object_add(o, meta.key[i], json_object_new_string(meta.val[i]));
+		for (int i = 0; i < meta.n; i++) {
+			struct json_object *l;
+
+			/* the event argument tables: one key each, many times */
+			if (strcmp(meta.key[i], KS_ARGS_KEY) && strcmp(meta.key[i], KS_VALS_KEY)) {
+				json_object_object_add(o, meta.key[i],
+						       json_object_new_string(meta.val[i]));
+				continue;
+			}
+			if (!json_object_object_get_ex(o, meta.key[i], &l)) {
+				l = json_object_new_array();
+				json_object_object_add(o, meta.key[i], l);
+			}
+			json_object_array_add(l, json_object_new_string(meta.val[i]));
+		}
 		if (hunt)
 			json_object_object_add(o, "hunt", json_object_new_string(hunt));
 		json_object_object_add(o, "sha256", json_object_new_string(sha));
+		if (*args_err)
+			json_object_object_add(o, "args_error", json_object_new_string(args_err));
 		for (char *v = variants; *v; v += strcspn(v, ","), v += *v == ',') {
 			char name[KS_VARIANT_LEN];
 
@@ -315,6 +336,8 @@ static int do_info(int argc, char **argv)
 		if (hunt)
 			printf("%-16s %s\n", "hunt", hunt);
 		printf("%-16s %s\n", "sha256", sha);
+		if (*args_err)
+			printf("%-16s %s\n", "args_error", args_err);
 		/* What each variant covers, in the loader's order. */
 		for (char *v = variants; *v; v += strcspn(v, ","), v += *v == ',') {
 			char name[KS_VARIANT_LEN], cov[256];
