@@ -518,7 +518,7 @@ static int new_help(void)
 	fprintf(stderr,
 		"Usage: kshield shield new NAME --cve CVE-YYYY-NNNN --hook HOOK [--hook HOOK2 ...]\n"
 		"                          --syscall SYSCALL [--fix-function F ...] [--dir DIR]\n"
-		"                          [--btf FILE]\n"
+		"                          [--filter MASK:TYPES] [--btf FILE]\n"
 		"\n"
 		"Writes DIR/NAME/ (DIR: shields): shield.bpf.c (metadata, one KS_SECURITY_HOOK\n"
 		"per LSM hook with its arguments from this kernel's BTF, a tp fallback at\n"
@@ -527,12 +527,18 @@ static int new_help(void)
 		"oracle) and README.md. It builds at once (make) and refuses nothing;\n"
 		"`kshield test NAME` reports every case \"not written yet\" and fails until\n"
 		"they are written. HOOK: an LSM hook name (socket_setsockopt), as\n"
-		"`kshield hooks` prints it. --btf: another kernel's BTF instead of\n"
-		"/sys/kernel/btf/vmlinux.\n"
+		"`kshield hooks` prints it. The shield names its event's arguments\n"
+		"(KSHIELD_ARGS: what agents show of a hit). --filter: file_permission runs\n"
+		"for every read and write, so its programs run only for a mask with one of\n"
+		"these bits on an inode of one of these types (KS_SECURITY_FILTER; default\n"
+		"MAY_WRITE:S_IFREG, MAY_READ for a read syscall). --btf: another kernel's\n"
+		"BTF instead of /sys/kernel/btf/vmlinux.\n"
 		"\n"
-		"Example:\n"
-		"  kshield shield new cve-2022-0492 --cve CVE-2022-0492 --hook file_open \\\n"
-		"      --syscall write --fix-function cgroup_release_agent_write\n");
+		"Example (a write to a cgroup v1 release_agent: file_permission sees it\n"
+		"on descriptors opened before the shield loaded, file_open would not):\n"
+		"  kshield shield new cve-2022-0492 --cve CVE-2022-0492 --hook file_permission \\\n"
+		"      --filter MAY_WRITE:S_IFREG --syscall write \\\n"
+		"      --fix-function cgroup_release_agent_write\n");
 	return 0;
 }
 
@@ -545,7 +551,8 @@ static int do_new(int argc, char **argv)
 	const struct ks_opt opts[] = {
 		OPT_VAL("--cve", &sc.cve), OPT_LIST("--hook", sc.hooks, &sc.nhooks, KS_SCAFFOLD_MAX_HOOKS),
 		OPT_VAL("--syscall", &sc.syscall), OPT_LIST("--fix-function", fix, &nfix, 16),
-		OPT_VAL("--dir", &sc.dir), OPT_VAL("--btf", &sc.btf_path), OPT_END
+		OPT_VAL("--dir", &sc.dir), OPT_VAL("--btf", &sc.btf_path),
+		OPT_VAL("--filter", &sc.filter), OPT_END
 	};
 	static const char *files[] = { "shield.bpf.c", "test.c", "README.md" };
 
@@ -553,7 +560,7 @@ static int do_new(int argc, char **argv)
 		return err;
 	if (npos != 1 || !sc.cve || !sc.nhooks || !sc.syscall)
 		return ks_usage("usage: kshield shield new NAME --cve CVE --hook HOOK --syscall SYSCALL "
-				"[--fix-function F] [--dir DIR]");
+				"[--fix-function F] [--filter MASK:TYPES] [--dir DIR]");
 	sc.name = argv[0];
 	for (int i = 0; i < nfix; i++) {
 		size_t n = strlen(fixes);
