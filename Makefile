@@ -178,6 +178,7 @@ $(EXTRA_OUT)/$(EXTRA_NAME).bpf.o: $(EXTRA)/shield.bpf.c $(BPF_HDRS) $(BUILD)/vml
 	$(call msg,SHIELD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@	# as the bundled ones: it may ship to a fleet
 
 $(EXTRA_OUT)/test.o: $(EXTRA)/test.c $(SKELS) $(SRC_HDRS)
 	$(call msg,CC,$@)

@@ -142,6 +142,73 @@ Test(scaffold, t02_paths_follow_the_syscall, .init = setup, .fini = teardown)
 	}
 }
 
+/* The text of @dir/@name/shield.bpf.c (free it). */
+static char *shield_text(const char *name)
+{
+	char file[256];
+
+	snprintf(file, sizeof(file), "%s/%s/shield.bpf.c", tmp, name);
+	return ks_read_file(file);
+}
+
+/* What the scaffold writes so that a shield needs nothing from elsewhere:
+ * the includes, its event arguments by name, and on file_permission (every
+ * read and write) the KS_SECURITY_FILTER line; with --filter, the bits and
+ * types given, which build and reach the object's metadata as the loader
+ * reads them. */
+Test(scaffold, t02b_includes_arguments_and_the_filter_line, .init = setup, .fini = teardown,
+     .timeout = 300)
+{
+	char *text, *err = NULL, *out = NULL, dir[256];
+	json_object *o;
+	int rc;
+
+	cr_assert_eq(scaffold("t02b-default", "file_permission", "write", &err), 0, "%s", err);
+	free(err);
+	text = shield_text("t02b-default");
+	cr_assert(text);
+	cr_expect(strstr(text, "#include \"shield.bpf.h\"") && strstr(text, "#include \"kconst.bpf.h\""),
+		  "%s", text);
+	cr_expect(strstr(text, "KSHIELD_ARGS(\"file_permission\", \"mask:flags:may_mask\");"), "%s",
+		  text);
+	cr_expect(strstr(text, "KSHIELD_ARGS(\"sys_enter_write\", \"arg0:hex arg1:hex arg2:hex\");"),
+		  "%s", text);
+	cr_expect(strstr(text, "KS_VALS_MAY_MASK;"), "%s", text);
+	cr_expect(strstr(text, "KS_SECURITY_FILTER(file_permission, MAY_WRITE, S_IFREG);"), "%s", text);
+	free(text);
+	/* a hook that is not hot gets no filter line */
+	cr_assert_eq(scaffold("t02b-open", "file_open", "write", NULL), 0);
+	text = shield_text("t02b-open");
+	cr_expect(text && !strstr(text, "KS_SECURITY_FILTER("), "%s", text);
+	free(text);
+	/* the README's example shape: given bits and types, built */
+	rc = ks_runf(NULL, &err, "%s shield new t02b-filter --cve CVE-2022-0492 --hook file_permission "
+		     "--filter 'MAY_READ|MAY_WRITE:S_IFREG,S_IFIFO' --syscall write --dir %s",
+		     ks_bin(), tmp);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	text = shield_text("t02b-filter");
+	cr_expect(strstr(text, "KS_SECURITY_FILTER(file_permission, 0x6 /* MAY_READ|MAY_WRITE */, "
+			 "S_IFREG, S_IFIFO);"), "%s", text);
+	free(text);
+	snprintf(dir, sizeof(dir), "%s/t02b-filter", tmp);
+	cr_assert_eq(build_extra(dir, &err), 0, "does not build: %s", err);
+	free(err);
+	rc = ks_runf(&out, &err, "%s -j shield info %s/extra/t02b-filter/t02b-filter.bpf.o", ks_bin(),
+		     build);
+	cr_assert_eq(rc, 0, "%s", err);
+	o = ks_json_parse(out);
+	cr_assert(o, "%s", out);
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(o, "fpf.file_permission")),
+			 "0x6 0100000, 0010000");
+	cr_expect(json_object_object_get(o, "args/1") && !json_object_object_get(o, "args_error"),
+		  "%s", out);
+	json_object_put(o);
+	free(out);
+	free(err);
+	ks_runf(NULL, NULL, "rm -rf %s/extra/t02b-filter", build);
+}
+
 Test(scaffold, t03_unknown_hook_is_one_line, .init = setup, .fini = teardown)
 {
 	char *err = NULL, dir[256];

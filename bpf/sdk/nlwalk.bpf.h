@@ -72,9 +72,9 @@
 #define NLW_ALIGN(n)		(((n) + 3u) & ~3u)
 #define NLW_TYPE_MASK		0x3fff
 
-#define NLW_AF_NETLINK		16
-#define NLW_S_IFMT		00170000
-#define NLW_S_IFSOCK		0140000
+#define NLW_AF_NETLINK		AF_NETLINK
+#define NLW_S_IFMT		S_IFMT
+#define NLW_S_IFSOCK		S_IFSOCK
 
 struct nlw {
 	__u64 data;			/* request bytes (kernel or user address) */
@@ -843,5 +843,35 @@ KS_SYSCALLS(kprobe__send__compat32, enter32, KS_NR32_write, KS_NR32_writev, \
 	return nlw_tp_compat(ctx, protocol, true);			\
 }									\
 NLW_URING_SUBMIT_PROGRAMS(kprobe, protocol)
+
+/* ---- event arguments (KSHIELD_ARGS, shield.bpf.h) ----
+ * The walk's refusals carry the message type, the shield's own w->arg
+ * and w->hit, and what the walk made of the request (NLW_HIT, or
+ * NLW_UNPARSED: unread, cut or 32-bit, refused unseen). A shield names
+ * its three words once:
+ *	KS_NLW_ARGS("msg_type:enum:nft_types", "verdict:hex", "hit:bool");
+ * and KS_NLW_KPROBE_ARGS(the same) when it has the kprobe variant. */
+KSHIELD_VALS(nlw_results, "1=hit 2=unparsed");
+KSHIELD_ARGS_FALLBACK("netlink_send", "msg_type:uint detail:hex hit:uint walk:enum:nlw_results");
+KSHIELD_ARGS_FALLBACK("sys_enter_send", "msg_type:uint detail:hex hit:uint walk:enum:nlw_results");
+KSHIELD_ARGS_FALLBACK("sys_enter_io_uring_enter", "- fd:fd - walk:enum:nlw_results");
+
+#define KS_NLW_ARGS(type, detail, hit)						\
+	KSHIELD_ARGS("netlink_send", type " " detail " " hit " walk:enum:nlw_results"); \
+	KSHIELD_ARGS("sys_enter_send", type " " detail " " hit " walk:enum:nlw_results"); \
+	KSHIELD_ARGS("sys_enter_io_uring_enter", "- fd:fd - walk:enum:nlw_results");	\
+	KSHIELD_ARGS("io_uring_submit", "opcode:enum:iouring_ops fd:fd - walk:enum:nlw_results"); \
+	KSHIELD_ARGS("sys_enter_compat32", "syscall:syscall32 fd:fd - walk:enum:nlw_results"); \
+	KS_VALS_IOURING_OPS
+/* The kprobe variant's refusals at the send syscalls' entry ("sys_<call>"). */
+#define __KS_NLW_KPROBE_ARG(call, type, detail, hit)				\
+	KSHIELD_ARGS("sys_" #call, type " " detail " " hit " walk:enum:nlw_results")
+#define KS_NLW_KPROBE_ARGS(type, detail, hit)					\
+	__KS_NLW_KPROBE_ARG(sendmsg, type, detail, hit);				\
+	__KS_NLW_KPROBE_ARG(sendto, type, detail, hit);				\
+	__KS_NLW_KPROBE_ARG(sendmmsg, type, detail, hit);				\
+	__KS_NLW_KPROBE_ARG(splice, type, detail, hit);				\
+	__KS_NLW_KPROBE_ARG(sendfile64, type, detail, hit);			\
+	KSHIELD_ARGS("sys_io_uring_enter", "- fd:fd - walk:enum:nlw_results")
 
 #endif /* KSHIELD_NLWALK_BPF_H */

@@ -92,6 +92,7 @@
 #include "syscalls.bpf.h"
 #include "override.bpf.h"
 #include "fpchain.bpf.h"
+#include "kconst.bpf.h"
 #include <kshield/shield.h>
 
 #define KSHIELD_META(key, val)						\
@@ -103,6 +104,35 @@
 	static const char ks_shield_name[KS_NAME_LEN] = n
 
 #define KSHIELD_VARIANTS(v)	KSHIELD_META(variants, v)
+
+/* The event's four argument words by name, per hook: what an agent shows
+ * of a hit, read from this object (an agent older than the shield knows
+ * nothing else of it). One line per hook a ks_refuse/ks_kill/ks_deny of
+ * the shield names; slots are "-" (unused) or NAME:FORMAT with FORMAT
+ * int, uint, hex, bool, fd, errno, family (AF_*), socktype, syscall,
+ * syscall32 (the 32-bit ABI's numbers), dev (a dev_t), str8 (8 bytes of
+ * a name), enum:TABLE or flags:TABLE (a KSHIELD_VALS table of the object):
+ *
+ *	KSHIELD_ARGS("socket_bind", "family:family addrlen:int name:str8 "
+ *		     "fail_closed:enum:bind_fail");
+ *	KSHIELD_VALS(bind_fail, "1=mark_not_stored 2=name_not_read");
+ *	KSHIELD_ARGS_IF("file_permission", 2, 1, "...");  // when args[2] == 1
+ *
+ * kconst.bpf.h has the tables of the kernel's constants (KS_VALS_MSG_FLAGS,
+ * ...). The strings are the metadata keys "args/1" and "vals/1"
+ * (src/lib/events/events.h has the grammar). */
+/* __KS_CAT: fpchain.bpf.h */
+#define __KS_META_ENTRY(key, val)					\
+	static const char __KS_CAT(__ks_meta_e, __COUNTER__)[]		\
+	__attribute__((section(KS_META_SECTION), used)) = key "=" val
+#define KSHIELD_ARGS(hook, slots)	__KS_META_ENTRY("args/1", hook " " slots)
+#define KSHIELD_ARGS_IF(hook, i, v, slots)				\
+	__KS_META_ENTRY("args/1", hook "?a" #i "=" #v " " slots)
+/* An SDK header's default for a hook it reports: used only when the
+ * shield names that hook nowhere else. */
+#define KSHIELD_ARGS_FALLBACK(hook, slots)				\
+	__KS_META_ENTRY("args/1", hook "~ " slots)
+#define KSHIELD_VALS(table, vals)	__KS_META_ENTRY("vals/1", #table " " vals)
 
 char LICENSE[] SEC("license") = "GPL";
 

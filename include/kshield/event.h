@@ -75,8 +75,8 @@ struct ks_shield_event {
 	__u32 verdict;		/* enum ks_verdict */
 	__u32 mode;		/* enum ks_mode */
 	__u64 args[4];		/* shield-chosen argument words; what they mean, per
-				 * (shield, hook), is ks_shield_args[] in
-				 * src/lib/events/events.c (readers show them by name) */
+				 * (shield, hook), the shield's object says
+				 * (KSHIELD_ARGS; readers show them by name) */
 };
 
 /* ---- Monitor payloads (bpf/monitor.bpf.c) ----

@@ -19,6 +19,16 @@ KSHIELD_META(summary, "unprivileged user namespace creation only for allow-liste
 KSHIELD_META(refs, "https://lwn.net/Articles/903580/");
 KSHIELD_META(signs, "kind = 'userns'");
 KSHIELD_VARIANTS("lsm,fmod_ret,kprobe,tp");
+/* What a hit's argument words are (KSHIELD_ARGS, bpf/sdk/shield.bpf.h). */
+/* exe: the executable that was not allowed (the ks_userns_allow key) */
+#define EXE "exe_dev:dev exe_ino:uint"
+KSHIELD_ARGS("userns_create", EXE " euid:int");
+KSHIELD_ARGS("sys_enter_unshare", EXE " flags:flags:clone_flags");
+KSHIELD_ARGS("sys_enter_clone", EXE " flags:flags:clone_flags");
+KSHIELD_ARGS("sys_enter_clone3", EXE " flags:flags:clone_flags");
+KSHIELD_ARGS("task_newtask", EXE " flags:flags:clone_flags child_tid:int");
+KSHIELD_ARGS("sys_exit_setns", "userns:hex userns_inum:uint");
+KS_VALS_CLONE_FLAGS;
 KSHIELD_META(variant_lsm, "lsm/userns_create (6.1+): EPERM for callers other than root of the initial namespace whose executable is not in maps/ks_userns_allow");
 KSHIELD_META(variant_fmod_ret, "fmod_ret on security_create_user_ns (6.1+): the lsm body without bpf in lsm= (needs BPF trampolines); EPERM");
 KSHIELD_META(variant_tp, "fallback: SIGKILL for the same callers at sys_enter_unshare with CLONE_NEWUSER, and at the entry of clone/clone3 with CLONE_NEWUSER (the caller: a fork with a fatal signal pending makes no child), with task:task_newtask behind it for clone3 flags changed by another thread after the entry read (caller killed, child killed at its return from clone on x86-64, at the entry of its first syscall on arm64, where the fork return passes no sys_exit: that syscall completes), and for whoever setns()es into a namespace a killed task made; post-hoc: the syscall itself completes; 32-bit unshare, clone and clone3 from raw_tp/sys_enter, the exits of 32-bit unshare, clone, clone3 and setns from raw_tp/sys_exit (both loaded where the kernel runs 32-bit code: a namespace made by a killed 32-bit caller is recorded for the setns check like a native one); where tracepoint links cannot be pinned (before 5.15) the same programs run on raw tracepoints (sys_enter/sys_exit filtered by syscall number, task_newtask)");
@@ -33,7 +43,6 @@ KSHIELD_META(prevents_lsm, "native,clone,clone3,setns-zombie,compat-i386,compat-
  * 5.10.0-32 arm64; on x86-64 6.18 the child was killed). */
 KSHIELD_META(prevents_tp, "native,clone,clone3,setns-zombie,compat-i386,compat-arm,setns-zombie-compat-i386,setns-zombie-compat-arm,compat-i386-clone,compat-i386-clone3,compat-arm-clone,compat-arm-clone3");
 
-#define CLONE_NEWUSER	0x10000000
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

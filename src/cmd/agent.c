@@ -46,6 +46,7 @@
 #include "metrics_http.h"	/* --metrics: /metrics over HTTP */
 #endif
 #include "kernel_sites.h"
+#include "meta.h"
 #include "selfdefence.h"
 #include "metrics.h"
 #include "monitor.h"
@@ -1013,6 +1014,11 @@ int do_agent(int argc, char **argv)
 #endif
 	if (!btf_dir_opt)	/* --btf-dir, then the config's btf_dir */
 		ks_btf_set_dir(a.cfg.btf_dir);
+	ks_shield_args_add_dir(a.cfg.shields_dir);	/* hits of shields it did not load */
+#ifndef KSHIELD_STATIC
+	if (fleet_on)
+		ks_shield_args_add_dir(fleet.state_dir ? fleet.state_dir : KS_FLEET_STATE_DEFAULT);
+#endif
 	if (check)
 		return agent_check(&a);
 #ifndef KSHIELD_STATIC

@@ -373,6 +373,8 @@ int do_hunt(int argc, char **argv)
 	}
 	for (b = builtins; name && b->name && strcmp(b->name, name); b++)
 		;
+	if (dir)	/* the hits of its shields are named by their objects too */
+		ks_shield_args_add_dir(dir);
 	/* Shields' hunts are read from their objects only when needed. */
 	nsh = 0;
 	if (!sql && !b->name) {

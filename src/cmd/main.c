@@ -12,6 +12,11 @@
 #include <bpf/libbpf.h>
 #include "btf_find.h"
 #include "cli.h"
+#include "config.h"
+#include "meta.h"
+#ifndef KSHIELD_STATIC
+#include "fleet_converge.h"
+#endif
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -118,5 +123,12 @@ int main(int argc, char **argv)
 	if (getenv("KSHIELD_BPFFS") && ks_bpffs_root == default_root)
 		ks_bpffs_root = getenv("KSHIELD_BPFFS");
 	libbpf_set_print(print_libbpf);
+	/* where shield events find the names of their arguments: the loaded
+	 * instance's object, else these (the agent adds its own) */
+	ks_shield_args_add_dir(ks_cli_shields_dir());
+	ks_shield_args_add_dir(KS_SHIELDS_DIR_DEFAULT);
+#ifndef KSHIELD_STATIC
+	ks_shield_args_add_dir(KS_FLEET_STATE_DEFAULT);
+#endif
 	return cmd_select(nouns, n, args, do_help);
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 #include "array.h"
 #include "cli.h"
+#include "events.h"
 #include "hex.h"
 #include "impact.h"
 #include "loader.h"
@@ -291,16 +292,36 @@ static int do_info(int argc, char **argv)
 
 	if (!ks_meta_get(&meta, "hunt"))
 		ks_meta_hunt_sql(&meta, &hunt);
+	/* an event-argument line readers would not understand: said here */
+	char args_err[512] = "";
+
+	if (ks_meta_args_learn(&meta))
+		snprintf(args_err, sizeof(args_err), "%s", ks_errmsg());
 	if (json_output) {
 		struct json_object *o = json_object_new_object();
 
 		struct json_object *cov = json_object_new_object();
 
-		for (int i = 0; i < meta.n; i++)
-			json_object_object_add(o, meta.key[i], json_object_new_string(meta.val[i]));
+		for (int i = 0; i < meta.n; i++) {
+			struct json_object *l;
+
+			/* the event argument tables: one key each, many times */
+			if (strcmp(meta.key[i], KS_ARGS_KEY) && strcmp(meta.key[i], KS_VALS_KEY)) {
+				json_object_object_add(o, meta.key[i],
+						       json_object_new_string(meta.val[i]));
+				continue;
+			}
+			if (!json_object_object_get_ex(o, meta.key[i], &l)) {
+				l = json_object_new_array();
+				json_object_object_add(o, meta.key[i], l);
+			}
+			json_object_array_add(l, json_object_new_string(meta.val[i]));
+		}
 		if (hunt)
 			json_object_object_add(o, "hunt", json_object_new_string(hunt));
 		json_object_object_add(o, "sha256", json_object_new_string(sha));
+		if (*args_err)
+			json_object_object_add(o, "args_error", json_object_new_string(args_err));
 		for (char *v = variants; *v; v += strcspn(v, ","), v += *v == ',') {
 			char name[KS_VARIANT_LEN];
 
@@ -315,6 +336,8 @@ static int do_info(int argc, char **argv)
 		if (hunt)
 			printf("%-16s %s\n", "hunt", hunt);
 		printf("%-16s %s\n", "sha256", sha);
+		if (*args_err)
+			printf("%-16s %s\n", "args_error", args_err);
 		/* What each variant covers, in the loader's order. */
 		for (char *v = variants; *v; v += strcspn(v, ","), v += *v == ',') {
 			char name[KS_VARIANT_LEN], cov[256];
@@ -495,7 +518,7 @@ static int new_help(void)
 	fprintf(stderr,
 		"Usage: kshield shield new NAME --cve CVE-YYYY-NNNN --hook HOOK [--hook HOOK2 ...]\n"
 		"                          --syscall SYSCALL [--fix-function F ...] [--dir DIR]\n"
-		"                          [--btf FILE]\n"
+		"                          [--filter MASK:TYPES] [--btf FILE]\n"
 		"\n"
 		"Writes DIR/NAME/ (DIR: shields): shield.bpf.c (metadata, one KS_SECURITY_HOOK\n"
 		"per LSM hook with its arguments from this kernel's BTF, a tp fallback at\n"
@@ -504,12 +527,18 @@ static int new_help(void)
 		"oracle) and README.md. It builds at once (make) and refuses nothing;\n"
 		"`kshield test NAME` reports every case \"not written yet\" and fails until\n"
 		"they are written. HOOK: an LSM hook name (socket_setsockopt), as\n"
-		"`kshield hooks` prints it. --btf: another kernel's BTF instead of\n"
-		"/sys/kernel/btf/vmlinux.\n"
+		"`kshield hooks` prints it. The shield names its event's arguments\n"
+		"(KSHIELD_ARGS: what agents show of a hit). --filter: file_permission runs\n"
+		"for every read and write, so its programs run only for a mask with one of\n"
+		"these bits on an inode of one of these types (KS_SECURITY_FILTER; default\n"
+		"MAY_WRITE:S_IFREG, MAY_READ for a read syscall). --btf: another kernel's\n"
+		"BTF instead of /sys/kernel/btf/vmlinux.\n"
 		"\n"
-		"Example:\n"
-		"  kshield shield new cve-2022-0492 --cve CVE-2022-0492 --hook file_open \\\n"
-		"      --syscall write --fix-function cgroup_release_agent_write\n");
+		"Example (a write to a cgroup v1 release_agent: file_permission sees it\n"
+		"on descriptors opened before the shield loaded, file_open would not):\n"
+		"  kshield shield new cve-2022-0492 --cve CVE-2022-0492 --hook file_permission \\\n"
+		"      --filter MAY_WRITE:S_IFREG --syscall write \\\n"
+		"      --fix-function cgroup_release_agent_write\n");
 	return 0;
 }
 
@@ -522,7 +551,8 @@ static int do_new(int argc, char **argv)
 	const struct ks_opt opts[] = {
 		OPT_VAL("--cve", &sc.cve), OPT_LIST("--hook", sc.hooks, &sc.nhooks, KS_SCAFFOLD_MAX_HOOKS),
 		OPT_VAL("--syscall", &sc.syscall), OPT_LIST("--fix-function", fix, &nfix, 16),
-		OPT_VAL("--dir", &sc.dir), OPT_VAL("--btf", &sc.btf_path), OPT_END
+		OPT_VAL("--dir", &sc.dir), OPT_VAL("--btf", &sc.btf_path),
+		OPT_VAL("--filter", &sc.filter), OPT_END
 	};
 	static const char *files[] = { "shield.bpf.c", "test.c", "README.md" };
 
@@ -530,7 +560,7 @@ static int do_new(int argc, char **argv)
 		return err;
 	if (npos != 1 || !sc.cve || !sc.nhooks || !sc.syscall)
 		return ks_usage("usage: kshield shield new NAME --cve CVE --hook HOOK --syscall SYSCALL "
-				"[--fix-function F] [--dir DIR]");
+				"[--fix-function F] [--filter MASK:TYPES] [--dir DIR]");
 	sc.name = argv[0];
 	for (int i = 0; i < nfix; i++) {
 		size_t n = strlen(fixes);

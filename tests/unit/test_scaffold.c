@@ -85,3 +85,26 @@ Test(scaffold, unknown_syscall_and_bad_input_say_what_to_do)
 	cr_assert_eq(ks_scaffold_write(&s, out, sizeof(out)), -EINVAL);
 	cr_assert(strstr(ks_errmsg(), "given twice"), "%s", ks_errmsg());
 }
+
+/* --filter: the kernel's names of mask bits and inode types, for
+ * file_permission only; each mistake is one line saying what is wanted. */
+Test(scaffold, a_bad_filter_says_what_it_wants)
+{
+	char out[256];
+	struct ks_scaffold s = { .name = "x", .cve = "CVE-2024-1", .hooks = { "file_permission" },
+				 .nhooks = 1, .syscall = "write", .dir = "/nonexistent",
+				 .filter = "MAY_WRITE" };
+
+	cr_assert_eq(ks_scaffold_write(&s, out, sizeof(out)), -EINVAL);
+	cr_expect(strstr(ks_errmsg(), "want MASK:TYPES, like MAY_WRITE:S_IFREG"), "%s", ks_errmsg());
+	s.filter = "MAY_SCRIBBLE:S_IFREG";
+	cr_assert_eq(ks_scaffold_write(&s, out, sizeof(out)), -EINVAL);
+	cr_expect(strstr(ks_errmsg(), "'MAY_SCRIBBLE' is not a mask bit"), "%s", ks_errmsg());
+	s.filter = "MAY_WRITE:S_IFPIPE";
+	cr_assert_eq(ks_scaffold_write(&s, out, sizeof(out)), -EINVAL);
+	cr_expect(strstr(ks_errmsg(), "'S_IFPIPE' is not an inode type"), "%s", ks_errmsg());
+	s.filter = "MAY_WRITE:S_IFREG";
+	s.hooks[0] = "file_open";
+	cr_assert_eq(ks_scaffold_write(&s, out, sizeof(out)), -EINVAL);
+	cr_expect(strstr(ks_errmsg(), "--filter is for file_permission"), "%s", ks_errmsg());
+}

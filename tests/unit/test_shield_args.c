@@ -1,9 +1,15 @@
-/* test_shield_args.c - shield event arguments by name (ks_shield_args[] in
- * src/lib/events/events.c): the table's shape, every (shield, hook) the
- * bundled shields report is in it, each format's text and JSON, the
- * fallback for pairs it does not know, and a record's arguments named
- * after a trip through a real store file. */
+/* test_shield_args.c - shield event arguments by name, from the tables the
+ * shield objects carry (KSHIELD_ARGS, bpf/sdk/shield.bpf.h; read by
+ * src/lib/events/argtab.c): every bundled object's tables parse and are
+ * well formed, every (shield, hook) the bundled shields report is named
+ * by its own object, decoding is byte for byte what the central table of
+ * events.c made of the same words (tests/unit/data/shield-args.expected,
+ * captured before it went), each format's text and JSON, the fallback for
+ * pairs no object names, a shield found by its object when a reader first
+ * needs it, and a record's arguments named after a trip through a real
+ * store file. Needs the built objects (make; KS_TEST_BUILD/shields). */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +20,39 @@
 #include "err.h"
 #include "events.h"
 #include "argfmt.h"
+#include "meta.h"
 #include "store.h"
+
+#ifndef KS_TEST_BUILD
+#define KS_TEST_BUILD "build"
+#endif
+#define OBJS KS_TEST_BUILD "/shields"
+
+/* Learn every bundled shield's object; how many. */
+static int learn_all(void)
+{
+	glob_t g;
+	int n = 0;
+
+	cr_assert_eq(glob(OBJS "/*.bpf.o", 0, NULL, &g), 0, "no objects in " OBJS ": run make");
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct ks_meta m;
+
+		cr_assert_eq(ks_meta_read(g.gl_pathv[i], &m), 0, "%s", ks_errmsg());
+		cr_expect_eq(ks_meta_args_learn(&m), 0, "%s", ks_errmsg());
+		ks_meta_free(&m);
+		n++;
+	}
+	globfree(&g);
+	return n;
+}
+
+static void setup(void)
+{
+	cr_assert_geq(learn_all(), 16);
+}
+
+TestSuite(shield_args, .init = setup);
 
 static const struct ks_shield_args_def *find(const char *shield, const char *hook, __u64 a0,
 					     __u64 a1, __u64 a2, __u64 a3)
@@ -37,47 +75,78 @@ static const char *named(const char *shield, const char *hook, __u64 a0, __u64 a
 	return out;
 }
 
-/* 1. Every entry names what it shows, once; a conditional entry comes
- * before its pair's unconditional one (first match wins). */
-Test(shield_args, u01_the_table_is_well_formed)
+/* The name in KSHIELD_NAME("...") of @path; "" when none. */
+static void name_of(const char *path, char *name, size_t n, bool *walks)
 {
-	cr_assert_gt(ks_shield_args_n, 20);
-	for (size_t i = 0; i < ks_shield_args_n; i++) {
-		const struct ks_shield_args_def *d = &ks_shield_args[i];
-		int shown = 0;
+	FILE *f = fopen(path, "r");
+	char line[512];
 
-		cr_assert(d->hook && *d->hook, "entry %zu has no hook", i);
-		cr_expect(d->when == KS_ARG_ANY || (d->when >= 0 && d->when < KS_SHIELD_ARGS),
-			  "%s/%s: bad condition", d->shield, d->hook);
-		for (int a = 0; a < KS_SHIELD_ARGS; a++) {
-			const struct ks_arg_def *x = &d->arg[a];
+	name[0] = '\0';
+	*walks = false;
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "KSHIELD_NAME(\"");
 
-			if (x->fmt == KS_ARG_NONE) {
-				cr_expect_null(x->name, "%s/%s arg %d: a name on an unused slot",
-					       d->shield, d->hook, a);
-				continue;
+		if (p && !*name)
+			snprintf(name, n, "%.*s", (int)strcspn(p + 14, "\""), p + 14);
+		*walks |= strstr(line, "#include \"nlwalk.bpf.h\"") != NULL;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* 1. Every bundled object's entries name what they show, once; values
+ * only for enum and flags, which have them; one hook has at most one
+ * plain entry (so the object's order never matters). */
+Test(shield_args, u01_every_objects_tables_are_well_formed)
+{
+	glob_t g;
+	int total = 0;
+
+	cr_assert_eq(glob("shields/*/shield.bpf.c", 0, NULL, &g), 0, "run from the top directory");
+	for (size_t s = 0; s < g.gl_pathc; s++) {
+		const struct ks_shield_args_def *defs;
+		char name[64];
+		bool walks;
+		int n;
+
+		name_of(g.gl_pathv[s], name, sizeof(name), &walks);
+		n = ks_shield_args_of(name, &defs);
+		cr_expect_gt(n, 0, "%s names no arguments", name);
+		total += n;
+		for (int i = 0; i < n; i++) {
+			const struct ks_shield_args_def *d = &defs[i];
+			int shown = 0;
+
+			cr_assert(d->hook && *d->hook, "%s entry %d has no hook", name, i);
+			cr_expect_str_eq(d->shield, name);
+			cr_expect(d->when == KS_ARG_ANY || (d->when >= 0 && d->when < KS_SHIELD_ARGS));
+			for (int a = 0; a < KS_SHIELD_ARGS; a++) {
+				const struct ks_arg_def *x = &d->arg[a];
+
+				if (x->fmt == KS_ARG_NONE) {
+					cr_expect_null(x->name);
+					continue;
+				}
+				shown++;
+				cr_expect(x->name && *x->name, "%s/%s arg %d has no name", name,
+					  d->hook, a);
+				cr_expect(strcmp(x->name, "args") && strcmp(x->name, "arg"));
+				cr_expect((x->fmt == KS_ARG_ENUM || x->fmt == KS_ARG_FLAGS) ==
+					  (x->vals != NULL), "%s/%s %s: values only for ENUM and FLAGS",
+					  name, d->hook, x->name);
+				for (int b = 0; b < a; b++)
+					cr_expect(!d->arg[b].name || strcmp(d->arg[b].name, x->name),
+						  "%s/%s: %s twice", name, d->hook, x->name);
 			}
-			shown++;
-			cr_expect(x->name && *x->name, "%s/%s arg %d has no name", d->shield, d->hook, a);
-			cr_expect(strcmp(x->name, "args") && strcmp(x->name, "arg"));
-			cr_expect((x->fmt == KS_ARG_ENUM || x->fmt == KS_ARG_FLAGS) == (x->vals != NULL),
-				  "%s/%s %s: values only for ENUM and FLAGS", d->shield, d->hook, x->name);
-			for (int b = 0; b < a; b++)
-				cr_expect(!d->arg[b].name || strcmp(d->arg[b].name, x->name),
-					  "%s/%s: %s twice", d->shield, d->hook, x->name);
-		}
-		cr_expect_gt(shown, 0, "%s/%s shows nothing", d->shield, d->hook);
-		/* an earlier unconditional entry of the same pair hides this one */
-		for (size_t j = 0; j < i; j++) {
-			const struct ks_shield_args_def *e = &ks_shield_args[j];
-			bool same = !strcmp(e->hook, d->hook) &&
-				    ((!e->shield && !d->shield) ||
-				     (e->shield && d->shield && !strcmp(e->shield, d->shield)));
-
-			cr_expect(!same || e->when != KS_ARG_ANY, "%s/%s: entry %zu is never used",
-				  d->shield, d->hook, i);
+			cr_expect_gt(shown, 0, "%s/%s shows nothing", name, d->hook);
+			for (int j = 0; j < i; j++)
+				cr_expect(strcmp(defs[j].hook, d->hook) || d->when != KS_ARG_ANY ||
+					  defs[j].when != KS_ARG_ANY || d->fallback != defs[j].fallback,
+					  "%s/%s: two plain entries", name, d->hook);
 		}
 	}
+	globfree(&g);
+	cr_expect_gt(total, 90);
 	for (int a = 0; a < KS_SHIELD_ARGS; a++)
 		cr_expect_eq(ks_shield_args_generic.arg[a].fmt, KS_ARG_UINT);
 }
@@ -107,34 +176,24 @@ static int hooks_of(const char *path, char hooks[][64], int max)
 
 /* 2. Every (shield, hook) a bundled shield reports, its own calls and the
  * netlink walker's when it includes bpf/sdk/nlwalk.bpf.h (and so its
- * nlwalk_uring.bpf.h), has an entry of its
- * own: nothing the repository ships falls back to arg0..arg3. */
+ * nlwalk_uring.bpf.h), has an entry of its own in its object: nothing
+ * the repository ships falls back to arg0..arg3 or to a header's
+ * fallback. */
 Test(shield_args, u02_every_bundled_shield_and_hook_is_named)
 {
-	char nlw[16][64], own[32][64], line[512];
+	char nlw[16][64], own[32][64];
 	int nnlw = hooks_of("bpf/sdk/nlwalk.bpf.h", nlw, 16), checked = 0;
-
-	/* and its io_uring half (bpf/sdk/nlwalk_uring.bpf.h) */
-	nnlw += hooks_of("bpf/sdk/nlwalk_uring.bpf.h", nlw + nnlw, 16 - nnlw);
 	glob_t g;
 
+	nnlw += hooks_of("bpf/sdk/nlwalk_uring.bpf.h", nlw + nnlw, 16 - nnlw);
 	cr_assert_geq(nnlw, 5, "run from the repository's top directory");
 	cr_assert_eq(glob("shields/*/shield.bpf.c", 0, NULL, &g), 0);
 	for (size_t i = 0; i < g.gl_pathc; i++) {
-		char name[64] = "";
-		bool walks = false;
-		FILE *f = fopen(g.gl_pathv[i], "r");
+		char name[64];
+		bool walks;
 		int n;
 
-		while (f && fgets(line, sizeof(line), f)) {
-			char *p = strstr(line, "KSHIELD_NAME(\"");
-
-			if (p && !*name)
-				sscanf(p + 14, "%63[^\"]", name);
-			walks |= strstr(line, "#include \"nlwalk.bpf.h\"") != NULL;
-		}
-		if (f)
-			fclose(f);
+		name_of(g.gl_pathv[i], name, sizeof(name), &walks);
 		cr_assert(*name, "%s: no KSHIELD_NAME", g.gl_pathv[i]);
 		n = hooks_of(g.gl_pathv[i], own, 32);
 		for (int h = 0; walks && h < nnlw && n < 32; h++)
@@ -142,12 +201,57 @@ Test(shield_args, u02_every_bundled_shield_and_hook_is_named)
 		for (int h = 0; h < n; h++, checked++) {
 			const struct ks_shield_args_def *d = find(name, own[h], 0, 0, 0, 0);
 
-			cr_expect(d != &ks_shield_args_generic && d->shield && !strcmp(d->shield, name),
-				  "%s: %s/%s has no entry", g.gl_pathv[i], name, own[h]);
+			cr_expect(d != &ks_shield_args_generic && !d->fallback &&
+				  !strcmp(d->shield, name), "%s: %s/%s has no entry", g.gl_pathv[i],
+				  name, own[h]);
 		}
 	}
 	globfree(&g);
 	cr_expect_gt(checked, 40);
+}
+
+/* 2b. Byte for byte what the central table made of the same words: the
+ * JSON of detail.arg and the summary's name=value text, for each line of
+ * the data captured before the table went (865 lines, 75 pairs, the 16
+ * bundled shields; unknown values, every named value and bit, a hook the
+ * shield does not name). */
+Test(shield_args, u02b_objects_decode_as_the_old_table_did)
+{
+	FILE *f = fopen("tests/unit/data/shield-args.expected", "r");
+	char line[4096];
+	int n = 0, same = 0;
+
+	cr_assert(f, "run from the repository's top directory");
+	while (fgets(line, sizeof(line), f)) {
+		char *save, *shield = strtok_r(line, "\t", &save), *hook = strtok_r(NULL, "\t", &save);
+		char *words = strtok_r(NULL, "\t", &save), *json = strtok_r(NULL, "\t", &save);
+		char *str = strtok_r(NULL, "\n", &save), got[1024];
+		unsigned long long w[4];
+		const struct ks_shield_args_def *d;
+		struct json_object *o;
+		__u64 a[KS_SHIELD_ARGS];
+
+		cr_assert(shield && hook && words && json, "line %d malformed", n + 1);
+		cr_assert_eq(sscanf(words, "%llu,%llu,%llu,%llu", &w[0], &w[1], &w[2], &w[3]), 4);
+		for (int i = 0; i < KS_SHIELD_ARGS; i++)
+			a[i] = w[i];
+		d = ks_shield_args_find(shield, hook, a);
+		o = ks_shield_args_json(d, a);
+		ks_shield_args_str(d, a, got, sizeof(got));
+		n++;
+		if (!strcmp(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), json) &&
+		    !strcmp(got, str ? str : ""))
+			same++;
+		else
+			cr_expect_fail("%s %s %s: %s / %s, the table gave %s / %s", shield, hook, words,
+				       json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), got,
+				       json, str ? str : "");
+		json_object_put(o);
+	}
+	fclose(f);
+	cr_log_info("%d of %d sample hits decoded as before", same, n);
+	cr_expect_eq(n, 865);
+	cr_expect_eq(same, n);
 }
 
 /* 3. The examples the issue asked about, one per format. */
@@ -214,10 +318,16 @@ Test(shield_args, u04_a_condition_tells_two_layouts_of_one_hook_apart)
 			 "{\"family\":\"AF_ALG\",\"fd\":7,\"call\":\"sendfile\",\"step\":\"splice\"}");
 }
 
-/* 5. A pair the table does not know (a shield from elsewhere) keeps its
- * four words as arg0..arg3; a walker-only hook is named for any shield. */
+/* 5. A pair no object names (a shield from elsewhere) keeps its four
+ * words as arg0..arg3; a shield on the netlink walker that names none of
+ * its hooks gets the walker's own fallback names (bpf/sdk/nlwalk.bpf.h,
+ * in every such object). */
 Test(shield_args, u05_unknown_pairs_fall_back_to_numbered_words)
 {
+	struct ks_meta m;
+	char *keys[KS_META_MAX], *vals[KS_META_MAX];
+	int n = 0;
+
 	cr_expect_eq(find("fixture-sockopt", "cgroup_setsockopt", 0, 64, 0, 0),
 		     &ks_shield_args_generic);
 	cr_expect_str_eq(named("fixture-sockopt", "cgroup_setsockopt", 0, 64, 0, 0),
@@ -226,10 +336,57 @@ Test(shield_args, u05_unknown_pairs_fall_back_to_numbered_words)
 	cr_expect_eq(find("cve-2026-31431", "socket_create", 1, 2, 3, 4), &ks_shield_args_generic);
 	cr_expect_str_eq(named("other", "x", ~0ULL, 1, 2, 3),
 			 "{\"arg0\":18446744073709551615,\"arg1\":1,\"arg2\":2,\"arg3\":3}");
+	/* "elsewhere-nl": what nlwalk.bpf.h alone puts in an object */
+	cr_assert_eq(ks_meta_read(OBJS "/cve-2024-1086.bpf.o", &m), 0, "%s", ks_errmsg());
+	for (int i = 0; i < m.n; i++)
+		if (!strcmp(m.key[i], KS_VALS_KEY) ||
+		    (!strcmp(m.key[i], KS_ARGS_KEY) && strchr(m.val[i], '~'))) {
+			keys[n] = m.key[i];
+			vals[n++] = m.val[i];
+		}
+	cr_assert_eq(ks_shield_args_learn("elsewhere-nl", keys, vals, n), 0, "%s", ks_errmsg());
+	ks_meta_free(&m);
 	cr_expect_str_eq(named("elsewhere-nl", "netlink_send", 16, 0xff, 1, 1),
 			 "{\"msg_type\":16,\"detail\":\"0xff\",\"hit\":1,\"walk\":\"hit\"}");
+	cr_expect_str_eq(named("elsewhere-nl", "sys_enter_io_uring_enter", 0, 4, 0, 2),
+			 "{\"fd\":4,\"walk\":\"unparsed\"}");
 	/* io_uring_submit is a shield's own name too: not guessed */
 	cr_expect_eq(find("elsewhere-nl", "io_uring_submit", 9, 3, 0, 2), &ks_shield_args_generic);
+	/* a shield's own entry beats the header's fallback */
+	cr_expect(strstr(named("cve-2024-1086", "netlink_send", (10 << 8) | 6, 1, 1, 1),
+			 "\"msg_type\":\"NFT_MSG_NEWRULE\""));
+}
+
+/* 5b. Lines a reader does not understand: the entry is left out, the
+ * others kept, and the first one is said; a format from a later SDK
+ * shows the number. */
+Test(shield_args, u05b_malformed_entries_are_said_and_left_out)
+{
+	char *keys[] = { KS_ARGS_KEY, KS_ARGS_KEY, KS_ARGS_KEY, KS_VALS_KEY, KS_ARGS_KEY, "name" };
+	char *vals[] = { "good a:int b:enum:t", "bad?a9=1 x:int", "later v:ipv9", "t 1=one 0x2=two",
+			 "x a", "x" };
+
+	cr_expect_eq(ks_shield_args_learn("odd", keys, vals, 6), -EINVAL);
+	cr_expect(strstr(ks_errmsg(), "bad?a9=1 x:int"), "%s", ks_errmsg());
+	cr_expect_str_eq(named("odd", "good", 5, 2, 0, 0), "{\"a\":5,\"b\":\"two\"}");
+	cr_expect_eq(find("odd", "bad", 0, 0, 0, 0), &ks_shield_args_generic);
+	cr_expect_str_eq(named("odd", "later", 7, 0, 0, 0), "{\"v\":7}");
+}
+
+/* 5c. A reader that learned nothing finds a shield's object when it
+ * first needs its names: in a directory added (here the build's), as
+ * `kshield events` finds the bundled and fleet-fetched objects. */
+Test(shield_args_found, u05c_a_shield_is_found_by_its_object_when_first_needed)
+{
+	cr_expect_eq(find("cve-2026-43500", "socket_create", 33, 2, 0, 0), &ks_shield_args_generic,
+		     "named without its object");
+	ks_shield_args_add_dir("/nonexistent");
+	ks_shield_args_add_dir(OBJS);
+	/* what was found missing stays so; a shield not asked for yet is found */
+	cr_expect_str_eq(named("cve-2026-31431", "sys_enter_splice", 38, 7, 1, 2),
+			 "{\"family\":\"AF_ALG\",\"fd\":7,\"call\":\"sendfile\",\"step\":\"splice\"}");
+	cr_expect_str_eq(named("no-such-shield", "x", 1, 0, 0, 0),
+			 "{\"arg0\":1,\"arg1\":0,\"arg2\":0,\"arg3\":0}");
 }
 
 /* 6. Formats: what an unnamed value becomes, and the names' sources. */

@@ -1,8 +1,8 @@
 /* argfmt.h - what one argument word of a shield event says, as text and as
  * JSON, by its format (enum ks_arg_fmt in events.h): address family and
  * syscall names, errno names, device numbers, named values and bits. The
- * table that picks a format for each (shield, hook, argument) is
- * ks_shield_args[] in events.c. */
+ * format of each (shield, hook, argument) comes from the shield's object
+ * (argtab.c). */
 #ifndef KSHIELD_ARGFMT_H
 #define KSHIELD_ARGFMT_H
 

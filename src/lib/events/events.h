@@ -9,7 +9,7 @@
  * column sets (ks_kinds[].cols: the store gives a kind's table those
  * columns; tests/unit/test_events.c fails when a decoder fills a column
  * its kind does not list). The four argument words of a shield event are
- * named here too, per shield and hook (ks_shield_args[], below).
+ * named by the shield's own object (below).
  *
  * Process ids use the names the kernel shows users: `pid` is the process
  * (thread group id: getpid(), what ps and kill take), `tid` the thread
@@ -117,13 +117,30 @@ extern const struct ks_kind_def ks_kinds[KS_EV_KIND_MAX];
  *
  * A shield reports four argument words (ks_refuse / ks_kill in
  * bpf/sdk/shield.bpf.h; struct ks_shield_event.args) whose meaning depends on
- * the shield and the hook that sent them. ks_shield_args[] names and types
- * them, per (shield, hook), the way a tracer names a probe's arguments;
- * readers show them by name (detail.arg in JSON, name=value in lines). The
- * stored record keeps the raw words (detail.args): the names are applied
- * when a row is shown, so a table that learns a shield names its old rows
- * too. A pair the table does not know (a shield from elsewhere) gets
- * arg0..arg3 as numbers. */
+ * the shield and the hook that sent them. Each shield's object names and
+ * types them, per hook, in its metadata (KSHIELD_ARGS, KSHIELD_VALS:
+ * the keys KS_ARGS_KEY and KS_VALS_KEY below), the way a tracer names a
+ * probe's arguments, so that an agent built before the shield existed
+ * reads its hits by name. Readers show them by name (detail.arg in JSON,
+ * name=value in lines); the stored record keeps the raw words
+ * (detail.args): the names are applied when a row is shown, so a shield
+ * that learns to name an argument names its old rows too. A hook its
+ * object does not name, or a shield whose object cannot be found, gets
+ * arg0..arg3 as numbers.
+ *
+ * The metadata, version 1 (argtab.c reads it):
+ *   args/1=<hook>[?a<i>=<n>][~] <slot> <slot> <slot> <slot>
+ *	slot: "-" (unused) or <name>:<fmt>, fmt one of int uint hex bool fd
+ *	errno family socktype syscall syscall32 dev str8 (enum ks_arg_fmt),
+ *	or <name>:enum:<table> / <name>:flags:<table>; slots left out are
+ *	unused. "?a<i>=<n>": the entry holds only when word i is n (one hook,
+ *	two layouts), and is tried first. "~": a header's fallback, used only
+ *	when the shield names the hook nowhere else.
+ *   vals/1=<table> <n>=<name> <n>=<name> ...	(n decimal or 0x hex)
+ * A later grammar gets new keys (args/2), which readers of this one pass
+ * over: an object may carry both for older agents. */
+#define KS_ARGS_KEY	"args/1"
+#define KS_VALS_KEY	"vals/1"
 
 /* How one argument word is shown. */
 enum ks_arg_fmt {
@@ -161,23 +178,32 @@ struct ks_arg_def {
 
 /* The arguments of one (shield, hook). */
 struct ks_shield_args_def {
-	const char *shield;	/* NULL: any shield (hooks of the SDK's own headers) */
+	const char *shield;
 	const char *hook;
 	/* KS_ARG_ANY, or: this entry holds only when args[when] == is (one
 	 * hook name with two argument layouts in one shield). */
 	int when;
 	__u64 is;
+	bool fallback;		/* "~": used only when nothing else names the hook */
 	struct ks_arg_def arg[KS_SHIELD_ARGS];
 };
 
-/* The table, in match order (first match wins), and its length. */
-extern const struct ks_shield_args_def ks_shield_args[];
-extern const size_t ks_shield_args_n;
 /* arg0..arg3 as unsigned numbers: what an unknown pair gets. */
 extern const struct ks_shield_args_def ks_shield_args_generic;
 
+/* Learn @shield's tables from its metadata (@n pairs @keys[i]=@vals[i];
+ * keys other than KS_ARGS_KEY and KS_VALS_KEY are passed over). They
+ * replace what was known of @shield for the rest of the process. Returns
+ * 0, or -EINVAL with a message naming the first entry not understood (the
+ * others are kept), or -ENOMEM. */
+int ks_shield_args_learn(const char *shield, char *const *keys, char *const *vals, int n);
+/* Called with a shield's name the first time its tables are wanted and not
+ * known: it finds the object and learns it (src/lib/shield/argsrc.c). */
+void ks_shield_args_set_resolver(void (*fn)(const char *shield));
+/* @shield's entries (*defs, in the object's order); their number. */
+int ks_shield_args_of(const char *shield, const struct ks_shield_args_def **defs);
 /* The entry for an event of @shield at @hook with argument words @a;
- * ks_shield_args_generic when the table has none. Never NULL. */
+ * ks_shield_args_generic when its tables have none. Never NULL. */
 const struct ks_shield_args_def *ks_shield_args_find(const char *shield, const char *hook,
 						     const __u64 a[KS_SHIELD_ARGS]);
 /* The named arguments as a JSON object ({"family": "AF_ALG", "fd": 3}). */

@@ -789,6 +789,10 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 	}
 	ks_pins_remove_dir(old);
 	res->load_ms = (ks_mono_ns() - t0) / 1e6;
+	/* its hits are read by the names this object gives them; a table
+	 * it gets wrong costs names, never the load */
+	if (ks_meta_args_learn(&meta))
+		ks_err_clear();
 out_meta:
 	if (lockfd >= 0)
 		close(lockfd);

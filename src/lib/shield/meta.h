@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#define KS_META_MAX 192
+#define KS_META_MAX 256
 
 struct ks_meta {
 	int n;
@@ -55,5 +55,13 @@ enum ks_coverage ks_meta_coverage(const struct ks_meta *meta, const char *varian
 void ks_meta_coverage_str(const struct ks_meta *meta, const char *variant,
 			  char *buf, size_t len);
 const char *ks_coverage_name(enum ks_coverage c);
+
+/* Event arguments by name (events.h) from shield objects (argsrc.c). */
+/* Learn the tables of @meta's shield (KSHIELD_ARGS, KSHIELD_VALS): 0, or
+ * what ks_shield_args_learn() says. */
+int ks_meta_args_learn(const struct ks_meta *meta);
+/* Look for the objects of shields not learned yet in @dir too (NAME.bpf.o,
+ * NAME-*.bpf.o), after the object of the shield's loaded instance. */
+void ks_shield_args_add_dir(const char *dir);
 
 #endif

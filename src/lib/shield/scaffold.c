@@ -93,7 +93,86 @@ struct hook {
 	const char *name;
 	char args[512];		/* "struct socket *sock, int level, int optname" */
 	char deny[160];		/* "level, optname, 0, 0": ks_deny's four values */
+	char named[256];	/* "level:int optname:int": KSHIELD_ARGS's slots */
+	char filter[160];	/* "MAY_WRITE, S_IFREG": a hot hook's KS_SECURITY_FILTER */
 };
+
+/* The hooks whose programs run in a chain with a filter
+ * (bpf/sdk/fpchain.bpf.h's __KS_HOT_*). */
+static bool hot_hook(const char *hook)
+{
+	return !strcmp(hook, "file_permission");
+}
+
+/* Without --filter: what the trigger syscall asks of the file. */
+static const char *default_filter(const char *syscall)
+{
+	static const char *const reads[] = { "read", "readv", "pread64", "preadv", "preadv2" };
+
+	for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
+		if (!strcmp(reads[i], syscall))
+			return "MAY_READ:S_IFREG";
+	return "MAY_WRITE:S_IFREG";
+}
+
+static const char *const may_names[] = {
+	"MAY_EXEC", "MAY_WRITE", "MAY_READ", "MAY_APPEND", "MAY_ACCESS", "MAY_OPEN", "MAY_CHDIR",
+};
+static const char *const type_names[] = {
+	"S_IFSOCK", "S_IFLNK", "S_IFREG", "S_IFBLK", "S_IFDIR", "S_IFCHR", "S_IFIFO",
+};
+
+static bool in_names(const char *const *names, size_t n, const char *w)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], w))
+			return true;
+	return false;
+}
+
+/* --filter "MAY_WRITE:S_IFREG" as KS_SECURITY_FILTER's arguments after the
+ * name ("MAY_WRITE, S_IFREG"; several bits: "MAY_READ | MAY_WRITE"). */
+static int filter_args(const char *spec, char *out, size_t len)
+{
+	char buf[160], names[128] = "", *types, *w, *save;
+	size_t n = 0;
+	int nmask = 0, ntypes = 0;
+	unsigned mask = 0;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	types = strchr(buf, ':');
+	if (!types || !types[1])
+		return ks_err(-EINVAL, "bad --filter '%s': want MASK:TYPES, like MAY_WRITE:S_IFREG", spec);
+	*types++ = '\0';
+	out[0] = '\0';
+	for (w = strtok_r(buf, ",| ", &save); w; w = strtok_r(NULL, ",| ", &save), nmask++) {
+		size_t i;
+
+		for (i = 0; i < sizeof(may_names) / sizeof(may_names[0]); i++)
+			if (!strcmp(may_names[i], w))
+				break;
+		if (i == sizeof(may_names) / sizeof(may_names[0]))
+			return ks_err(-EINVAL, "--filter: '%s' is not a mask bit (MAY_READ, MAY_WRITE, "
+				      "MAY_EXEC, MAY_APPEND, MAY_OPEN, ...)", w);
+		mask |= 1u << i;	/* MAY_EXEC 0x1, MAY_WRITE 0x2, ... in this order */
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 nmask ? "|" : "", w);
+	}
+	/* the loader reads the mask as one number: several bits are written so */
+	if (nmask == 1)
+		n = snprintf(out, len, "%s", names);
+	else if (nmask)
+		n = snprintf(out, len, "0x%x /* %s */", mask, names);
+	for (w = strtok_r(types, ",| ", &save); w; w = strtok_r(NULL, ",| ", &save), ntypes++) {
+		if (!in_names(type_names, sizeof(type_names) / sizeof(type_names[0]), w))
+			return ks_err(-EINVAL, "--filter: '%s' is not an inode type (S_IFREG, S_IFIFO, "
+				      "S_IFSOCK, S_IFCHR, S_IFDIR, S_IFBLK, S_IFLNK)", w);
+		n += snprintf(out + n, len > n ? len - n : 0, ", %s", w);
+	}
+	if (!nmask || !ntypes || n >= len)
+		return ks_err(-EINVAL, "bad --filter '%s': want MASK:TYPES, like MAY_WRITE:S_IFREG", spec);
+	return 0;
+}
 
 struct decl {
 	char *buf;
@@ -125,6 +204,7 @@ static int hook_args(const struct btf *btf, const char *from, struct hook *h)
 	struct btf_dump *dump;
 	int id, lsm, nscalar = 0, n;
 	char deny[4][64] = { "0", "0", "0", "0" };
+	size_t nn = 0;
 
 	snprintf(fn, sizeof(fn), "security_%s", h->name);
 	id = btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC);
@@ -186,6 +266,13 @@ static int hook_args(const struct btf *btf, const char *from, struct hook *h)
 	if (d.len >= d.cap)
 		return ks_err(-E2BIG, "%s: argument list too long", fn);
 	snprintf(h->deny, sizeof(h->deny), "%s, %s, %s, %s", deny[0], deny[1], deny[2], deny[3]);
+	/* the same values by name: a permission mask as its MAY_* bits */
+	h->named[0] = '\0';
+	for (int i = 0; i < nscalar && nn < sizeof(h->named); i++)
+		nn += snprintf(h->named + nn, sizeof(h->named) - nn, "%s%s:%s", i ? " " : "", deny[i],
+			       !strcmp(deny[i], "mask") ? "flags:may_mask" : "int");
+	if (!nscalar)
+		snprintf(h->named, sizeof(h->named), "-");
 	return 0;
 }
 
@@ -320,7 +407,8 @@ static void write_shield(FILE *f, const struct ks_scaffold *s, const struct hook
 " * TODO: what the exploit does, which call is the narrow gate, and what\n"
 " * ordinary use of the same subsystem looks like (it must pass).\n"
 " */\n"
-"#include \"shield.bpf.h\"\n"
+"#include \"shield.bpf.h\"\t/* the SDK: KS_SECURITY_HOOK, ks_deny, KSHIELD_ARGS */\n"
+"#include \"kconst.bpf.h\"\t/* the kernel's constants: MAY_*, S_IF*, AF_*, MSG_* */\n"
 "\n"
 "KSHIELD_NAME(\"%s\");\n"
 "KSHIELD_META(cve, \"%s\");\n"
@@ -340,6 +428,17 @@ static void write_shield(FILE *f, const struct ks_scaffold *s, const struct hook
 "KSHIELD_META(detects_tp, \"\");\n",
 		s->name, s->cve, s->name, s->cve, s->cve, s->name,
 		s->fix_function ? s->fix_function : "");
+	/* the event's four words by name, as ks_deny/ks_kill below pass them */
+	fprintf(f, "/* What a hit's four argument words are: how agents show it, read\n"
+		" * from this object (TODO: name them as the calls below pass them). */\n");
+	for (int i = 0; i < s->nhooks; i++)
+		fprintf(f, "KSHIELD_ARGS(\"%s\", \"%s\");\n", h[i].name, h[i].named);
+	fprintf(f, "KSHIELD_ARGS(\"sys_enter_%s\", \"arg0:hex arg1:hex arg2:hex\");\n", sc->name);
+	for (int i = 0; i < s->nhooks; i++)
+		if (strstr(h[i].named, "may_mask")) {
+			fprintf(f, "KS_VALS_MAY_MASK;\n");
+			break;
+		}
 	for (int i = 0; i < s->nhooks; i++) {
 		char first[256];
 
@@ -351,11 +450,17 @@ static void write_shield(FILE *f, const struct ks_scaffold *s, const struct hook
 "{\n"
 "\t/* TODO: return 0 unless this call is the exploit's trigger; then record\n"
 "\t * it and refuse (EPERM; 0 in audit mode), with up to four values for\n"
-"\t * the event (named in src/lib/events/events.c):\n"
+"\t * the event (named by KSHIELD_ARGS above):\n"
 "\t *\treturn ks_deny(%s);\n"
 "\t */\n"
 "\treturn 0;\n"
 "}\n", h[i].deny);
+		if (h[i].filter[0])
+			fprintf(f, "/* %s runs for every read and write: its programs run in a\n"
+				" * chain that calls this one only for a mask with one of these bits\n"
+				" * on an inode of one of these types (TODO: the narrowest the\n"
+				" * trigger needs; `kshield shield new --filter MASK:TYPES`). */\n"
+				"KS_SECURITY_FILTER(%s, %s);\n", h[i].name, h[i].name, h[i].filter);
 	}
 	fprintf(f,
 "\n"
@@ -564,6 +669,7 @@ int ks_scaffold_write(const struct ks_scaffold *s, char *out, size_t outlen)
 	int err = 0, np;
 	unsigned y, n;
 	char tail;
+	bool hot = false;
 
 	if (!s->name || !good_name(s->name))
 		return ks_err(-EINVAL, "bad shield name '%s': lower-case letters, digits, '.', '_', '-'",
@@ -594,8 +700,15 @@ int ks_scaffold_write(const struct ks_scaffold *s, char *out, size_t outlen)
 		if (err)
 			break;
 		err = hook_args(btf, s->btf_path, &h[i]);
+		if (!err && hot_hook(h[i].name))
+			err = filter_args(s->filter ? s->filter : default_filter(sc->name), h[i].filter,
+					  sizeof(h[i].filter));
+		hot |= hot_hook(h[i].name);
 	}
 	btf__free(btf);
+	if (!err && s->filter && !hot)
+		err = ks_err(-EINVAL, "--filter is for file_permission (its programs run in a chain "
+			     "that filters); no --hook here is");
 	if (err)
 		return err;
 	np = paths_of(sc, p);

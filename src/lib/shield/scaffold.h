@@ -2,10 +2,13 @@
  * it builds and its test runs at once, every case saying "not written yet"
  * (KS_CASE_TODO) until its author writes it.
  *
- *	DIR/NAME/shield.bpf.c	metadata, one KS_SECURITY_HOOK per LSM hook
- *				(its arguments from the kernel's BTF: the
- *				security_<hook> prototype), a tp fallback at
- *				the trigger syscall's entry (and 32-bit entry)
+ *	DIR/NAME/shield.bpf.c	the includes, metadata, the event arguments
+ *				by name (KSHIELD_ARGS), one KS_SECURITY_HOOK
+ *				per LSM hook (its arguments from the kernel's
+ *				BTF: the security_<hook> prototype) and its
+ *				KS_SECURITY_FILTER on a hot hook, a tp
+ *				fallback at the trigger syscall's entry (and
+ *				32-bit entry)
  *	DIR/NAME/test.c		the path table (native, io-uring, splice,
  *				compat, clone-files, pre-existing: as the
  *				syscall allows), benign, the effect oracle
@@ -26,6 +29,11 @@ struct ks_scaffold {
 	int nhooks;
 	const char *syscall;		/* the trigger syscall, for the tp fallback */
 	const char *fix_function;	/* comma list, or NULL */
+	/* A hot hook's filter (file_permission: its programs run in a chain
+	 * that skips calls outside it): "MAY_WRITE:S_IFREG", mask bits and
+	 * inode types by the kernel's names, ',' or '|' between several.
+	 * NULL: the syscall's (MAY_READ for reads, else MAY_WRITE) on S_IFREG. */
+	const char *filter;
 	const char *dir;		/* where NAME/ goes ("shields") */
 	const char *btf_path;		/* NULL: the running kernel's BTF */
 };
