@@ -409,3 +409,49 @@ Test(ingest, t10_every_row_is_mirrored_as_a_json_line)
 	fclose(in.json);
 	in.json = NULL;
 }
+
+Test(ingest, t11_the_row_that_fills_a_batch_counts_as_stored_even_if_the_next_is_lost)
+{
+	char sql[64];
+	int pid = 1;
+
+	start_at(1000, T0, B0);
+	for (; pid <= KS_STORE_BATCH; pid++)
+		feed(pid, B0 + pid * 1000);
+	cr_assert_eq(rows(), KS_STORE_BATCH);
+	cr_assert_eq(in.stored[KS_EV_EXIT], KS_STORE_BATCH, "per kind: %llu",
+		     (unsigned long long)in.stored[KS_EV_EXIT]);
+	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld", q("PRAGMA page_count"));
+	cr_assert_eq(sqlite3_exec(ks_store_db(in.store), sql, NULL, NULL, NULL), SQLITE_OK);
+	for (; pid <= KS_STORE_BATCH + 3000; pid++)
+		feed(pid, B0 + pid * 1000);
+	cr_assert_null(in.store, "the store never filled up");
+	accounts_exact();
+	cr_assert_eq(in.stored[KS_EV_EXIT], KS_STORE_BATCH);
+}
+
+/* An exec record of pid @pid made at CLOCK_BOOTTIME @ts. */
+static void feed_exec(int pid, __s64 ts)
+{
+	struct ks_exec_event e = {
+		.hdr = { .kind = KS_EV_EXEC, .size = sizeof(e), .ts_ns = ts, .pid = pid, .tgid = pid,
+			 .comm = "t" },
+		.path = "/bin/t",
+		.argv = "t",
+		.argv_len = 2,
+	};
+
+	cr_assert_eq(ks_ingest_record(&in, -1, &e, sizeof(e)), 0);
+}
+
+Test(ingest, t12_an_exec_that_rolls_the_day_chunk_is_in_the_next_batch)
+{
+	start_at(1000, T0, B0);
+	feed_exec(1, B0);
+	feed_exec(2, B0 + 24 * HOUR);	/* the store commits the day before it */
+	cr_assert_eq(rows(), 1);
+	cr_assert_eq(in.stored[KS_EV_EXEC], 1);
+	ks_ingest_commit(&in);
+	cr_assert_eq(in.stored[KS_EV_EXEC], 2);
+	accounts_exact();
+}

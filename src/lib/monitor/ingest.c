@@ -297,6 +297,8 @@ int ks_ingest_record(struct ks_ingest *in, int slot, const void *data, size_t si
 {
 	unsigned kind = record_kind(data, size);
 	struct ks_row r;
+	bool with;
+	long age;
 	int err;
 
 	in->st.received++;
@@ -317,15 +319,21 @@ int ks_ingest_record(struct ks_ingest *in, int slot, const void *data, size_t si
 	if (slot >= 0 && in->ring_names[slot][0])
 		ks_store_ring_next(in->store, slot, in->ring_names[slot], in->rings[slot].pos);
 	err = ks_store_add_row(in->store, &r);
+	/* A full batch commits with its last row (no transaction open
+	 * after it); an exec chunk's roll commits before the row, which
+	 * then opens the next batch. */
+	with = !err && !ks_store_pending(in->store, &age);
+	if (with)
+		in->pending[kind]++;
 	if (ks_store_committed(in->store) != in->committed_seen) {
-		batch_settled(in, true);	/* the store committed (with or before this row) */
+		batch_settled(in, true);
 		if (!err)
 			release(in);
 	}
 	if (err) {
 		in->unstored[kind]++;	/* this row; store_failed() its batch */
 		store_failed(in, err);
-	} else {
+	} else if (!with) {
 		in->pending[kind]++;
 	}
 	return 0;
