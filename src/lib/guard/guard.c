@@ -21,7 +21,6 @@
 #include "fit.h"
 #include <kshield/shield.h>
 #include "pins.h"
-#include "loader.h"
 #include "sign.h"
 #include "guard.skel.h"
 
