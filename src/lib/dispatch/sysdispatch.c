@@ -12,6 +12,7 @@
 #include <kshield/syscalls.h>
 #include "btf_find.h"
 #include "err.h"
+#include "file.h"
 #include "fit.h"
 #include "meta.h"
 #include "pins.h"
@@ -139,12 +140,9 @@ struct maps {
 
 static void maps_close(struct maps *m)
 {
-	if (m->progs >= 0)
-		close(m->progs);
-	if (m->chains >= 0)
-		close(m->chains);
-	if (m->slots >= 0)
-		close(m->slots);
+	ks_zclose(&m->progs);
+	ks_zclose(&m->chains);
+	ks_zclose(&m->slots);
 }
 
 /* The dispatcher's object, opened and fitted (ks_fit_nobtf): on a kernel

@@ -30,6 +30,7 @@
 #include "attacks_int.h"
 #include "clock.h"
 #include "err.h"
+#include "file.h"
 #include "guard.h"
 #include "pins.h"
 #include "sign.h"
@@ -176,8 +177,7 @@ static int pin_fake_shield(void)
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ks_fake_cfg", 4, sizeof(cfg), 1, NULL);
 	if (fd < 0 || bpf_map_update_elem(fd, &zero, &cfg, 0) || bpf_obj_pin(fd, path))
 		err = -errno;
-	if (fd >= 0)
-		close(fd);
+	ks_zclose(&fd);
 	return err;
 }
 
@@ -272,8 +272,7 @@ static void open_attempts(struct ks_guard_attacks *t)
 			close(fd);
 		attempt(t, "writable open of a kshield map by id", fd, e);
 	}
-	if (ro >= 0)
-		close(ro);
+	ks_zclose(&ro);
 
 	/* A link id from the guard's own list (readable by anyone). */
 	ks_pin_path(path, sizeof(path), KS_PIN_GUARD "/" KS_PIN_IDS);
@@ -284,8 +283,7 @@ static void open_attempts(struct ks_guard_attacks *t)
 		if (k.type == KS_GUARD_LINK)
 			link_id = k.id;
 	}
-	if (ro >= 0)
-		close(ro);
+	ks_zclose(&ro);
 	ks_attacks_check(t, "a link id is in the guard's list", link_id != 0, "id %u", link_id);
 	if (link_id) {
 		fd = bpf_link_get_fd_by_id(link_id);
@@ -369,14 +367,10 @@ static void race_attempt(struct ks_guard_attacks *t)
 		bpf_map_update_elem(r.target, &zero, &now, 0);
 	}
 out:
-	if (ro >= 0)
-		close(ro);
-	if (r.target >= 0)
-		close(r.target);
-	if (r.n >= 0)
-		close(r.n);
-	if (r.decoy >= 0)
-		close(r.decoy);
+	ks_zclose(&ro);
+	ks_zclose(&r.target);
+	ks_zclose(&r.n);
+	ks_zclose(&r.decoy);
 }
 
 static int write_file(const char *path, const char *s)
@@ -451,8 +445,7 @@ static void cgroup_attempts(struct ks_guard_attacks *t, pid_t agent, char cgs[2]
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cgs[1]);
 	if (fd < 0 || write_file(path, pid)) {
 		ks_attacks_check(t, "cgroup setup", false, "second cgroup: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		ks_zclose(&fd);
 		return;
 	}
 	rc = write(fd, "1", 1) < 0 ? -1 : 0;
@@ -514,8 +507,7 @@ static void detach_attempt(struct ks_guard_attacks *t)
 	fd = bpf_obj_get(path);
 	rc = fd < 0 ? -1 : bpf_link_detach(fd);
 	e = errno;
-	if (fd >= 0)
-		close(fd);
+	ks_zclose(&fd);
 	attempt(t, "detach a link", rc, e);
 }
 
@@ -531,8 +523,7 @@ static void map_write_attempt(struct ks_guard_attacks *t)
 	rc = fd < 0 || bpf_map_lookup_elem(fd, &zero, &cfg) ? -1 :
 	     bpf_map_update_elem(fd, &zero, &cfg, 0);	/* same value: harmless if let through */
 	e = errno;
-	if (fd >= 0)
-		close(fd);
+	ks_zclose(&fd);
 	attempt(t, "write the guard's map", rc, e);
 }
 
@@ -759,8 +750,7 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 	close(go[1]);
 	got = read(rep[0], &r, sizeof(r));
 	if (got != sizeof(r) || r.err) {
-		if (early >= 0)
-			close(early);
+		ks_zclose(&early);
 		close(hold[1]);
 		waitpid(agent, NULL, 0);
 		rm_tree(ks_bpffs_root);
@@ -797,8 +787,7 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 	}
 	ks_attacks_check(t, "agent alive after every attempt", alive(agent), "%s",
 			 alive(agent) ? "alive" : "dead");
-	if (early >= 0)
-		close(early);
+	ks_zclose(&early);
 
 	/* The agent stops (as the service manager would stop it): its slot
 	 * must be freed at its exit, and the kshield binary trusted again. */

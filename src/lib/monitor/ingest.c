@@ -16,6 +16,7 @@
 #include "array.h"
 #include "clock.h"
 #include "err.h"
+#include "file.h"
 #include "events.h"
 #include "ingest.h"
 #include "log.h"
@@ -516,7 +517,5 @@ void ks_ingest_close(struct ks_ingest *in)
 		ks_ring_close(&in->rings[i]);
 	}
 	in->nrings = 0;
-	if (in->epfd >= 0)
-		close(in->epfd);
-	in->epfd = -1;
+	ks_zclose(&in->epfd);
 }

@@ -24,6 +24,7 @@
 #include "array.h"
 #include "clock.h"
 #include "err.h"
+#include "file.h"
 #include "fit.h"
 #include "btf_find.h"
 #include "loader.h"
@@ -272,8 +273,7 @@ static void attempt_free(struct attempt *at)
 {
 	links_free(&at->links);
 	ks_sites_free(&at->sites);
-	if (at->cgfd >= 0)
-		close(at->cgfd);
+	ks_zclose(&at->cgfd);
 	bpf_object__close(at->obj);
 	free(at->log);
 }
@@ -769,8 +769,7 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 	ks_pins_remove_dir(old);
 	res->load_ms = (ks_mono_ns() - t0) / 1e6;
 out_meta:
-	if (lockfd >= 0)
-		close(lockfd);
+	ks_zclose(&lockfd);
 	ks_meta_free(&meta);
 	return err;
 }
