@@ -430,8 +430,13 @@ int ks_sysd_sweep(void)
 }
 
 int ks_sysd_add(const char *owner, struct bpf_object *obj, const struct ks_meta *meta,
-		bool audit, __u32 *ids, int max, int *n, char *why, size_t len)
+		const struct ks_sysd_add_opts *o)
 {
+	bool audit = o->audit;
+	__u32 *ids = o->ids;
+	int max = o->max, *n = o->n;
+	char *why = o->why;
+	size_t len = o->whylen;
 	struct bpf_program *prog;
 	struct ks_sys_slot *s;
 	struct maps m;

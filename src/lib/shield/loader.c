@@ -570,11 +570,24 @@ static int pin_variant(struct attempt *at, const char *dir)
 /* Open, load, configure, attach and pin variant @v of @path into @dir,
  * then put its syscall programs into the dispatcher. Fills @try with the
  * reason on failure; leaves nothing attached or registered on failure. */
-static int try_variant(const char *path, const void *buf, size_t len,
-		       const struct ks_meta *meta, const char *v,
-		       int idx, enum ks_mode mode, const char *dir,
-		       struct ks_variant_try *try, struct ks_load_result *res)
+/* One variant of a shield object to try (try_variant()). */
+struct variant_req {
+	const char *path;		/* the object's file */
+	const void *buf;		/* its bytes, read once */
+	size_t len;
+	const struct ks_meta *meta;
+	const char *variant;		/* its name, */
+	int idx;			/* and its place in "variants" */
+	enum ks_mode mode;
+	const char *dir;		/* the staging directory it is pinned in */
+};
+
+static int try_variant(const struct variant_req *rq, struct ks_variant_try *try,
+		       struct ks_load_result *res)
 {
+	const struct ks_meta *meta = rq->meta;
+	const char *v = rq->variant, *dir = rq->dir;
+	enum ks_mode mode = rq->mode;
 	struct attempt at = { .meta = meta, .variant = v, .cgfd = -1,
 			      .why = try->why, .whylen = sizeof(try->why) };
 	char owner[KS_NAME_LEN + 16];
@@ -586,17 +599,21 @@ static int try_variant(const char *path, const void *buf, size_t len,
 		try->unneeded = err == -EOPNOTSUPP;
 		return try->err = err;
 	}
-	if (!(err = open_variant(&at, buf, len)) && !(err = load_variant(&at)) &&
-	    !(err = configure_variant(&at, path, idx, mode)) && !(err = attach_variant(&at)) &&
+	if (!(err = open_variant(&at, rq->buf, rq->len)) && !(err = load_variant(&at)) &&
+	    !(err = configure_variant(&at, rq->path, rq->idx, mode)) && !(err = attach_variant(&at)) &&
 	    !(err = pin_variant(&at, dir))) {
+		const struct ks_sysd_add_opts so = {
+			.audit = mode == KS_MODE_AUDIT,
+			.ids = res->sys_ids, .max = ARRAY_SIZE(res->sys_ids), .n = &res->nsys,
+			.why = try->why, .whylen = sizeof(try->why),
+		};
+
 		/* Last, so that nothing after it can fail: the syscall
 		 * programs go into the dispatcher's chains under the name the
 		 * shield will have (the shield lock keeps sweeps away until it
 		 * has it). */
 		snprintf(owner, sizeof(owner), KS_PIN_SHIELDS "/%s", ks_meta_get(meta, "name"));
-		err = ks_sysd_add(owner, at.obj, meta, mode == KS_MODE_AUDIT, res->sys_ids,
-				  ARRAY_SIZE(res->sys_ids),
-				  &res->nsys, try->why, sizeof(try->why));
+		err = ks_sysd_add(owner, at.obj, meta, &so);
 		/* Its file_permission checks into that hook's chain (or
 		 * attached on their own where the kernel refuses it). */
 		if (!err && (err = ks_fpd_add(owner, dir, at.obj, meta, res->fp_ids,
@@ -717,8 +734,12 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 	err = -ENOENT;
 	for (v = strtok_r(list, ", ", &save); v && res->ntried < KS_MAX_VARIANTS;
 	     v = strtok_r(NULL, ", ", &save), idx++) {
-		err = try_variant(path, buf, len, &meta, v, idx, mode, staged,
-				  &res->tried[res->ntried++], res);
+		const struct variant_req rq = {
+			.path = path, .buf = buf, .len = len, .meta = &meta,
+			.variant = v, .idx = idx, .mode = mode, .dir = staged,
+		};
+
+		err = try_variant(&rq, &res->tried[res->ntried++], res);
 		if (!err) {
 			snprintf(res->variant, sizeof(res->variant), "%s", v);
 			break;
