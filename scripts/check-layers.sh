@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 # The library's subsystems, lowest first: each may use those before it.
-ORDER="base bpffs debuginfo kernel events store trust sites hooks meta dispatch guard
+ORDER="base bpffs debuginfo kernel meta events store trust sites hooks dispatch guard
        monitor shield shieldtest selfdefence metrics fleet"
 
 bad=0
