@@ -39,6 +39,23 @@ char LICENSE[] SEC("license") = "GPL";
 #define PT_PTRACED 0x1
 #define PTRACE_MODE_ATTACH 0x02
 
+/* One guard body, guard_<name>(call), as both refusing variants: the BPF
+ * LSM hook lsm__<name> on @hook, and fmod_ret__<name> on the kernel's
+ * security function @fn (the same body: see above). @args are the hook's
+ * typed arguments, @call their names. */
+#define GUARD_TWIN(name, hook, fn, call, args...)			\
+SEC("lsm/" #hook)							\
+int BPF_PROG(lsm__##name, args)						\
+{									\
+	return guard_##name call;					\
+}									\
+									\
+SEC("fmod_ret/" #fn)							\
+int BPF_PROG(fmod_ret__##name, args)					\
+{									\
+	return guard_##name call;					\
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -283,17 +300,8 @@ static __always_inline int guard_bpf(int cmd, union bpf_attr *attr, unsigned int
 	return check_bpf(c, cmd, attr_fd(cmd, attr, false), true);
 }
 
-SEC("lsm/bpf")
-int BPF_PROG(lsm__bpf, int cmd, union bpf_attr *attr, unsigned int size)
-{
-	return guard_bpf(cmd, attr, size);
-}
-
-SEC("fmod_ret/security_bpf")
-int BPF_PROG(fmod_ret__bpf, int cmd, union bpf_attr *attr, unsigned int size)
-{
-	return guard_bpf(cmd, attr, size);
-}
+GUARD_TWIN(bpf, bpf, security_bpf, (cmd, attr, size),
+	   int cmd, union bpf_attr *attr, unsigned int size)
 
 /* Every way to a map fd (BPF_OBJ_GET of a pin, BPF_MAP_GET_FD_BY_ID, map
  * creation) ends in bpf_map_new_fd(), which asks this hook with the mode the
@@ -312,17 +320,8 @@ static __always_inline int guard_bpf_map(struct bpf_map *map, unsigned int fmode
 	return tamper(c, KS_TAMPER_OPEN, id, BPF_MAP_GET_FD_BY_ID, NULL, true);
 }
 
-SEC("lsm/bpf_map")
-int BPF_PROG(lsm__bpf_map, struct bpf_map *map, unsigned int fmode)
-{
-	return guard_bpf_map(map, fmode);
-}
-
-SEC("fmod_ret/security_bpf_map")
-int BPF_PROG(fmod_ret__bpf_map, struct bpf_map *map, unsigned int fmode)
-{
-	return guard_bpf_map(map, fmode);
-}
+GUARD_TWIN(bpf_map, bpf_map, security_bpf_map, (map, fmode),
+	   struct bpf_map *map, unsigned int fmode)
 
 /* BPF_OBJ_GET of a link pin has no bpf_link hook: it is refused at the
  * permission check on the pin's inode (links open read-write only). The
@@ -356,17 +355,8 @@ static __always_inline int guard_pin_open(struct inode *inode, int mask)
 	return tamper(c, KS_TAMPER_OPEN, ino, mask, NULL, true);
 }
 
-SEC("lsm/inode_permission")
-int BPF_PROG(lsm__pin_open, struct inode *inode, int mask)
-{
-	return guard_pin_open(inode, mask);
-}
-
-SEC("fmod_ret/security_inode_permission")
-int BPF_PROG(fmod_ret__pin_open, struct inode *inode, int mask)
-{
-	return guard_pin_open(inode, mask);
-}
+GUARD_TWIN(pin_open, inode_permission, security_inode_permission, (inode, mask),
+	   struct inode *inode, int mask)
 
 /* Names of cgroup files whose write kills, freezes or starves every task
  * below: refused in the agent's cgroup and each of its ancestors. */
@@ -486,17 +476,8 @@ static __always_inline int guard_file_permission(struct file *file, int mask)
 	return tamper(c, KS_TAMPER_CGROUP, c->agent_tgid, mask, d, true);
 }
 
-SEC("lsm/file_permission")
-int BPF_PROG(lsm__file_permission, struct file *file, int mask)
-{
-	return guard_file_permission(file, mask);
-}
-
-SEC("fmod_ret/security_file_permission")
-int BPF_PROG(fmod_ret__file_permission, struct file *file, int mask)
-{
-	return guard_file_permission(file, mask);
-}
+GUARD_TWIN(file_permission, file_permission, security_file_permission, (file, mask),
+	   struct file *file, int mask)
 
 /* F_SETOWN(agent) + F_SETSIG(SIGKILL) + O_ASYNC on any fd: the signal is
  * sent from whatever context makes the fd ready, without lsm/task_kill.
@@ -515,17 +496,8 @@ static __always_inline int guard_sigio(struct task_struct *tsk, struct fown_stru
 	return tamper(c, KS_TAMPER_SIGNAL, tgid, s, NULL, true);
 }
 
-SEC("lsm/file_send_sigiotask")
-int BPF_PROG(lsm__sigio, struct task_struct *tsk, struct fown_struct *fown, int sig)
-{
-	return guard_sigio(tsk, fown, sig);
-}
-
-SEC("fmod_ret/security_file_send_sigiotask")
-int BPF_PROG(fmod_ret__sigio, struct task_struct *tsk, struct fown_struct *fown, int sig)
-{
-	return guard_sigio(tsk, fown, sig);
-}
+GUARD_TWIN(sigio, file_send_sigiotask, security_file_send_sigiotask, (tsk, fown, sig),
+	   struct task_struct *tsk, struct fown_struct *fown, int sig)
 
 static __always_inline int check_dentry(struct dentry *d, __u32 op)
 {
@@ -541,34 +513,16 @@ static __always_inline int guard_inode_unlink(struct inode *dir, struct dentry *
 	return check_dentry(dentry, KS_TAMPER_UNLINK);
 }
 
-SEC("lsm/inode_unlink")
-int BPF_PROG(lsm__inode_unlink, struct inode *dir, struct dentry *dentry)
-{
-	return guard_inode_unlink(dir, dentry);
-}
-
-SEC("fmod_ret/security_inode_unlink")
-int BPF_PROG(fmod_ret__inode_unlink, struct inode *dir, struct dentry *dentry)
-{
-	return guard_inode_unlink(dir, dentry);
-}
+GUARD_TWIN(inode_unlink, inode_unlink, security_inode_unlink, (dir, dentry),
+	   struct inode *dir, struct dentry *dentry)
 
 static __always_inline int guard_inode_rmdir(struct inode *dir, struct dentry *dentry)
 {
 	return check_dentry(dentry, KS_TAMPER_UNLINK);
 }
 
-SEC("lsm/inode_rmdir")
-int BPF_PROG(lsm__inode_rmdir, struct inode *dir, struct dentry *dentry)
-{
-	return guard_inode_rmdir(dir, dentry);
-}
-
-SEC("fmod_ret/security_inode_rmdir")
-int BPF_PROG(fmod_ret__inode_rmdir, struct inode *dir, struct dentry *dentry)
-{
-	return guard_inode_rmdir(dir, dentry);
-}
+GUARD_TWIN(inode_rmdir, inode_rmdir, security_inode_rmdir, (dir, dentry),
+	   struct inode *dir, struct dentry *dentry)
 
 static __always_inline int guard_inode_rename(struct inode *old_dir, struct dentry *old_dentry, struct inode *new_dir, struct dentry *new_dentry)
 {
@@ -577,17 +531,10 @@ static __always_inline int guard_inode_rename(struct inode *old_dir, struct dent
 	return err ? err : check_dentry(new_dentry, KS_TAMPER_UNLINK);
 }
 
-SEC("lsm/inode_rename")
-int BPF_PROG(lsm__inode_rename, struct inode *old_dir, struct dentry *old_dentry, struct inode *new_dir, struct dentry *new_dentry)
-{
-	return guard_inode_rename(old_dir, old_dentry, new_dir, new_dentry);
-}
-
-SEC("fmod_ret/security_inode_rename")
-int BPF_PROG(fmod_ret__inode_rename, struct inode *old_dir, struct dentry *old_dentry, struct inode *new_dir, struct dentry *new_dentry)
-{
-	return guard_inode_rename(old_dir, old_dentry, new_dir, new_dentry);
-}
+GUARD_TWIN(inode_rename, inode_rename, security_inode_rename,
+	   (old_dir, old_dentry, new_dir, new_dentry),
+	   struct inode *old_dir, struct dentry *old_dentry, struct inode *new_dir,
+	   struct dentry *new_dentry)
 
 static __always_inline int guard_sb_umount(struct vfsmount *mnt, int flags)
 {
@@ -598,17 +545,8 @@ static __always_inline int guard_sb_umount(struct vfsmount *mnt, int flags)
 	return tamper(c, KS_TAMPER_UMOUNT, 0, flags, NULL, true);
 }
 
-SEC("lsm/sb_umount")
-int BPF_PROG(lsm__sb_umount, struct vfsmount *mnt, int flags)
-{
-	return guard_sb_umount(mnt, flags);
-}
-
-SEC("fmod_ret/security_sb_umount")
-int BPF_PROG(fmod_ret__sb_umount, struct vfsmount *mnt, int flags)
-{
-	return guard_sb_umount(mnt, flags);
-}
+GUARD_TWIN(sb_umount, sb_umount, security_sb_umount, (mnt, flags),
+	   struct vfsmount *mnt, int flags)
 
 static __always_inline int guard_task_kill(struct task_struct *p, struct kernel_siginfo *info, int sig)
 {
@@ -623,17 +561,8 @@ static __always_inline int guard_task_kill(struct task_struct *p, struct kernel_
 	return tamper(c, KS_TAMPER_SIGNAL, tgid, sig, NULL, true);
 }
 
-SEC("lsm/task_kill")
-int BPF_PROG(lsm__task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig)
-{
-	return guard_task_kill(p, info, sig);
-}
-
-SEC("fmod_ret/security_task_kill")
-int BPF_PROG(fmod_ret__task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig)
-{
-	return guard_task_kill(p, info, sig);
-}
+GUARD_TWIN(task_kill, task_kill, security_task_kill, (p, info, sig),
+	   struct task_struct *p, struct kernel_siginfo *info, int sig)
 
 /* ptrace, /proc/PID/mem and process_vm_readv/writev (all ask this hook)
  * of the agent, and of any process running the kshield binary (attach
@@ -659,17 +588,8 @@ static __always_inline int guard_ptrace(struct task_struct *child, unsigned int 
 	return tamper(c, KS_TAMPER_PTRACE, tgid, mode, NULL, true);
 }
 
-SEC("lsm/ptrace_access_check")
-int BPF_PROG(lsm__ptrace, struct task_struct *child, unsigned int mode)
-{
-	return guard_ptrace(child, mode);
-}
-
-SEC("fmod_ret/security_ptrace_access_check")
-int BPF_PROG(fmod_ret__ptrace, struct task_struct *child, unsigned int mode)
-{
-	return guard_ptrace(child, mode);
-}
+GUARD_TWIN(ptrace, ptrace_access_check, security_ptrace_access_check, (child, mode),
+	   struct task_struct *child, unsigned int mode)
 
 /* PTRACE_TRACEME by a process running the kshield binary. */
 static __always_inline int guard_traceme(struct task_struct *parent)
@@ -682,17 +602,8 @@ static __always_inline int guard_traceme(struct task_struct *parent)
 	return tamper(c, KS_TAMPER_PTRACE, bpf_get_current_pid_tgid() >> 32, 0, NULL, true);
 }
 
-SEC("lsm/ptrace_traceme")
-int BPF_PROG(lsm__traceme, struct task_struct *parent)
-{
-	return guard_traceme(parent);
-}
-
-SEC("fmod_ret/security_ptrace_traceme")
-int BPF_PROG(fmod_ret__traceme, struct task_struct *parent)
-{
-	return guard_traceme(parent);
-}
+GUARD_TWIN(traceme, ptrace_traceme, security_ptrace_traceme, (parent),
+	   struct task_struct *parent)
 
 /* Exec of the kshield binary by a traced process (PTRACE_TRACEME, or an
  * attach before the exec): the tracer would own the trusted process. */
@@ -708,17 +619,8 @@ static __always_inline int guard_exec_traced(struct linux_binprm *bprm)
 	return tamper(c, KS_TAMPER_PTRACE, bpf_get_current_pid_tgid() >> 32, 0, NULL, true);
 }
 
-SEC("lsm/bprm_check_security")
-int BPF_PROG(lsm__exec_traced, struct linux_binprm *bprm)
-{
-	return guard_exec_traced(bprm);
-}
-
-SEC("fmod_ret/security_bprm_check")
-int BPF_PROG(fmod_ret__exec_traced, struct linux_binprm *bprm)
-{
-	return guard_exec_traced(bprm);
-}
+GUARD_TWIN(exec_traced, bprm_check_security, security_bprm_check, (bprm),
+	   struct linux_binprm *bprm)
 
 /* ---- tp variant: record only ----
  * Each program has a raw tracepoint twin (bpf/sdk/fit.bpf.h), loaded where

@@ -13,26 +13,21 @@
  * stored are counted (mon_agent.unstored, `kshield stats`), and the store is
  * retried every few seconds until it works again.
  *
- * Records are committed in batches of at most KS_STORE_BATCH rows or
- * KS_STORE_BATCH_MS. SIGINT/SIGTERM drain the ring buffer and commit; after
- * SIGKILL what is lost is the open batch (at most KS_STORE_BATCH rows, half
- * a second of records); records not yet read stay in the ring buffer for
- * the next agent.
+ * Everything between the ring buffers and the store (batches, the
+ * store's failures, the exact accounting, the wall clock's steps) is the
+ * library's ingest (src/lib/monitor/ingest.h); the agent drives it, keeps
+ * the shields in sync, serves metrics and says what happens. SIGINT and
+ * SIGTERM drain the ring buffer and commit; records not yet stored when
+ * the agent is killed stay in the ring buffer for the next agent.
  */
 #include <errno.h>
-#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include "array.h"
 #include "btf_find.h"
 #include "cli.h"
@@ -51,19 +46,14 @@
 #include "metrics.h"
 #include "monitor.h"
 #include "pins.h"
-#include "ringread.h"
+#include "ingest.h"
 #include "shieldset.h"
 #include "store.h"
 #include "sysinfo.h"
 #include "units.h"
 
 #define TICK_MS		100	/* ring-buffer drain and batch-age period */
-#define RETRY_MS	2000	/* store reopen period while it is failing */
-#define RETAIN_MS	10000	/* retention and loss bookkeeping period */
 #define TEXTFILE_MS	5000	/* --metrics-textfile rewrite period */
-#define HOLD_POLL_US	1000	/* read period while records are held and */
-#define HOLD_IDLE_US	10000	/* ... when the last read found none */
-#define MAX_RINGS	4	/* ks_events and older ones set aside */
 
 struct agent {
 	struct ks_config cfg;
@@ -72,37 +62,10 @@ struct agent {
 	const char *json_path;
 	FILE *json;
 	struct ks_monitor mon;
-	struct ks_ring rings[MAX_RINGS];	/* [0] ks_events, then older ones */
-	char ring_names[MAX_RINGS][64];	/* boot id:map id, in the store's ring_mark */
-	int nrings, epfd;
-	int ring_at;			/* the ring being read */
-	bool rings_skipped;		/* ring_mark applied (at the first store open) */
-	bool read_some;			/* the last read found records */
+	struct ks_ingest in;		/* rings -> store (ingest.h) */
 	long long tick_at;		/* next tick (ks_mono_ms) */
-	struct ks_store *store;		/* NULL while the store is failing */
-	bool store_corrupt;		/* move the file aside on reopen */
-	char store_why[256];		/* last failure, printed once */
-	__s64 boot_to_real;
-	__s64 boot_ns;			/* CLOCK_BOOTTIME at the last clock_map() */
-	/* The wall clock's steps: a record made before the last one (its boot
-	 * time before step_boot) keeps the offset of its time, and retention
-	 * does not count a forward step as age (retain_keep()). */
-	__s64 step_boot, step_from;
-	struct clock_epoch {
-		__s64 offset;		/* boot_to_real while it held */
-		__s64 until;		/* CLOCK_BOOTTIME when it was stepped */
-	} epochs[8];
-	int nepochs;
-	struct ks_agent_stats st;
-	__s64 clock_noted;		/* boot_to_real last written to the store */
-	__u64 stored_before;		/* rows committed by stores since closed */
-	__u64 dropped_before;		/* rows lost by stores since closed */
-	__u64 unstored_direct;		/* records never handed to a store */
-	__u64 lost_noted[KS_EV_KIND_MAX], unstored_noted, missed_noted;
-	long long now_ms, retry_at, retain_at, textfile_at;
-	struct ks_metrics_agent m;	/* per-kind counters for metrics */
-	__u64 pending[KS_EV_KIND_MAX];	/* rows in the open batch, per kind */
-	__u64 committed_seen;		/* ks_store_committed() when last settled */
+	long long textfile_at;
+	struct ks_metrics_agent m;	/* gates; per-kind counters copied from in */
 	bool textfile_failed;
 #ifndef KSHIELD_STATIC
 	struct ks_metrics_http *http;	/* --metrics */
@@ -119,274 +82,15 @@ static void on_signal(int sig)
 		stop_requested = 1;
 }
 
-/* CLOCK_BOOTTIME (BPF timestamps) -> CLOCK_REALTIME offset, refreshed every
- * tick so that a clock step shows up within TICK_MS. */
-static void clock_map(struct agent *a)
-{
-	struct timespec r, b;
-	__s64 off, boot;
-
-	clock_gettime(CLOCK_REALTIME, &r);
-	clock_gettime(CLOCK_BOOTTIME, &b);
-	off = (r.tv_sec - b.tv_sec) * 1000000000LL + (r.tv_nsec - b.tv_nsec);
-	boot = b.tv_sec * 1000000000LL + b.tv_nsec;
-	/* NTP slews by microseconds; a step (date -s, a VM resumed) moves it */
-	if (a->boot_ns && llabs(off - a->boot_to_real) > 50000000LL) {
-		if (a->nepochs == (int)ARRAY_SIZE(a->epochs)) {
-			/* full: merge the two oldest, keeping the smaller offset
-			 * (retention then waits longer, never less) */
-			if (a->epochs[1].offset > a->epochs[0].offset)
-				a->epochs[1].offset = a->epochs[0].offset;
-			memmove(a->epochs, a->epochs + 1, sizeof(a->epochs[0]) * --a->nepochs);
-		}
-		a->epochs[a->nepochs++] = (struct clock_epoch){ a->boot_to_real, boot };
-		/* records up to the last tick were made before the step */
-		a->step_boot = a->boot_ns;
-		a->step_from = a->boot_to_real;
-	}
-	a->boot_to_real = off;
-	a->boot_ns = boot;
-}
-
-/* The CLOCK_REALTIME of a record made at CLOCK_BOOTTIME @ts_ns. */
-static __s64 record_offset(const struct agent *a, __u64 ts_ns)
-{
-	return a->step_boot && (__s64)ts_ns < a->step_boot ? a->step_from : a->boot_to_real;
-}
-
-/* Retention by age counts the time since a record was made. Rows made
- * before a forward step of the clock look older than they are by the
- * step: wait that much longer for them (a back step only makes rows look
- * younger: deleted later, never early). Steps older than @keep no longer
- * matter. */
-static __u64 retain_keep(const struct agent *a, __u64 keep)
-{
-	__s64 slack = 0;
-
-	if (!keep)
-		return 0;
-	for (int i = 0; i < a->nepochs; i++)
-		if (a->epochs[i].until + (__s64)keep > a->boot_ns && a->boot_to_real - a->epochs[i].offset > slack)
-			slack = a->boot_to_real - a->epochs[i].offset;
-	return keep + slack;
-}
-
-/* ---- the store, and what happens when it fails ---- */
-
-/* received = stored + not stored, exactly: every record is either never
- * handed to a store (no store open, a kind this agent can't decode) or
- * handed in, and then committed, dropped, or still pending (committed or
- * dropped at the next commit). */
-static void count(struct agent *a)
-{
-	a->st.stored = a->stored_before + ks_store_committed(a->store);
-	a->st.unstored = a->unstored_direct + a->dropped_before + ks_store_dropped(a->store);
-}
-
-/* The open batch settled, committed (by us or by the store rolling a
- * table) or dropped: its rows move to the metrics' per-kind counts. */
-static void batch_settled(struct agent *a, bool stored)
-{
-	for (int k = 0; k < KS_EV_KIND_MAX; k++) {
-		if (stored)
-			a->m.stored[k] += a->pending[k];
-		else
-			a->m.unstored[k] += a->pending[k];
-		a->pending[k] = 0;
-	}
-	a->committed_seen = ks_store_committed(a->store);
-}
-
-static void publish_stats(struct agent *a, bool running);
-
-/* Give the ring buffers' space back once nothing read is only in memory:
- * every record read is committed, or counted as not stored in the
- * published counters. Until then the records stay in the pinned ring, and
- * an agent killed meanwhile (SIGKILL, the OOM killer) leaves them to the
- * next one. */
-static void release(struct agent *a)
-{
-	long age;
-	bool held = false;
-
-	for (int i = 0; i < a->nrings; i++)
-		held |= ks_ring_held(&a->rings[i]) > 0;
-	if (!held || (a->store && ks_store_pending(a->store, &age)))
-		return;
-	publish_stats(a, true);
-	for (int i = 0; i < a->nrings; i++)
-		ks_ring_release(&a->rings[i]);
-}
-
-static void store_failed(struct agent *a, int err)
-{
-	if (a->store)
-		ks_store_abort(a->store);	/* the open batch: counted as dropped */
-	batch_settled(a, false);
-	a->st.store_errors++;
-	if (!a->store_why[0]) {
-		snprintf(a->store_why, sizeof(a->store_why), "%s", ks_errmsg());
-		ks_log("store: %s; events are counted, not stored, until it recovers", a->store_why);
-	}
-	if (err == -EBADMSG)
-		a->store_corrupt = true;	/* moved aside at once, not in RETRY_MS */
-	a->stored_before += ks_store_committed(a->store);
-	a->dropped_before += ks_store_dropped(a->store);
-	ks_store_close(a->store);	/* commits nothing: the batch was aborted */
-	a->store = NULL;
-	a->retry_at = a->now_ms + (a->store_corrupt ? 0 : RETRY_MS);
-}
-
-/* This boot's id ("" when unknown). */
-static void boot_id(char *boot, size_t len)
-{
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-
-	boot[0] = '\0';
-	if (f) {
-		if (!fgets(boot, (int)len, f))
-			boot[0] = '\0';
-		fclose(f);
-	}
-	boot[strcspn(boot, "\n")] = '\0';
-}
-
-/* An agent killed between a commit and giving the ring's space back left
- * records in the ring that its store holds: skip them, once, before the
- * first read (the position is per ring map, named by ring_add()). The
- * positions of earlier boots' rings are dropped then: no map outlives a
- * boot, so the table holds this boot's rings only. */
-static void rings_skip(struct agent *a)
-{
-	char boot[40];
-
-	a->rings_skipped = true;
-	boot_id(boot, sizeof(boot));
-	if (boot[0] && ks_store_ring_forget(a->store, boot) < 0)
-		ks_log("store: %s", ks_errmsg());
-	for (int i = 0; i < a->nrings; i++) {
-		__u64 pos, n;
-
-		if (!a->ring_names[i][0] || ks_store_ring_pos(a->store, a->ring_names[i], &pos))
-			continue;
-		if ((n = ks_ring_skip(&a->rings[i], pos)))
-			ks_log("ring buffer: skipped %llu bytes of records the store already holds "
-			    "(the last agent stopped between storing and releasing them)",
-			    (unsigned long long)n);
-	}
-}
-
-static void store_open(struct agent *a)
-{
-	char aside[PATH_MAX + 32];
-	int err;
-
-	if (a->store_corrupt) {
-		char wal[PATH_MAX + 8], aside_wal[sizeof(aside) + 8];
-
-		snprintf(aside, sizeof(aside), "%s.corrupt-%ld", a->cfg.store, (long)time(NULL));
-		/* its WAL goes with it: left behind, SQLite would replay it into the new store */
-		snprintf(wal, sizeof(wal), "%s-wal", a->cfg.store);
-		snprintf(aside_wal, sizeof(aside_wal), "%s-wal", aside);
-		if (!rename(a->cfg.store, aside)) {
-			rename(wal, aside_wal);
-			snprintf(wal, sizeof(wal), "%s-shm", a->cfg.store);
-			unlink(wal);
-			ks_log("store: moved the corrupt %s aside to %s (kept for you to inspect or "
-			    "delete); starting a new one", a->cfg.store, aside);
-		}
-		a->store_corrupt = false;
-	}
-	err = ks_store_open(&a->store, a->cfg.store, KS_STORE_CREATE);
-	a->committed_seen = 0;
-	if (err) {
-		a->store = NULL;
-		store_failed(a, err);
-		a->st.store_errors--;	/* a failed open is not a failed commit */
-		return;
-	}
-	if (!a->rings_skipped)
-		rings_skip(a);
-	if (ks_store_note_clock(a->store, a->boot_to_real) == 0)
-		a->clock_noted = a->boot_to_real;
-	count(a);
-	if (a->store_why[0]) {
-		ks_log("store: recovered (%llu events could not be stored meanwhile)",
-		    (unsigned long long)a->st.unstored);
-		a->store_why[0] = '\0';
-	}
-}
-
-static void store_commit(struct agent *a)
-{
-	int n;
-
-	if (!a->store)
-		return;
-	n = ks_store_commit(a->store);
-	if (n < 0)
-		store_failed(a, n);
-	else
-		batch_settled(a, true);
-}
-
-/* ---- records ---- */
-
-static void mirror_json(struct agent *a, const struct ks_row *r)
-{
-	struct json_object *o = ks_row_json_obj(r);
-
-	fprintf(a->json, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-								 JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
-}
-
-static int on_record(void *ctx, void *data, size_t size)
-{
-	struct agent *a = ctx;
-	unsigned kind = ks_metrics_kind(data, size);
-	struct ks_row r;
-	int err;
-
-	a->st.received++;
-	a->m.received[kind]++;
-	if (ks_row_decode(data, size, size >= sizeof(struct ks_hdr) ?
-			  record_offset(a, ((const struct ks_hdr *)data)->ts_ns) : a->boot_to_real, &r)) {
-		a->unstored_direct++;	/* a kind this agent does not know */
-		a->m.unstored[kind]++;
-		return 0;
-	}
-	if (a->json)
-		mirror_json(a, &r);
-	if (!a->store) {
-		a->unstored_direct++;
-		a->m.unstored[kind]++;
-		return 0;
-	}
-	if (a->ring_names[a->ring_at][0])
-		ks_store_ring_next(a->store, a->ring_at, a->ring_names[a->ring_at],
-				   a->rings[a->ring_at].pos);
-	err = ks_store_add_row(a->store, &r);
-	if (ks_store_committed(a->store) != a->committed_seen) {
-		batch_settled(a, true);	/* the store committed (with or before this row) */
-		if (!err)
-			release(a);
-	}
-	if (err) {
-		a->m.unstored[kind]++;	/* this row; store_failed() its batch */
-		store_failed(a, err);
-	} else {
-		a->pending[kind]++;
-	}
-	return 0;
-}
-
 /* ---- metrics: Prometheus text over HTTP (--metrics) or a textfile ---- */
 
 static int metrics_text(struct agent *a, char **text, size_t *len)
 {
-	a->m.store_errors = a->st.store_errors;
-	return ks_metrics_render(&a->m, a->store, a->cfg.store, text, len);
+	memcpy(a->m.received, a->in.received, sizeof(a->m.received));
+	memcpy(a->m.stored, a->in.stored, sizeof(a->m.stored));
+	memcpy(a->m.unstored, a->in.unstored, sizeof(a->m.unstored));
+	a->m.store_errors = a->in.st.store_errors;
+	return ks_metrics_render(&a->m, a->in.store, a->cfg.store, text, len);
 }
 
 /* node_exporter's textfile collector reads *.prom files whole: write a
@@ -397,9 +101,9 @@ static void metrics_textfile(struct agent *a)
 	size_t len = 0;
 	FILE *f;
 
-	if (!a->cfg.metrics_textfile[0] || a->now_ms < a->textfile_at)
+	if (!a->cfg.metrics_textfile[0] || a->in.now_ms < a->textfile_at)
 		return;
-	a->textfile_at = a->now_ms + TEXTFILE_MS;
+	a->textfile_at = a->in.now_ms + TEXTFILE_MS;
 	if (metrics_text(a, &text, &len))
 		return;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", a->cfg.metrics_textfile);
@@ -439,71 +143,10 @@ static int metrics_serve(struct agent *a)
 
 /* ---- periodic work ---- */
 
-static void publish_stats(struct agent *a, bool running)
-{
-	struct timespec now;
-	__u32 zero = 0;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	a->st.tgid = running ? (__u32)getpid() : 0;
-	count(a);
-	a->st.updated_realtime_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
-	bpf_map_update_elem(a->mon.agent_fd, &zero, &a->st, BPF_ANY);
-}
-
-/* Record ring-buffer losses and unstored counts in the store when they
- * changed, so that a hunt can tell "nothing happened" from "not seen". */
-static void note_losses(struct agent *a)
-{
-	__u64 lost[KS_EV_KIND_MAX], missed = 0;
-
-	if (!a->store || ks_monitor_read_lost(lost))
-		return;
-	ks_monitor_read_missed(&missed, NULL, 0);
-	count(a);
-	if (!memcmp(lost, a->lost_noted, sizeof(lost)) && a->st.unstored == a->unstored_noted &&
-	    missed == a->missed_noted)
-		return;
-	store_commit(a);
-	count(a);
-	if (a->store && !ks_store_note_losses(a->store, lost, a->st.unstored, missed)) {
-		memcpy(a->lost_noted, lost, sizeof(lost));
-		a->unstored_noted = a->st.unstored;
-		a->missed_noted = missed;
-	}
-}
-
 static void tick(struct agent *a)
 {
-	long age;
-	long n;
-	int err;
-
-	a->now_ms = ks_mono_ms();
-	clock_map(a);
-	/* Someone else wrote the file (while we were stopped, say): check it
-	 * before writing on; a corrupt one is moved aside. */
-	if (a->store && ks_store_touched(a->store) && (err = ks_store_check(a->store)))
-		store_failed(a, err);
-	if (a->store && ks_store_pending(a->store, &age) && age >= KS_STORE_BATCH_MS)
-		store_commit(a);
-	if (!a->store && a->now_ms >= a->retry_at)
-		store_open(a);
-	/* NTP slews the offset by microseconds; a step moves it for real */
-	if (a->store && llabs(a->boot_to_real - a->clock_noted) > 50000000LL &&
-	    ks_store_note_clock(a->store, a->boot_to_real) == 0)
-		a->clock_noted = a->boot_to_real;
-	if (a->store && a->now_ms >= a->retain_at) {
-		a->retain_at = a->now_ms + RETAIN_MS;
-		n = ks_store_retain(a->store, retain_keep(a, a->cfg.retention_s * 1000000000ULL),
-				    a->cfg.max_size);
-		if (n < 0)
-			store_failed(a, n);
-		note_losses(a);
-	}
-	publish_stats(a, true);
-	release(a);
-	ks_selfdefence_tick(&a->cfg, &a->mon, a->store);	/* repair + record tampering */
+	ks_ingest_tick(&a->in, NULL);	/* store, retention, losses, clock */
+	ks_selfdefence_tick(&a->cfg, &a->mon, a->in.store);	/* repair + record tampering */
 	metrics_textfile(a);
 #ifndef KSHIELD_STATIC
 	ks_metrics_http_run(a->http);
@@ -540,7 +183,7 @@ static void shields_sync(struct agent *a)
 		} else if (it->action == KS_SYNC_REFUSED) {
 			ks_log("shield %s: weakening refused, left %s: %s", it->name,
 			    ks_mode_str(it->mode), it->why);
-			ks_selfdefence_refused(a->store, it->name, it->why);
+			ks_selfdefence_refused(a->in.store, it->name, it->why);
 		} else if (it->gate[0] && strcmp(it->gate, "proven"))
 			ks_log("shield %s: %s (%s, %s%s): %s", it->name, ks_sync_action_str(it->action),
 			    it->variant, ks_mode_str(it->mode), it->promoted ? ", promoted" : "",
@@ -552,7 +195,7 @@ static void shields_sync(struct agent *a)
 	if (err && err != -EAGAIN)
 		ks_log("shields: %s", ks_errmsg());
 	ks_sync_result_free(&res);
-	ks_selfdefence_synced(&a->cfg, a->store);	/* guard, protected ids */
+	ks_selfdefence_synced(&a->cfg, a->in.store);	/* guard, protected ids */
 	/* Loading objects parsed the kernel's BTF (megabytes each time), all
 	 * freed by now: give it back, or it stays resident for the agent's life. */
 	malloc_trim(0);
@@ -560,83 +203,12 @@ static void shields_sync(struct agent *a)
 
 /* ---- start, loop, stop ---- */
 
-/* The name under which the store keeps how far @fd's ring was stored
- * ("boot id:map id": map ids are not reused within a boot, and pins do not
- * outlive it); "" when either is unknown (no position kept). */
-static void ring_name(int fd, char *name, size_t len)
-{
-	struct bpf_map_info info = { 0 };
-	__u32 ilen = sizeof(info);
-	char boot[40];
-
-	boot_id(boot, sizeof(boot));
-	name[0] = '\0';
-	if (boot[0] && !bpf_obj_get_info_by_fd(fd, &info, &ilen) && info.id)
-		snprintf(name, len, "%s:%u", boot, info.id);
-}
-
-/* Read ring buffer map @fd too (its fd is dup()ed: the caller closes its own). */
-static int ring_add(struct agent *a, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-	struct ks_ring *r = &a->rings[a->nrings];
-	int own, err;
-
-	if (a->nrings == MAX_RINGS)
-		return ks_err(-E2BIG, "more than %d ring buffers", MAX_RINGS);
-	if ((own = dup(fd)) < 0)
-		return ks_err(-errno, "can't read the ring buffer: %s", strerror(errno));
-	if ((err = ks_ring_open(r, own))) {
-		close(own);
-		return err;
-	}
-	ring_name(own, a->ring_names[a->nrings], sizeof(a->ring_names[0]));
-	if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, own, &ev)) {
-		err = ks_err(-errno, "can't wait on the ring buffer: %s", strerror(errno));
-		ks_ring_close(r);
-		close(own);
-		return err;
-	}
-	a->nrings++;
-	return 0;
-}
-
 static void add_old_ring(int fd, void *ctx)
 {
-	if (ring_add(ctx, fd))
+	struct agent *a = ctx;
+
+	if (ks_ingest_ring_add(&a->in, fd))
 		ks_log("can't read the older ring buffer set aside: %s", ks_errmsg());
-}
-
-/* Read every ring; returns a negative errno on failure. */
-static int rings_read(struct agent *a)
-{
-	a->read_some = false;
-	for (int i = 0; i < a->nrings; i++) {
-		int n;
-
-		a->ring_at = i;
-		n = ks_ring_read(&a->rings[i], on_record, a);
-
-		if (n < 0)
-			return n;
-		a->read_some |= n > 0;
-	}
-	return 0;
-}
-
-/* Wait for records: on epoll while nothing is held; while records are
- * held (the ring then always reads as ready) a short sleep instead. */
-static void rings_wait(struct agent *a)
-{
-	struct epoll_event ev[MAX_RINGS];
-	bool held = false;
-
-	for (int i = 0; i < a->nrings; i++)
-		held |= ks_ring_held(&a->rings[i]) > 0;
-	if (held)	/* a stream: read on soon; a trickle: the batch waits for its age */
-		usleep(a->read_some ? HOLD_POLL_US : HOLD_IDLE_US);
-	else
-		epoll_wait(a->epfd, ev, MAX_RINGS, TICK_MS);
 }
 
 static int agent_start(struct agent *a)
@@ -678,11 +250,9 @@ static int agent_start(struct agent *a)
 		    a->mon.unpinned);
 	/* Name ourselves before loading shields: our own BPF loads are not
 	 * `bpf` events. */
-	publish_stats(a, true);
-	a->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (a->epfd < 0)
-		return ks_err(-errno, "can't wait on the ring buffer: %s", strerror(errno));
-	if ((err = ring_add(a, a->mon.events_fd)))
+	a->in.o.stats_fd = a->mon.agent_fd;
+	ks_ingest_publish(&a->in, true);
+	if ((err = ks_ingest_ring_add(&a->in, a->mon.events_fd)))
 		return err;
 	/* Shields loaded before an upgrade that changed the ring buffer still
 	 * write into the one set aside: read it too. */
@@ -696,14 +266,13 @@ static int agent_start(struct agent *a)
 		if (!a->json)
 			return ks_err(-errno, "can't open %s: %s", a->json_path, strerror(errno));
 		setvbuf(a->json, NULL, _IOLBF, 0);
+		a->in.json = a->json;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	a->now_ms = ks_mono_ms();
-	clock_map(a);
-	store_open(a);
-	if (a->store)
+	ks_ingest_start(&a->in, NULL);
+	if (a->in.store)
 		ks_log("storing events in %s", a->cfg.store);
 #ifndef KSHIELD_STATIC
 	if ((err = metrics_serve(a)))
@@ -717,18 +286,10 @@ static int agent_start(struct agent *a)
 
 static void agent_stop(struct agent *a)
 {
-	if (a->nrings) {
-		clock_map(a);
-		rings_read(a);
-	}
-	store_commit(a);
-	note_losses(a);
-	if (a->mon.agent_fd >= 0)
-		publish_stats(a, false);
-	count(a);
+	ks_ingest_drain(&a->in);
 	ks_log("stopped: %llu events received, %llu stored, %llu not stored",
-	    (unsigned long long)a->st.received, (unsigned long long)a->st.stored,
-	    (unsigned long long)a->st.unstored);
+	    (unsigned long long)a->in.st.received, (unsigned long long)a->in.st.stored,
+	    (unsigned long long)a->in.st.unstored);
 	{
 		char which[512];
 		__u64 missed;
@@ -741,14 +302,7 @@ static void agent_stop(struct agent *a)
 #ifndef KSHIELD_STATIC
 	ks_metrics_http_stop(a->http);
 #endif
-	ks_store_close(a->store);
-	for (int i = 0; i < a->nrings; i++) {
-		ks_ring_release(&a->rings[i]);	/* committed above, or counted */
-		close(a->rings[i].fd);
-		ks_ring_close(&a->rings[i]);
-	}
-	if (a->epfd > 0)
-		close(a->epfd);
+	ks_ingest_close(&a->in);	/* gives back the space of what was stored or counted */
 	if (a->json && a->json != stdout)
 		fclose(a->json);
 	ks_monitor_close(&a->mon);
@@ -756,9 +310,11 @@ static void agent_stop(struct agent *a)
 
 static int agent_run(struct agent *a)
 {
-	int err = agent_start(a);
+	const struct ks_ingest_opts io = { .cfg = &a->cfg, .stats_fd = -1 };
+	int err;
 
-	if (err) {
+	ks_ingest_init(&a->in, &io);
+	if ((err = agent_start(a))) {
 		agent_stop(a);
 		return ks_report(err);
 	}
@@ -766,8 +322,8 @@ static int agent_run(struct agent *a)
 	while (!stop_requested) {
 		/* Woken every mon_config.wakeup_every records or TICK_MS;
 		 * every pass reads all there is, the low-rate tail too. */
-		rings_wait(a);
-		if ((err = rings_read(a)) < 0) {
+		ks_ingest_wait(&a->in, TICK_MS);
+		if ((err = ks_ingest_read(&a->in)) < 0) {
 			ks_err(err, "reading the ring buffer: %s", strerror(-err));
 			break;
 		}

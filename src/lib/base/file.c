@@ -63,8 +63,7 @@ int ks_write_file_atomic(const char *path, const void *buf, size_t len, mode_t m
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || fsync(fd) || rename(tmp, path))
 		err = ks_err(-errno ?: -EIO, "can't write %s: %s", path, strerror(errno ?: EIO));
-	if (fd >= 0)
-		close(fd);
+	ks_zclose(&fd);
 	if (err)
 		unlink(tmp);
 	return err;

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 /* Read a whole regular file into a malloc'ed buffer (NUL-terminated, *len without
  * the NUL). Returns 0 or a negative errno with a message recorded. */
@@ -14,5 +15,14 @@ int ks_read_file(const char *path, char **buf, size_t *len);
  * (created with @mode, less the umask), then renamed over @path. Returns 0,
  * or a negative errno with a message recorded and the temporary removed. */
 int ks_write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode);
+
+/* Close *@fd if it is open and mark it closed (-1), as libbpf's zclose():
+ * the "if (fd >= 0) close(fd)" written once. */
+static inline void ks_zclose(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
 
 #endif /* KSHIELD_FILE_H */

@@ -12,6 +12,7 @@
 #include <kshield/fpdispatch.h>
 #include "btf_find.h"
 #include "err.h"
+#include "file.h"
 #include "fit.h"
 #include "log.h"
 #include "meta.h"
@@ -127,12 +128,9 @@ struct maps {
 static void maps_close(struct maps *m)
 {
 	for (int v = 0; v < KS_FP_VARIANTS; v++)
-		if (m->progs[v] >= 0)
-			close(m->progs[v]);
-	if (m->chains >= 0)
-		close(m->chains);
-	if (m->slots >= 0)
-		close(m->slots);
+		ks_zclose(&m->progs[v]);
+	ks_zclose(&m->chains);
+	ks_zclose(&m->slots);
 }
 
 /* The dispatcher's object with only @variant's program (-1: none: the

@@ -12,6 +12,7 @@
 #include <kshield/syscalls.h>
 #include "btf_find.h"
 #include "err.h"
+#include "file.h"
 #include "fit.h"
 #include "meta.h"
 #include "pins.h"
@@ -139,12 +140,9 @@ struct maps {
 
 static void maps_close(struct maps *m)
 {
-	if (m->progs >= 0)
-		close(m->progs);
-	if (m->chains >= 0)
-		close(m->chains);
-	if (m->slots >= 0)
-		close(m->slots);
+	ks_zclose(&m->progs);
+	ks_zclose(&m->chains);
+	ks_zclose(&m->slots);
 }
 
 /* The dispatcher's object, opened and fitted (ks_fit_nobtf): on a kernel
@@ -432,8 +430,13 @@ int ks_sysd_sweep(void)
 }
 
 int ks_sysd_add(const char *owner, struct bpf_object *obj, const struct ks_meta *meta,
-		bool audit, __u32 *ids, int max, int *n, char *why, size_t len)
+		const struct ks_sysd_add_opts *o)
 {
+	bool audit = o->audit;
+	__u32 *ids = o->ids;
+	int max = o->max, *n = o->n;
+	char *why = o->why;
+	size_t len = o->whylen;
 	struct bpf_program *prog;
 	struct ks_sys_slot *s;
 	struct maps m;

@@ -22,14 +22,23 @@ struct ks_meta;
  * loaded but never attached on its own. */
 bool ks_sysd_is_dispatched(const struct bpf_program *prog, const struct ks_meta *meta);
 
+/* How ks_sysd_add() registers, and where it says what it did. */
+struct ks_sysd_add_opts {
+	bool audit;		/* the owner starts in audit mode, so its exit hooks
+				 * stay out of the chains (ks_sysd_set_audit) */
+	__u32 *ids;		/* the registered programs' ids: at most max, */
+	int max;
+	int *n;			/* ... *n of them */
+	char *why;		/* on error, what to do (whylen bytes) */
+	size_t whylen;
+};
+
 /* Register every loaded dispatched program of @obj under @owner (a path
- * under the bpffs root whose removal means "gone": "shields/<name>").
- * @audit: the owner starts in audit mode, so its exit hooks stay out of
- * the chains (ks_sysd_set_audit).
- * Their program ids go to @ids (at most @max; *@n of them). On error
- * nothing of @obj stays registered and @why says what to do. */
+ * under the bpffs root whose removal means "gone": "shields/<name>"), as
+ * @o says. On error nothing of @obj stays registered and o->why says what
+ * to do. */
 int ks_sysd_add(const char *owner, struct bpf_object *obj, const struct ks_meta *meta,
-		bool audit, __u32 *ids, int max, int *n, char *why, size_t len);
+		const struct ks_sysd_add_opts *o);
 
 /* An exit hook finishes what a kill at entry began (a namespace made by a
  * killed caller, a doomed child): in audit mode nothing was killed, so the

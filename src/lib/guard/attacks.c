@@ -27,8 +27,10 @@
 #include <unistd.h>
 #include "array.h"
 #include "attacks.h"
+#include "attacks_int.h"
 #include "clock.h"
 #include "err.h"
+#include "file.h"
 #include "guard.h"
 #include "pins.h"
 #include "sign.h"
@@ -36,11 +38,7 @@
 #include "weaken.h"
 #include <kshield/shield.h>
 
-#define FAKE_SHIELD "selftest-fake"
-
-static void check(struct ks_guard_attacks *t, const char *name, bool ok, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void check(struct ks_guard_attacks *t, const char *name, bool ok, const char *fmt, ...)
+void ks_attacks_check(struct ks_guard_attacks *t, const char *name, bool ok, const char *fmt, ...)
 {
 	va_list ap;
 	struct ks_attack_check *c;
@@ -67,9 +65,9 @@ static void note(struct ks_guard_attacks *t, const char *why)
 static void attempt(struct ks_guard_attacks *t, const char *name, int rc, int err)
 {
 	if (t->lsm)
-		check(t, name, rc < 0 && err == EPERM, "%s", rc < 0 ? strerror(err) : "succeeded");
+		ks_attacks_check(t, name, rc < 0 && err == EPERM, "%s", rc < 0 ? strerror(err) : "succeeded");
 	else
-		check(t, name, true, "%s (recorded only)", rc < 0 ? strerror(err) : "succeeded");
+		ks_attacks_check(t, name, true, "%s (recorded only)", rc < 0 ? strerror(err) : "succeeded");
 }
 
 static int on_event(void *ctx, void *data, size_t len)
@@ -89,7 +87,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static void drain_events(struct ks_guard_attacks *t)
+void ks_attacks_drain(struct ks_guard_attacks *t)
 {
 	char path[PATH_MAX];
 	struct ring_buffer *rb;
@@ -98,7 +96,7 @@ static void drain_events(struct ks_guard_attacks *t)
 	ks_pin_path(path, sizeof(path), "%s/ks_events", KS_PIN_MAPS);
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
-		check(t, "ring buffer", false, "can't open %s: %s", path, strerror(errno));
+		ks_attacks_check(t, "ring buffer", false, "can't open %s: %s", path, strerror(errno));
 		return;
 	}
 	rb = ring_buffer__new(fd, on_event, t, NULL);
@@ -179,8 +177,7 @@ static int pin_fake_shield(void)
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ks_fake_cfg", 4, sizeof(cfg), 1, NULL);
 	if (fd < 0 || bpf_map_update_elem(fd, &zero, &cfg, 0) || bpf_obj_pin(fd, path))
 		err = -errno;
-	if (fd >= 0)
-		close(fd);
+	ks_zclose(&fd);
 	return err;
 }
 
@@ -222,7 +219,7 @@ static void agent_child(int go, int report, int wait_fd, const char *keys)
 }
 
 /* Is a process running another binary refused while no agent runs? */
-static int rm_as_other_binary(const char *path)
+int ks_attacks_rm_as_other(const char *path)
 {
 	const char *rm = !access("/bin/rm", X_OK) ? "/bin/rm" : "/bin/busybox";
 	int status;
@@ -261,8 +258,8 @@ static void open_attempts(struct ks_guard_attacks *t)
 
 	ks_pin_path(path, sizeof(path), KS_PIN_GUARD "/" KS_PIN_CFG);
 	ro = ks_pin_open_ro(path);
-	check(t, "read-only open of a kshield map allowed", ro >= 0, "%s",
-	      ro >= 0 ? "opened" : strerror(errno));
+	ks_attacks_check(t, "read-only open of a kshield map allowed", ro >= 0, "%s",
+			 ro >= 0 ? "opened" : strerror(errno));
 	fd = bpf_obj_get(path);
 	e = errno;
 	if (fd >= 0)
@@ -275,8 +272,7 @@ static void open_attempts(struct ks_guard_attacks *t)
 			close(fd);
 		attempt(t, "writable open of a kshield map by id", fd, e);
 	}
-	if (ro >= 0)
-		close(ro);
+	ks_zclose(&ro);
 
 	/* A link id from the guard's own list (readable by anyone). */
 	ks_pin_path(path, sizeof(path), KS_PIN_GUARD "/" KS_PIN_IDS);
@@ -287,9 +283,8 @@ static void open_attempts(struct ks_guard_attacks *t)
 		if (k.type == KS_GUARD_LINK)
 			link_id = k.id;
 	}
-	if (ro >= 0)
-		close(ro);
-	check(t, "a link id is in the guard's list", link_id != 0, "id %u", link_id);
+	ks_zclose(&ro);
+	ks_attacks_check(t, "a link id is in the guard's list", link_id != 0, "id %u", link_id);
 	if (link_id) {
 		fd = bpf_link_get_fd_by_id(link_id);
 		e = errno;
@@ -343,13 +338,13 @@ static void race_attempt(struct ks_guard_attacks *t)
 	if (r.target < 0)
 		r.target = dup(ro);
 	if (ro < 0 || r.target < 0 || bpf_map_lookup_elem(ro, &zero, &cfg)) {
-		check(t, "fd race on the guard's map", false, "setup: %s", strerror(errno));
+		ks_attacks_check(t, "fd race on the guard's map", false, "setup: %s", strerror(errno));
 		goto out;
 	}
 	r.decoy = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ks_race", 4, sizeof(cfg), 1, NULL);
 	r.n = dup(r.decoy);
 	if (r.decoy < 0 || r.n < 0 || pthread_create(&th, NULL, flipper, &r)) {
-		check(t, "fd race on the guard's map", false, "setup: %s", strerror(errno));
+		ks_attacks_check(t, "fd race on the guard's map", false, "setup: %s", strerror(errno));
 		goto out;
 	}
 	cfg.enabled = 0;
@@ -365,21 +360,17 @@ static void race_attempt(struct ks_guard_attacks *t)
 	pthread_join(th, NULL);
 	bpf_map_lookup_elem(ro, &zero, &now);
 	if (t->lsm)
-		check(t, "fd race on the guard's map", now.enabled, "%ld writes, guard %s", tries,
-		      now.enabled ? "still on" : "turned OFF");
+		ks_attacks_check(t, "fd race on the guard's map", now.enabled, "%ld writes, guard %s", tries,
+				 now.enabled ? "still on" : "turned OFF");
 	if (!now.enabled) {	/* put it back for the checks that follow */
 		now.enabled = 1;
 		bpf_map_update_elem(r.target, &zero, &now, 0);
 	}
 out:
-	if (ro >= 0)
-		close(ro);
-	if (r.target >= 0)
-		close(r.target);
-	if (r.n >= 0)
-		close(r.n);
-	if (r.decoy >= 0)
-		close(r.decoy);
+	ks_zclose(&ro);
+	ks_zclose(&r.target);
+	ks_zclose(&r.n);
+	ks_zclose(&r.decoy);
 }
 
 static int write_file(const char *path, const char *s)
@@ -417,14 +408,14 @@ static void cgroup_attempts(struct ks_guard_attacks *t, pid_t agent, char cgs[2]
 	for (int i = 0; i < 2; i++) {
 		snprintf(cgs[i], PATH_MAX, "%s/ks-guard-selftest-%d-%d", root, (int)getpid(), i);
 		if (mkdir(cgs[i], 0755) && errno != EEXIST) {
-			check(t, "cgroup setup", false, "mkdir %s: %s", cgs[i], strerror(errno));
+			ks_attacks_check(t, "cgroup setup", false, "mkdir %s: %s", cgs[i], strerror(errno));
 			cgs[i][0] = '\0';
 			return;
 		}
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cgs[0]);
 	if (write_file(path, pid)) {
-		check(t, "cgroup setup", false, "move the agent: %s", strerror(errno));
+		ks_attacks_check(t, "cgroup setup", false, "move the agent: %s", strerror(errno));
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.freeze", cgs[0]);
@@ -444,8 +435,8 @@ static void cgroup_attempts(struct ks_guard_attacks *t, pid_t agent, char cgs[2]
 	e = errno;
 	usleep(100000);
 	attempt(t, "kill the agent's cgroup (cgroup.kill)", rc, e);
-	check(t, "agent alive after cgroup.kill", alive(agent), "%s",
-	      alive(agent) ? "alive" : "dead");
+	ks_attacks_check(t, "agent alive after cgroup.kill", alive(agent), "%s",
+			 alive(agent) ? "alive" : "dead");
 	if (!alive(agent))
 		return;
 	/* Opened while the agent is elsewhere, written after it moved in. */
@@ -453,9 +444,8 @@ static void cgroup_attempts(struct ks_guard_attacks *t, pid_t agent, char cgs[2]
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cgs[1]);
 	if (fd < 0 || write_file(path, pid)) {
-		check(t, "cgroup setup", false, "second cgroup: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		ks_attacks_check(t, "cgroup setup", false, "second cgroup: %s", strerror(errno));
+		ks_zclose(&fd);
 		return;
 	}
 	rc = write(fd, "1", 1) < 0 ? -1 : 0;
@@ -463,8 +453,8 @@ static void cgroup_attempts(struct ks_guard_attacks *t, pid_t agent, char cgs[2]
 	close(fd);
 	usleep(100000);
 	attempt(t, "cgroup.kill opened before the agent moved in", rc, e);
-	check(t, "agent alive after the moved cgroup.kill", alive(agent), "%s",
-	      alive(agent) ? "alive" : "dead");
+	ks_attacks_check(t, "agent alive after the moved cgroup.kill", alive(agent), "%s",
+			 alive(agent) ? "alive" : "dead");
 }
 
 /* F_SETOWN(agent) + F_SETSIG(SIGKILL) + O_ASYNC: SIGKILL delivered by the
@@ -474,18 +464,18 @@ static void sigio_attempt(struct ks_guard_attacks *t, pid_t agent)
 	int p[2];
 
 	if (pipe(p)) {
-		check(t, "SIGKILL through O_ASYNC", false, "pipe: %s", strerror(errno));
+		ks_attacks_check(t, "SIGKILL through O_ASYNC", false, "pipe: %s", strerror(errno));
 		return;
 	}
 	if (fcntl(p[0], F_SETOWN, agent) || fcntl(p[0], F_SETSIG, SIGKILL) ||
 	    fcntl(p[0], F_SETFL, O_ASYNC | O_NONBLOCK)) {
-		check(t, "SIGKILL through O_ASYNC", false, "fcntl: %s", strerror(errno));
+		ks_attacks_check(t, "SIGKILL through O_ASYNC", false, "fcntl: %s", strerror(errno));
 	} else {
 		if (write(p[1], "x", 1) != 1)
-			check(t, "SIGKILL through O_ASYNC", false, "write: %s", strerror(errno));
+			ks_attacks_check(t, "SIGKILL through O_ASYNC", false, "write: %s", strerror(errno));
 		usleep(100000);
-		check(t, "SIGKILL through O_ASYNC (F_SETOWN+F_SETSIG)", alive(agent), "agent %s",
-		      alive(agent) ? "alive" : "killed");
+		ks_attacks_check(t, "SIGKILL through O_ASYNC (F_SETOWN+F_SETSIG)", alive(agent), "agent %s",
+				 alive(agent) ? "alive" : "killed");
 	}
 	close(p[0]);
 	close(p[1]);
@@ -517,8 +507,7 @@ static void detach_attempt(struct ks_guard_attacks *t)
 	fd = bpf_obj_get(path);
 	rc = fd < 0 ? -1 : bpf_link_detach(fd);
 	e = errno;
-	if (fd >= 0)
-		close(fd);
+	ks_zclose(&fd);
 	attempt(t, "detach a link", rc, e);
 }
 
@@ -534,8 +523,7 @@ static void map_write_attempt(struct ks_guard_attacks *t)
 	rc = fd < 0 || bpf_map_lookup_elem(fd, &zero, &cfg) ? -1 :
 	     bpf_map_update_elem(fd, &zero, &cfg, 0);	/* same value: harmless if let through */
 	e = errno;
-	if (fd >= 0)
-		close(fd);
+	ks_zclose(&fd);
 	attempt(t, "write the guard's map", rc, e);
 }
 
@@ -595,8 +583,8 @@ static void oom_attempt(struct ks_guard_attacks *t, pid_t agent, int early)
 		attempt(t, i ? "oom_adj of the agent" : "oom_score_adj of the agent", rc, e);
 	}
 	if (early < 0) {
-		check(t, "oom_score_adj opened before the agent registered", false,
-		      "open: %s", strerror(-early));
+		ks_attacks_check(t, "oom_score_adj opened before the agent registered", false,
+				 "open: %s", strerror(-early));
 		return;
 	}
 	rc = write(early, "1000", 4) < 0 ? -1 : 0;
@@ -652,7 +640,7 @@ static void ptrace_kshield_attempts(struct ks_guard_attacks *t)
 	rc = ptrace(PTRACE_SEIZE, pid, 0, 0);
 	kill(pid, SIGCONT);
 	if (rc) {
-		check(t, "exec of kshield while traced", false, "seize: %s", strerror(errno));
+		ks_attacks_check(t, "exec of kshield while traced", false, "seize: %s", strerror(errno));
 		waitpid(pid, NULL, 0);
 		return;
 	}
@@ -688,203 +676,21 @@ static void recorded_checks(struct ks_guard_attacks *t, bool cgroups_tried)
 	};
 
 	if (!t->lsm)
-		check(t, "detach recorded", t->seen[KS_TAMPER_DETACH] > 0, "%d event(s)",
-		      t->seen[KS_TAMPER_DETACH]);
+		ks_attacks_check(t, "detach recorded", t->seen[KS_TAMPER_DETACH] > 0, "%d event(s)",
+				 t->seen[KS_TAMPER_DETACH]);
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
 		__u32 op = want[i].op;
 
 		if ((want[i].lsm_only && !t->lsm) ||
 		    (op == KS_TAMPER_UMOUNT && !t->umount_tried))
 			continue;
-		check(t, want[i].what, t->seen[op] > 0 && (!t->lsm || t->seen_denied[op] > 0),
-		      "%d event(s), %d refused", t->seen[op], t->seen_denied[op]);
+		ks_attacks_check(t, want[i].what, t->seen[op] > 0 && (!t->lsm || t->seen_denied[op] > 0),
+				 "%d event(s), %d refused", t->seen[op], t->seen_denied[op]);
 	}
 	if (t->lsm && cgroups_tried)
-		check(t, "cgroup writes recorded", t->seen_denied[KS_TAMPER_CGROUP] > 0,
-		      "%d event(s), %d refused", t->seen[KS_TAMPER_CGROUP],
-		      t->seen_denied[KS_TAMPER_CGROUP]);
-}
-
-/* Run this kshield binary with @args (a shell word list) under the same
- * root; its exit code, the first line it wrote to stderr in @line and the
- * number of lines in *@nlines. */
-static int run_self(const char *args, char *line, size_t len, int *nlines)
-{
-	char exe[PATH_MAX], cmd[2 * PATH_MAX + 512], buf[2048];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	size_t got;
-	FILE *f;
-	int status;
-
-	line[0] = '\0';
-	*nlines = 0;
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	snprintf(cmd, sizeof(cmd), "'%s' --bpffs '%s' %s 2>&1 >/dev/null", exe, ks_bpffs_root, args);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	got = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[got] = '\0';
-	status = pclose(f);
-	for (char *p = buf; *p; p++)
-		*nlines += *p == '\n';
-	snprintf(line, len, "%.*s", (int)strcspn(buf, "\n"), buf);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
-static __u32 fake_mode(void)
-{
-	struct ks_shield_cfg cfg = { .mode = 99 };
-	char path[PATH_MAX];
-	__u32 zero = 0;
-	int fd;
-
-	ks_pin_path(path, sizeof(path), KS_PIN_SHIELDS "/" FAKE_SHIELD "/" KS_PIN_CFG);
-	fd = ks_pin_open_ro(path);
-	if (fd >= 0) {
-		bpf_map_lookup_elem(fd, &zero, &cfg);
-		close(fd);
-	}
-	return cfg.mode;
-}
-
-static bool guard_on(void)
-{
-	struct ks_guard_state st;
-
-	return !ks_guard_get(&st) && st.enabled;
-}
-
-/* A token in @dir/@name signed with @key for @host, @expires from now. */
-static int make_token(const char *dir, const char *name, const char *key, const char *host,
-		      long long expires, const char *allow)
-{
-	char path[PATH_MAX], *text = NULL;
-	int err = ks_weaken_token(key, host, (long long)time(NULL) + expires, allow, &text);
-	FILE *f;
-
-	if (err)
-		return err;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "we");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-	free(text);
-	return f ? 0 : -errno;
-}
-
-#define ALL_ACTIONS "guard-off,audit:" FAKE_SHIELD ",unload:" FAKE_SHIELD
-
-/* No agent running (stopped as pid 1 would stop it): every weakening the
- * kshield binary can do needs a token signed by a key the guard recorded
- * at load; none, an expired one, another host's, or one signed by a key
- * added to keys_dir afterwards is refused, in one line, and recorded. */
-static void token_checks(struct ks_guard_attacks *t, const char *tmp)
-{
-	static const struct { const char *args, *what; } cmds[] = {
-		{ "guard off", "guard off" },
-		{ "shield mode " FAKE_SHIELD " audit", "shield mode audit" },
-		{ "shield unload " FAKE_SHIELD, "shield unload" },
-		{ "guard unload", "guard unload" },
-	};
-	static const struct { const char *file, *what; } bad[] = {
-		{ "none", "no token" }, { "expired", "expired token" },
-		{ "other", "other host's token" }, { "foreign", "token of a key added later" },
-	};
-	char host[256] = "", other[300], key[PATH_MAX], key2[PATH_MAX];
-	char args[PATH_MAX + 128], line[512], kid[KS_KEYID_LEN], pub[PATH_MAX], to[PATH_MAX + 16];
-	int rc, n, refused = 0, tries = 0;
-	bool one_line = true, advice = true;
-
-	gethostname(host, sizeof(host) - 1);
-	snprintf(other, sizeof(other), "not-%s", host);
-	snprintf(key, sizeof(key), "%s/k.key", tmp);
-	/* a second key, put into keys_dir after the guard loaded */
-	snprintf(key2, sizeof(key2), "%s/k2", tmp);
-	if (ks_sign_keygen(key2, kid)) {
-		check(t, "token setup", false, "%s", ks_errmsg());
-		return;
-	}
-	snprintf(pub, sizeof(pub), "%s/k2.pub", tmp);
-	snprintf(to, sizeof(to), "%s/keys/k2.pub", tmp);
-	rename(pub, to);
-	snprintf(key2, sizeof(key2), "%s/k2.key", tmp);
-	if (make_token(tmp, "expired", key, host, -1, ALL_ACTIONS) ||
-	    make_token(tmp, "other", key, other, 3600, ALL_ACTIONS) ||
-	    make_token(tmp, "foreign", key2, host, 3600, ALL_ACTIONS) ||
-	    make_token(tmp, "valid", key, host, 3600, ALL_ACTIONS)) {
-		check(t, "token setup", false, "%s", ks_errmsg());
-		return;
-	}
-	for (size_t b = 0; b < ARRAY_SIZE(bad); b++) {
-		for (size_t c = 0; c < ARRAY_SIZE(cmds); c++) {
-			snprintf(args, sizeof(args), "%s --token %s/%s", cmds[c].args, tmp, bad[b].file);
-			rc = run_self(args, line, sizeof(line), &n);
-			tries++;
-			refused += rc != 0;
-			one_line &= n == 1;
-			advice &= strstr(line, "refused") && strstr(line, "systemctl disable kshield");
-			if (rc == 0)
-				check(t, "weakening without a valid token refused", false, "%s with %s "
-				      "succeeded", cmds[c].what, bad[b].what);
-		}
-	}
-	check(t, "weakening without a valid token refused", refused == tries && guard_on() &&
-	      fake_mode() == KS_MODE_ENFORCE, "%d of %d refused; guard %s, shield %s", refused,
-	      tries, guard_on() ? "on" : "OFF", fake_mode() == KS_MODE_ENFORCE ? "enforcing" :
-	      "WEAKENED");
-	check(t, "refusal: one line, what to do", one_line && advice, "%.150s", line);
-
-	/* the same commands with a valid token */
-	snprintf(args, sizeof(args), "shield mode " FAKE_SHIELD " audit --token %s/valid", tmp);
-	rc = run_self(args, line, sizeof(line), &n);
-	check(t, "shield mode audit with a token", !rc && fake_mode() == KS_MODE_AUDIT, "%.150s",
-	      rc ? line : "audit");
-	snprintf(args, sizeof(args), "shield unload " FAKE_SHIELD " --token %s/valid", tmp);
-	rc = run_self(args, line, sizeof(line), &n);
-	ks_pin_path(to, sizeof(to), KS_PIN_SHIELDS "/" FAKE_SHIELD);
-	check(t, "shield unload with a token", !rc && access(to, F_OK), "%.150s",
-	      rc ? line : "unloaded");
-	snprintf(args, sizeof(args), "guard off --token %s/valid", tmp);
-	rc = run_self(args, line, sizeof(line), &n);
-	check(t, "guard off with a token", !rc && !guard_on(), "%.150s", rc ? line : "off");
-}
-
-/* No agent running: its slot is free, other binaries are still refused,
- * the kshield binary needs a token to weaken anything (token_checks),
- * then pins go and the guard unloads. */
-static void no_agent_checks(struct ks_guard_attacks *t, const char *tmp)
-{
-	struct ks_guard_state st;
-	char path[PATH_MAX];
-	int rc;
-
-	rc = ks_guard_get(&st);
-	check(t, "agent exit frees its slot", !rc && st.agent_tgid == 0, "agent pid %u",
-	      st.agent_tgid);
-	check(t, "token keys recorded at load", !rc && st.nkeys == 1, "%d key(s)", st.nkeys);
-	if (t->lsm) {
-		ks_pin_path(path, sizeof(path), "%s", "selftest/decoy");
-		rc = rm_as_other_binary(path);
-		check(t, "other binaries refused while no agent runs", rc != 0 && !access(path, F_OK),
-		      "rm exited %d, decoy %s", rc, access(path, F_OK) ? "removed" : "still pinned");
-	}
-	token_checks(t, tmp);
-	t->refusals = 0;
-	drain_events(t);
-	check(t, "token refusals recorded", t->refusals >= 16, "%d event(s)", t->refusals);
-	if (t->lsm) {
-		ks_pin_path(path, sizeof(path), "%s", "selftest/decoy");
-		rc = rm_as_other_binary(path);
-		check(t, "guard off: pins removable", access(path, F_OK) != 0,
-		      "rm exited %d", rc);
-	}
-	rc = ks_guard_unload();
-	check(t, "guard unload", !rc, "%s", rc ? ks_errmsg() : "unloaded");
+		ks_attacks_check(t, "cgroup writes recorded", t->seen_denied[KS_TAMPER_CGROUP] > 0,
+				 "%d event(s), %d refused", t->seen[KS_TAMPER_CGROUP],
+				 t->seen_denied[KS_TAMPER_CGROUP]);
 }
 
 int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
@@ -944,8 +750,7 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 	close(go[1]);
 	got = read(rep[0], &r, sizeof(r));
 	if (got != sizeof(r) || r.err) {
-		if (early >= 0)
-			close(early);
+		ks_zclose(&early);
 		close(hold[1]);
 		waitpid(agent, NULL, 0);
 		rm_tree(ks_bpffs_root);
@@ -980,10 +785,9 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 		sigio_attempt(t, agent);
 		cgroup_attempts(t, agent, cgs);
 	}
-	check(t, "agent alive after every attempt", alive(agent), "%s",
-	      alive(agent) ? "alive" : "dead");
-	if (early >= 0)
-		close(early);
+	ks_attacks_check(t, "agent alive after every attempt", alive(agent), "%s",
+			 alive(agent) ? "alive" : "dead");
+	ks_zclose(&early);
 
 	/* The agent stops (as the service manager would stop it): its slot
 	 * must be freed at its exit, and the kshield binary trusted again. */
@@ -995,9 +799,9 @@ int ks_guard_attacks_run(struct ks_guard_attacks *t, ks_attacks_note_fn note_fn)
 
 	/* Read as the kshield binary with no agent running: the ring
 	 * buffer's fd is writable (its consumer position). */
-	drain_events(t);
+	ks_attacks_drain(t);
 	recorded_checks(t, cgs[0][0] != '\0');
-	no_agent_checks(t, tmp);
+	ks_attacks_no_agent(t, tmp);
 
 	/* Leave nothing behind. */
 	ks_pin_path(path, sizeof(path), "%s", "selftest");

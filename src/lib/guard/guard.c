@@ -16,12 +16,12 @@
 #include <unistd.h>
 #include "btf_find.h"
 #include "err.h"
+#include "file.h"
 #include "guard.h"
 #include "sysinfo.h"
 #include "fit.h"
 #include <kshield/shield.h>
 #include "pins.h"
-#include "loader.h"
 #include "sign.h"
 #include "guard.skel.h"
 
@@ -244,8 +244,7 @@ static int load_variant(const char *v, bool enable, const unsigned char (*pks)[K
 	if (err && !why[0])
 		snprintf(why, whylen, "can't pin under %s: %s", dir, strerror(-err));
 out:
-	if (keys >= 0)
-		close(keys);
+	ks_zclose(&keys);
 	for (i = 0; i < n; i++)
 		bpf_link__destroy(links[i]);
 	if (err)
@@ -291,8 +290,7 @@ int ks_guard_get_at(const char *gdir, struct ks_guard_state *st)
 		for (int i = 0; i < ncpu; i++)
 			st->attempts[k] += vals[i];
 	}
-	if (fd >= 0)
-		close(fd);
+	ks_zclose(&fd);
 	return 0;
 }
 

@@ -25,7 +25,7 @@
 #include "err.h"
 #include "file.h"
 #include "hex.h"
-#include "kernel_sites.h"
+#include "buildid.h"
 
 static char dir_set[PATH_MAX];
 static pthread_mutex_t found_lock = PTHREAD_MUTEX_INITIALIZER;

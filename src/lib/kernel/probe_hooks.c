@@ -32,6 +32,7 @@
 #include "array.h"
 #include "btf_find.h"
 #include "err.h"
+#include "file.h"
 #include "sysinfo.h"
 #include "probe_hooks.h"
 #include "probe.skel.h"
@@ -311,8 +312,7 @@ static int attach_and_fire(struct probe_bpf *skel, int idx, char *why, size_t le
 	case BY_SOCKET: {
 		int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-		if (s >= 0)
-			close(s);
+		ks_zclose(&s);
 		break;
 	}
 	case BY_SYSCALL:
@@ -332,8 +332,7 @@ static int attach_and_fire(struct probe_bpf *skel, int idx, char *why, size_t le
 	ret = 1;
 out:
 	bpf_link__destroy(link);
-	if (cgfd >= 0)
-		close(cgfd);
+	ks_zclose(&cgfd);
 	return ret;
 }
 

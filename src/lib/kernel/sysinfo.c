@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include "btf_find.h"
 #include "err.h"
-#include "kernel_sites.h"	/* ks_kernel_build_id() */
+#include "buildid.h"
 #include "sysinfo.h"
 
 #define SECURITYFS "/sys/kernel/security"

@@ -185,13 +185,6 @@ int ks_metrics_render(const struct ks_metrics_agent *agent, struct ks_store *sto
 	return 0;
 }
 
-unsigned ks_metrics_kind(const void *rec, size_t size)
-{
-	const struct ks_hdr *h = rec;
-
-	return size >= sizeof(*h) && h->kind < KS_EV_KIND_MAX ? h->kind : 0;
-}
-
 int ks_metrics_collect_render(const struct ks_metrics_collect *c, char **out, size_t *len)
 {
 	static const struct { const char *name, *help; size_t off; } counters[] = {

@@ -42,8 +42,4 @@ struct ks_metrics_collect {
 /* The collector's exposition text, as ks_metrics_render(). */
 int ks_metrics_collect_render(const struct ks_metrics_collect *c, char **out, size_t *len);
 
-/* The kind (enum ks_ev_kind) of a ring-buffer record,
- * or 0 when it is not one this build knows. */
-unsigned ks_metrics_kind(const void *rec, size_t size);
-
 #endif

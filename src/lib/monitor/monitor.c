@@ -25,6 +25,7 @@
 #include "array.h"
 #include "btf_find.h"
 #include "err.h"
+#include "file.h"
 #include "pins.h"
 #include "sysinfo.h"
 #include "fit.h"
@@ -261,11 +262,8 @@ static void close_fds(struct ks_monitor *m)
 {
 	int *fds[] = { &m->events_fd, &m->lost_fd, &m->config_fd, &m->agent_fd };
 
-	for (size_t i = 0; i < 4; i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
-	}
+	for (size_t i = 0; i < 4; i++)
+		ks_zclose(fds[i]);
 }
 
 /* Remove the pins of the monitor's own maps (not links). */

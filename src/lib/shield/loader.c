@@ -12,13 +12,11 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,6 +24,7 @@
 #include "array.h"
 #include "clock.h"
 #include "err.h"
+#include "file.h"
 #include "fit.h"
 #include "btf_find.h"
 #include "loader.h"
@@ -274,8 +273,7 @@ static void attempt_free(struct attempt *at)
 {
 	links_free(&at->links);
 	ks_sites_free(&at->sites);
-	if (at->cgfd >= 0)
-		close(at->cgfd);
+	ks_zclose(&at->cgfd);
 	bpf_object__close(at->obj);
 	free(at->log);
 }
@@ -572,11 +570,24 @@ static int pin_variant(struct attempt *at, const char *dir)
 /* Open, load, configure, attach and pin variant @v of @path into @dir,
  * then put its syscall programs into the dispatcher. Fills @try with the
  * reason on failure; leaves nothing attached or registered on failure. */
-static int try_variant(const char *path, const void *buf, size_t len,
-		       const struct ks_meta *meta, const char *v,
-		       int idx, enum ks_mode mode, const char *dir,
-		       struct ks_variant_try *try, struct ks_load_result *res)
+/* One variant of a shield object to try (try_variant()). */
+struct variant_req {
+	const char *path;		/* the object's file */
+	const void *buf;		/* its bytes, read once */
+	size_t len;
+	const struct ks_meta *meta;
+	const char *variant;		/* its name, */
+	int idx;			/* and its place in "variants" */
+	enum ks_mode mode;
+	const char *dir;		/* the staging directory it is pinned in */
+};
+
+static int try_variant(const struct variant_req *rq, struct ks_variant_try *try,
+		       struct ks_load_result *res)
 {
+	const struct ks_meta *meta = rq->meta;
+	const char *v = rq->variant, *dir = rq->dir;
+	enum ks_mode mode = rq->mode;
 	struct attempt at = { .meta = meta, .variant = v, .cgfd = -1,
 			      .why = try->why, .whylen = sizeof(try->why) };
 	char owner[KS_NAME_LEN + 16];
@@ -588,17 +599,21 @@ static int try_variant(const char *path, const void *buf, size_t len,
 		try->unneeded = err == -EOPNOTSUPP;
 		return try->err = err;
 	}
-	if (!(err = open_variant(&at, buf, len)) && !(err = load_variant(&at)) &&
-	    !(err = configure_variant(&at, path, idx, mode)) && !(err = attach_variant(&at)) &&
+	if (!(err = open_variant(&at, rq->buf, rq->len)) && !(err = load_variant(&at)) &&
+	    !(err = configure_variant(&at, rq->path, rq->idx, mode)) && !(err = attach_variant(&at)) &&
 	    !(err = pin_variant(&at, dir))) {
+		const struct ks_sysd_add_opts so = {
+			.audit = mode == KS_MODE_AUDIT,
+			.ids = res->sys_ids, .max = ARRAY_SIZE(res->sys_ids), .n = &res->nsys,
+			.why = try->why, .whylen = sizeof(try->why),
+		};
+
 		/* Last, so that nothing after it can fail: the syscall
 		 * programs go into the dispatcher's chains under the name the
 		 * shield will have (the shield lock keeps sweeps away until it
 		 * has it). */
 		snprintf(owner, sizeof(owner), KS_PIN_SHIELDS "/%s", ks_meta_get(meta, "name"));
-		err = ks_sysd_add(owner, at.obj, meta, mode == KS_MODE_AUDIT, res->sys_ids,
-				  ARRAY_SIZE(res->sys_ids),
-				  &res->nsys, try->why, sizeof(try->why));
+		err = ks_sysd_add(owner, at.obj, meta, &so);
 		/* Its file_permission checks into that hook's chain (or
 		 * attached on their own where the kernel refuses it). */
 		if (!err && (err = ks_fpd_add(owner, dir, at.obj, meta, res->fp_ids,
@@ -622,25 +637,6 @@ static void recover(const char *final, const char *staged, const char *old)
 		rename(old, final);
 	ks_pins_remove_dir(old);
 	ks_pins_remove_dir(staged);
-}
-
-/* Serialise loads and unloads between kshield processes (an agent reloading
- * on SIGHUP while someone runs `kshield shield load`): the staging and
- * swapping below assume one writer. Returns an fd to close, or -errno. */
-static int lock_shields(void)
-{
-	char dir[PATH_MAX];
-	int fd;
-
-	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_SHIELDS);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return ks_err(-errno, "can't open %s: %s", dir, strerror(errno));
-	if (flock(fd, LOCK_EX)) {
-		close(fd);
-		return ks_err(-errno, "can't lock %s: %s", dir, strerror(errno));
-	}
-	return fd;
 }
 
 int ks_shield_read(const char *path, const char *keys_dir, char **buf, size_t *len,
@@ -722,7 +718,7 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 	err = ks_pins_init();
 	if (err)
 		goto out_meta;
-	lockfd = lock_shields();
+	lockfd = ks_shields_lock();
 	if (lockfd < 0) {
 		err = lockfd;
 		goto out_meta;
@@ -738,8 +734,12 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 	err = -ENOENT;
 	for (v = strtok_r(list, ", ", &save); v && res->ntried < KS_MAX_VARIANTS;
 	     v = strtok_r(NULL, ", ", &save), idx++) {
-		err = try_variant(path, buf, len, &meta, v, idx, mode, staged,
-				  &res->tried[res->ntried++], res);
+		const struct variant_req rq = {
+			.path = path, .buf = buf, .len = len, .meta = &meta,
+			.variant = v, .idx = idx, .mode = mode, .dir = staged,
+		};
+
+		err = try_variant(&rq, &res->tried[res->ntried++], res);
 		if (!err) {
 			snprintf(res->variant, sizeof(res->variant), "%s", v);
 			break;
@@ -794,234 +794,7 @@ int ks_shield_load_buf(const char *path, const void *buf, size_t len, enum ks_mo
 	if (ks_meta_args_learn(&meta))
 		ks_err_clear();
 out_meta:
-	if (lockfd >= 0)
-		close(lockfd);
+	ks_zclose(&lockfd);
 	ks_meta_free(&meta);
-	return err;
-}
-
-static int shield_dir(const char *name, char *dir, size_t len)
-{
-	if (!name[0] || name[0] == '.' || name[0] == '_' || strchr(name, '/') || strlen(name) >= KS_NAME_LEN)
-		return ks_err(-EINVAL, "invalid shield name '%s'", name);
-	ks_pin_path(dir, len, KS_PIN_SHIELDS "/%s", name);
-	if (access(dir, F_OK))
-		return ks_err(-ENOENT, "shield %s is not loaded (see 'kshield shield list')", name);
-	return 0;
-}
-
-/* IDs of the programs behind the link pins in @dir, each once (a program
- * at every copy of a function has hundreds of links). */
-static int link_prog_ids(const char *dir, __u32 *ids, int max)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int n = 0;
-
-	while (d && (de = readdir(d)) && n < max) {
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-		int fd;
-
-		if (!ks_pin_is_link(de->d_name) && !ks_pin_is_prog(de->d_name))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		if (ks_pin_is_prog(de->d_name)) {
-			struct bpf_prog_info pinfo = {};
-			__u32 plen = sizeof(pinfo);
-
-			if (!bpf_obj_get_info_by_fd(fd, &pinfo, &plen))
-				info.prog_id = pinfo.id;
-		} else if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
-			info.prog_id = 0;
-		}
-		if (info.prog_id) {
-			int i = 0;
-
-			while (i < n && ids[i] != info.prog_id)
-				i++;
-			if (i == n)
-				ids[n++] = info.prog_id;
-		}
-		close(fd);
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
-/* Unpinning drops the last reference to a link, but the kernel detaches it
- * from a deferred work item. Wait (up to 5 s) until each program is gone,
- * which happens only after its link's release: when unload returns, the
- * shield no longer enforces. */
-static void wait_progs_gone(const __u32 *ids, int n)
-{
-	for (int i = 0; i < n; i++) {
-		for (int tries = 0; tries < 5000; tries++) {
-			int fd = bpf_prog_get_fd_by_id(ids[i]);
-
-			if (fd < 0)
-				break;
-			close(fd);
-			usleep(1000);
-		}
-	}
-}
-
-int ks_shield_unload(const char *name)
-{
-	char dir[PATH_MAX];
-	__u32 ids[64];
-	int lockfd, n, err = shield_dir(name, dir, sizeof(dir));
-
-	if (err)
-		return err;
-	lockfd = lock_shields();
-	if (lockfd < 0)
-		return lockfd;
-	n = link_prog_ids(dir, ids, 64);
-	{
-		char owner[KS_NAME_LEN + 16];
-
-		snprintf(owner, sizeof(owner), KS_PIN_SHIELDS "/%s", name);
-		err = ks_sysd_drop(owner, NULL, 0);
-		if (!err)
-			err = ks_fpd_drop(owner, NULL, 0);
-	}
-	if (err) {
-		close(lockfd);
-		return err;
-	}
-	ks_sysd_sweep();
-	ks_fpd_sweep();
-	err = ks_pins_remove_dir(dir);
-	close(lockfd);
-	if (err)
-		return ks_err(err, "can't remove %s: %s", dir, strerror(-err));
-	wait_progs_gone(ids, n);
-	return 0;
-}
-
-static int open_pinned(const char *dir, const char *what, bool rdonly)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, what);
-	fd = rdonly ? ks_pin_open_ro(path) : bpf_obj_get(path);
-	if (fd < 0)
-		return ks_err(-errno, "can't open pinned %s: %s", path, strerror(errno));
-	return fd;
-}
-
-int ks_shield_set_mode(const char *name, enum ks_mode mode)
-{
-	struct ks_shield_cfg cfg;
-	char dir[PATH_MAX], owner[KS_NAME_LEN + 16];
-	__u32 zero = 0;
-	int fd, err = shield_dir(name, dir, sizeof(dir));
-
-	if (err)
-		return err;
-	fd = open_pinned(dir, KS_PIN_CFG, false);
-	if (fd < 0)
-		return fd;
-	/* Exit hooks back in before the entry hooks start killing; out only
-	 * once they no longer do (ks_sysd_set_audit). */
-	snprintf(owner, sizeof(owner), KS_PIN_SHIELDS "/%s", name);
-	if (mode != KS_MODE_AUDIT && (err = ks_sysd_set_audit(owner, false))) {
-		close(fd);
-		return err;
-	}
-	err = bpf_map_lookup_elem(fd, &zero, &cfg);
-	if (!err) {
-		cfg.mode = mode;
-		err = bpf_map_update_elem(fd, &zero, &cfg, 0);
-	}
-	if (err)
-		err = ks_err(-errno, "can't update mode of %s: %s", name, strerror(errno));
-	close(fd);
-	if (!err && mode == KS_MODE_AUDIT)
-		err = ks_sysd_set_audit(owner, true);
-	return err;
-}
-
-int ks_shield_get(const char *name, struct ks_shield_state *st)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	char dir[PATH_MAX];
-	__u64 vals[ncpu > 0 ? ncpu : 1];
-	struct dirent *de;
-	__u32 zero = 0;
-	DIR *d;
-	int fd, err = shield_dir(name, dir, sizeof(dir));
-
-	memset(st, 0, sizeof(*st));
-	if (err)
-		return err;
-	snprintf(st->name, sizeof(st->name), "%s", name);
-	fd = open_pinned(dir, KS_PIN_CFG, true);
-	if (fd < 0)
-		return fd;
-	err = bpf_map_lookup_elem(fd, &zero, &st->cfg);
-	close(fd);
-	if (err)
-		return ks_err(-errno, "can't read %s/cfg: %s", dir, strerror(errno));
-	fd = open_pinned(dir, KS_PIN_STATS, true);
-	if (fd < 0)
-		return fd;
-	for (__u32 k = 0; k < KS_VERDICT_MAX; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			st->hits[k] += vals[c];
-	}
-	close(fd);
-	d = opendir(dir);
-	while (d && (de = readdir(d)))
-		if (ks_pin_is_link(de->d_name))
-			st->nlinks++;
-		else if (ks_pin_is_prog(de->d_name))
-			st->nsys++;
-	if (d)
-		closedir(d);
-	return 0;
-}
-
-int ks_shield_list(struct ks_shield_state **out, int *n)
-{
-	char dir[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
-	int err = 0, cap = 0;
-
-	*out = NULL;
-	*n = 0;
-	ks_pin_path(dir, sizeof(dir), "%s", KS_PIN_SHIELDS);
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : ks_err(-errno, "can't list %s: %s", dir, strerror(errno));
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || de->d_name[0] == '_')
-			continue;
-		if (*n == cap) {
-			struct ks_shield_state *p;
-
-			cap = cap ? cap * 2 : 8;
-			p = realloc(*out, cap * sizeof(**out));
-			if (!p) {
-				err = ks_err(-ENOMEM, "out of memory");
-				break;
-			}
-			*out = p;
-		}
-		if (!ks_shield_get(de->d_name, &(*out)[*n]))
-			(*n)++;
-	}
-	closedir(d);
 	return err;
 }

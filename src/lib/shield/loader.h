@@ -61,11 +61,15 @@ int ks_shield_read(const char *path, const char *keys_dir, char **buf, size_t *l
 /* ks_shield_read() then ks_shield_load_buf() of the bytes read. */
 int ks_shield_load_signed(const char *path, const char *keys_dir, enum ks_mode mode,
 			  struct ks_load_result *res);
+/* Shields already loaded (pinned.c). */
 int ks_shield_unload(const char *name);
 int ks_shield_set_mode(const char *name, enum ks_mode mode);
 /* State of one loaded shield (-ENOENT with a message when not loaded). */
 int ks_shield_get(const char *name, struct ks_shield_state *st);
 /* All loaded shields; *out is malloc'ed, free() it. */
 int ks_shield_list(struct ks_shield_state **out, int *n);
+/* Serialise loads and unloads between kshield processes: an fd to close
+ * (the lock goes with it), or -errno with a message. */
+int ks_shields_lock(void);
 
 #endif

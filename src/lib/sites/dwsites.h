@@ -65,7 +65,7 @@ struct ks_sites {
 
 /* Resolve "PATH:FUNCTION" or "BUILDID:FUNCTION" (a build ID names the
  * binary through the running processes' mappings) into @binary and
- * @function. Returns 0 or -errno with a message recorded. */
+ * @function (target_spec.c). Returns 0 or -errno with a message recorded. */
 int ks_target_parse(const char *spec, char *binary, size_t blen,
 		    char *function, size_t flen);
 

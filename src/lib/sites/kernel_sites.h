@@ -24,6 +24,7 @@
 
 #include <stdio.h>
 #include <bpf/libbpf.h>
+#include "buildid.h"	/* ks_kernel_build_id(), ks_kernel_vmlinux_find() */
 #include "dwsites.h"
 
 #define KS_SITES_DIR_DEFAULT	"/var/lib/kshield/sites"
@@ -36,19 +37,6 @@ void ks_kernel_sites_policy(const char *dir, const char *keys_dir);
 const char *ks_kernel_sites_dir(void);
 /* The trusted keys directory, or NULL when manifests need no signature. */
 const char *ks_kernel_sites_keys(void);
-
-/* Build ID of the running kernel (GNU note in /sys/kernel/notes), as hex.
- * Returns 0 or -errno with a message recorded. $KSHIELD_KERNEL_NOTES names
- * another notes file (tests). */
-int ks_kernel_build_id(char *hex, size_t len);
-
-/* The vmlinux debug file with build ID @build_id for kernel @release:
- * /usr/lib/debug/boot/vmlinux-RELEASE and the other places Debian and
- * kernel builds put it, then the .build-id trees and debuginfod
- * (ks_debug_find, @flags). Returns 0, -ENOENT, or -EILSEQ when only files
- * of other builds were found (message recorded). */
-int ks_kernel_vmlinux_find(const char *build_id, const char *release, unsigned flags,
-			   char *path, size_t len, const char **source);
 
 /* Where kernel sites come from: an explicit vmlinux (any build: for making
  * manifests), an explicit manifest (must match the running kernel), or

@@ -33,63 +33,11 @@
 #include "err.h"
 #include "config.h"
 #include "store.h"
+#include "store_int.h"
 #include "store_schema.h"
 
-/* Page size of a new store: 8 KiB pages ingest 14-18% more events per
- * CPU second than SQLite's 4 KiB (bench/store_ingest, same run: fewer
- * pages to fill, split and log per row); a store made before keeps its
- * own. A checkpoint runs every KS_STORE_WAL_BYTES of WAL, whatever the
- * page size. */
-#define KS_STORE_PAGE_SIZE	8192
-#define KS_STORE_WAL_BYTES	(16 << 20)
-/* Rows of one table queued and inserted by one statement: a statement's
- * step, reset and halt, and the b-tree seek to the table's end, are paid
- * once per KS_STORE_MULTI rows instead of per row. */
-#define KS_STORE_MULTI		32
-
-struct ks_store {
-	sqlite3 *db;
-	sqlite3_stmt *ins[KS_TAB_MAX];	/* one INSERT per table */
-	sqlite3_stmt *multi[KS_TAB_MAX];	/* and one of KS_STORE_MULTI rows */
-	struct queue {			/* rows waiting for their table's multi */
-		struct ks_row *rows;	/* KS_STORE_MULTI, allocated on first use */
-		sqlite3_int64 ts[KS_STORE_MULTI], bin[KS_STORE_MULTI];
-		bool note[KS_STORE_MULTI];
-		int n;
-	} q[KS_TAB_MAX];
-	sqlite3_stmt *bin_get, *bin_add;
-	struct bin_slot {		/* binary path -> id, a direct-mapped cache */
-		__u64 hash;
-		sqlite3_int64 id;
-		char *path;
-	} bins[1024];
-	int pending;			/* event rows in the open transaction */
-	int pending_notes;		/* the agent's own rows in it (not events) */
-	int64_t first_ns;		/* when the first of them was queued (ks_mono_ns) */
-	bool in_tx;
-	__s64 last_ts;			/* newest ts stored (ts is the row key) */
-	long long exec_rows;		/* rows in the current exec chunk */
-	__s64 exec_day;			/* UTC day of its rows */
-	bool exec_full;			/* no more chunks: keep filling it */
-	__u64 committed;		/* event rows committed since open */
-	__u64 dropped;			/* event rows given to the store and lost:
-					 * refused, rolled back, failed commits */
-	__u64 wal_cap_for;		/* the max_bytes the WAL limits were set for */
-	__s64 high_ts;			/* newest ts before the clock stepped back */
-	sqlite3_stmt *probe;		/* is a ts taken? (rows below high_ts) */
-	sqlite3_stmt *late_add;		/* a row stored below high_ts, into table late */
-	int wal_frames;			/* checkpoint at this many WAL frames */
-	struct ring_at {		/* the agent's ring positions (ring_mark) */
-		const char *ring;
-		__u64 next, queued;	/* after the row handed in next; the last queued */
-		bool dirty;		/* queued moved since the last commit */
-	} rings[KS_STORE_RINGS];
-	int ring_next;			/* the slot of the row handed in next, or -1 */
-	struct stat seen;		/* the main file after our last write */
-};
-
 /* Map an SQLite failure to a negative errno and a one-line message. */
-static int sql_err(sqlite3 *db, int rc, const char *what)
+int ks_store_sql_err(sqlite3 *db, int rc, const char *what)
 {
 	int err;
 
@@ -110,7 +58,7 @@ static int sql_err(sqlite3 *db, int rc, const char *what)
 	return ks_err(err, "%s: %s", what, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
 }
 
-static int pragma_int(sqlite3 *db, const char *sql, long long *v)
+int ks_store_pragma_int(sqlite3 *db, const char *sql, long long *v)
 {
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
@@ -151,20 +99,20 @@ static int check_identity(sqlite3 *db, const char *path, bool create)
 	char sql[128];
 	int rc;
 
-	rc = pragma_int(db, "PRAGMA application_id", &app);
+	rc = ks_store_pragma_int(db, "PRAGMA application_id", &app);
 	if (rc == SQLITE_OK)
-		rc = pragma_int(db, "PRAGMA user_version", &ver);
+		rc = ks_store_pragma_int(db, "PRAGMA user_version", &ver);
 	if (rc == SQLITE_OK)
-		rc = pragma_int(db, "SELECT count(*) FROM sqlite_master", &ntables);
+		rc = ks_store_pragma_int(db, "SELECT count(*) FROM sqlite_master", &ntables);
 	if (rc != SQLITE_OK)
-		return sql_err(db, rc, path);
+		return ks_store_sql_err(db, rc, path);
 	if (app == 0 && ntables == 0) {
 		if (!create)
 			return ks_err(-EMEDIUMTYPE, "%s is an empty database, not a kshield store", path);
 		snprintf(sql, sizeof(sql), "PRAGMA page_size=%d; PRAGMA application_id=%d; "
 			 "PRAGMA user_version=%d;", KS_STORE_PAGE_SIZE, KS_STORE_APP_ID, KS_STORE_VERSION);
 		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-		return rc == SQLITE_OK ? 0 : sql_err(db, rc, path);
+		return rc == SQLITE_OK ? 0 : ks_store_sql_err(db, rc, path);
 	}
 	if (app != KS_STORE_APP_ID)
 		return ks_err(-EMEDIUMTYPE, "%s is not a kshield store (an SQLite database of "
@@ -177,7 +125,7 @@ static int check_identity(sqlite3 *db, const char *path, bool create)
 
 /* Run @fn (schema changes) in a transaction of its own, and stamp the
  * version. */
-static int schema_tx(sqlite3 *db, int (*fn)(sqlite3 *db))
+int ks_store_schema_tx(sqlite3 *db, int (*fn)(sqlite3 *db))
 {
 	char sql[64];
 	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -216,7 +164,7 @@ static int ins_prepare(struct ks_store *s, enum ks_tab t)
 	return rc;
 }
 
-static int exec_prepare(struct ks_store *s)
+int ks_store_exec_prepare(struct ks_store *s)
 {
 	long long newest = 0;
 	int rc = ins_prepare(s, KS_TAB_EXEC);
@@ -234,17 +182,17 @@ static int exec_roll(struct ks_store *s)
 
 	if (rc < 0)
 		return rc;
-	rc = schema_tx(s->db, ks_schema_exec_roll);
+	rc = ks_store_schema_tx(s->db, ks_schema_exec_roll);
 	if (rc == SQLITE_FULL) {
 		s->exec_full = true;
 		return 0;
 	}
 	if (rc == SQLITE_OK)
-		rc = exec_prepare(s);
-	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't start a new exec chunk");
+		rc = ks_store_exec_prepare(s);
+	return rc == SQLITE_OK ? 0 : ks_store_sql_err(s->db, rc, "can't start a new exec chunk");
 }
 
-static void bins_forget(struct ks_store *s)
+void ks_store_bins_forget(struct ks_store *s)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(s->bins); i++) {
 		free(s->bins[i].path);
@@ -263,7 +211,7 @@ static void ks_store_close_db(struct ks_store *s)
 	sqlite3_finalize(s->bin_add);
 	sqlite3_finalize(s->probe);
 	sqlite3_finalize(s->late_add);
-	bins_forget(s);
+	ks_store_bins_forget(s);
 	sqlite3_close_v2(s->db);
 	free(s);
 }
@@ -328,7 +276,7 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		err = sql_err(s->db, rc, path);
+		err = ks_store_sql_err(s->db, rc, path);
 		goto fail;
 	}
 	sqlite3_extended_result_codes(s->db, 0);
@@ -342,7 +290,7 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	if (rdonly) {
 		/* an older store, not migrated yet: today's columns */
 		if ((rc = ks_schema_compat_view(s->db)) != SQLITE_OK) {
-			err = sql_err(s->db, rc, path);
+			err = ks_store_sql_err(s->db, rc, path);
 			goto fail;
 		}
 		/* Hunts scan time ranges: map the file rather than copy every
@@ -354,7 +302,7 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	long long page = 0;
 	char pragmas[192];
 
-	pragma_int(s->db, "PRAGMA page_size", &page);
+	ks_store_pragma_int(s->db, "PRAGMA page_size", &page);
 	snprintf(pragmas, sizeof(pragmas), "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
 		 "PRAGMA cache_size=-%d;", KS_STORE_CACHE_KB);
 	rc = sqlite3_exec(s->db, pragmas, NULL, NULL, NULL);
@@ -362,18 +310,18 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 	s->wal_frames = KS_STORE_WAL_BYTES / (page > 0 ? page : 4096);
 	sqlite3_wal_hook(s->db, wal_hook, s);
 	if (rc == SQLITE_OK)
-		rc = schema_tx(s->db, ks_schema_apply);
+		rc = ks_store_schema_tx(s->db, ks_schema_apply);
 	/* ts is unique across tables: the newest of any of them */
 	const char *tabs[KS_SCHEMA_TABLES_MAX];
 	for (int i = 0, n = ks_schema_tables(s->db, tabs, KS_SCHEMA_TABLES_MAX); rc == SQLITE_OK && i < n; i++) {
 		char q[96];
 
 		snprintf(q, sizeof(q), "SELECT coalesce(max(ts), 0) FROM %s", tabs[i]);
-		rc = pragma_int(s->db, q, &last);
+		rc = ks_store_pragma_int(s->db, q, &last);
 		s->last_ts = last > s->last_ts ? last : s->last_ts;
 	}
 	for (int t = 0; rc == SQLITE_OK && t < KS_TAB_MAX; t++)
-		rc = t == KS_TAB_EXEC ? exec_prepare(s) : ins_prepare(s, t);
+		rc = t == KS_TAB_EXEC ? ks_store_exec_prepare(s) : ins_prepare(s, t);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v3(s->db, "SELECT id FROM binaries WHERE path = ?1", -1,
 					SQLITE_PREPARE_PERSISTENT, &s->bin_get, NULL);
@@ -381,7 +329,7 @@ int ks_store_open(struct ks_store **out, const char *path, int flags)
 		rc = sqlite3_prepare_v3(s->db, "INSERT INTO binaries(path, first) VALUES(?1, ?2)", -1,
 					SQLITE_PREPARE_PERSISTENT, &s->bin_add, NULL);
 	if (rc != SQLITE_OK) {
-		err = sql_err(s->db, rc, path);
+		err = ks_store_sql_err(s->db, rc, path);
 		goto fail;
 	}
 	seen_mark(s);
@@ -448,7 +396,7 @@ static bool rolled_back(struct ks_store *s)
 	s->in_tx = false;
 	s->pending = s->pending_notes = 0;
 	queues_forget(s);
-	bins_forget(s);
+	ks_store_bins_forget(s);
 	return true;
 }
 
@@ -464,7 +412,7 @@ static int begin(struct ks_store *s)
 	 * which no wait cures, when another writer committed in between. */
 	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
-		return sql_err(s->db, rc, "can't begin a transaction");
+		return ks_store_sql_err(s->db, rc, "can't begin a transaction");
 	s->in_tx = true;
 	s->pending = s->pending_notes = 0;
 	s->first_ns = ks_mono_ns();
@@ -533,7 +481,7 @@ static int flush(struct ks_store *s, enum ks_tab tab)
 		}
 	}
 	q->n = 0;
-	return rc == SQLITE_DONE ? 0 : sql_err(s->db, rc, "can't store an event");
+	return rc == SQLITE_DONE ? 0 : ks_store_sql_err(s->db, rc, "can't store an event");
 }
 
 static int flush_all(struct ks_store *s)
@@ -565,13 +513,13 @@ static int stepped_back(struct ks_store *s)
 		rc = sqlite3_prepare_v3(s->db, "SELECT 1 FROM events WHERE ts = ?1", -1,
 					SQLITE_PREPARE_PERSISTENT, &s->probe, NULL);
 		if (rc != SQLITE_OK)
-			return sql_err(s->db, rc, "can't store events after the clock stepped back");
+			return ks_store_sql_err(s->db, rc, "can't store events after the clock stepped back");
 	}
 	if (!s->late_add) {
 		rc = sqlite3_prepare_v3(s->db, "INSERT INTO late(ts) VALUES(?1)", -1,
 					SQLITE_PREPARE_PERSISTENT, &s->late_add, NULL);
 		if (rc != SQLITE_OK)
-			return sql_err(s->db, rc, "can't store events after the clock stepped back");
+			return ks_store_sql_err(s->db, rc, "can't store events after the clock stepped back");
 	}
 	return 0;
 }
@@ -586,7 +534,7 @@ static int late_note(struct ks_store *s, sqlite3_int64 ts)
 	sqlite3_bind_int64(s->late_add, 1, ts);
 	rc = sqlite3_step(s->late_add);
 	sqlite3_reset(s->late_add);
-	return rc == SQLITE_DONE ? 0 : sql_err(s->db, rc, "can't store an event");
+	return rc == SQLITE_DONE ? 0 : ks_store_sql_err(s->db, rc, "can't store an event");
 }
 
 /* Move last_ts past rows stored before the clock stepped back (one lookup
@@ -602,7 +550,7 @@ static int ts_free(struct ks_store *s)
 		if (rc == SQLITE_DONE)
 			return 0;
 		if (rc != SQLITE_ROW)
-			return sql_err(s->db, rc, "can't store an event");
+			return ks_store_sql_err(s->db, rc, "can't store an event");
 		s->last_ts++;
 	}
 }
@@ -639,7 +587,7 @@ static int add_row(struct ks_store *s, const struct ks_row *r, bool note, bool *
 		const char *binary = ks_row_str(r, KS_COL_BINARY);
 
 		if (*binary && !(bin = bin_id(s, binary, s->last_ts)))
-			return sql_err(s->db, sqlite3_errcode(s->db), "can't store an event's binary");
+			return ks_store_sql_err(s->db, sqlite3_errcode(s->db), "can't store an event's binary");
 	}
 	/* before the row is queued: a row not listed is not stored */
 	if (s->last_ts <= s->high_ts && (err = late_note(s, s->last_ts)))
@@ -719,7 +667,7 @@ int ks_store_abort(struct ks_store *s)
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	queues_forget(s);
-	bins_forget(s);		/* ids added in the transaction are gone */
+	ks_store_bins_forget(s);		/* ids added in the transaction are gone */
 	s->dropped += s->in_tx ? n : 0;
 	s->in_tx = false;
 	s->pending = s->pending_notes = 0;
@@ -746,7 +694,8 @@ static int ring_marks(struct ks_store *s)
 		s->rings[i].dirty = rc != SQLITE_OK;
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't record the ring buffer's position");
+	return rc == SQLITE_OK ? 0 :
+	       ks_store_sql_err(s->db, rc, "can't record the ring buffer's position");
 }
 
 void ks_store_ring_next(struct ks_store *s, int slot, const char *ring, __u64 pos)
@@ -764,14 +713,14 @@ int ks_store_ring_pos(struct ks_store *s, const char *ring, __u64 *pos)
 	int rc = sqlite3_prepare_v2(s->db, "SELECT pos FROM ring_mark WHERE ring = ?1", -1, &st, NULL);
 
 	if (rc != SQLITE_OK)
-		return sql_err(s->db, rc, "can't read the ring buffer's position");
+		return ks_store_sql_err(s->db, rc, "can't read the ring buffer's position");
 	sqlite3_bind_text(st, 1, ring, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*pos = (__u64)sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT :
-	       sql_err(s->db, rc, "can't read the ring buffer's position");
+	       ks_store_sql_err(s->db, rc, "can't read the ring buffer's position");
 }
 
 int ks_store_ring_forget(struct ks_store *s, const char *boot)
@@ -781,12 +730,12 @@ int ks_store_ring_forget(struct ks_store *s, const char *boot)
 				    "WHERE substr(ring, 1, length(?1) + 1) <> ?1 || ':'", -1, &st, NULL);
 
 	if (rc != SQLITE_OK)
-		return sql_err(s->db, rc, "can't forget old ring buffer positions");
+		return ks_store_sql_err(s->db, rc, "can't forget old ring buffer positions");
 	sqlite3_bind_text(st, 1, boot, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? sqlite3_changes(s->db) :
-	       sql_err(s->db, rc, "can't forget old ring buffer positions");
+	       ks_store_sql_err(s->db, rc, "can't forget old ring buffer positions");
 }
 
 int ks_store_commit(struct ks_store *s)
@@ -794,12 +743,12 @@ int ks_store_commit(struct ks_store *s)
 	int rc, n, err;
 
 	if (rolled_back(s))
-		return sql_err(s->db, SQLITE_FULL, "a batch was rolled back by SQLite");
+		return ks_store_sql_err(s->db, SQLITE_FULL, "a batch was rolled back by SQLite");
 	if (!s->in_tx)
 		return 0;
 	err = flush_all(s);
 	if (rolled_back(s))
-		return err ? err : sql_err(s->db, SQLITE_FULL, "a batch was rolled back by SQLite");
+		return err ? err : ks_store_sql_err(s->db, SQLITE_FULL, "a batch was rolled back by SQLite");
 	if (!err)
 		err = ring_marks(s);
 	n = s->pending;
@@ -815,10 +764,10 @@ int ks_store_commit(struct ks_store *s)
 	char what[64];
 	snprintf(what, sizeof(what), "can't commit %d events", n);
 	if (!err)
-		err = sql_err(s->db, rc, what);
+		err = ks_store_sql_err(s->db, rc, what);
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	bins_forget(s);
+	ks_store_bins_forget(s);
 	return err;
 }
 
@@ -829,257 +778,6 @@ int ks_store_pending(struct ks_store *s, long *age_ms)
 		return 0;
 	*age_ms = (ks_mono_ns() - s->first_ns) / 1000000;
 	return s->pending;
-}
-
-/* Delete by @sql (one int64 parameter) in chunks, each its own
- * transaction, so that readers and the writer are never held up long. */
-static long delete_chunks(struct ks_store *s, const char *sql, sqlite3_int64 arg, long max)
-{
-	sqlite3_stmt *st;
-	long total = 0;
-	int rc;
-
-	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return sql_err(s->db, rc, "can't apply retention");
-	for (;;) {
-		sqlite3_bind_int64(st, 1, arg);
-		rc = sqlite3_step(st);
-		sqlite3_reset(st);
-		if (rc != SQLITE_DONE)
-			break;
-		int n = sqlite3_changes(s->db);
-		total += n;
-		if (n == 0 || (max && total >= max))
-			break;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return sql_err(s->db, rc, "can't apply retention");
-	return total;
-}
-
-/* Delete the rows older than @cut from every table, in chunks. Exec
- * chunks and a version 1 table left empty are dropped. */
-static long delete_before(struct ks_store *s, sqlite3_int64 cut)
-{
-	const char *tabs[KS_SCHEMA_TABLES_MAX];
-	int n = ks_schema_tables(s->db, tabs, KS_SCHEMA_TABLES_MAX), rc;
-	long total = 0, d;
-	char sql[160];
-
-	for (int i = 0; i < n; i++) {
-		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE ts IN (SELECT ts FROM %s "
-			 "WHERE ts < ?1 ORDER BY ts LIMIT 20000)", tabs[i], tabs[i]);
-		if ((d = delete_chunks(s, sql, cut, 0)) < 0)
-			return d;
-		total += d;
-	}
-	/* the deleted rows' entries in table late (no index on ts: it only
-	 * has rows stored while the clock was behind) */
-	if (total && (d = delete_chunks(s, "DELETE FROM late WHERE ts < ?1", cut, 0)) < 0)
-		return d;
-	if (total && (rc = schema_tx(s->db, ks_schema_prune)) != SQLITE_OK)
-		return sql_err(s->db, rc, "can't drop emptied tables");
-	if (total && ks_schema_tables(s->db, tabs, KS_SCHEMA_TABLES_MAX) < n)
-		bins_forget(s);		/* a chunk went, and binaries with it */
-	if (total && (rc = exec_prepare(s)) != SQLITE_OK)
-		return sql_err(s->db, rc, "can't drop emptied tables");
-	return total;
-}
-
-static void add_rows(void *arg, const char *kind, long long n)
-{
-	(void)kind;
-	*(long long *)arg += n;
-}
-
-/* The WAL is part of the store on disk: under a cap, checkpoint at a
- * quarter of it (KS_STORE_WAL_BYTES at most) and truncate the -wal file
- * back to that after each checkpoint. Without this a 4M store kept a 16M
- * WAL beside it (bench/soak.sh). */
-static void wal_limits(struct ks_store *s, __u64 max_bytes)
-{
-	long long psize = 4096, wal = KS_STORE_WAL_BYTES, limit = -1;
-	char sql[128];
-
-	if (max_bytes == s->wal_cap_for)
-		return;
-	if (max_bytes && (long long)(max_bytes / 4) < wal)
-		wal = limit = max_bytes / 4;
-	pragma_int(s->db, "PRAGMA page_size", &psize);
-	/* the checkpoint is wal_hook's (PRAGMA wal_autocheckpoint would put
-	 * SQLite's own hook back in its place) */
-	snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit=%lld;", limit);
-	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK) {
-		s->wal_frames = wal / (psize > 0 ? psize : 4096);
-		s->wal_cap_for = max_bytes;
-	}
-}
-
-long ks_store_retain(struct ks_store *s, __u64 keep_ns, __u64 max_bytes)
-{
-	long long pages = 0, freep = 0, psize = 4096, nrows = 0, cut = 0, drop;
-	long total = 0, n;
-	struct timespec now;
-	int rc;
-
-	if (s->in_tx && (rc = ks_store_commit(s)) < 0)
-		return rc;
-	wal_limits(s, max_bytes);
-	if (keep_ns) {
-		clock_gettime(CLOCK_REALTIME, &now);
-		cut = (sqlite3_int64)now.tv_sec * 1000000000LL + now.tv_nsec - keep_ns;
-		if ((n = delete_before(s, cut)) < 0)
-			return n;
-		total += n;
-		sqlite3_stmt *st;
-		if (sqlite3_prepare_v2(s->db, "DELETE FROM losses WHERE ts < ?1", -1, &st, NULL) == SQLITE_OK) {
-			sqlite3_bind_int64(st, 1, cut);
-			sqlite3_step(st);
-			sqlite3_finalize(st);
-		}
-	}
-	if (max_bytes) {
-		if (pragma_int(s->db, "PRAGMA page_count", &pages) != SQLITE_OK ||
-		    pragma_int(s->db, "PRAGMA freelist_count", &freep) != SQLITE_OK ||
-		    pragma_int(s->db, "PRAGMA page_size", &psize) != SQLITE_OK)
-			return sql_err(s->db, SQLITE_ERROR, "can't measure the store");
-		long long used = (pages - freep) * psize;
-		if ((__u64)used > max_bytes * 9 / 10) {
-			/* Free the oldest rows (across the tables) down to 8/10
-			 * of the cap, a fifth of them at least: freed pages are
-			 * reused, so the file stops growing near the cap. A
-			 * fixed fifth settled at five times what comes in
-			 * between two calls, above the cap when that is more
-			 * than a fifth of it (bench/soak.sh, 4M at 1000/s). */
-			ks_schema_count(s->db, add_rows, &nrows);
-			drop = (long long)((double)nrows * (used - (long long)(max_bytes * 8 / 10)) / used);
-			sqlite3_stmt *st;
-			rc = sqlite3_prepare_v2(s->db, "SELECT ts FROM events ORDER BY ts LIMIT 1 OFFSET ?1",
-						-1, &st, NULL);
-			if (rc != SQLITE_OK)
-				return sql_err(s->db, rc, "can't apply retention");
-			sqlite3_bind_int64(st, 1, drop > nrows / 5 ? drop : nrows / 5);
-			cut = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) + 1 : 0;
-			sqlite3_finalize(st);
-			if (cut && (n = delete_before(s, cut)) < 0)
-				return n;
-			total += cut ? n : 0;
-		}
-	}
-	return total;
-}
-
-bool ks_store_touched(struct ks_store *s)
-{
-	struct stat now;
-	bool same;
-
-	if (stat(sqlite3_db_filename(s->db, "main"), &now))
-		memset(&now, 0, sizeof(now));
-	same = now.st_dev == s->seen.st_dev && now.st_ino == s->seen.st_ino &&
-	       now.st_size == s->seen.st_size && now.st_mtim.tv_sec == s->seen.st_mtim.tv_sec &&
-	       now.st_mtim.tv_nsec == s->seen.st_mtim.tv_nsec;
-	s->seen = now;
-	return !same;
-}
-
-int ks_store_check(struct ks_store *s)
-{
-	const char *path = sqlite3_db_filename(s->db, "main");
-	char first[160] = "";
-	sqlite3_stmt *st = NULL;
-	sqlite3 *db = NULL;
-	int rc;
-
-	/* A connection of its own: the writer's page cache still holds the
-	 * pages as they were, and would hide the damage. */
-	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_busy_timeout(db, 2000);
-		rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL);
-	}
-	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(st, 0), *nl;
-
-		/* its first finding, on one line */
-		if (t && !strncmp(t, "*** in database main ***\n", 25))
-			t += 25;
-		nl = t ? strchr(t, '\n') : NULL;
-		snprintf(first, sizeof(first), "%.*s", nl ? (int)(nl - t) : (int)strlen(t ? t : ""),
-			 t ? t : "");
-		rc = SQLITE_OK;
-	}
-	sqlite3_finalize(st);
-	sqlite3_close_v2(db);
-	if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT || (rc == SQLITE_OK && strcmp(first, "ok")))
-		return ks_err(-EBADMSG, "%s was changed by another process and is corrupt (%s)", path,
-			      rc == SQLITE_OK ? first : sqlite3_errstr(rc));
-	return rc == SQLITE_OK ? 0 : sql_err(NULL, rc, "can't check the store");
-}
-
-int ks_store_count_kinds(struct ks_store *s, void (*fn)(void *arg, const char *kind, long long n),
-			 void *arg)
-{
-	int rc = ks_schema_count(s->db, fn, arg);
-
-	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't count the events");
-}
-
-int ks_store_note_clock(struct ks_store *s, __s64 boot_to_real)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	rc = sqlite3_prepare_v2(s->db, "INSERT INTO clock(since, boot_to_real) VALUES(?, ?)",
-				-1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, s->last_ts);
-		sqlite3_bind_int64(st, 2, boot_to_real);
-		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_OK ? 0 : sql_err(s->db, rc, "can't record the clock");
-}
-
-int ks_store_note_losses(struct ks_store *s, const __u64 lost[KS_EV_KIND_MAX], __u64 unstored,
-			 __u64 missed)
-{
-	struct timespec now;
-	sqlite3_stmt *st;
-	int rc;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	rc = sqlite3_prepare_v2(s->db, "INSERT INTO losses(ts, kind, lost, unstored) VALUES(?,?,?,?)",
-				-1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return sql_err(s->db, rc, "can't record losses");
-	for (int k = 0; k < KS_EV_KIND_MAX; k++) {
-		const char *name = k ? ks_kind_name(k) : "all";
-
-		if (!name || (k && !lost[k]))
-			continue;
-		sqlite3_bind_int64(st, 1, (sqlite3_int64)now.tv_sec * 1000000000LL + now.tv_nsec);
-		sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 3, k ? lost[k] : 0);
-		sqlite3_bind_int64(st, 4, k ? 0 : unstored);
-		rc = sqlite3_step(st);
-		sqlite3_reset(st);
-		if (rc != SQLITE_DONE)
-			break;
-	}
-	/* runs of the monitor's programs the kernel skipped: records of any
-	 * kind never made */
-	if (rc == SQLITE_DONE && missed) {
-		sqlite3_bind_int64(st, 1, (sqlite3_int64)now.tv_sec * 1000000000LL + now.tv_nsec);
-		sqlite3_bind_text(st, 2, "missed", -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 3, missed);
-		sqlite3_bind_int64(st, 4, 0);
-		rc = sqlite3_step(st);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sql_err(s->db, rc, "can't record losses");
 }
 
 const char *ks_store_path(const char *opt)

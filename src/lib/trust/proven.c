@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "err.h"
 #include "file.h"
-#include "kernel_sites.h"	/* ks_kernel_build_id() */
+#include "buildid.h"
 #include "proven.h"
 
 static const char *str(json_object *o, const char *key)

@@ -20,6 +20,7 @@
 #include "dl.h"
 #endif
 #include "err.h"
+#include "file.h"
 #include "hex.h"
 #include "debugfile.h"
 
@@ -64,10 +65,8 @@ void ks_elf_close(struct ks_elf_file *f)
 {
 	if (f->elf)
 		elf_end(f->elf);
-	if (f->fd >= 0)
-		close(f->fd);
+	ks_zclose(&f->fd);
 	f->elf = NULL;
-	f->fd = -1;
 }
 
 int ks_elf_build_id(Elf *elf, char *hex, size_t len)
@@ -327,12 +326,10 @@ static int http_get(const char *base, const char *rpath, const char *out)
 		err = rename(tmp, out) ? -ENOENT : 0;
 	}
 out:
-	if (ofd >= 0)
-		close(ofd);
+	ks_zclose(&ofd);
 	if (err && tmp[0])
 		unlink(tmp);
-	if (fd >= 0)
-		close(fd);
+	ks_zclose(&fd);
 	freeaddrinfo(ai);
 	return err;
 }
