@@ -48,6 +48,9 @@ CMD_SRCS  := $(wildcard src/cmd/*.c) $(wildcard shields/*/test*.c)
 SRC_HDRS  := $(wildcard src/cmd/*.h src/lib/*/*.h) $(wildcard include/kshield/*.h) \
              $(wildcard shields/*/*.h)
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+# The fleet page's files (kshield fleet view), compiled in as C arrays.
+VIEW_ASSETS := $(wildcard src/lib/fleet/view/*)
+LIB_OBJS  += $(BUILD)/obj/view_assets.o
 OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRCS))
 STATIC_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(LIB_SRCS))
 STATIC_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(CMD_SRCS))
@@ -106,6 +109,16 @@ $(BUILD)/shields/%.bpf.o: shields/%/shield.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(Q)$(LLVM_STRIP) -g $@	# DWARF: unused (BTF and line info stay); a shield ships in one 1 MB NATS message
 
 $(BUILD)/obj/%.o: %.c $(SKELS) $(SRC_HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/view_assets.c: $(VIEW_ASSETS) scripts/embed-assets.sh
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)scripts/embed-assets.sh src/lib/fleet/view > $@
+
+$(BUILD)/obj/view_assets.o: $(BUILD)/view_assets.c src/lib/fleet/view_assets.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
