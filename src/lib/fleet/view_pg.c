@@ -210,14 +210,20 @@ int ks_view_pg_host(struct ks_view *v, const char *host, json_object *o)
 		" coalesce(data->>'laddr', ''), coalesce(data->>'lport', ''), coalesce(data->>'raddr', ''),"
 		" coalesce(data->>'rport', '') FROM ks_events WHERE host = $1"
 		" AND kind IN ('connect', 'accept') ORDER BY seq DESC LIMIT " KS_STR(RECENT);
-	/* Hits grouped by what they were: shield, verdict, process, hook and
-	 * argument words; every group counted, the newest listed. */
+	/* Hits grouped by what they were: shield, verdict, process (its
+	 * name, and the binary and arguments of its exec when stored), hook
+	 * and argument words; every group counted, the newest listed. */
 	static const char hits[] =
-		"SELECT data->>'shield', coalesce(data->>'verdict', ''), coalesce(data->>'comm', ''),"
+		"WITH h AS (SELECT ts, data FROM ks_events WHERE host = $1 AND kind = 'shield'),"
+		" x AS (SELECT DISTINCT ON (data->>'exec_id') data->>'exec_id' AS id,"
+		"  data->>'binary' AS bin, data->>'args' AS args FROM ks_events WHERE host = $1"
+		"  AND kind = 'exec' AND data->>'exec_id' IN (SELECT data->>'exec_id' FROM h))"
+		" SELECT data->>'shield', coalesce(data->>'verdict', ''), coalesce(data->>'comm', ''),"
+		" coalesce(x.bin, ''), coalesce(x.args, ''),"
 		" coalesce(" DETAIL "->>'hook', ''), coalesce((" DETAIL "->'args')::text, ''),"
 		" count(*), " MS("min(ts)") ", " MS("max(ts)") ", count(*) OVER (), sum(count(*)) OVER ()"
-		" FROM ks_events WHERE host = $1 AND kind = 'shield' GROUP BY 1, 2, 3, 4, 5"
-		" ORDER BY 8 DESC LIMIT " KS_STR(HIT_GROUPS);
+		" FROM h LEFT JOIN x ON x.id = h.data->>'exec_id' GROUP BY 1, 2, 3, 4, 5, 6, 7"
+		" ORDER BY 10 DESC LIMIT " KS_STR(HIT_GROUPS);
 	static const char *const ecol[] = { "ts", "pid", "ppid", "uid", "comm", "binary", "args" };
 	static const char *const ccol[] = { "ts", "kind", "pid", "comm", "laddr", "lport", "raddr", "rport" };
 	json_object *counts = json_object_new_object(), *ex = json_object_new_array();
@@ -262,19 +268,21 @@ int ks_view_pg_host(struct ks_view *v, const char *host, json_object *o)
 	pq_fn.PQclear(r);
 	if (!(r = query(v, hits, 1, &host)))
 		return -EIO;
-	add_i64(o, "hit_groups", pq_fn.PQntuples(r) ? num(r, 0, 8) : 0);
-	add_i64(o, "hits_total", pq_fn.PQntuples(r) ? num(r, 0, 9) : 0);
+	add_i64(o, "hit_groups", pq_fn.PQntuples(r) ? num(r, 0, 10) : 0);
+	add_i64(o, "hits_total", pq_fn.PQntuples(r) ? num(r, 0, 11) : 0);
 	for (int i = 0; i < pq_fn.PQntuples(r); i++) {
 		json_object *g = json_object_new_object();
 
 		add_str(g, "shield", val(r, i, 0));
 		add_str(g, "verdict", val(r, i, 1));
 		add_str(g, "comm", val(r, i, 2));
-		add_str(g, "hook", val(r, i, 3));
-		decode_args(g, val(r, i, 0), val(r, i, 3), val(r, i, 4));
-		add_i64(g, "hits", num(r, i, 5));
-		add_i64(g, "first", num(r, i, 6));
-		add_i64(g, "last", num(r, i, 7));
+		add_str(g, "binary", val(r, i, 3));
+		add_str(g, "cmdline", val(r, i, 4));
+		add_str(g, "hook", val(r, i, 5));
+		decode_args(g, val(r, i, 0), val(r, i, 5), val(r, i, 6));
+		add_i64(g, "hits", num(r, i, 7));
+		add_i64(g, "first", num(r, i, 8));
+		add_i64(g, "last", num(r, i, 9));
 		json_object_array_add(hx, g);
 	}
 	pq_fn.PQclear(r);

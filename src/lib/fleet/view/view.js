@@ -198,7 +198,8 @@ async function host(name) {
     el('h3', null, 'Hits, grouped'),
     el('p', { class: 'note' }, j.hit_groups + ' groups, ' + j.hits_total + ' hits' +
       (j.hit_groups > j.hits.length ? '; the ' + j.hits.length + ' most recent listed' : '')),
-    table([['shield', r => shieldLink(r.shield)], ['verdict', 'verdict'], ['process', 'comm'], ['hook', 'hook'],
+    table([['shield', r => shieldLink(r.shield)], ['verdict', 'verdict'], ['process', 'comm'], ['binary', 'binary'],
+      ['command line', 'cmdline'], ['hook', 'hook'],
       ['arguments', 'args'], ['hits', 'hits', 'n'], ['first', r => fmtTime(r.first)], ['last', r => fmtTime(r.last)]],
       j.hits, r => ({ 'data-hit': r.shield })),
     el('h3', null, 'Recent execs (tree by parent)'), execTree(j.execs),
