@@ -11,9 +11,9 @@
 #     cp-N names) over the last 7 days (generate_series, into the
 #     collector's own ks_events and day partitions; 1% shield hits): the
 #     load time and rows/s.
-#  3. `kshield fleet view` over both: each API's time (curl), cold (the
-#     KV snapshot read again: every call waits out the 2 s it is kept)
-#     and the median of VIEW_RUNS.
+#  3. `kshield fleet view` over both: each API's time (curl), the first
+#     call and the median of VIEW_RUNS (the view keeps the buckets in
+#     memory through KV watchers: no call reads them whole).
 #
 # Env: KSHIELD, KSHIELD_SHIELDS, FLEET_CP (10000), VIEW_HOSTS (= FLEET_CP),
 # VIEW_EVENTS (10000000), VIEW_RUNS (3), FLEET_AF (30s), PARTS ("deploy
@@ -82,8 +82,7 @@ if [[ " $PARTS " == *" deploy "* ]]; then
   "$K" shield sign "$D/s2.bpf.o" --key "$D/signer.key" >/dev/null
   t0=$(ms)
   "$K" fleet deploy "$D/s2.bpf.o" --audit-first "$AF" --nats "$NATS_URLS" >/dev/null
-  r=$("$K" -j fleet wait $SHIELD --status auditing --count "$CP" --timeout 1200 --nats "$NATS_URLS") || { echo "audit: $r"; exit 1; }
-  printf 'audit-first: %d auditing %d ms after deploy\n' "$CP" "$(echo "$r" | jq .deploy_to_last_report_ms)"
+  # (no wait for "all auditing": the first hosts may enforce before the last audits)
   r=$("$K" -j fleet wait $SHIELD --count "$CP" --timeout 1200 --nats "$NATS_URLS") || { echo "audit-first: $r"; exit 1; }
   printf 'audit-first: %d enforcing %d ms after deploy (wall %d ms, the quiet period %s included; load %s)\n' \
     "$CP" "$(echo "$r" | jq .deploy_to_last_report_ms)" $(($(ms) - t0)) "$AF" "$(load)"
@@ -137,7 +136,7 @@ if [[ " $PARTS " == *" view "* ]]; then
   for api in coverage "shield?name=$SHIELD" "host?name=cp-4242" rollouts hosts "hosts?name=cp-42*" "hunt?name=$SHIELD"; do
     times=()
     for _ in $(seq "$RUNS"); do
-      sleep 2.2	# past the KV snapshot's 2 s: every call reads the buckets again
+      sleep 1
       times+=("$(curl -s -o "$D/out.json" -w '%{time_total}' "http://127.0.0.1:$port/api/$api")")
     done
     sorted=$(printf '%s\n' "${times[@]}" | sort -n)

@@ -96,6 +96,9 @@ int do_fleet_view(int argc, char **argv)
 		free(token);
 		return ks_report(err);
 	}
+	/* Serve once the buckets are read (a few seconds at 10,000 hosts);
+	 * until then the API would only say "try again". */
+	ks_view_ready(&v, 60000);
 	err = ks_view_http_start(listen, token, ks_view_api, &v, &h);
 	free(token);
 	if (err) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "clock.h"
 #include "err.h"
 #include "fleet_dl.h"
@@ -21,52 +22,151 @@
 #define HOSTS_LISTED 1000	/* a shield's host list beyond this is counted, not listed */
 #define SEEN_RECENTLY_MS (5 * 60 * 1000)	/* agents re-register every 30 s */
 
+#define MIRROR_RESYNC_MS (5 * 60 * 1000)	/* read the whole bucket again this often anyway */
+
+/* Apply one entry of a watcher to @map: a value put, or a key gone. */
+static void mirror_apply(json_object *map, kvEntry *e)
+{
+	const char *key = nats_fn.kvEntry_Key(e);
+	json_object *val;
+
+	if (nats_fn.kvEntry_Operation(e) != kvOp_Put) {
+		json_object_object_del(map, key);
+		return;
+	}
+	if ((val = json_tokener_parse(nats_fn.kvEntry_ValueString(e))))
+		json_object_object_add(map, key, val);
+}
+
+/* Keep m->map equal to the bucket: its initial values into a fresh map,
+ * swapped in whole; then every change. A reconnect (libnats watchers can
+ * go silent after one), an error or the resync period starts it again. */
+static void *mirror_run(void *arg)
+{
+	struct ks_view_mirror *m = arg;
+	struct ks_view *v = m->v;
+	json_object *fresh = NULL;
+	kvWatcher *w = NULL;
+	int gen = -1;
+	int64_t made = 0;
+
+	while (!v->stop) {
+		kvEntry *e = NULL;
+		natsStatus s;
+
+		if (w && (gen != v->n.reconnects || ks_now_ms() - made > MIRROR_RESYNC_MS)) {
+			nats_fn.kvWatcher_Destroy(w);
+			w = NULL;
+		}
+		if (!w) {
+			kvWatchOptions wo;
+
+			nats_fn.kvWatchOptions_Init(&wo);
+			gen = v->n.reconnects;
+			if (nats_fn.kvStore_WatchAll(&w, m->kv, &wo) != NATS_OK) {
+				w = NULL;
+				usleep(300 * 1000);
+				continue;
+			}
+			made = ks_now_ms();
+			json_object_put(fresh);
+			fresh = json_object_new_object();
+		}
+		s = nats_fn.kvWatcher_Next(&e, w, 500);
+		if (s == NATS_TIMEOUT)
+			continue;
+		if (s != NATS_OK) {
+			nats_fn.kvWatcher_Destroy(w);
+			w = NULL;
+			usleep(200 * 1000);
+			continue;
+		}
+		if (!e) {	/* the initial values are all in */
+			pthread_mutex_lock(&v->mu);
+			json_object_put(m->map);
+			m->map = fresh;
+			m->ready = true;
+			pthread_mutex_unlock(&v->mu);
+			fresh = NULL;
+			continue;
+		}
+		if (fresh) {
+			mirror_apply(fresh, e);
+		} else {
+			pthread_mutex_lock(&v->mu);
+			mirror_apply(m->map, e);
+			pthread_mutex_unlock(&v->mu);
+		}
+		nats_fn.kvEntry_Destroy(e);
+	}
+	if (w)
+		nats_fn.kvWatcher_Destroy(w);
+	json_object_put(fresh);
+	return NULL;
+}
+
 int ks_view_open(struct ks_view *v, const struct ks_nats_opts *no, const char *pginfo)
 {
+	struct ks_view_mirror *ms[] = { &v->desired, &v->status, &v->audit };
 	int err;
 
 	memset(v, 0, sizeof(*v));
-	v->snap_ms = 2000;
+	pthread_mutex_init(&v->mu, NULL);
 	if (!(v->pginfo = strdup(pginfo)))
 		return ks_err(-ENOMEM, "out of memory");
-	if ((err = ks_fleet_pq_load()))
+	if ((err = ks_fleet_pq_load()) || (err = ks_nats_open(&v->n, no, false, false)))
 		return err;
-	return ks_nats_open(&v->n, no, false, false);
-}
-
-static void snap_drop(struct ks_view *v)
-{
-	json_object_put(v->desired);
-	json_object_put(v->status);
-	json_object_put(v->audit);
-	v->desired = v->status = v->audit = NULL;
+	v->desired.kv = v->n.desired;
+	v->status.kv = v->n.status;
+	v->audit.kv = v->n.audit;
+	for (int i = 0; i < 3; i++) {
+		ms[i]->v = v;
+		ms[i]->map = json_object_new_object();
+		if (pthread_create(&ms[i]->th, NULL, mirror_run, ms[i]))
+			return ks_err(-EAGAIN, "can't start a thread");
+		ms[i]->started = true;
+	}
+	return 0;
 }
 
 void ks_view_close(struct ks_view *v)
 {
-	snap_drop(v);
+	struct ks_view_mirror *ms[] = { &v->desired, &v->status, &v->audit };
+
+	v->stop = 1;
+	for (int i = 0; i < 3; i++) {
+		if (ms[i]->started)
+			pthread_join(ms[i]->th, NULL);
+		json_object_put(ms[i]->map);
+	}
 	if (v->pg)
 		pq_fn.PQfinish(v->pg);
 	ks_nats_close(&v->n);
 	free(v->pginfo);
+	pthread_mutex_destroy(&v->mu);
 	memset(v, 0, sizeof(*v));
 }
 
-/* The three buckets, read again when the copy is older than snap_ms. */
+bool ks_view_ready(struct ks_view *v, int timeout_ms)
+{
+	int64_t t0 = ks_now_ms();
+	bool ready;
+
+	do {
+		pthread_mutex_lock(&v->mu);
+		ready = v->desired.ready && v->status.ready && v->audit.ready;
+		pthread_mutex_unlock(&v->mu);
+		if (!ready)
+			usleep(50 * 1000);
+	} while (!ready && ks_now_ms() - t0 < timeout_ms);
+	return ready;
+}
+
+/* The buckets as the mirrors hold them (the caller holds v->mu). */
 static int snapshot(struct ks_view *v)
 {
-	int err;
-
-	if (v->desired && ks_now_ms() - v->snap_at < v->snap_ms)
-		return 0;
-	snap_drop(v);
-	if ((err = ks_kv_all_json(v->n.desired, ">", &v->desired)) ||
-	    (err = ks_kv_all_json(v->n.status, ">", &v->status)) ||
-	    (err = ks_kv_all_json(v->n.audit, ">", &v->audit))) {
-		snap_drop(v);
-		return err;
-	}
-	v->snap_at = ks_now_ms();
+	if (!v->desired.ready || !v->status.ready || !v->audit.ready)
+		return ks_err(-EAGAIN, "still reading the fleet's buckets from NATS: try again in a moment");
 	return 0;
 }
 
@@ -98,7 +198,7 @@ static json_object *host_rec(struct ks_view *v, const char *host)
 
 	ks_nats_key_safe(host, safe, sizeof(safe));
 	snprintf(key, sizeof(key), "_host.%s", safe);
-	return json_object_object_get_ex(v->status, key, &h) ? h : NULL;
+	return json_object_object_get_ex(v->status.map, key, &h) ? h : NULL;
 }
 
 /* Why a host is not enforcing, in a few words the page groups by: the
@@ -148,7 +248,7 @@ static int summaries(struct ks_view *v, const char *only, json_object **arr)
 
 	if (err)
 		return err;
-	err = ks_rollout_summaries_of(v->desired, v->status, v->audit, only, true, arr);
+	err = ks_rollout_summaries_of(v->desired.map, v->status.map, v->audit.map, only, true, arr);
 	for (size_t i = 0; !err && i < json_object_array_length(*arr); i++)
 		mix(json_object_array_get_idx(*arr, i));
 	return err;
@@ -160,7 +260,7 @@ static json_object *host_counts(struct ks_view *v)
 	json_object *o = json_object_new_object();
 	int64_t total = 0, kernel = 0, recent = 0, now = ks_now_ms();
 
-	json_object_object_foreach(v->status, key, h) {
+	json_object_object_foreach(v->status.map, key, h) {
 		if (strncmp(key, "_host.", 6))
 			continue;
 		total++;
@@ -269,7 +369,7 @@ static int api_hunt(struct ks_view *v, const char *name, json_object *o)
 
 	if (err)
 		return err;
-	if (!json_object_object_get_ex(v->desired, name, &rec))
+	if (!json_object_object_get_ex(v->desired.map, name, &rec))
 		return ks_err(-ENOENT, "shield %s is not in the fleet's desired state", name);
 	d = ks_desired_body(rec);
 	err = ks_fleet_object_get(v->n.objects, ks_json_str(d, "sha256", ""), &obj, &len, got, &transient);
@@ -311,7 +411,7 @@ static int api_host(struct ks_view *v, const char *host, json_object *o)
 	ks_nats_key_safe(host, safe, sizeof(safe));
 	sl = strlen(safe);
 	/* <shield>.<host key>: this host's entries. */
-	json_object_object_foreach(v->status, key, e) {
+	json_object_object_foreach(v->status.map, key, e) {
 		size_t kl = strlen(key);
 
 		if (key[0] == '_' || kl <= sl + 1 || strcmp(key + kl - sl, safe) || key[kl - sl - 1] != '.')
@@ -342,7 +442,7 @@ static int api_rollouts(struct ks_view *v, json_object *o)
 		int64_t exp = ks_json_i64(s, "expires_at"), promote_at = 0, af = 0;
 		char cmd[512];
 
-		if (json_object_object_get_ex(v->desired, name, &rec)) {
+		if (json_object_object_get_ex(v->desired.map, name, &rec)) {
 			d = ks_desired_body(rec);
 			promote_at = ks_json_i64(d, "promote_at");
 			af = ks_json_i64(d, "audit_first_ms");
@@ -412,7 +512,7 @@ static int api_hosts(struct ks_view *v, const char *glob, json_object *o)
 	json_object_object_add(o, "hosts", list);
 	if (err)
 		return err;
-	json_object_object_foreach(v->status, key, h) {
+	json_object_object_foreach(v->status.map, key, h) {
 		json_object *r;
 
 		if (strncmp(key, "_host.", 6) || (*glob && fnmatch(glob, ks_json_str(h, "host", ""), 0)))
@@ -441,6 +541,9 @@ int ks_view_api(void *ctx, const char *what, const char *name, char **body, size
 	int err, code = 200;
 	const char *txt;
 
+	/* One request at a time, and no change applied meanwhile: json-c's
+	 * reference counts are not atomic. */
+	pthread_mutex_lock(&v->mu);
 	if (!strcmp(what, "coverage"))
 		err = api_coverage(v, o);
 	else if (!strcmp(what, "shield") && *name)
@@ -467,6 +570,7 @@ int ks_view_api(void *ctx, const char *what, const char *name, char **body, size
 	if (*body)
 		memcpy(*body, txt, *len + 1);
 	json_object_put(o);
+	pthread_mutex_unlock(&v->mu);
 	return code;
 }
 #endif /* KSHIELD_STATIC */

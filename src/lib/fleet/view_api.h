@@ -24,24 +24,38 @@
 #ifndef KSHIELD_VIEW_API_H
 #define KSHIELD_VIEW_API_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
 #include "fleet_nats.h"
 
+/* One bucket kept in memory: a KV watcher's thread applies every change
+ * to the map (10,000 hosts' entries take seconds to read again; a page
+ * view must not). */
+struct ks_view_mirror {
+	struct ks_view *v;
+	kvStore *kv;
+	json_object *map;	/* key -> value; under v->mu */
+	bool ready;		/* the watcher's initial values are in */
+	pthread_t th;
+	bool started;
+};
+
 struct ks_view {
 	struct ks_nats n;
 	void *pg;		/* PGconn */
 	char *pginfo;
-	/* the buckets as last read, kept for a moment (10,000 hosts' status
-	 * entries take a while to read; the page asks several times a view) */
-	int64_t snap_at;
-	json_object *desired, *status, *audit;
-	int snap_ms;		/* how long a snapshot serves (default 2000) */
+	pthread_mutex_t mu;	/* held by each API request and by each change applied */
+	volatile int stop;
+	struct ks_view_mirror desired, status, audit;
 };
 
 int ks_view_open(struct ks_view *v, const struct ks_nats_opts *no, const char *pginfo);
 void ks_view_close(struct ks_view *v);
+/* Wait up to @timeout_ms for the buckets' first full read; whether it is in. */
+bool ks_view_ready(struct ks_view *v, int timeout_ms);
 /* One API request (@what after /api/), as view_http.h's callback. */
 int ks_view_api(void *v, const char *what, const char *name, char **body, size_t *len);
 

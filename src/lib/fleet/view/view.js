@@ -247,7 +247,9 @@ async function route() {
     else if (parts[0] === 'hosts') await hosts(arg);
     else await coverage();
   } catch (e) {
-    show(el('p', { class: 'err' }, String(e.message || e)));
+    const msg = String(e.message || e);
+    if (msg.startsWith('still reading')) setTimeout(route, 1000);   // the server's first read of NATS
+    else show(el('p', { class: 'err' }, msg));
   }
 }
 
