@@ -15,7 +15,8 @@
 #     call and the median of VIEW_RUNS (the view keeps the buckets in
 #     memory through KV watchers: no call reads them whole).
 #
-# Env: KSHIELD, KSHIELD_SHIELDS, FLEET_CP (10000), VIEW_HOSTS (= FLEET_CP),
+# Env: KSHIELD, KSHIELD_SHIELDS, FLEET_CP (10000), FLEET_CP_PER (1000 agents a
+# process), VIEW_HOSTS (= FLEET_CP),
 # VIEW_EVENTS (10000000), VIEW_RUNS (3), FLEET_AF (30s), PARTS ("deploy
 # load view"), FLEET_KEEP (DIR: keep the run's files).
 # Run it alone: it takes both cores for minutes.
@@ -27,6 +28,7 @@ CP=${FLEET_CP:-10000}
 H=${VIEW_HOSTS:-$CP}
 M=${VIEW_EVENTS:-10000000}
 RUNS=${VIEW_RUNS:-3}
+PER=${FLEET_CP_PER:-1000}
 AF=${FLEET_AF:-30s}
 PARTS=${PARTS:-deploy load view}
 SHIELD=cve-2026-43500
@@ -60,9 +62,15 @@ echo "== $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GB, load average $
 
 if [[ " $PARTS " == *" deploy "* ]]; then
   t0=$(ms)
-  setsid "$K" fleet agent --control-plane --instances "$CP" --nats "$HOST_URLS" --keys "$D/trust" \
-    --host cp >"$D/cp.log" 2>&1 &
-  pids+=($!)
+  # PER agents a process (hosts cpK-0..): one process of 10,000 threads
+  # corrupts libnats 3.4.1's heap (concurrent js_AddConsumer, about 2,900
+  # watchers in: "malloc(): unaligned fastbin chunk"); 1,000 a process work.
+  for ((k = 0; k * PER < CP; k++)); do
+    n=$((CP - k * PER < PER ? CP - k * PER : PER))
+    setsid "$K" fleet agent --control-plane --instances "$n" --nats "$HOST_URLS" --keys "$D/trust" \
+      --host "cp$k" >"$D/cp$k.log" 2>&1 &
+    pids+=($!)
+  done
   n=0
   for _ in $(seq 3000); do
     n=$("$K" -j fleet hosts --nats "$NATS_URLS" 2>/dev/null | jq length 2>/dev/null || echo 0)
@@ -86,7 +94,7 @@ if [[ " $PARTS " == *" deploy "* ]]; then
   r=$("$K" -j fleet wait $SHIELD --count "$CP" --timeout 1200 --nats "$NATS_URLS") || { echo "audit-first: $r"; exit 1; }
   printf 'audit-first: %d enforcing %d ms after deploy (wall %d ms, the quiet period %s included; load %s)\n' \
     "$CP" "$(echo "$r" | jq .deploy_to_last_report_ms)" $(($(ms) - t0)) "$AF" "$(load)"
-  echo "nats: $(du -sh "$D/c" | cut -f1) on disk; agents' RSS $(ps -o rss= -p "${pids[0]}" | awk '{printf "%.0f MB", $1/1024}')"
+  echo "nats: $(du -sh "$D/c" | cut -f1) on disk; agents' RSS $(ps -o rss= -p "${pids[@]}" | awk '{s += $1} END {printf "%.0f MB", s/1024}') in ${#pids[@]} processes"
 fi
 
 if [[ " $PARTS " == *" load "* ]]; then
@@ -103,7 +111,7 @@ SQL
     c1=$((c0 + chunk < M ? c0 + chunk : M))
     psql "$PG_CONNINFO" -q -v ON_ERROR_STOP=1 <<SQL
 INSERT INTO ks_events (host, seq, ts, kind, data)
-SELECT 'cp-' || (i % $H), i / $H, t, k,
+SELECT 'cp' || ((i % $H) / $PER) || '-' || ((i % $H) % $PER), i / $H, t, k,
   CASE k
   WHEN 'exec' THEN jsonb_build_object('ts', ns, 'pid', 1000 + i % 30000, 'ppid', 1000 + (i / 7) % 30000, 'uid', 1000,
     'comm', 'proc' || (i % 97), 'exec_id', i, 'binary', '/usr/bin/proc' || (i % 97), 'args', 'proc' || (i % 97) || ' --run ' || i)
@@ -133,7 +141,7 @@ if [[ " $PARTS " == *" view "* ]]; then
   pids+=($!)
   for _ in $(seq 100); do grep -q "fleet view:" "$D/view.log" && break; sleep 0.1; done
   echo "== the page's API, $H hosts in NATS and PostgreSQL, $M events (load $(load))"
-  for api in coverage "shield?name=$SHIELD" "host?name=cp-4242" rollouts hosts "hosts?name=cp-42*" "hunt?name=$SHIELD"; do
+  for api in coverage "shield?name=$SHIELD" "host?name=cp4-242" rollouts hosts "hosts?name=cp4-24*" "hunt?name=$SHIELD"; do
     times=()
     for _ in $(seq "$RUNS"); do
       sleep 1
@@ -149,7 +157,7 @@ if [[ " $PARTS " == *" view "* ]]; then
   psql "$PG_CONNINFO" -At <<SQL > "$D/plans.txt"
 EXPLAIN (ANALYZE, COSTS OFF) SELECT data->>'shield', count(*), count(DISTINCT host), max(ts) FROM ks_events WHERE kind = 'shield' GROUP BY 1;
 EXPLAIN (ANALYZE, COSTS OFF) SELECT host, data->>'verdict', count(*) FROM ks_events WHERE kind = 'shield' AND data->>'shield' = '$SHIELD' GROUP BY 1, 2;
-EXPLAIN (ANALYZE, COSTS OFF) SELECT * FROM ks_events WHERE host = 'cp-4242' AND kind = 'exec' ORDER BY seq DESC LIMIT 100;
+EXPLAIN (ANALYZE, COSTS OFF) SELECT * FROM ks_events WHERE host = 'cp4-242' AND kind = 'exec' ORDER BY seq DESC LIMIT 100;
 SQL
   grep -E "Execution Time|Index|Seq Scan" "$D/plans.txt" | sort | uniq -c | sort -rn | head -12
 fi
