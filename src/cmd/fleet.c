@@ -614,7 +614,8 @@ static int fleet_help(void)
 		"proved the loaded variant on its very kernel (release and build ID); elsewhere\n"
 		"it audits and reports 'unproven kernel' until promote --host GLOB names it;\n"
 		"a kernel where the variant failed on the matrix ('refused') never enforces.\n"
-		"status shows hosts per shield by kernel: PROVEN/UNPR(oven)/REF(used).\n");
+		"status shows hosts per shield by kernel: PROVEN/UNPR(oven)/REF(used).\n"
+		"view serves the read-only fleet page (kshield fleet view help).\n");
 	return 0;
 }
 

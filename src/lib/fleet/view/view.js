@@ -214,7 +214,8 @@ async function rollouts() {
   const rows = j.rollouts;
   const blocks = rows.map(r => el('div', { 'data-rollout': r.shield },
     el('h3', null, shieldLink(r.shield), ' - ', r.mode, r.by ? ' (' + r.by + ')' : ''),
-    facts([['audit-first', r.audit_first ? 'yes: ' + (r.audit_first_ms / 1000) + ' s quiet, promotes ' + fmtTime(r.promote_at) : 'no', 'audit_first'],
+    facts([['audit-first', r.audit_first ? 'yes: ' + (r.audit_first_ms / 1000) + ' s quiet, ' + (r.audit_hit_hosts ?
+        'held back by audit hits (promote it, or roll back)' : 'promotes ' + fmtTime(r.promote_at)) : 'no', 'audit_first'],
       ['hosts with audit hits', r.audit_hit_hosts, 'audit_hit_hosts'],
       ['enforcing / auditing / targeted', r.enforcing + ' / ' + r.auditing + ' / ' + r.targeted, 'eat'],
       ['gated', r.gated ? 'yes: proven ' + r.kernels.proven + ', unproven ' + r.kernels.unproven + ', refused ' +
