@@ -48,6 +48,9 @@ CMD_SRCS  := $(wildcard src/cmd/*.c) $(wildcard shields/*/test*.c)
 SRC_HDRS  := $(wildcard src/cmd/*.h src/lib/*/*.h) $(wildcard include/kshield/*.h) \
              $(wildcard shields/*/*.h)
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+# The fleet page's files (kshield fleet view), compiled in as C arrays.
+VIEW_ASSETS := $(wildcard src/lib/fleet/view/*)
+LIB_OBJS  += $(BUILD)/obj/view_assets.o
 OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRCS))
 STATIC_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(LIB_SRCS))
 STATIC_OBJS := $(patsubst %.c,$(BUILD)/obj-static/%.o,$(CMD_SRCS))
@@ -68,7 +71,7 @@ endif
 COMPAT_BINS := $(patsubst shields/%.c,$(BUILD)/shields/%.$(COMPAT_ABI),$(wildcard shields/*/compat/*.c))
 
 .PHONY: static-arm64
-.PHONY: all setup run static test test-host test-unit matrix matrix-quick matrix-dbg bench clean install uninstall
+.PHONY: all setup run run-fleet static test test-host test-unit test-fleet-ui matrix matrix-quick matrix-dbg bench clean install uninstall
 .DELETE_ON_ERROR:
 # Keep skeletons and their BPF objects: as pattern-rule intermediates make
 # would delete them after each build, and the next build would regenerate
@@ -106,6 +109,16 @@ $(BUILD)/shields/%.bpf.o: shields/%/shield.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(Q)$(LLVM_STRIP) -g $@	# DWARF: unused (BTF and line info stay); a shield ships in one 1 MB NATS message
 
 $(BUILD)/obj/%.o: %.c $(SKELS) $(SRC_HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/view_assets.c: $(VIEW_ASSETS) scripts/embed-assets.sh
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)scripts/embed-assets.sh src/lib/fleet/view > $@
+
+$(BUILD)/obj/view_assets.o: $(BUILD)/view_assets.c src/lib/fleet/view_assets.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -201,6 +214,23 @@ $(BUILD)/tests/kshield-tests: $(TEST_SRCS) $(wildcard tests/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests $(TEST_SRCS) -lcriterion -ljson-c -lsqlite3 -lbpf -o $@
+
+# The fleet page in a real browser (tests/ui/: Debian's chromium through
+# chromedriver, a local fleet from scripts/run-fleet.sh); about a minute,
+# so not in test-host. Its screenshots go to docs/. Loads BPF on the host.
+$(BUILD)/tests/fleet-ui-tests: $(wildcard tests/ui/*.c tests/ui/*.h) $(wildcard tests/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests $(wildcard tests/ui/*.c) -lcriterion -ljson-c -o $@
+
+test-fleet-ui: all $(BUILD)/tests/fleet-ui-tests
+	$(Q)KSHIELD=$(abspath $(BUILD)/kshield) KSHIELD_SHIELDS=$(abspath $(BUILD)/shields) \
+	    KSHIELD_UI_SHOTS=$(abspath docs) $(BUILD)/tests/fleet-ui-tests --jobs 1 $(TESTFLAGS)
+
+# A local fleet and its page (scripts/run-fleet.sh): NATS, PostgreSQL, the
+# collector, control-plane agents, a real agent, http://127.0.0.1:9480/.
+run-fleet: all
+	$(Q)scripts/run-fleet.sh
 
 # Unit tests of the library's pure functions (tests/unit/*.c): linked
 # against libkshield.a, not the binary (plus cli.o, the option parser every

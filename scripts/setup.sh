@@ -19,6 +19,7 @@ pkgs=(
   secilc   # matrix/: compiles the selinux check's policy (matrix/selinux/minimal.cil)
   libmicrohttpd-dev   # kshield agent --metrics (HTTP /metrics)
   prometheus curl     # tests/test_metrics.c: the real server scrapes the agent; curl asks its API
+  chromium chromium-driver   # make test-fleet-ui: the fleet page in a real browser (tests/ui/)
   gnuplot-nox   # bench/soak.sh: the PNG of RSS, store size and events/s
   # static i386 test programs for the compat paths (shields/*/compat/*.c);
   # not gcc-multilib: it would remove the aarch64 cross compiler

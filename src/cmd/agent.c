@@ -40,6 +40,7 @@
 #include <kshield/event.h>
 #include "metrics_http.h"	/* --metrics: /metrics over HTTP */
 #endif
+#include "guard.h"
 #include "kernel_sites.h"
 #include "meta.h"
 #include "selfdefence.h"
@@ -446,6 +447,23 @@ static int agent_check(struct agent *a)
 }
 
 #ifndef KSHIELD_STATIC
+/* This agent's facts in its fleet registration (the fleet page shows
+ * them): the tamper guard's state and the events the ring buffer lost,
+ * both read from their pinned maps, so safe from the fleet's thread. */
+static void fleet_facts(struct json_object *o)
+{
+	struct ks_guard_state g;
+	__u64 lost[KS_EV_KIND_MAX], sum = 0;
+
+	json_object_object_add(o, "guard", json_object_new_string(ks_guard_get(&g) ? "not loaded" :
+		!g.enabled ? "off" : g.lsm ? "on, refusing" : "on, recording"));
+	if (!ks_monitor_read_lost(lost)) {
+		for (int i = 0; i < KS_EV_KIND_MAX; i++)
+			sum += lost[i];
+		json_object_object_add(o, "lost", json_object_new_int64(sum));
+	}
+}
+
 /* A kernel without BTF and none found yet: the monitor and the first
  * shields need it before the fleet loop delivers anything, so take this
  * kernel's from a signed bundle in the fleet now (fleet_btf.h). Failing
@@ -583,6 +601,7 @@ int do_agent(int argc, char **argv)
 		 * ships this agent's store. */
 		fleet.store = a.cfg.store;
 		fleet.gated |= a.cfg.gated;	/* the config's gated = on gates fleet shields too */
+		fleet.host_facts = fleet_facts;
 		fleet_btf_first(&fleet);
 		if ((err = ks_converge_start(&fleet)))
 			return ks_report(err);

@@ -581,6 +581,7 @@ static int fleet_help(void)
 		"       kshield fleet agent " KS_FLEET_AGENT_OPTS_HELP
 		"       kshield fleet ship --store DB [--host NAME] NATS\n"
 		"       kshield fleet btf [SHIELD] --keys DIR NATS\n"
+		"       kshield fleet view --pg CONNINFO [--listen ADDR:PORT] [--token-file FILE] NATS\n"
 		KS_NATS_OPTS_HELP
 		"\n"
 		"deploy stores the object (and its FILE.sig) in JetStream and sets the shield's\n"
@@ -613,7 +614,8 @@ static int fleet_help(void)
 		"proved the loaded variant on its very kernel (release and build ID); elsewhere\n"
 		"it audits and reports 'unproven kernel' until promote --host GLOB names it;\n"
 		"a kernel where the variant failed on the matrix ('refused') never enforces.\n"
-		"status shows hosts per shield by kernel: PROVEN/UNPR(oven)/REF(used).\n");
+		"status shows hosts per shield by kernel: PROVEN/UNPR(oven)/REF(used).\n"
+		"view serves the read-only fleet page (kshield fleet view help).\n");
 	return 0;
 }
 
@@ -641,6 +643,7 @@ int do_fleet(int argc, char **argv)
 		{ "agent", do_fleet_agent },
 		{ "ship", do_ship },
 		{ "btf", do_fleet_btf },
+		{ "view", do_fleet_view },
 		{ 0 }
 	};
 

@@ -71,5 +71,7 @@ static inline int64_t ks_fleet_duration_ms(const char *s)
 
 /* `fleet keys set|show` (fleet_keys.c). */
 int do_fleet_keys(int argc, char **argv);
+/* `fleet view` (fleet_view.c). */
+int do_fleet_view(int argc, char **argv);
 
 #endif /* KSHIELD_FLEET_CLI_H */

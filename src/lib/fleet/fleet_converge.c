@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <sodium.h>
 #include "err.h"
@@ -567,11 +568,20 @@ static void tick(struct fa *a)
 static void register_host(struct fa *a)
 {
 	json_object *o = json_object_new_object();
+	struct utsname u;
 	char key[300];
 
 	json_object_object_add(o, "host", json_object_new_string(a->host));
 	json_object_object_add(o, "groups", json_object_new_string(a->cfg->groups ? a->cfg->groups : ""));
 	json_object_object_add(o, "kernel", json_object_new_boolean(!a->cfg->control_plane));
+	/* What the fleet page shows of a host: its kernel and agent. */
+	if (!uname(&u)) {
+		json_object_object_add(o, "release", json_object_new_string(u.release));
+		json_object_object_add(o, "arch", json_object_new_string(u.machine));
+	}
+	json_object_object_add(o, "agent", json_object_new_string(KSHIELD_VERSION));
+	if (a->cfg->host_facts)
+		a->cfg->host_facts(o);
 	json_object_object_add(o, "at", json_object_new_int64(ks_now_ms()));
 	snprintf(key, sizeof(key), "_host.%s", a->key);
 	ks_kv_put_json(a->n->status, key, o, 0);

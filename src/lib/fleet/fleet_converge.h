@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include "fleet_nats.h"
 
+struct json_object;
+
 #define KS_FLEET_STATE_DEFAULT "/var/lib/kshield/fleet"
 
 struct ks_converge_cfg {
@@ -31,6 +33,9 @@ struct ks_converge_cfg {
 	int instances;		/* control plane: this many agents, hosts HOST-0..N-1 */
 	int resync_s;		/* recreate the watcher this often anyway (default 30) */
 	int report_ms;		/* refresh hits/status this often (default 1000) */
+	/* The agent's own facts for its registration (the fleet page shows
+	 * them): "guard", "lost", ...; NULL: none. */
+	void (*host_facts)(struct json_object *o);
 };
 
 /* The directory of public keys the agent verifies with: --keys, or with

@@ -605,6 +605,22 @@ static json_object *summarize(const char *name, json_object *rec, json_object *a
 	return o;
 }
 
+int ks_rollout_summaries_of(json_object *desired, json_object *all, json_object *audit,
+			    const char *only, bool per_host, json_object **out)
+{
+	*out = json_object_new_array();
+	json_object_object_foreach(desired, name, d) {
+		if (name[0] == '_' || (only && strcmp(only, name)))
+			continue;
+		json_object_array_add(*out, summarize(name, d, all, audit, per_host));
+	}
+	if (only && !json_object_array_length(*out)) {
+		json_object_put(*out);
+		return ks_err(-ENOENT, "shield %s is not in the fleet's desired state", only);
+	}
+	return 0;
+}
+
 int ks_rollout_summaries(struct ks_nats *n, const char *only, bool per_host, json_object **out)
 {
 	json_object *desired, *all, *audit;
@@ -623,20 +639,11 @@ int ks_rollout_summaries(struct ks_nats *n, const char *only, bool per_host, jso
 		json_object_put(all);
 		return err;
 	}
-	*out = json_object_new_array();
-	json_object_object_foreach(desired, name, d) {
-		if (name[0] == '_' || (only && strcmp(only, name)))
-			continue;
-		json_object_array_add(*out, summarize(name, d, all, audit, per_host));
-	}
+	err = ks_rollout_summaries_of(desired, all, audit, only, per_host, out);
 	json_object_put(desired);
 	json_object_put(all);
 	json_object_put(audit);
-	if (only && !json_object_array_length(*out)) {
-		json_object_put(*out);
-		return ks_err(-ENOENT, "shield %s is not in the fleet's desired state", only);
-	}
-	return 0;
+	return err;
 }
 
 int ks_rollout_change(struct ks_nats *n, const char *name, enum ks_rollout_change op,

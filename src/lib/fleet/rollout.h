@@ -65,6 +65,10 @@ int ks_rollout_deploy(const struct ks_rollout_deploy *d, const struct ks_nats_op
  * it is not there): its record and what the hosts' status entries say
  * about it, with each host's entry when @per_host. */
 int ks_rollout_summaries(struct ks_nats *n, const char *only, bool per_host, json_object **out);
+/* The same from the buckets' contents read already (ks_kv_all_json of
+ * kshield_desired, kshield_status and kshield_audit). */
+int ks_rollout_summaries_of(json_object *desired, json_object *status, json_object *audit,
+			    const char *only, bool per_host, json_object **out);
 
 /* promote, rollback and renew: a new version of the desired record, signed
  * with @key, written by compare-and-set. */
