@@ -7,7 +7,7 @@
 set -euo pipefail
 
 pkgs=(
-  make gcc binutils pkg-config clang-19 llvm-19 bpftool
+  make gcc binutils git pkg-config clang-19 llvm-19 bpftool
   libbpf-dev libelf-dev zlib1g-dev libzstd-dev libsqlite3-dev libjson-c-dev libdw-dev
   libcriterion-dev libsodium-dev
   qemu-system-x86 busybox-static cpio xz-utils kmod iproute2 util-linux
