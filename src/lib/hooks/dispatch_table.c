@@ -136,6 +136,9 @@ static const char *const hubs[] = {
 	"io_schedule", "schedule_idle", "__cond_resched", "do_exit", "do_group_exit",
 	"exit_to_user_mode_loop", "exit_to_user_mode_prepare", "irqentry_exit_to_user_mode",
 	"task_work_run", "resume_user_mode_work", "get_signal",
+	/* exec tears the old image down as exit does (io_uring cancel, files
+	 * closed on exec, the old mm): everything reachable from exit is */
+	"begin_new_exec",
 	"release_sock", "__release_sock",
 	"napi_busy_loop", "napi_busy_loop_rcu", "__napi_busy_loop", "net_rx_action",
 	"do_softirq", "__do_softirq", "handle_softirqs", "__local_bh_enable_ip", "irq_exit_rcu",

@@ -273,22 +273,29 @@ const char *ks_cg_object_in(struct ks_cg *g, int fi, uint32_t shndx, uint64_t of
 
 const char *ks_cg_object_at(struct ks_cg *g, int fi, uint64_t addr)
 {
+	uint64_t obj_off;
+
+	return ks_cg_object_off(g, fi, addr, &obj_off);
+}
+
+const char *ks_cg_object_off(struct ks_cg *g, int fi, uint64_t addr, uint64_t *off)
+{
 	struct ks_cg_file *f = &g->file[fi];
 	Elf_Scn *scn = NULL;
-	uint64_t obj_off;
+	uint64_t obj_off, *o = off ? off : &obj_off;
 
 	if (f->rel) {
 		Dwarf_Addr a = addr, bias;
 
 		scn = dwfl_module_address_section(f->mod, &a, &bias);
-		return scn ? object_at(f, elf_ndxscn(scn), a, &obj_off) : NULL;
+		return scn ? object_at(f, elf_ndxscn(scn), a, o) : NULL;
 	}
 	while ((scn = elf_nextscn(f->ef.elf, scn))) {
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) && !(sh.sh_flags & SHF_EXECINSTR) &&
 		    addr >= sh.sh_addr && addr < sh.sh_addr + sh.sh_size)
-			return object_at(f, elf_ndxscn(scn), addr - sh.sh_addr, &obj_off);
+			return object_at(f, elf_ndxscn(scn), addr - sh.sh_addr, o);
 	}
 	return NULL;
 }

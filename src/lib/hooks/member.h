@@ -37,6 +37,8 @@ int ks_member_walk(Dwarf_Die *type, uint64_t off, struct ks_member_at *out);
 /* The object symbol of file @fi at address @addr (as DWARF gives it,
  * bias added), or NULL. */
 const char *ks_cg_object_at(struct ks_cg *g, int fi, uint64_t addr);
+/* The same, and the offset of @addr in it. */
+const char *ks_cg_object_off(struct ks_cg *g, int fi, uint64_t addr, uint64_t *off);
 /* The object symbol of file @fi covering (@shndx, @off), or NULL. */
 const char *ks_cg_object_in(struct ks_cg *g, int fi, uint32_t shndx, uint64_t off);
 /* The struct type name of variable @obj of file @fi (arrays of structs:

@@ -187,7 +187,9 @@ static int makers_of(struct ks_cg *g, const char *obj, const char *sname, uint32
 
 			if (u->objfile != h->objfile || u->holder == reg || u->concrete == reg)
 				continue;
-			n = add(g, out, n, max, u->holder, "%s registered by %s() in %s, which keeps it in %s; that read by %s",
+			/* the function holding the call: a lock taken through an
+			 * inlined spin_lock is read by its caller, not by spin_lock */
+			n = add(g, out, n, max, u->concrete, "%s registered by %s() in %s, which keeps it in %s; that read by %s",
 				obj, rname, hname, h->obj);
 		}
 	}
