@@ -55,6 +55,34 @@ Test(hooks_rank, order_table)
 				 got[i].name, want[i].name);
 }
 
+Test(hooks_rank, rare_events_after_the_path)
+{
+	/* a module request and the SQPOLL thread's creation refuse a rare
+	 * event, not the call on the path: after the syscalls and the
+	 * netlink types, whatever their distance */
+	struct ks_hook_row rows[] = {
+		mk(KS_HOOK_LSM, "kernel_module_request", 1, false),
+		mk(KS_HOOK_LSM, "uring_sqpoll", 2, false),
+		mk(KS_HOOK_NETLINK, "rtnetlink RTM_NEWQDISC", 3, false),
+		mk(KS_HOOK_SYSCALL, "io_uring_enter", 4, false),
+		mk(KS_HOOK_LSM, "file_permission", 6, false),	/* one call off: on the path */
+	};
+
+	cr_expect(ks_hook_rare("kernel_module_request"));
+	cr_expect(ks_hook_rare("uring_sqpoll"));
+	cr_expect(!ks_hook_rare("file_permission"));
+	cr_expect(!ks_hook_rare("netlink_send"));
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		rows[i].rare = rows[i].kind == KS_HOOK_LSM && ks_hook_rare(rows[i].name);
+	rows[4].off_path = true;
+	ks_hook_rows_rank(rows, ARRAY_SIZE(rows));
+	cr_expect_str_eq(rows[0].name, "file_permission");
+	cr_expect_str_eq(rows[1].name, "io_uring_enter");
+	cr_expect_str_eq(rows[2].name, "rtnetlink RTM_NEWQDISC");
+	cr_expect_str_eq(rows[3].name, "kernel_module_request");
+	cr_expect_str_eq(rows[4].name, "uring_sqpoll");
+}
+
 Test(hooks_rank, variants_str)
 {
 	char b[64];

@@ -12,6 +12,7 @@
 #include "err.h"
 #include "debugfile.h"
 #include "callgraph.h"
+#include "member.h"
 
 #ifndef DW_TAG_GNU_call_site
 #define DW_TAG_GNU_call_site		0x4109
@@ -422,11 +423,21 @@ static void call_params(struct walk *w, Dwarf_Die *cs, uint32_t holder, uint32_t
 		if (dwarf_getlocation(&a, &ops, &nops) || nops != 1)
 			continue;
 		if (ops[0].atom == DW_OP_addr) {
-			const char *fn = func_at(g, w->fi, ops[0].number + g->file[w->fi].bias);
+			uint64_t addr = ops[0].number + g->file[w->fi].bias;
+			const char *fn = func_at(g, w->fi, addr), *obj;
 
 			if (fn && nf < 6) {
 				argnos[nf] = argno;
 				funcs[nf++] = intern(g, fn);
+			} else if (!fn && (obj = ks_cg_object_at(g, w->fi, addr))) {
+				if (grow((void **)&g->orefs, &g->orefs_cap, g->norefs + 1,
+					 sizeof(*g->orefs))) {
+					w->err = -ENOMEM;
+					return;
+				}
+				g->orefs[g->norefs++] = (struct ks_cg_oref){
+					.obj = obj, .holder = holder, .concrete = concrete, .to = to,
+					.file = w->fi, .objfile = w->fi, .argno = argno };
 			}
 		} else if (r.nconst < KS_CG_MAX_CONSTS) {
 			int64_t v;
@@ -557,6 +568,11 @@ static void top_subprogram(struct walk *w, Dwarf_Die *die)
 	if (id == KS_CG_NONE) {
 		w->err = -ENOMEM;
 		return;
+	}
+	if (!g->funcs[id].ret_struct) {
+		const char *rs = pointee_struct(die);
+
+		g->funcs[id].ret_struct = rs ? pool_dup(g, rs) : NULL;
 	}
 	lo = die_pc(die, false);
 	outline = lo || dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
@@ -736,6 +752,68 @@ static bool data_section(GElf_Shdr *sh)
 	       sh->sh_type == SHT_PROGBITS;
 }
 
+/* The function of a module holding (@shndx, @off): the last function
+ * symbol at or before it in that section. */
+static const char *fsym_holding(const struct ks_cg_fsym *s, size_t n, uint32_t shndx, uint64_t off)
+{
+	uint64_t key = (uint64_t)shndx << 40 | off;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s[mid].key <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && s[lo - 1].key >> 40 == shndx ? s[lo - 1].name : NULL;
+}
+
+/* A module's text relocations that take an address rather than call:
+ * every type but R_X86_64_PLT32 (calls and tail calls). */
+static int scan_code_refs(struct ks_cg *g, int fi, GElf_Shdr *sh, Elf_Data *d)
+{
+	struct ks_cg_file *f = &g->file[fi];
+	size_t cnt = d ? d->d_size / sizeof(Elf64_Rela) : 0;
+
+	for (size_t i = 0; i < cnt; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name = NULL, *holder;
+		bool func = false;
+		int t;
+
+		if (!gelf_getrela(d, i, &r) || !gelf_getsym(f->symdata, GELF_R_SYM(r.r_info), &sym))
+			continue;
+		t = GELF_R_TYPE(r.r_info);
+		if (t == R_X86_64_PLT32 || t == R_X86_64_NONE)
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF) {
+			name = elf_strptr(f->ef.elf, f->strndx, sym.st_name);
+			func = true;
+		} else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT && sym.st_shndx != SHN_UNDEF &&
+			   sym.st_shndx < SHN_LORESERVE) {
+			name = elf_strptr(f->ef.elf, f->strndx, sym.st_name);
+		} else if (GELF_ST_TYPE(sym.st_info) == STT_SECTION && sym.st_shndx < SHN_LORESERVE) {
+			/* lea .rodata+x(%rip): PC32 addends are off by the 4 bytes after */
+			int64_t a = r.r_addend + (t == R_X86_64_PC32 ? 4 : 0);
+
+			name = fsym_find(f->syms, f->nsyms, (uint64_t)sym.st_shndx << 40 | (uint64_t)a);
+			func = name != NULL;
+			if (!name && a >= 0)
+				name = ks_cg_object_in(g, fi, sym.st_shndx, (uint64_t)a);
+		}
+		if (!name || !*name || !(holder = fsym_holding(f->syms, f->nsyms, sh->sh_info, r.r_offset)))
+			continue;
+		if (grow((void **)&g->crefs, &g->crefs_cap, g->ncrefs + 1, sizeof(*g->crefs)))
+			return -ENOMEM;
+		g->crefs[g->ncrefs++] = (struct ks_cg_cref){ .name = name, .holder = holder, .file = fi,
+							      .func = func };
+	}
+	return 0;
+}
+
 /* vmlinux: every aligned data word that is a function's address. Modules:
  * every data relocation naming a function (or .text + its offset). */
 static int scan_data(struct ks_cg *g, int fi)
@@ -774,6 +852,11 @@ static int scan_data(struct ks_cg *g, int fi)
 			Elf_Scn *tgt = elf_getscn(ef.elf, sh.sh_info);
 			size_t i, cnt;
 
+			if (tgt && gelf_getshdr(tgt, &tsh) && (tsh.sh_flags & SHF_EXECINSTR) &&
+			    (tsh.sh_flags & SHF_ALLOC)) {
+				err = scan_code_refs(g, fi, &sh, elf_getdata(scn, NULL));
+				continue;
+			}
 			if (!tgt || !gelf_getshdr(tgt, &tsh) || !data_section(&tsh))
 				continue;
 			d = elf_getdata(scn, NULL);
@@ -795,8 +878,19 @@ static int scan_data(struct ks_cg *g, int fi)
 				else if (GELF_ST_TYPE(sym.st_info) == STT_SECTION)
 					fn = fsym_find(syms, nsyms, (uint64_t)sym.st_shndx << 40 |
 								    (uint64_t)r.r_addend);
-				if (fn && *fn)
+				if (fn && *fn) {
 					err = add_dref(g, fi, fn, sh.sh_info, r.r_offset);
+					continue;
+				}
+				if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT && sym.st_shndx != SHN_UNDEF &&
+				    sym.st_shndx < SHN_LORESERVE)
+					fn = elf_strptr(ef.elf, strndx, sym.st_name);
+				else if (GELF_ST_TYPE(sym.st_info) == STT_SECTION)
+					fn = ks_cg_object_in(g, fi, sym.st_shndx, (uint64_t)(sym.st_value + r.r_addend));
+				if (fn && *fn && !grow((void **)&g->odrefs, &g->odrefs_cap, g->nodrefs + 1,
+						       sizeof(*g->odrefs)))
+					g->odrefs[g->nodrefs++] = (struct ks_cg_odref){
+						.obj = fn, .file = fi, .shndx = sh.sh_info, .off = r.r_offset };
 			}
 		}
 	}
@@ -848,6 +942,9 @@ void ks_cg_free(struct ks_cg *g)
 	free(g->by_caller);
 	free(g->refs);
 	free(g->drefs);
+	free(g->orefs);
+	free(g->odrefs);
+	free(g->crefs);
 	free(g->holders);
 	free(g->vars);
 	free(g->enums);

@@ -61,6 +61,40 @@ struct ks_cg_ref {
 	uint64_t pc;
 };
 
+/* A data object's address passed as a constant argument: a registration
+ * (register_qdisc(&hfsc_qdisc_ops), crypto_register_notifier(&nb)) or a
+ * registry head (blocking_notifier_call_chain(&crypto_chain, ...)). */
+struct ks_cg_oref {
+	const char *obj;	/* the object's symbol */
+	uint32_t holder;	/* the function making the call */
+	uint32_t concrete;	/* out-of-line function holding the site */
+	uint32_t to;		/* the function it is passed to */
+	uint8_t file;		/* where the call is */
+	uint8_t objfile;	/* where the object is */
+	int8_t argno;
+};
+
+/* A module's data object whose address sits in its static data (a
+ * relocation: hfsc_qdisc_ops.cl_ops = &hfsc_class_ops). vmlinux's are
+ * found on demand (ks_obj_refs). */
+struct ks_cg_odref {
+	const char *obj;
+	uint8_t file;
+	uint32_t shndx;
+	uint64_t off;
+};
+
+/* A module's code taking the address of a function or object (a
+ * relocation in its text that is no call): &fn stored at run time
+ * (prot->recvmsg = tls_sw_recvmsg in build_protos), an ops object set at
+ * run time (set->variant = &bitmap_ip in bitmap_ip_create). */
+struct ks_cg_cref {
+	const char *name;	/* the function or object */
+	const char *holder;	/* the function whose code takes it */
+	uint8_t file;
+	bool func;		/* a function (else an object) */
+};
+
 /* A function's address in static data. */
 struct ks_cg_dref {
 	uint32_t func;
@@ -82,6 +116,7 @@ struct ks_cg_func {
 	uint8_t file;		/* where its DIE was seen first (die_off) */
 	Dwarf_Off die;		/* an out-of-line or abstract DIE (0: none) */
 	uint64_t lowpc;		/* entry of its first out-of-line copy (0: none) */
+	const char *ret_struct;	/* the struct it returns a pointer to, NULL */
 	uint32_t ncallers;	/* after ks_cg_finish: edges into it */
 	uint32_t first_caller;	/* index into the callers index */
 	uint32_t ncallees;	/* edges out of it */
@@ -142,6 +177,12 @@ struct ks_cg {
 	struct ks_cg_ref *refs;
 	size_t ndrefs, drefs_cap;
 	struct ks_cg_dref *drefs;
+	size_t norefs, orefs_cap;
+	struct ks_cg_oref *orefs;
+	size_t nodrefs, odrefs_cap;
+	struct ks_cg_odref *odrefs;
+	size_t ncrefs, crefs_cap;
+	struct ks_cg_cref *crefs;
 
 	/* Functions that call through a pointer and hold a pointer to a
 	 * struct (a parameter or variable): the possible dispatchers of that

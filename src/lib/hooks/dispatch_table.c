@@ -38,6 +38,7 @@ static const struct ks_dispatch dispatch[] = {
 	{ "tcf_proto_ops.init", "tcf_proto_create", NULL, 0, NULL },
 	{ "Qdisc_ops.init", "qdisc_create", NULL, 0, NULL },
 	{ "Qdisc_ops.change", "qdisc_change", NULL, 0, NULL },
+	{ "Qdisc_class_ops.change", "tc_ctl_tclass", NULL, 0, NULL },
 	/* sockets */
 	{ "proto_ops.setsockopt", "__sys_setsockopt,do_sock_setsockopt", NULL, 0, NULL },
 	{ "proto_ops.getsockopt", "__sys_getsockopt,do_sock_getsockopt", NULL, 0, NULL },
@@ -58,6 +59,7 @@ static const struct ks_dispatch dispatch[] = {
 	{ "nf_sockopt_ops.get", "nf_getsockopt,nf_sockopt", NULL, 0, NULL },
 	{ "af_alg_type.accept", "af_alg_accept", "af_alg", 0, NULL },
 	{ "af_alg_type.setkey", "alg_setkey", "af_alg", 0, NULL },
+	{ "af_alg_type.bind", "alg_bind", "af_alg", 0, NULL },
 	/* files and file systems */
 	{ "fs_context_operations.parse_param", "vfs_parse_fs_param", NULL, 0, NULL },
 	{ "fs_context_operations.get_tree", "vfs_get_tree", NULL, 0, NULL },
@@ -70,6 +72,15 @@ static const struct ks_dispatch dispatch[] = {
 	{ "file_operations.write_iter", "call_write_iter,new_sync_write,do_iter_readv_writev,vfs_iter_write,do_iter_write", NULL, 0, NULL },
 	{ "file_operations.read_iter", "call_read_iter,new_sync_read,do_iter_readv_writev,vfs_iter_read,do_iter_read", NULL, 0, NULL },
 	{ "file_operations.unlocked_ioctl", "vfs_ioctl", NULL, 0, NULL },
+	{ "file_operations.read", "vfs_read", NULL, 0, NULL },
+	{ "file_operations.write", "vfs_write", NULL, 0, NULL },
+	{ "seq_operations.show", "seq_read_iter,traverse", NULL, 0, NULL },
+	/* kernfs and the files made on it (cgroup's cftype), sysctl */
+	{ "kernfs_ops.write", "kernfs_fop_write_iter", NULL, 0, NULL },
+	{ "cftype.write", "cgroup_file_write", NULL, 0, NULL },
+	{ "cftype.write_u64", "cgroup_file_write", NULL, 0, NULL },
+	{ "cftype.write_s64", "cgroup_file_write", NULL, 0, NULL },
+	{ "ctl_table.proc_handler", "proc_sys_call_handler", NULL, 0, NULL },
 	{ "file_operations.splice_write", "do_splice_from", NULL, 0, NULL },
 	/* the call through it: do_splice_to (6.1), do_splice_read (6.12) */
 	{ "file_operations.splice_read", "do_splice_to,do_splice_read", NULL, 0, NULL },
@@ -125,6 +136,9 @@ static const char *const hubs[] = {
 	"io_schedule", "schedule_idle", "__cond_resched", "do_exit", "do_group_exit",
 	"exit_to_user_mode_loop", "exit_to_user_mode_prepare", "irqentry_exit_to_user_mode",
 	"task_work_run", "resume_user_mode_work", "get_signal",
+	/* exec tears the old image down as exit does (io_uring cancel, files
+	 * closed on exec, the old mm): everything reachable from exit is */
+	"begin_new_exec",
 	"release_sock", "__release_sock",
 	"napi_busy_loop", "napi_busy_loop_rcu", "__napi_busy_loop", "net_rx_action",
 	"do_softirq", "__do_softirq", "handle_softirqs", "__local_bh_enable_ip", "irq_exit_rcu",

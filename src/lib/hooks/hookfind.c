@@ -15,6 +15,7 @@
 #include "dispatch_table.h"
 #include "kmodtree.h"
 #include "member.h"
+#include "registry.h"
 #include "hookfind.h"
 
 enum hop {
@@ -26,7 +27,15 @@ enum hop {
 	HOP_REGISTERED,		/* dispatches what a registrar recorded */
 	HOP_NAMED,		/* calls through a run-time callback (dispatch_table.c) */
 	HOP_GUESS,		/* holds a pointer to the struct and calls through a pointer */
+	HOP_MADE,		/* makes (looks up by name) the object holding child (registry.h) */
 };
+
+/* Functions on paths after which the no-row fallback's guesses stop: a
+ * guess through a notifier chain reaches half the kernel (32k functions,
+ * minutes of search), and the nearest rows are found long before. */
+#define FALLBACK_MAX 2000
+#define KS_STR2(x) #x
+#define KS_STR(x) KS_STR2(x)
 
 struct lost {
 	int dist;
@@ -39,6 +48,9 @@ struct search {
 	struct ks_hooks_result *r;
 	struct ks_kmodtree tree;
 	int maxdist;
+	bool guess;		/* q->guess, or the fallback when nothing else gave a row */
+	bool capped;		/* the fallback stopped at FALLBACK_MAX functions */
+	uint8_t module_done[KS_CG_MAX_FILES];	/* ks_module_makers followed */
 
 	/* per function */
 	int *dist;
@@ -245,6 +257,10 @@ static void visit(struct search *s, uint32_t f, uint32_t child, enum hop hop, si
 	s->links[s->nlinks++].to = child;
 	if (s->dist[f] >= 0)
 		return;
+	if (s->guess && !s->q->guess && s->nqueue >= FALLBACK_MAX) {
+		s->capped = true;	/* the fallback's guesses stop here */
+		return;
+	}
 	s->dist[f] = s->dist[child] + 1;
 	s->guessed[f] = s->guessed[child] || hop == HOP_GUESS;
 	s->child[f] = child;
@@ -363,7 +379,7 @@ static void add_guess(struct search *s, uint32_t f, const char *member, const ch
 	gs->f = f;
 	snprintf(gs->sname, sizeof(gs->sname), "%.*s", (int)(dot - member), member);
 	snprintf(gs->note, sizeof(gs->note), "guessed: %s in %s", member, expr);
-	if (s->phase2 && s->q->guess)
+	if (s->phase2 && s->guess)
 		run_guesses(s);
 }
 
@@ -379,6 +395,33 @@ static void run_guesses(struct search *s)
 				visit(s, g->holders[h].func, gs->f, HOP_GUESS, 0, gs->note);
 	}
 	s->nguesses = 0;
+}
+
+static int visit_made(struct search *s, uint32_t f, const struct ks_made *m, int n)
+{
+	for (int i = 0; i < n; i++)
+		visit(s, m[i].func, f, HOP_MADE, 0, m[i].note);
+	return n;
+}
+
+/* A function reached only through pointers stored at run time, in a
+ * module: the module's registrations are the way in (once per module). */
+static int module_way_in(struct search *s, uint32_t f, char *why, size_t whylen)
+{
+	const struct ks_cg_func *fn = &s->g->funcs[f];
+	struct ks_made m[KS_REGISTRY_MAX_MAKERS];
+	int n;
+
+	why[0] = 0;
+	if (!s->g->file[fn->file].rel)
+		return 0;
+	if (s->module_done[fn->file]) {
+		snprintf(why, whylen, "module %s: its registrations followed already", s->g->file[fn->file].name);
+		return -1;
+	}
+	s->module_done[fn->file] = 1;
+	n = ks_module_makers(s->g, fn->file, m, KS_REGISTRY_MAX_MAKERS, why, whylen);
+	return visit_made(s, f, m, n);
 }
 
 static void expand_drefs(struct search *s, uint32_t f, int *found, int *said)
@@ -404,9 +447,28 @@ static void expand_drefs(struct search *s, uint32_t f, int *found, int *said)
 		}
 		disp = ks_dispatch_find(ma.member);
 		if (!disp) {
-			lostf(s, s->dist[f], "lost at %s: in %s (%s), no dispatcher known for %s%s",
-			      fname(s, f), ma.expr, ma.member, ma.member,
-			      s->q->guess ? " (followed as a guess: functions holding that struct and calling through a pointer)" : "");
+			struct ks_made m[KS_REGISTRY_MAX_MAKERS];
+			char sname[160], why[256], why2[256], *dot;
+			int nm, mm;
+
+			snprintf(sname, sizeof(sname), "%s", ma.member);
+			dot = strchr(sname, '.');
+			if (dot)
+				*dot = 0;
+			nm = ks_registry_makers(g, ma.object, d->file, sname, m, KS_REGISTRY_MAX_MAKERS,
+						why, sizeof(why));
+			if (nm > 0) {
+				(*found) += visit_made(s, f, m, nm);
+				continue;
+			}
+			mm = module_way_in(s, f, why2, sizeof(why2));
+			if (mm > 0)
+				(*found) += mm;
+			lostf(s, s->dist[f], "lost at %s: in %s (%s), no dispatcher known for %s (%s%s%s)%s%s",
+			      fname(s, f), ma.expr, ma.member, ma.member, why,
+			      why2[0] ? "; " : "", why2,
+			      mm > 0 ? "; followed the module's registrations instead" : "",
+			      s->guess ? " (followed as a guess: functions holding that struct and calling through a pointer)" : "");
 			(*said)++;
 			add_guess(s, f, ma.member, ma.expr);
 			continue;
@@ -497,8 +559,25 @@ static void expand(struct search *s, uint32_t f)
 		if (disp && visit_list(s, disp->dispatchers, f, HOP_NAMED, member))
 			found++;
 	}
-	if (!found && !said && !(s->hop[f] == HOP_SOURCE && n))
-		lostf(s, s->dist[f], "lost at %s: no direct caller, no table holds it", name);
+	if (!found && !said && !(s->hop[f] == HOP_SOURCE && n)) {
+		struct ks_made m[KS_REGISTRY_MAX_MAKERS];
+		int nm = ks_code_takers(g, name, g->funcs[f].file, true, m, 0, KS_REGISTRY_MAX_MAKERS);
+		char why[256];
+		int mm;
+
+		if (nm > 0) {
+			visit_made(s, f, m, nm);
+			return;
+		}
+		mm = module_way_in(s, f, why, sizeof(why));
+
+		if (mm > 0)
+			lostf(s, s->dist[f], "lost at %s: no direct caller, no table holds it (a pointer stored at run time?); followed %s's registrations instead",
+			      name, s->g->file[s->g->funcs[f].file].name);
+		else if (mm == 0)
+			lostf(s, s->dist[f], "lost at %s: no direct caller, no table holds it (a pointer stored at run time, a work item or a kernel thread%s%s)",
+			      name, why[0] ? "; " : "", why);
+	}
 }
 
 /* ---- refusal points of one function on the path ---------------------- */
@@ -637,7 +716,12 @@ static bool runs_after(const struct search *s, uint32_t f, uint32_t concrete, ui
 	}
 }
 
-static void point_row(struct search *s, uint32_t f, const struct ks_cg_edge *e, uint32_t via)
+/* @e: a security_ or tracepoint call in @f (or in @via, inlined into @f).
+ * @off: the call in @f to the out-of-line helper holding @e, when the
+ * helper is off the path (rw_verify_area -> security_file_permission):
+ * the row is one call further and ordered by that call. */
+static void point_row(struct search *s, uint32_t f, const struct ks_cg_edge *e, uint32_t via,
+		      const struct ks_cg_edge *off)
 {
 	const char *callee = fname(s, e->callee);
 	enum ks_hook_kind kind;
@@ -657,16 +741,21 @@ static void point_row(struct search *s, uint32_t f, const struct ks_cg_edge *e, 
 	} else {
 		return;
 	}
-	after = runs_after(s, f, e->concrete, e->pc, &known);
+	if (off && kind != KS_HOOK_LSM)
+		return;
+	after = off ? runs_after(s, f, off->concrete, off->pc, &known) :
+		      runs_after(s, f, e->concrete, e->pc, &known);
 	if (!s->reach[f])
 		return;	/* only kernel threads, boot or other callers lead here */
 	guessed = s->guessed[f] || s->reach[f] == 2;
 	row = row_get(s, kind, name);
-	if (!row || !row_better(row, s->dist[f], after, guessed))
+	if (!row || !row_better(row, s->dist[f] + (off ? 1 : 0), after, guessed))
 		return;
 	s->row_at[row - s->rows] = f;
 	row->guessed = guessed;
-	row->distance = s->dist[f];
+	row->distance = s->dist[f] + (off ? 1 : 0);
+	row->off_path = off != NULL;
+	row->rare = kind == KS_HOOK_LSM && ks_hook_rare(name);
 	row->after = after;
 	row->order_known = known;
 	row->variants = kind == KS_HOOK_LSM ? KS_VARIANT_LSM | KS_VARIANT_FMOD_RET : KS_VARIANT_TP;
@@ -686,6 +775,45 @@ static void point_row(struct search *s, uint32_t f, const struct ks_cg_edge *e, 
 	path_of(s, f, row);
 }
 
+/* An out-of-line helper called from @f, off the path, that calls a
+ * security_ function itself and passes its verdict on (it returns a
+ * value): rw_verify_area -> security_file_permission, inode_permission ->
+ * security_inode_permission. Its hook refuses the call on the path as
+ * well as one on the path would. */
+static void off_path_checks(struct search *s, uint32_t f, const struct ks_cg_edge *call)
+{
+	const struct ks_cg *g = s->g;
+	uint32_t c = call->callee, n;
+	const struct ks_cg_func *fn = &g->funcs[c];
+	const uint32_t *out;
+	Dwarf_Attribute a;
+	Dwarf_Die die;
+
+	if (!strncmp(fn->name, "security_", 9) || !(fn->flags & KS_CGF_OUTLINE) || !fn->die ||
+	    !dwarf_offdie(g->file[fn->file].dw, fn->die, &die) ||
+	    !dwarf_attr_integrate(&die, DW_AT_type, &a))
+		return;	/* a void helper passes no verdict on */
+	out = ks_cg_callees(g, c, &n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ks_cg_edge *e = &g->edges[out[i]];
+
+		if (e->kind == KS_CG_CALL && e->concrete == c && e->caller == c &&
+		    !strncmp(g->funcs[e->callee].name, "security_", 9))
+			point_row(s, f, e, c, call);
+	}
+}
+
+/* socketcall(2) and ipc(2) inline every call they multiplex: the hooks of
+ * the others (bind, listen beside sendto) are no refusal points of the
+ * path through one of them. */
+static bool multiplexer(const struct search *s, uint32_t f)
+{
+	char abi[16];
+	const char *sc = ks_syscall_of(fname(s, f), abi, sizeof(abi));
+
+	return sc && (!strcmp(sc, "socketcall") || !strcmp(sc, "ipc"));
+}
+
 static void points_of(struct search *s, uint32_t f)
 {
 	const struct ks_cg *g = s->g;
@@ -695,17 +823,19 @@ static void points_of(struct search *s, uint32_t f)
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ks_cg_edge *e = &g->edges[out[i]];
 
-		point_row(s, f, e, KS_CG_NONE);
+		point_row(s, f, e, KS_CG_NONE, NULL);
+		if (e->kind == KS_CG_CALL && s->dist[e->callee] < 0)
+			off_path_checks(s, f, e);
 		/* one level into helpers inlined here that are not on a path
 		 * themselves (those give their own rows) */
-		if (e->kind != KS_CG_INLINED || s->dist[e->callee] >= 0)
+		if (e->kind != KS_CG_INLINED || s->dist[e->callee] >= 0 || multiplexer(s, f))
 			continue;
 		out2 = ks_cg_callees(g, e->callee, &m);
 		for (uint32_t j = 0; j < m; j++) {
 			const struct ks_cg_edge *e2 = &g->edges[out2[j]];
 
 			if (e2->concrete == e->concrete)
-				point_row(s, f, e2, e->callee);
+				point_row(s, f, e2, e->callee, NULL);
 		}
 	}
 }
@@ -905,6 +1035,8 @@ static int search_run(struct search *s, uint32_t *src, int nsrc)
 			  &s->dref_first, &s->dref_idx))
 		return ks_err(-ENOMEM, "out of memory searching the call graph");
 	memset(s->dist, 0xff, nf * sizeof(int));
+	memset(s->module_done, 0, sizeof(s->module_done));
+	s->capped = false;
 	for (int i = 0; i < nsrc; i++) {
 		if (s->dist[src[i]] >= 0)
 			continue;
@@ -915,7 +1047,7 @@ static int search_run(struct search *s, uint32_t *src, int nsrc)
 	for (head = 0; head < s->nqueue && !s->err; head++)
 		expand(s, s->queue[head]);
 	s->phase2 = true;	/* the confirmed search is done: now the guesses */
-	if (s->q->guess)
+	if (s->guess)
 		run_guesses(s);
 	else
 		s->nguesses = 0;
@@ -980,6 +1112,8 @@ int ks_hooks_find(const struct ks_hooks_query *q, struct ks_hooks_result *r)
 		for (int i = 0; i < n && !err; i++)
 			err = load_module(&s, idx[i], 0);
 	}
+	s.guess = q->guess;
+again:
 	for (iter = 0; !err && iter < 8; iter++) {
 		err = ks_cg_finish(&g);
 		if (err)
@@ -1014,6 +1148,15 @@ int ks_hooks_find(const struct ks_hooks_query *q, struct ks_hooks_result *r)
 				err = load_module(&s, m, 0);
 		}
 	}
+	/* "lost" is never the whole answer: with no sure path, the guesses
+	 * (functions holding the struct and calling through a pointer) */
+	if (!err && !s.nrows && !s.guess) {
+		s.guess = true;
+		goto again;
+	}
+	if (!err && s.guess && !q->guess)
+		lostf(&s, -1, "no sure path from user space: the rows are guesses (--guess), through the functions holding a struct whose member no table names%s",
+		      s.capped ? " (stopped at " KS_STR(FALLBACK_MAX) " functions on paths: --guess walks them all)" : "");
 	if (!err) {
 		/* where the functions are, and where they are inlined */
 		for (int i = 0; i < nsrc; i++) {

@@ -5,11 +5,24 @@
 #include "array.h"
 #include "hookrank.h"
 
+bool ks_hook_rare(const char *name)
+{
+	static const char *const rare[] = {
+		"kernel_module_request", "kernel_load_data", "kernel_read_file",
+		"kernel_post_load_data", "kernel_post_read_file", "uring_sqpoll",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rare); i++)
+		if (!strcmp(rare[i], name))
+			return true;
+	return false;
+}
+
 int ks_hook_tier(const struct ks_hook_row *r)
 {
 	switch (r->kind) {
 	case KS_HOOK_LSM:
-		return r->after || r->no_verdict ? 4 : r->guessed ? 2 : 0;
+		return r->after || r->no_verdict || r->rare ? 4 : r->guessed ? 2 : 0;
 	case KS_HOOK_TRACEPOINT:
 	case KS_HOOK_SYSCALL:
 		return r->guessed ? 2 : 1;

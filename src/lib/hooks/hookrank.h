@@ -13,7 +13,12 @@
  *   3  what reaches the function: netlink message types, io_uring opcodes
  *      (what a hook above filters on, not hooks themselves);
  *   4  LSM hooks that run only after the next call (too late to refuse),
- *      and those returning void (security_sk_classify_flow: no verdict).
+ *      those returning void (security_sk_classify_flow: no verdict), and
+ *      those that refuse only a rare event on the way (ks_hook_rare: a
+ *      module request, the SQPOLL thread's creation), not the path.
+ * An LSM hook one call off the path (a helper on the path calls it and
+ * returns its verdict: rw_verify_area -> security_file_permission) counts
+ * as on the path, one call further.
  * Within a tier: distance, then kind, then name.
  */
 #ifndef KSHIELD_HOOKRANK_H
@@ -43,6 +48,8 @@ struct ks_hook_row {
 	bool order_known;	/* whether @after was decided from addresses */
 	bool no_verdict;	/* LSM hook returning void: it cannot refuse */
 	bool guessed;		/* its path has a guessed step: lower confidence */
+	bool off_path;		/* in a helper one call off the path (via) */
+	bool rare;		/* refuses only a rare event on the way (ks_hook_rare) */
 	char at[128];		/* the function on the path holding it */
 	char via[128];		/* the inlined helper holding the call, "" */
 	char from[64];		/* a syscall reaching it ("sendmsg"): the tp variant's kill point */
@@ -52,6 +59,9 @@ struct ks_hook_row {
 	unsigned kernels;	/* bit i: found on the i-th kernel queried */
 };
 
+/* Whether LSM hook @name refuses only a rare event (a module load, a
+ * firmware read, the SQPOLL thread's creation), not the call it sits on. */
+bool ks_hook_rare(const char *name);
 /* Tier of @r (see above). */
 int ks_hook_tier(const struct ks_hook_row *r);
 /* qsort comparator: the order above. */

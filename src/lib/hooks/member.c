@@ -263,3 +263,125 @@ int ks_member_at(struct ks_cg *g, const struct ks_cg_dref *d, struct ks_member_a
 		return -ENOENT;
 	return ks_member_walk(&type, obj_off, out);
 }
+
+const char *ks_cg_object_in(struct ks_cg *g, int fi, uint32_t shndx, uint64_t off)
+{
+	uint64_t obj_off;
+
+	return object_at(&g->file[fi], shndx, off, &obj_off);
+}
+
+const char *ks_cg_object_at(struct ks_cg *g, int fi, uint64_t addr)
+{
+	uint64_t obj_off;
+
+	return ks_cg_object_off(g, fi, addr, &obj_off);
+}
+
+const char *ks_cg_object_off(struct ks_cg *g, int fi, uint64_t addr, uint64_t *off)
+{
+	struct ks_cg_file *f = &g->file[fi];
+	Elf_Scn *scn = NULL;
+	uint64_t obj_off, *o = off ? off : &obj_off;
+
+	if (f->rel) {
+		Dwarf_Addr a = addr, bias;
+
+		scn = dwfl_module_address_section(f->mod, &a, &bias);
+		return scn ? object_at(f, elf_ndxscn(scn), a, o) : NULL;
+	}
+	while ((scn = elf_nextscn(f->ef.elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) && !(sh.sh_flags & SHF_EXECINSTR) &&
+		    addr >= sh.sh_addr && addr < sh.sh_addr + sh.sh_size)
+			return object_at(f, elf_ndxscn(scn), addr - sh.sh_addr, o);
+	}
+	return NULL;
+}
+
+const char *ks_var_struct(struct ks_cg *g, const char *obj, int fi)
+{
+	Dwarf_Die t;
+
+	if (!var_type(g, obj, fi, &t))
+		return NULL;
+	for (int i = 0; i < 8; i++) {
+		int tag = dwarf_tag(&t);
+
+		if (tag == DW_TAG_structure_type)
+			return dwarf_diename(&t);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type &&
+		    tag != DW_TAG_array_type)
+			return NULL;
+		if (!die_type(&t, &t))
+			return NULL;
+	}
+	return NULL;
+}
+
+/* The object's address in vmlinux (file 0): its symbol. */
+static bool object_addr(struct ks_cg_file *f, const char *obj, uint64_t *addr)
+{
+	size_t cnt = f->symdata ? f->symdata->d_size / sizeof(Elf64_Sym) : 0;
+
+	for (size_t i = 1; i < cnt; i++) {
+		GElf_Sym sym;
+		const char *n;
+
+		if (!gelf_getsym(f->symdata, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+			continue;
+		n = elf_strptr(f->ef.elf, f->strndx, sym.st_name);
+		if (n && !strcmp(n, obj)) {
+			*addr = sym.st_value;
+			return true;
+		}
+	}
+	return false;
+}
+
+int ks_obj_refs(struct ks_cg *g, const char *obj, int fi, struct ks_member_at *out, int *outfile,
+		int max)
+{
+	struct ks_cg_file *f = &g->file[fi];
+	int n = 0;
+
+	if (f->rel) {
+		for (size_t i = 0; i < g->nodrefs && n < max; i++) {
+			const struct ks_cg_odref *o = &g->odrefs[i];
+			struct ks_cg_dref d = { .file = o->file, .shndx = o->shndx, .off = o->off };
+
+			if (o->file != fi || strcmp(o->obj, obj))
+				continue;
+			if (ks_member_at(g, &d, &out[n]) == 0) {
+				outfile[n] = fi;
+				n++;
+			}
+		}
+		return n;
+	}
+	uint64_t addr;
+	Elf_Scn *scn = NULL;
+
+	if (!object_addr(f, obj, &addr))
+		return 0;
+	while (n < max && (scn = elf_nextscn(f->ef.elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR) ||
+		    sh.sh_type != SHT_PROGBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		for (uint64_t o = 0; o + 8 <= d->d_size && n < max; o += 8) {
+			uint64_t v;
+			struct ks_cg_dref dr = { .file = fi, .shndx = elf_ndxscn(scn), .off = o };
+
+			memcpy(&v, (char *)d->d_buf + o, 8);
+			if (v == addr && ks_member_at(g, &dr, &out[n]) == 0) {
+				outfile[n] = fi;
+				n++;
+			}
+		}
+	}
+	return n;
+}

@@ -34,4 +34,21 @@ bool ks_var_has_member(struct ks_cg *g, const char *var, const char *member);
  * member path into @out (pure DWARF: unit-tested on the build's own). */
 int ks_member_walk(Dwarf_Die *type, uint64_t off, struct ks_member_at *out);
 
+/* The object symbol of file @fi at address @addr (as DWARF gives it,
+ * bias added), or NULL. */
+const char *ks_cg_object_at(struct ks_cg *g, int fi, uint64_t addr);
+/* The same, and the offset of @addr in it. */
+const char *ks_cg_object_off(struct ks_cg *g, int fi, uint64_t addr, uint64_t *off);
+/* The object symbol of file @fi covering (@shndx, @off), or NULL. */
+const char *ks_cg_object_in(struct ks_cg *g, int fi, uint32_t shndx, uint64_t off);
+/* The struct type name of variable @obj of file @fi (arrays of structs:
+ * the element's), or NULL. */
+const char *ks_var_struct(struct ks_cg *g, const char *obj, int fi);
+/* Where the address of object @obj of file @fi sits in static data: up to
+ * @max members of other objects ("hfsc_qdisc_ops" holding hfsc_class_ops
+ * in its Qdisc_ops.cl_ops); vmlinux's data is scanned for the address,
+ * modules' relocations were kept (odrefs). Returns how many. */
+int ks_obj_refs(struct ks_cg *g, const char *obj, int fi, struct ks_member_at *out, int *outfile,
+		int max);
+
 #endif /* KSHIELD_MEMBER_H */
