@@ -17,14 +17,13 @@
 #include "pins.h"
 #include "sysdispatch.h"
 #include "slot_keep.h"
+#include "syschain.h"
 #include "sysdispatch.skel.h"
 #include "sysdispatch_nobtf.skel.h"
 
 #define KS_PIN_DISPATCH "dispatch"
 #define NOLOOP "__noloop"
 #define COMPAT32 "__compat32"
-
-static const char *const hook_name[KS_SYS_HOOKS] = { "enter", "exit", "enter32", "exit32" };
 
 /* The metadata value of @prefix<prog>, else of @prefix<prog without
  * @suffix> for each suffix given. */
@@ -72,7 +71,7 @@ static int parse_reg(const char *v, struct ks_sys_slot *s, char *why, size_t len
 	if (!p)
 		goto bad;
 	*p++ = '\0';
-	for (hook = 0; hook < KS_SYS_HOOKS && strcmp(buf, hook_name[hook]); hook++)
+	for (hook = 0; hook < KS_SYS_HOOKS && strcmp(buf, ks_sys_hook_name(hook)); hook++)
 		;
 	if (hook == KS_SYS_HOOKS)
 		goto bad;
@@ -82,7 +81,7 @@ static int parse_reg(const char *v, struct ks_sys_slot *s, char *why, size_t len
 
 		if (nr < 0)
 			continue;
-		if (end == tok || nr >= KS_SYS_NR_MAX || s->nregs >= KS_SYS_REGS)
+		if (end == tok || nr >= KS_SYS_NR_HOOKED || s->nregs >= KS_SYS_REGS)
 			goto bad;
 		s->reg[s->nregs].hook = hook;
 		s->reg[s->nregs++].nr = nr;
@@ -90,7 +89,7 @@ static int parse_reg(const char *v, struct ks_sys_slot *s, char *why, size_t len
 	return 0;
 bad:
 	snprintf(why, len, "%s: bad syscall registration \"%s\" (want \"enter|exit|enter32|exit32 "
-		 "NR,...\", at most %d numbers below %d)", s->prog, v, KS_SYS_REGS, KS_SYS_NR_MAX);
+		 "NR,...\", at most %d numbers below %d)", s->prog, v, KS_SYS_REGS, KS_SYS_NR_HOOKED);
 	return -EINVAL;
 }
 
@@ -134,7 +133,7 @@ static int open_map(const char *name)
 }
 
 struct maps {
-	int progs, chains, slots;
+	int progs, chains, slots, bits;
 };
 
 static void maps_close(struct maps *m)
@@ -145,6 +144,8 @@ static void maps_close(struct maps *m)
 		close(m->chains);
 	if (m->slots >= 0)
 		close(m->slots);
+	if (m->bits >= 0)
+		close(m->bits);
 }
 
 /* The dispatcher's object, opened and fitted (ks_fit_nobtf): on a kernel
@@ -168,28 +169,49 @@ static struct bpf_object *disp_open(struct bpf_object_open_opts *opts)
 	return obj;
 }
 
-/* Load the dispatcher's object once (which pins ks_sys_slots and reuses
- * the maps the shields made), attach the programs @want asks for and pin
- * them; unpin those it does not. */
-static int attach(bool want_enter, bool want_exit)
+/* The dispatcher's program for (@dir, @seg): ks_sys_enter, ks_sys_exit
+ * for a chain's first segment, ks_sys_enter_<seg> for the further ones;
+ * its link is pinned as <bpffs>/dispatch/link_<name>. */
+static void prog_name(char *buf, size_t len, int dir, int seg)
+{
+	if (seg)
+		snprintf(buf, len, "ks_sys_%s_%d", dir ? "exit" : "enter", seg);
+	else
+		snprintf(buf, len, "ks_sys_%s", dir ? "exit" : "enter");
+}
+
+static void link_pin(char *buf, size_t len, int dir, int seg)
+{
+	char name[32];
+
+	prog_name(name, sizeof(name), dir, seg);
+	ks_pin_path(buf, len, KS_PIN_DISPATCH "/" KS_PIN_LINK "%s", name);
+}
+
+/* Attach the dispatcher's programs for the first @want[dir] segments of
+ * each direction, loading its object once (which pins ks_sys_slots and
+ * reuses the maps the shields made) when one is missing, and pin them;
+ * unpin those not wanted. */
+static int attach(const int want[2])
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
-	char maps[PATH_MAX], dir[PATH_MAX], pe[PATH_MAX], px[PATH_MAX];
-	bool has_enter, has_exit;
+	char maps[PATH_MAX], dir[PATH_MAX], pin[PATH_MAX], name[32];
 	struct bpf_object *obj;
+	bool missing = false;
 	int err = 0;
 
-	ks_pin_path(dir, sizeof(dir), KS_PIN_DISPATCH);
-	ks_pin_path(pe, sizeof(pe), KS_PIN_DISPATCH "/" KS_PIN_LINK "ks_sys_enter");
-	ks_pin_path(px, sizeof(px), KS_PIN_DISPATCH "/" KS_PIN_LINK "ks_sys_exit");
-	has_enter = !access(pe, F_OK);
-	has_exit = !access(px, F_OK);
-	if (has_enter && !want_enter)
-		unlink(pe);
-	if (has_exit && !want_exit)
-		unlink(px);
-	if ((has_enter || !want_enter) && (has_exit || !want_exit))
+	for (int d = 0; d < 2; d++) {
+		for (int seg = 0; seg < KS_SYS_SEGS; seg++) {
+			link_pin(pin, sizeof(pin), d, seg);
+			if (seg >= want[d])
+				unlink(pin);
+			else if (access(pin, F_OK))
+				missing = true;
+		}
+	}
+	if (!missing)
 		return 0;
+	ks_pin_path(dir, sizeof(dir), KS_PIN_DISPATCH);
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return ks_err(-errno, "can't create %s: %s", dir, strerror(errno));
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
@@ -204,27 +226,21 @@ static int attach(bool want_enter, bool want_exit)
 		err = ks_err(err, "can't load the syscall dispatcher: %s", strerror(-err));
 		goto out;
 	}
-	if (want_enter && !has_enter) {
-		struct bpf_link *l = bpf_program__attach(
-			bpf_object__find_program_by_name(obj, "ks_sys_enter"));
+	for (int d = 0; d < 2 && !err; d++) {
+		for (int seg = 0; seg < want[d] && !err; seg++) {
+			struct bpf_link *l;
 
-		err = l ? bpf_link__pin(l, pe) : -errno;
-		bpf_link__destroy(l);
-		if (err) {
-			err = ks_err(err, "can't attach the dispatcher to raw_tp/sys_enter: %s",
-				     strerror(-err));
-			goto out;
+			link_pin(pin, sizeof(pin), d, seg);
+			if (!access(pin, F_OK))
+				continue;
+			prog_name(name, sizeof(name), d, seg);
+			l = bpf_program__attach(bpf_object__find_program_by_name(obj, name));
+			err = l ? bpf_link__pin(l, pin) : -errno;
+			bpf_link__destroy(l);
+			if (err)
+				err = ks_err(err, "can't attach the dispatcher's %s to raw_tp/sys_%s: %s",
+					     name, d ? "exit" : "enter", strerror(-err));
 		}
-	}
-	if (want_exit && !has_exit) {
-		struct bpf_link *l = bpf_program__attach(
-			bpf_object__find_program_by_name(obj, "ks_sys_exit"));
-
-		err = l ? bpf_link__pin(l, px) : -errno;
-		bpf_link__destroy(l);
-		if (err)
-			err = ks_err(err, "can't attach the dispatcher to raw_tp/sys_exit: %s",
-				     strerror(-err));
 	}
 out:
 	bpf_object__close(obj);
@@ -237,13 +253,18 @@ static int maps_open(struct maps *m)
 {
 	int err;
 
-	m->progs = m->chains = -1;
+	m->progs = m->chains = m->bits = -1;
 	m->slots = open_map("ks_sys_slots");
-	if (m->slots < 0) {
+	m->bits = open_map("ks_sys_bits");
+	if (m->slots < 0 || m->bits < 0) {
+		/* none yet, or an older kshield's set without ks_sys_bits:
+		 * loading the dispatcher makes what is missing */
 		LIBBPF_OPTS(bpf_object_open_opts, opts);
 		char maps[PATH_MAX];
 		struct bpf_object *obj;
 
+		maps_close(m);
+		m->slots = m->bits = -1;
 		ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 		opts.pin_root_path = maps;
 		if ((err = ks_btf_open_opts(&opts)))
@@ -254,10 +275,11 @@ static int maps_open(struct maps *m)
 		if (err)
 			return ks_err(err, "can't load the syscall dispatcher: %s", strerror(-err));
 		m->slots = open_map("ks_sys_slots");
+		m->bits = open_map("ks_sys_bits");
 	}
 	m->progs = open_map("ks_sys_progs");
 	m->chains = open_map("ks_sys_chains");
-	if (m->slots < 0 || m->progs < 0 || m->chains < 0) {
+	if (m->slots < 0 || m->bits < 0 || m->progs < 0 || m->chains < 0) {
 		err = -errno;
 		maps_close(m);
 		return ks_err(err, "can't open the syscall dispatcher's maps under %s/" KS_PIN_MAPS
@@ -277,74 +299,37 @@ static struct ks_sys_slot *slots_read(int fd)
 }
 
 /* Write every chain from the registry @s, and attach what they need.
- * Fails, writing nothing, when a chain would be longer than the kernel's
- * tail-call limit allows. */
+ * Fails, writing nothing, when a chain would be longer than the
+ * dispatcher's segments hold (syschain.c). */
 static int rebuild(struct maps *m, const struct ks_sys_slot *s, char *why, size_t len)
 {
-	const __u32 n = KS_SYS_HOOKS * KS_SYS_NR_MAX;
-	struct ks_sys_chain *ch = calloc(n, sizeof(*ch));
-	bool used[KS_SYS_HOOKS] = {};
-	__u32 *keys = calloc(n, sizeof(*keys)), count = n;
-	int err = 0;
+	struct ks_sys_table *t = malloc(sizeof(*t));
+	__u32 n = KS_SYS_HOOKS * KS_SYS_NR_MAX, zero = 0;
+	__u32 *keys = calloc(n, sizeof(*keys));
+	int err;
 
-	if (!ch || !keys) {
+	if (!t || !keys) {
 		err = -ENOMEM;
 		snprintf(why, len, "out of memory");
 		goto out;
 	}
-	for (__u32 i = 0; i < n; i++) {
+	err = ks_sys_table_build(s, KS_SYS_SLOTS, t, why, len);
+	if (err)
+		goto out;
+	for (__u32 i = 0; i < n; i++)
 		keys[i] = i;
-		ch[i].sock_arg = -2;	/* no program yet */
-	}
-	for (__u32 i = 0; i < KS_SYS_SLOTS; i++) {
-		if (!s[i].prog_id)
-			continue;
-		for (int r = 0; r < s[i].nregs && r < KS_SYS_REGS; r++) {
-			struct ks_sys_chain *c = &ch[KS_SYS_CHAIN(s[i].reg[r].hook, s[i].reg[r].nr)];
-
-			if (s[i].paused && (s[i].reg[r].hook == KS_SYS_EXIT ||
-					    s[i].reg[r].hook == KS_SYS_EXIT32))
-				continue;	/* ks_sysd_set_audit */
-
-			if (c->n == KS_SYS_CHAIN_LEN) {
-				snprintf(why, len, "%s: more than %d programs at %s of syscall %u "
-					 "(the kernel runs at most 33 tail calls in a row)",
-					 s[i].prog, KS_SYS_CHAIN_LEN, hook_name[s[i].reg[r].hook],
-					 s[i].reg[r].nr);
-				err = -E2BIG;
-				goto out;
-			}
-			if (c->sock_arg == -2 || (c->sock_arg >= 0 && c->sock_arg == s[i].sock_arg)) {
-				c->sock_arg = s[i].sock_arg;
-				c->families |= s[i].families;
-			} else {
-				c->sock_arg = -1;	/* some program wants every call */
-			}
-			c->slot[c->n++] = i;
-			used[s[i].reg[r].hook] = true;
-		}
-	}
-	for (__u32 i = 0; i < n; i++) {
-		if (ch[i].sock_arg < 0) {
-			ch[i].sock_arg = -1;
-			ch[i].families = 0;
-		}
-	}
-	for (__u32 nr = 0; nr < KS_SYS_NR_MAX; nr++) {
-		ch[KS_SYS_CHAIN(KS_SYS_ENTER, nr)].abi32 = ch[KS_SYS_CHAIN(KS_SYS_ENTER32, nr)].n > 0;
-		ch[KS_SYS_CHAIN(KS_SYS_EXIT, nr)].abi32 = ch[KS_SYS_CHAIN(KS_SYS_EXIT32, nr)].n > 0;
-	}
-	if (bpf_map_update_batch(m->chains, keys, ch, &count, NULL)) {
+	/* Chains before the bits that send calls to them. */
+	if (bpf_map_update_batch(m->chains, keys, t->ch, &n, NULL) ||
+	    bpf_map_update_elem(m->bits, &zero, &t->bits, 0)) {
 		err = -errno;
 		snprintf(why, len, "can't write the dispatcher's chains: %s", strerror(-err));
 		goto out;
 	}
-	err = attach(used[KS_SYS_ENTER] || used[KS_SYS_ENTER32],
-		     used[KS_SYS_EXIT] || used[KS_SYS_EXIT32]);
+	err = attach(t->segs);
 	if (err)
 		snprintf(why, len, "%s", ks_errmsg());
 out:
-	free(ch);
+	free(t);
 	free(keys);
 	return err;
 }
