@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* sysdispatch.bpf.c - the one program on raw_tp/sys_enter and the one on
  * raw_tp/sys_exit for all of kshield's syscall hooks (bpf/sdk/syscalls.bpf.h).
- * An unregistered syscall costs one bit of ks_sys_bits, read from its
- * number before anything else; a registered one its chain's socket filter,
+ * An unregistered syscall costs one bit of a bitmap that user space writes
+ * into the programs' instructions, tested before anything else is read; a registered one its chain's socket filter,
  * then its programs as tail calls. A chain longer than the kernel's 33
  * tail calls runs in segments of 32, each from a program of its own here
  * (ks_sys_enter_1, ...): the kernel counts tail calls per program run.
@@ -27,7 +27,9 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } ks_sys_slots SEC(".maps");
 
-/* Which numbers have a chain (segment) here: struct ks_sys_bits. */
+/* The bits the attached programs carry (struct ks_sys_bits): written and
+ * read by user space only, which loads the programs again when they
+ * change. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -188,22 +190,17 @@ static __always_inline bool sock_match(struct pt_regs *regs, const struct ks_sys
 	return fd_match((int)sys_arg(regs, ch->sock_arg, abi32), ch->families);
 }
 
-/* Run segment @seg of the chain of (@dir, @nr) in the call's ABI. */
+/* Run segment @seg of the chain of (@dir, @nr) in the call's ABI, where
+ * @word is the word of the program's bitmap that holds @nr's bit. */
 static __always_inline int dispatch(struct bpf_raw_tracepoint_args *ctx, int dir,
-				    __u64 nr, __u32 cur, int seg)
+				    __u64 nr, __u64 word, __u32 cur, int seg)
 {
 	struct ks_sys_chain *ch;
 	struct ks_sys_cursor *c;
-	struct ks_sys_bits *bits;
-	__u32 idx = 0;
+	__u32 idx;
 	bool abi32;
 
-	/* "Not mine" from the number alone, before anything else is read:
-	 * one bit, set when either ABI's chain of nr has this segment. */
-	if (nr >= KS_SYS_NR_HOOKED)
-		return 0;
-	bits = bpf_map_lookup_elem(&ks_sys_bits, &idx);
-	if (!bits || !(bits->w[dir][seg][nr / 64] & (1ULL << (nr % 64))))
+	if (!((word >> (nr & 63)) & 1))
 		return 0;
 	/* Only now is it worth asking which ABI the call is in: native and
 	 * 32-bit numbers overlap. */
@@ -230,6 +227,26 @@ static __always_inline int dispatch(struct bpf_raw_tracepoint_args *ctx, int dir
 	return 0;
 }
 
+/* A 64-bit immediate (ld_imm64), never folded into anything else: user
+ * space finds it by its value in the object and writes the bits there. */
+#define KS_IMM(v) ({ __u64 __x; asm volatile("%0 = %1 ll" : "=r"(__x) : "i"(v)); __x; })
+/* Word nr / 64 of the bitmap of (dir, seg), from the instructions. */
+#define KS_BITS_WORD(dir, seg, nr) ({					\
+	__u64 __w;							\
+	switch ((nr) >> 6) {						\
+	case 0: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 0)); break;	\
+	case 1: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 1)); break;	\
+	case 2: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 2)); break;	\
+	case 3: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 3)); break;	\
+	case 4: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 4)); break;	\
+	case 5: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 5)); break;	\
+	case 6: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 6)); break;	\
+	default: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 7)); break;	\
+	}								\
+	__w;								\
+})
+_Static_assert(KS_SYS_NR_HOOKED == 8 * 64, "eight words per bitmap above");
+
 /* The number at exit, read through the task's typed registers (a plain
  * load, 5.15+), else with a helper. */
 static __always_inline __u64 exit_nr(struct bpf_raw_tracepoint_args *ctx)
@@ -248,18 +265,30 @@ static __always_inline __u64 exit_nr(struct bpf_raw_tracepoint_args *ctx)
 
 /* One program per segment and direction; every syscall's entry passes
  * through each one attached, and its exit while some exit chain is not
- * empty (userns-policy enforcing). */
+ * empty (userns-policy enforcing). Their first instructions decide "not
+ * mine" from the number and the bits in their code, before any memory is
+ * read; an unrelated call costs them nothing more. */
 #define KS_SYS_ENTER_PROG(name, seg)					\
 SEC("raw_tp/sys_enter")							\
 int name(struct bpf_raw_tracepoint_args *ctx)				\
 {									\
-	return dispatch(ctx, KS_SYS_ENTER, ctx->args[1], KS_SYS_CUR_ENTER, seg); \
+	__u64 nr = ctx->args[1];					\
+									\
+	if (nr >= KS_SYS_NR_HOOKED)					\
+		return 0;						\
+	return dispatch(ctx, KS_SYS_ENTER, nr, KS_BITS_WORD(0, seg, nr),	\
+			KS_SYS_CUR_ENTER, seg);				\
 }
 #define KS_SYS_EXIT_PROG(name, seg)					\
 SEC("raw_tp/sys_exit")							\
 int name(struct bpf_raw_tracepoint_args *ctx)				\
 {									\
-	return dispatch(ctx, KS_SYS_EXIT, exit_nr(ctx), KS_SYS_CUR_EXIT, seg); \
+	__u64 nr = exit_nr(ctx);					\
+									\
+	if (nr >= KS_SYS_NR_HOOKED)					\
+		return 0;						\
+	return dispatch(ctx, KS_SYS_EXIT, nr, KS_BITS_WORD(1, seg, nr),	\
+			KS_SYS_CUR_EXIT, seg);				\
 }
 
 KS_SYS_ENTER_PROG(ks_sys_enter, 0)

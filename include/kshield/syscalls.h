@@ -86,11 +86,17 @@ struct ks_sys_slot {
 /* Which numbers the dispatcher's program for (direction, segment) runs a
  * chain for, either ABI: bit nr of w[dir][seg] is set when the native or
  * the 32-bit chain of nr at that direction (0 entry, 1 exit) has more than
- * @seg segments. Read first, from the number alone: an unrelated syscall
- * costs the dispatcher this one bit. One entry, in ks_sys_bits. */
+ * @seg segments. The programs carry it in their instructions: each word is
+ * an immediate, KS_SYS_BITS_MAGIC(dir, seg, word) in the object, that user
+ * space overwrites before loading them, so that an unrelated syscall costs
+ * the dispatcher no memory read at all (a map's value costs a cache or TLB
+ * miss on a busy machine). ks_sys_bits[0] records the bits of the programs
+ * attached; they are loaded again when the bits change. */
 struct ks_sys_bits {
 	__u64 w[2][KS_SYS_SEGS][KS_SYS_NR_HOOKED / 64];
 };
+#define KS_SYS_BITS_MAGIC(dir, seg, word)				\
+	(0x4b53424900000000ULL | ((dir) << 16) | ((seg) << 8) | (word))
 
 /* Per-CPU position of the chain being run (tail calls do not return):
  * [0] for sys_enter, [1] for sys_exit. Chains run with preemption off. */

@@ -148,17 +148,60 @@ static void maps_close(struct maps *m)
 		close(m->bits);
 }
 
+/* Write @bits into the programs' instructions in @buf (an ELF object):
+ * every ld_imm64 of KS_SYS_BITS_MAGIC(dir, seg, word) gets that word.
+ * Returns how many were written. Instructions are 8-byte aligned in the
+ * object's sections, and the magic's high half ("KSBI") names no kernel
+ * address nor any constant of the dispatcher. */
+static int patch_bits(unsigned char *buf, size_t len, const struct ks_sys_bits *bits)
+{
+	const __u32 hi = KS_SYS_BITS_MAGIC(0, 0, 0) >> 32;
+	int n = 0;
+
+	for (size_t off = 0; off + 16 <= len; off += 8) {
+		__u32 lo, h;
+
+		if (buf[off] != 0x18)	/* BPF_LD | BPF_IMM | BPF_DW */
+			continue;
+		memcpy(&lo, buf + off + 4, 4);
+		memcpy(&h, buf + off + 12, 4);
+		if (h != hi || (lo & 0xff000000) || ((lo >> 16) & 0xff) > 1 ||
+		    ((lo >> 8) & 0xff) >= KS_SYS_SEGS || (lo & 0xff) >= KS_SYS_NR_HOOKED / 64)
+			continue;
+		__u64 w = bits->w[(lo >> 16) & 0xff][(lo >> 8) & 0xff][lo & 0xff];
+		__u32 wlo = (__u32)w, whi = w >> 32;
+
+		memcpy(buf + off + 4, &wlo, 4);
+		memcpy(buf + off + 12, &whi, 4);
+		n++;
+	}
+	return n;
+}
+
 /* The dispatcher's object, opened and fitted (ks_fit_nobtf): on a kernel
  * without BTF of its own the twin whose ksyms need none
- * (sysdispatch_nobtf.bpf.c). */
-static struct bpf_object *disp_open(struct bpf_object_open_opts *opts)
+ * (sysdispatch_nobtf.bpf.c); with @bits written into its programs (a copy
+ * of the object, in *@copy: free it after closing the object). */
+static struct bpf_object *disp_open(struct bpf_object_open_opts *opts,
+				    const struct ks_sys_bits *bits, void **copy)
 {
+	static const struct ks_sys_bits none;
 	size_t len;
-	const void *buf = ks_btf_kernel_has() ? sysdispatch_bpf__elf_bytes(&len)
+	const void *elf = ks_btf_kernel_has() ? sysdispatch_bpf__elf_bytes(&len)
 					      : sysdispatch_nobtf_bpf__elf_bytes(&len);
 	struct bpf_object *obj;
+	unsigned char *buf;
 	int err;
 
+	*copy = buf = malloc(len);
+	if (!buf)
+		return NULL;
+	memcpy(buf, elf, len);
+	/* two directions, KS_SYS_SEGS programs each, a word per 64 numbers */
+	if (patch_bits(buf, len, bits ? bits : &none) < 2 * KS_SYS_SEGS * (KS_SYS_NR_HOOKED / 64)) {
+		errno = ENOEXEC;	/* a build whose bitmap immediates are not found */
+		return NULL;
+	}
 	opts->object_name = "sysdispatch_bpf";
 	obj = bpf_object__open_mem(buf, len, opts);
 	if (obj && (err = ks_fit_prepare(obj))) {
@@ -188,29 +231,35 @@ static void link_pin(char *buf, size_t len, int dir, int seg)
 	ks_pin_path(buf, len, KS_PIN_DISPATCH "/" KS_PIN_LINK "%s", name);
 }
 
-/* Attach the dispatcher's programs for the first @want[dir] segments of
- * each direction, loading its object once (which pins ks_sys_slots and
- * reuses the maps the shields made) when one is missing, and pin them;
- * unpin those not wanted. */
-static int attach(const int want[2])
+/* Attach the dispatcher's programs for the first @t->segs[dir] segments
+ * of each direction, carrying @t->bits, and pin them; unpin those not
+ * wanted. A program attached with other bits (ks_sys_bits[0] records
+ * them) is replaced: the new one is attached before the old one's pin is
+ * renamed over, so that no call goes unchecked in between (one may run a
+ * chain twice). */
+static int attach(int bits_fd, const struct ks_sys_table *t)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
-	char maps[PATH_MAX], dir[PATH_MAX], pin[PATH_MAX], name[32];
+	char maps[PATH_MAX], dir[PATH_MAX], pin[PATH_MAX], tmp[PATH_MAX + 8], name[32];
+	bool need[2][KS_SYS_SEGS] = {}, any = false, stale;
+	struct ks_sys_bits cur;
 	struct bpf_object *obj;
-	bool missing = false;
+	__u32 zero = 0;
+	void *copy = NULL;
 	int err = 0;
 
+	stale = bpf_map_lookup_elem(bits_fd, &zero, &cur) || memcmp(&cur, &t->bits, sizeof(cur));
 	for (int d = 0; d < 2; d++) {
 		for (int seg = 0; seg < KS_SYS_SEGS; seg++) {
 			link_pin(pin, sizeof(pin), d, seg);
-			if (seg >= want[d])
+			if (seg >= t->segs[d])
 				unlink(pin);
-			else if (access(pin, F_OK))
-				missing = true;
+			else if (stale || access(pin, F_OK))
+				any = need[d][seg] = true;
 		}
 	}
-	if (!missing)
-		return 0;
+	if (!any)
+		goto record;
 	ks_pin_path(dir, sizeof(dir), KS_PIN_DISPATCH);
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return ks_err(-errno, "can't create %s: %s", dir, strerror(errno));
@@ -218,33 +267,57 @@ static int attach(const int want[2])
 	opts.pin_root_path = maps;
 	if ((err = ks_btf_open_opts(&opts)))
 		return err;
-	obj = disp_open(&opts);
-	if (!obj)
-		return ks_err(-errno, "can't open the syscall dispatcher: %s", strerror(errno));
+	obj = disp_open(&opts, &t->bits, &copy);
+	if (!obj) {
+		err = ks_err(-errno, "can't open the syscall dispatcher: %s", strerror(errno));
+		free(copy);
+		return err;
+	}
+	/* only the programs to attach: each one loaded is one more to verify */
+	for (int d = 0; d < 2; d++) {
+		for (int seg = 0; seg < KS_SYS_SEGS; seg++) {
+			prog_name(name, sizeof(name), d, seg);
+			bpf_program__set_autoload(bpf_object__find_program_by_name(obj, name),
+						  need[d][seg]);
+		}
+	}
 	err = bpf_object__load(obj);
 	if (err) {
 		err = ks_err(err, "can't load the syscall dispatcher: %s", strerror(-err));
 		goto out;
 	}
 	for (int d = 0; d < 2 && !err; d++) {
-		for (int seg = 0; seg < want[d] && !err; seg++) {
+		for (int seg = 0; seg < KS_SYS_SEGS && !err; seg++) {
 			struct bpf_link *l;
 
-			link_pin(pin, sizeof(pin), d, seg);
-			if (!access(pin, F_OK))
+			if (!need[d][seg])
 				continue;
+			link_pin(pin, sizeof(pin), d, seg);
 			prog_name(name, sizeof(name), d, seg);
+			/* bpffs names have no dots */
+			ks_pin_path(tmp, sizeof(tmp), KS_PIN_DISPATCH "/new_" KS_PIN_LINK "%s", name);
+			unlink(tmp);
 			l = bpf_program__attach(bpf_object__find_program_by_name(obj, name));
-			err = l ? bpf_link__pin(l, pin) : -errno;
+			err = l ? bpf_link__pin(l, tmp) : -errno;
+			if (!err && rename(tmp, pin))
+				err = -errno;
 			bpf_link__destroy(l);
-			if (err)
+			if (err) {
+				unlink(tmp);
 				err = ks_err(err, "can't attach the dispatcher's %s to raw_tp/sys_%s: %s",
 					     name, d ? "exit" : "enter", strerror(-err));
+			}
 		}
 	}
 out:
 	bpf_object__close(obj);
-	return err;
+	free(copy);
+	if (err)
+		return err;
+record:
+	if (stale && bpf_map_update_elem(bits_fd, &zero, &t->bits, 0))
+		return ks_err(-errno, "can't write the dispatcher's bits: %s", strerror(errno));
+	return 0;
 }
 
 /* The maps, the registry created by loading the dispatcher's object if no
@@ -260,8 +333,10 @@ static int maps_open(struct maps *m)
 		/* none yet, or an older kshield's set without ks_sys_bits:
 		 * loading the dispatcher makes what is missing */
 		LIBBPF_OPTS(bpf_object_open_opts, opts);
+		struct bpf_program *prog;
 		char maps[PATH_MAX];
 		struct bpf_object *obj;
+		void *copy = NULL;
 
 		maps_close(m);
 		m->slots = m->bits = -1;
@@ -269,9 +344,13 @@ static int maps_open(struct maps *m)
 		opts.pin_root_path = maps;
 		if ((err = ks_btf_open_opts(&opts)))
 			return err;
-		obj = disp_open(&opts);
+		obj = disp_open(&opts, NULL, &copy);
+		if (obj)	/* the maps alone */
+			bpf_object__for_each_program(prog, obj)
+				bpf_program__set_autoload(prog, false);
 		err = obj ? bpf_object__load(obj) : -errno;
 		bpf_object__close(obj);
+		free(copy);
 		if (err)
 			return ks_err(err, "can't load the syscall dispatcher: %s", strerror(-err));
 		m->slots = open_map("ks_sys_slots");
@@ -304,7 +383,7 @@ static struct ks_sys_slot *slots_read(int fd)
 static int rebuild(struct maps *m, const struct ks_sys_slot *s, char *why, size_t len)
 {
 	struct ks_sys_table *t = malloc(sizeof(*t));
-	__u32 n = KS_SYS_HOOKS * KS_SYS_NR_MAX, zero = 0;
+	__u32 n = KS_SYS_HOOKS * KS_SYS_NR_MAX;
 	__u32 *keys = calloc(n, sizeof(*keys));
 	int err;
 
@@ -318,14 +397,13 @@ static int rebuild(struct maps *m, const struct ks_sys_slot *s, char *why, size_
 		goto out;
 	for (__u32 i = 0; i < n; i++)
 		keys[i] = i;
-	/* Chains before the bits that send calls to them. */
-	if (bpf_map_update_batch(m->chains, keys, t->ch, &n, NULL) ||
-	    bpf_map_update_elem(m->bits, &zero, &t->bits, 0)) {
+	/* Chains before the programs whose bits send calls to them. */
+	if (bpf_map_update_batch(m->chains, keys, t->ch, &n, NULL)) {
 		err = -errno;
 		snprintf(why, len, "can't write the dispatcher's chains: %s", strerror(-err));
 		goto out;
 	}
-	err = attach(t->segs);
+	err = attach(m->bits, t);
 	if (err)
 		snprintf(why, len, "%s", ks_errmsg());
 out:
