@@ -4,13 +4,16 @@
  * KS_SYS_SEGS segments of 32 runs in registry order, its further segments
  * in pool entries that no syscall number reaches, each with the chain's
  * filter; the bitmap the dispatcher reads first says, per direction and
- * segment, which numbers have that segment in either ABI. */
+ * segment, which numbers have that segment in either ABI, and the built
+ * dispatcher carries one immediate per word of it for user space to
+ * overwrite. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "syschain.h"
+#include "sysdispatch.h"
 
 static struct ks_sys_slot *slots;
 static struct ks_sys_table *t;
@@ -207,4 +210,34 @@ Test(syschain, many_long_chains)
 			cr_expect_eq(got[k], k * 10 + (nr - 40));
 	}
 	cr_expect_eq(t->segs[0], 4);
+}
+
+/* Every word of every (direction, segment) bitmap is an ld_imm64 of
+ * KS_SYS_BITS_MAGIC in the built dispatcher (sysdispatch.c writes the
+ * bits there before loading): none folded away by the compiler. */
+Test(syschain, dispatcher_carries_every_bitmap_word)
+{
+	int seen[2][KS_SYS_SEGS][KS_SYS_NR_HOOKED / 64] = {};
+	const __u32 hi = KS_SYS_BITS_MAGIC(0, 0, 0) >> 32;
+	size_t len;
+	const unsigned char *elf = ks_sysd_elf(&len);
+
+	cr_assert(elf && len);
+	for (size_t off = 0; off + 16 <= len; off += 8) {
+		__u32 lo, h;
+
+		memcpy(&lo, elf + off + 4, 4);
+		memcpy(&h, elf + off + 12, 4);
+		if (elf[off] != 0x18 || h != hi)
+			continue;
+		cr_assert_leq((lo >> 16) & 0xff, 1);
+		cr_assert_lt((lo >> 8) & 0xff, KS_SYS_SEGS);
+		cr_assert_lt(lo & 0xff, KS_SYS_NR_HOOKED / 64);
+		seen[(lo >> 16) & 0xff][(lo >> 8) & 0xff][lo & 0xff]++;
+	}
+	for (int d = 0; d < 2; d++)
+		for (int seg = 0; seg < KS_SYS_SEGS; seg++)
+			for (int w = 0; w < KS_SYS_NR_HOOKED / 64; w++)
+				cr_expect_geq(seen[d][seg][w], 1, "no immediate for dir %d segment %d word %d",
+					      d, seg, w);
 }
