@@ -124,21 +124,25 @@ floor_on() {	# floor_on 1|2: the empty sys_enter program, and sys_exit's with 2
 		{ [ "$1" = 1 ] || build/bench/rawtp_attach "$d/noop_exit" sys_exit "$d/link_exit"; } ||
 		{ echo "harm: the empty sys_enter/sys_exit programs did not attach"; exit 1; }
 }
-# The kernel's run time of the program on sys_enter in mode $1 during
-# RT_N getppid calls, in ns per run: the empty program's (floor modes),
-# else the dispatcher's. Empty when the mode has none.
+# The kernel's run time of kshield's programs on sys_enter in mode $1
+# during RT_N getppid calls, in ns per call: the empty program's (floor
+# modes), else the dispatcher's, every segment's program attached summed
+# (ks_sys_enter, ks_sys_enter_1, ...: a chain past 32 programs anywhere
+# puts one more on every syscall). Empty when the mode has none.
 rt_getppid() {
-	local pin out
+	local pins out
 	case $1 in
-	floor*)	pin=$KSHIELD_BPFFS/floor/link_enter ;;
+	floor*)	pins=("$KSHIELD_BPFFS/floor/link_enter") ;;
 	none)	return 0 ;;
-	*)	pin=$KSHIELD_BPFFS/dispatch/link_ks_sys_enter ;;
+	*)	mapfile -t pins < <(ls "$KSHIELD_BPFFS"/dispatch/link_ks_sys_enter* 2>/dev/null) ;;
 	esac
-	[ -e "$pin" ] || return 0
-	out=$(build/bench/bpf_runtime "$pin" -- "$LOOP" getppid "$RT_N" 1 2>&1 >/dev/null) ||
+	[ "${#pins[@]}" -gt 0 ] && [ -e "${pins[0]}" ] || return 0
+	out=$(build/bench/bpf_runtime "${pins[@]}" -- "$LOOP" getppid "$RT_N" 1 2>&1 >/dev/null) ||
 		{ echo "harm: bpf_runtime failed in mode $1: $out" >&2; exit 1; }
-	echo "$out" | awk '$2 > 0 {printf "%.1f\n", $3 / $2; ok = 1} END {exit !ok}' ||
+	echo "$out" | awk 'NR == 1 {n = $2} {t += $3} END {if (n > 0) printf "%.1f\n", t / n; exit !(n > 0)}' ||
 		{ echo "harm: the program on sys_enter did not run in mode $1 ($out)" >&2; exit 1; }
+	[ "${#pins[@]}" -gt 1 ] && echo "round $r: $1: ${#pins[@]} dispatcher programs on sys_enter (chains past 32 programs)" >&2
+	return 0
 }
 mode_on() {
 	case $1 in
@@ -236,7 +240,7 @@ if [[ " $MODES " == *" agent "* ]]; then
 		printf '%-8s %-24s %-24s\n' "$w" "$a" "$b"
 	done
 fi
-echo; echo "the program on sys_enter, kernel run time per run during $RT_N getppid calls (median (range) over $ROUNDS rounds):"
+echo; echo "kshield's programs on sys_enter, kernel run time per getppid during $RT_N calls (median (range) over $ROUNDS rounds):"
 for m in $MODES; do
 	vals=$(for r in $(seq 1 "$ROUNDS"); do [ -n "${RT[$r,$m]:-}" ] && echo "${RT[$r,$m]}"; done)
 	if [ -z "$vals" ]; then
