@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* syschain.h - the syscall dispatcher's tables (include/kshield/syscalls.h)
  * as built from its registry: pure, no BPF, so that the unit tests can
  * check the layout of long chains without a kernel.
