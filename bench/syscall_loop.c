@@ -6,7 +6,11 @@
  * iteration). pipe512: write 512 B into a pipe and read them back (a pipe
  * shield's file_permission check runs on both). pipexfer: 512 B blocks
  * written into a pipe that a forked reader drains, what
- * `dd bs=512 | cat` does (ns per block). */
+ * `dd bs=512 | cat` does (ns per block).
+ *   syscall_loop int80
+ * says whether this machine runs 32-bit syscalls ("yes"/"no"): a child
+ * asks getpid through int $0x80 (x86-64; elsewhere "unknown"). A kernel
+ * may have the 32-bit entry built in and still refuse it at run time. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,25 @@ static double now_ns(void)
 	return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
+static void int80(void)
+{
+#if defined(__x86_64__)
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		long r;
+
+		__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory");	/* i386 getpid */
+		_exit(r == getpid() ? 0 : 1);
+	}
+	printf("%s\n", pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		       !WEXITSTATUS(status) ? "yes" : "no");
+#else
+	printf("unknown\n");
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	static char buf[4096];
@@ -34,6 +57,10 @@ int main(int argc, char **argv)
 	struct stat st;
 	size_t bs = 0;
 
+	if (argc == 2 && !strcmp(argv[1], "int80")) {
+		int80();
+		return 0;
+	}
 	if (argc < 3 || n <= 0 || zero < 0 || null < 0) {
 		fprintf(stderr, "usage: syscall_loop getppid|stat|rw512|rw4k|pipe512|pipexfer N [RUNS]\n");
 		return 2;

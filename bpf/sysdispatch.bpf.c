@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* sysdispatch.bpf.c - the one program on raw_tp/sys_enter and the one on
  * raw_tp/sys_exit for all of kshield's syscall hooks (bpf/sdk/syscalls.bpf.h).
- * An unregistered syscall costs one array lookup; a registered one its
- * chain's socket filter, then its programs as tail calls. User space
- * (src/lib/dispatch/) fills the maps and attaches these only while some
- * chain of their hook is not empty.
+ * An unregistered syscall costs one bit of a bitmap that user space writes
+ * into the programs' instructions, tested before anything else is read; a registered one its chain's socket filter,
+ * then its programs as tail calls. A chain longer than the kernel's 33
+ * tail calls runs in segments of 32, each from a program of its own here
+ * (ks_sys_enter_1, ...): the kernel counts tail calls per program run.
+ * User space (src/lib/dispatch/) fills the maps and attaches each program
+ * only while some chain of its direction has that many segments.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -23,6 +26,17 @@ struct {
 	__type(value, struct ks_sys_slot);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } ks_sys_slots SEC(".maps");
+
+/* The bits the attached programs carry (struct ks_sys_bits): written and
+ * read by user space only, which loads the programs again when they
+ * change. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_sys_bits);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ks_sys_bits SEC(".maps");
 
 /* Argument @i of the syscall in progress, from its saved registers. */
 static __always_inline __u64 sys_arg(struct pt_regs *regs, int i, bool abi32)
@@ -176,33 +190,33 @@ static __always_inline bool sock_match(struct pt_regs *regs, const struct ks_sys
 	return fd_match((int)sys_arg(regs, ch->sock_arg, abi32), ch->families);
 }
 
-static __always_inline int dispatch(struct bpf_raw_tracepoint_args *ctx, __u32 hook,
-				    long nr, __u32 cur)
+/* Run segment @seg of the chain of (@dir, @nr) in the call's ABI, where
+ * @word is the word of the program's bitmap that holds @nr's bit. */
+static __always_inline int dispatch(struct bpf_raw_tracepoint_args *ctx, int dir,
+				    __u64 nr, __u64 word, __u32 cur, int seg)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	struct ks_sys_chain *ch;
 	struct ks_sys_cursor *c;
 	__u32 idx;
 	bool abi32;
 
-	if (nr < 0 || nr >= KS_SYS_NR_MAX)
+	if (!((word >> (nr & 63)) & 1))
 		return 0;
-	idx = KS_SYS_CHAIN(hook, nr);
-	ch = bpf_map_lookup_elem(&ks_sys_chains, &idx);
-	if (!ch || (!ch->n && !ch->abi32))
-		return 0;
-	/* Something is registered for this number in one ABI or the other:
-	 * only now is it worth asking which ABI the call is in. */
+	/* Only now is it worth asking which ABI the call is in: native and
+	 * 32-bit numbers overlap. */
 	abi32 = sys_abi32();
-	if (abi32) {
-		if (!ch->abi32)
-			return 0;
-		idx = KS_SYS_CHAIN(hook + KS_SYS_ENTER32, nr);
+	idx = KS_SYS_CHAIN(dir + (abi32 ? KS_SYS_ENTER32 : 0), nr);
+	ch = bpf_map_lookup_elem(&ks_sys_chains, &idx);
+	if (!ch || ch->segs <= seg)
+		return 0;
+	for (int k = 0; k < seg; k++) {	/* constant bound: unrolled */
+		idx = ch->next;
 		ch = bpf_map_lookup_elem(&ks_sys_chains, &idx);
 		if (!ch)
 			return 0;
 	}
-	if (!ch->n || (hook == KS_SYS_ENTER && !sock_match(regs, ch, abi32)))
+	if (!ch->n || (dir == KS_SYS_ENTER &&
+		       !sock_match((struct pt_regs *)ctx->args[0], ch, abi32)))
 		return 0;
 	c = bpf_map_lookup_elem(&ks_sys_cur, &cur);
 	if (!c)
@@ -213,31 +227,84 @@ static __always_inline int dispatch(struct bpf_raw_tracepoint_args *ctx, __u32 h
 	return 0;
 }
 
-SEC("raw_tp/sys_enter")
-int ks_sys_enter(struct bpf_raw_tracepoint_args *ctx)
-{
-	return dispatch(ctx, KS_SYS_ENTER, (long)ctx->args[1], KS_SYS_CUR_ENTER);
-}
+/* A 64-bit immediate (ld_imm64), never folded into anything else: user
+ * space finds it by its value in the object and writes the bits there. */
+#define KS_IMM(v) ({ __u64 __x; asm volatile("%0 = %1 ll" : "=r"(__x) : "i"(v)); __x; })
+/* Word nr / 64 of the bitmap of (dir, seg), from the instructions. */
+#define KS_BITS_WORD(dir, seg, nr) ({					\
+	__u64 __w;							\
+	switch ((nr) >> 6) {						\
+	case 0: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 0)); break;	\
+	case 1: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 1)); break;	\
+	case 2: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 2)); break;	\
+	case 3: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 3)); break;	\
+	case 4: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 4)); break;	\
+	case 5: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 5)); break;	\
+	case 6: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 6)); break;	\
+	default: __w = KS_IMM(KS_SYS_BITS_MAGIC(dir, seg, 7)); break;	\
+	}								\
+	__w;								\
+})
+_Static_assert(KS_SYS_NR_HOOKED == 8 * 64, "eight words per bitmap above");
 
-/* Every syscall's exit passes here while some exit chain is not empty: the
- * number is read through the task's typed registers (a plain load, 5.15+),
- * else with a helper. */
-SEC("raw_tp/sys_exit")
-int ks_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+/* The number at exit, read through the task's typed registers (a plain
+ * load, 5.15+), else with a helper. */
+static __always_inline __u64 exit_nr(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	long nr;
-
 	if (ks_typed_helper(task_pt_regs)) {
 		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
 #if defined(__TARGET_ARCH_arm64)
-		nr = r->syscallno;
+		return r->syscallno;
 #else
-		nr = r->orig_ax;
+		return r->orig_ax;
 #endif
-	} else {
-		nr = (long)KS_SYS_NR(regs);
 	}
-	return dispatch(ctx, KS_SYS_EXIT, nr, KS_SYS_CUR_EXIT);
+	return KS_SYS_NR((struct pt_regs *)ctx->args[0]);
 }
+
+/* One program per segment and direction; every syscall's entry passes
+ * through each one attached, and its exit while some exit chain is not
+ * empty (userns-policy enforcing). Their first instructions decide "not
+ * mine" from the number and the bits in their code, before any memory is
+ * read; an unrelated call costs them nothing more. */
+#define KS_SYS_ENTER_PROG(name, seg)					\
+SEC("raw_tp/sys_enter")							\
+int name(struct bpf_raw_tracepoint_args *ctx)				\
+{									\
+	__u64 nr = ctx->args[1];					\
+									\
+	if (nr >= KS_SYS_NR_HOOKED)					\
+		return 0;						\
+	return dispatch(ctx, KS_SYS_ENTER, nr, KS_BITS_WORD(0, seg, nr),	\
+			KS_SYS_CUR_ENTER, seg);				\
+}
+#define KS_SYS_EXIT_PROG(name, seg)					\
+SEC("raw_tp/sys_exit")							\
+int name(struct bpf_raw_tracepoint_args *ctx)				\
+{									\
+	__u64 nr = exit_nr(ctx);					\
+									\
+	if (nr >= KS_SYS_NR_HOOKED)					\
+		return 0;						\
+	return dispatch(ctx, KS_SYS_EXIT, nr, KS_BITS_WORD(1, seg, nr),	\
+			KS_SYS_CUR_EXIT, seg);				\
+}
+
+KS_SYS_ENTER_PROG(ks_sys_enter, 0)
+KS_SYS_ENTER_PROG(ks_sys_enter_1, 1)
+KS_SYS_ENTER_PROG(ks_sys_enter_2, 2)
+KS_SYS_ENTER_PROG(ks_sys_enter_3, 3)
+KS_SYS_ENTER_PROG(ks_sys_enter_4, 4)
+KS_SYS_ENTER_PROG(ks_sys_enter_5, 5)
+KS_SYS_ENTER_PROG(ks_sys_enter_6, 6)
+KS_SYS_ENTER_PROG(ks_sys_enter_7, 7)
+KS_SYS_EXIT_PROG(ks_sys_exit, 0)
+KS_SYS_EXIT_PROG(ks_sys_exit_1, 1)
+KS_SYS_EXIT_PROG(ks_sys_exit_2, 2)
+KS_SYS_EXIT_PROG(ks_sys_exit_3, 3)
+KS_SYS_EXIT_PROG(ks_sys_exit_4, 4)
+KS_SYS_EXIT_PROG(ks_sys_exit_5, 5)
+KS_SYS_EXIT_PROG(ks_sys_exit_6, 6)
+KS_SYS_EXIT_PROG(ks_sys_exit_7, 7)
+_Static_assert(KS_SYS_SEGS == 8, "one program per segment above");

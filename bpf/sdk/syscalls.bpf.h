@@ -13,10 +13,12 @@
  *
  * and none of these programs is attached on its own. One dispatcher
  * (bpf/sysdispatch.bpf.c, src/lib/dispatch/) owns raw_tp/sys_enter and
- * raw_tp/sys_exit for all of kshield: it looks the syscall's number up in
- * ks_sys_chains, so an unregistered syscall costs one array lookup however
- * many shields are loaded, checks the chain's socket filter once, and then
- * runs the chain's programs as tail calls, each ending with ks_sys_next().
+ * raw_tp/sys_exit for all of kshield: it tests the syscall's number in a
+ * bitmap, so an unregistered syscall costs one bit however many shields
+ * are loaded, checks the chain's socket filter once, and then runs the
+ * chain's programs as tail calls, each ending with ks_sys_next(). A chain
+ * of more than 32 runs in segments of 32 (the kernel's tail-call limit),
+ * one dispatcher program each; ks_sys_next() ends a segment at its n.
  * The native chain never sees a 32-bit call and the 32-bit chain never a
  * native one: the dispatcher tells them apart (ks_in_compat32).
  *

@@ -18,14 +18,13 @@
 #include "pins.h"
 #include "sysdispatch.h"
 #include "slot_keep.h"
+#include "syschain.h"
 #include "sysdispatch.skel.h"
 #include "sysdispatch_nobtf.skel.h"
 
 #define KS_PIN_DISPATCH "dispatch"
 #define NOLOOP "__noloop"
 #define COMPAT32 "__compat32"
-
-static const char *const hook_name[KS_SYS_HOOKS] = { "enter", "exit", "enter32", "exit32" };
 
 /* The metadata value of @prefix<prog>, else of @prefix<prog without
  * @suffix> for each suffix given. */
@@ -73,7 +72,7 @@ static int parse_reg(const char *v, struct ks_sys_slot *s, char *why, size_t len
 	if (!p)
 		goto bad;
 	*p++ = '\0';
-	for (hook = 0; hook < KS_SYS_HOOKS && strcmp(buf, hook_name[hook]); hook++)
+	for (hook = 0; hook < KS_SYS_HOOKS && strcmp(buf, ks_sys_hook_name(hook)); hook++)
 		;
 	if (hook == KS_SYS_HOOKS)
 		goto bad;
@@ -83,7 +82,7 @@ static int parse_reg(const char *v, struct ks_sys_slot *s, char *why, size_t len
 
 		if (nr < 0)
 			continue;
-		if (end == tok || nr >= KS_SYS_NR_MAX || s->nregs >= KS_SYS_REGS)
+		if (end == tok || nr >= KS_SYS_NR_HOOKED || s->nregs >= KS_SYS_REGS)
 			goto bad;
 		s->reg[s->nregs].hook = hook;
 		s->reg[s->nregs++].nr = nr;
@@ -91,7 +90,7 @@ static int parse_reg(const char *v, struct ks_sys_slot *s, char *why, size_t len
 	return 0;
 bad:
 	snprintf(why, len, "%s: bad syscall registration \"%s\" (want \"enter|exit|enter32|exit32 "
-		 "NR,...\", at most %d numbers below %d)", s->prog, v, KS_SYS_REGS, KS_SYS_NR_MAX);
+		 "NR,...\", at most %d numbers below %d)", s->prog, v, KS_SYS_REGS, KS_SYS_NR_HOOKED);
 	return -EINVAL;
 }
 
@@ -135,7 +134,7 @@ static int open_map(const char *name)
 }
 
 struct maps {
-	int progs, chains, slots;
+	int progs, chains, slots, bits;
 };
 
 static void maps_close(struct maps *m)
@@ -143,19 +142,63 @@ static void maps_close(struct maps *m)
 	ks_zclose(&m->progs);
 	ks_zclose(&m->chains);
 	ks_zclose(&m->slots);
+	ks_zclose(&m->bits);
+}
+
+/* Write @bits into the programs' instructions in @buf (an ELF object):
+ * every ld_imm64 of KS_SYS_BITS_MAGIC(dir, seg, word) gets that word.
+ * Returns how many were written. Instructions are 8-byte aligned in the
+ * object's sections, and the magic's high half ("KSBI") names no kernel
+ * address nor any constant of the dispatcher. */
+static int patch_bits(unsigned char *buf, size_t len, const struct ks_sys_bits *bits)
+{
+	const __u32 hi = KS_SYS_BITS_MAGIC(0, 0, 0) >> 32;
+	int n = 0;
+
+	for (size_t off = 0; off + 16 <= len; off += 8) {
+		__u32 lo, h;
+
+		if (buf[off] != 0x18)	/* BPF_LD | BPF_IMM | BPF_DW */
+			continue;
+		memcpy(&lo, buf + off + 4, 4);
+		memcpy(&h, buf + off + 12, 4);
+		if (h != hi || (lo & 0xff000000) || ((lo >> 16) & 0xff) > 1 ||
+		    ((lo >> 8) & 0xff) >= KS_SYS_SEGS || (lo & 0xff) >= KS_SYS_NR_HOOKED / 64)
+			continue;
+		__u64 w = bits->w[(lo >> 16) & 0xff][(lo >> 8) & 0xff][lo & 0xff];
+		__u32 wlo = (__u32)w, whi = w >> 32;
+
+		memcpy(buf + off + 4, &wlo, 4);
+		memcpy(buf + off + 12, &whi, 4);
+		n++;
+	}
+	return n;
 }
 
 /* The dispatcher's object, opened and fitted (ks_fit_nobtf): on a kernel
  * without BTF of its own the twin whose ksyms need none
- * (sysdispatch_nobtf.bpf.c). */
-static struct bpf_object *disp_open(struct bpf_object_open_opts *opts)
+ * (sysdispatch_nobtf.bpf.c); with @bits written into its programs (a copy
+ * of the object, in *@copy: free it after closing the object). */
+static struct bpf_object *disp_open(struct bpf_object_open_opts *opts,
+				    const struct ks_sys_bits *bits, void **copy)
 {
+	static const struct ks_sys_bits none;
 	size_t len;
-	const void *buf = ks_btf_kernel_has() ? sysdispatch_bpf__elf_bytes(&len)
+	const void *elf = ks_btf_kernel_has() ? sysdispatch_bpf__elf_bytes(&len)
 					      : sysdispatch_nobtf_bpf__elf_bytes(&len);
 	struct bpf_object *obj;
+	unsigned char *buf;
 	int err;
 
+	*copy = buf = malloc(len);
+	if (!buf)
+		return NULL;
+	memcpy(buf, elf, len);
+	/* two directions, KS_SYS_SEGS programs each, a word per 64 numbers */
+	if (patch_bits(buf, len, bits ? bits : &none) < 2 * KS_SYS_SEGS * (KS_SYS_NR_HOOKED / 64)) {
+		errno = ENOEXEC;	/* a build whose bitmap immediates are not found */
+		return NULL;
+	}
 	opts->object_name = "sysdispatch_bpf";
 	obj = bpf_object__open_mem(buf, len, opts);
 	if (obj && (err = ks_fit_prepare(obj))) {
@@ -166,67 +209,112 @@ static struct bpf_object *disp_open(struct bpf_object_open_opts *opts)
 	return obj;
 }
 
-/* Load the dispatcher's object once (which pins ks_sys_slots and reuses
- * the maps the shields made), attach the programs @want asks for and pin
- * them; unpin those it does not. */
-static int attach(bool want_enter, bool want_exit)
+/* The dispatcher's program for (@dir, @seg): ks_sys_enter, ks_sys_exit
+ * for a chain's first segment, ks_sys_enter_<seg> for the further ones;
+ * its link is pinned as <bpffs>/dispatch/link_<name>. */
+static void prog_name(char *buf, size_t len, int dir, int seg)
+{
+	if (seg)
+		snprintf(buf, len, "ks_sys_%s_%d", dir ? "exit" : "enter", seg);
+	else
+		snprintf(buf, len, "ks_sys_%s", dir ? "exit" : "enter");
+}
+
+static void link_pin(char *buf, size_t len, int dir, int seg)
+{
+	char name[32];
+
+	prog_name(name, sizeof(name), dir, seg);
+	ks_pin_path(buf, len, KS_PIN_DISPATCH "/" KS_PIN_LINK "%s", name);
+}
+
+/* Attach the dispatcher's programs for the first @t->segs[dir] segments
+ * of each direction, carrying @t->bits, and pin them; unpin those not
+ * wanted. A program attached with other bits (ks_sys_bits[0] records
+ * them) is replaced: the new one is attached before the old one's pin is
+ * renamed over, so that no call goes unchecked in between (one may run a
+ * chain twice). */
+static int attach(int bits_fd, const struct ks_sys_table *t)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
-	char maps[PATH_MAX], dir[PATH_MAX], pe[PATH_MAX], px[PATH_MAX];
-	bool has_enter, has_exit;
+	char maps[PATH_MAX], dir[PATH_MAX], pin[PATH_MAX], tmp[PATH_MAX + 8], name[32];
+	bool need[2][KS_SYS_SEGS] = {}, any = false, stale;
+	struct ks_sys_bits cur;
 	struct bpf_object *obj;
+	__u32 zero = 0;
+	void *copy = NULL;
 	int err = 0;
 
+	stale = bpf_map_lookup_elem(bits_fd, &zero, &cur) || memcmp(&cur, &t->bits, sizeof(cur));
+	for (int d = 0; d < 2; d++) {
+		for (int seg = 0; seg < KS_SYS_SEGS; seg++) {
+			link_pin(pin, sizeof(pin), d, seg);
+			if (seg >= t->segs[d])
+				unlink(pin);
+			else if (stale || access(pin, F_OK))
+				any = need[d][seg] = true;
+		}
+	}
+	if (!any)
+		goto record;
 	ks_pin_path(dir, sizeof(dir), KS_PIN_DISPATCH);
-	ks_pin_path(pe, sizeof(pe), KS_PIN_DISPATCH "/" KS_PIN_LINK "ks_sys_enter");
-	ks_pin_path(px, sizeof(px), KS_PIN_DISPATCH "/" KS_PIN_LINK "ks_sys_exit");
-	has_enter = !access(pe, F_OK);
-	has_exit = !access(px, F_OK);
-	if (has_enter && !want_enter)
-		unlink(pe);
-	if (has_exit && !want_exit)
-		unlink(px);
-	if ((has_enter || !want_enter) && (has_exit || !want_exit))
-		return 0;
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return ks_err(-errno, "can't create %s: %s", dir, strerror(errno));
 	ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 	opts.pin_root_path = maps;
 	if ((err = ks_btf_open_opts(&opts)))
 		return err;
-	obj = disp_open(&opts);
-	if (!obj)
-		return ks_err(-errno, "can't open the syscall dispatcher: %s", strerror(errno));
+	obj = disp_open(&opts, &t->bits, &copy);
+	if (!obj) {
+		err = ks_err(-errno, "can't open the syscall dispatcher: %s", strerror(errno));
+		free(copy);
+		return err;
+	}
+	/* only the programs to attach: each one loaded is one more to verify */
+	for (int d = 0; d < 2; d++) {
+		for (int seg = 0; seg < KS_SYS_SEGS; seg++) {
+			prog_name(name, sizeof(name), d, seg);
+			bpf_program__set_autoload(bpf_object__find_program_by_name(obj, name),
+						  need[d][seg]);
+		}
+	}
 	err = bpf_object__load(obj);
 	if (err) {
 		err = ks_err(err, "can't load the syscall dispatcher: %s", strerror(-err));
 		goto out;
 	}
-	if (want_enter && !has_enter) {
-		struct bpf_link *l = bpf_program__attach(
-			bpf_object__find_program_by_name(obj, "ks_sys_enter"));
+	for (int d = 0; d < 2 && !err; d++) {
+		for (int seg = 0; seg < KS_SYS_SEGS && !err; seg++) {
+			struct bpf_link *l;
 
-		err = l ? bpf_link__pin(l, pe) : -errno;
-		bpf_link__destroy(l);
-		if (err) {
-			err = ks_err(err, "can't attach the dispatcher to raw_tp/sys_enter: %s",
-				     strerror(-err));
-			goto out;
+			if (!need[d][seg])
+				continue;
+			link_pin(pin, sizeof(pin), d, seg);
+			prog_name(name, sizeof(name), d, seg);
+			/* bpffs names have no dots */
+			ks_pin_path(tmp, sizeof(tmp), KS_PIN_DISPATCH "/new_" KS_PIN_LINK "%s", name);
+			unlink(tmp);
+			l = bpf_program__attach(bpf_object__find_program_by_name(obj, name));
+			err = l ? bpf_link__pin(l, tmp) : -errno;
+			if (!err && rename(tmp, pin))
+				err = -errno;
+			bpf_link__destroy(l);
+			if (err) {
+				unlink(tmp);
+				err = ks_err(err, "can't attach the dispatcher's %s to raw_tp/sys_%s: %s",
+					     name, d ? "exit" : "enter", strerror(-err));
+			}
 		}
-	}
-	if (want_exit && !has_exit) {
-		struct bpf_link *l = bpf_program__attach(
-			bpf_object__find_program_by_name(obj, "ks_sys_exit"));
-
-		err = l ? bpf_link__pin(l, px) : -errno;
-		bpf_link__destroy(l);
-		if (err)
-			err = ks_err(err, "can't attach the dispatcher to raw_tp/sys_exit: %s",
-				     strerror(-err));
 	}
 out:
 	bpf_object__close(obj);
-	return err;
+	free(copy);
+	if (err)
+		return err;
+record:
+	if (stale && bpf_map_update_elem(bits_fd, &zero, &t->bits, 0))
+		return ks_err(-errno, "can't write the dispatcher's bits: %s", strerror(errno));
+	return 0;
 }
 
 /* The maps, the registry created by loading the dispatcher's object if no
@@ -235,27 +323,39 @@ static int maps_open(struct maps *m)
 {
 	int err;
 
-	m->progs = m->chains = -1;
+	m->progs = m->chains = m->bits = -1;
 	m->slots = open_map("ks_sys_slots");
-	if (m->slots < 0) {
+	m->bits = open_map("ks_sys_bits");
+	if (m->slots < 0 || m->bits < 0) {
+		/* none yet, or an older kshield's set without ks_sys_bits:
+		 * loading the dispatcher makes what is missing */
 		LIBBPF_OPTS(bpf_object_open_opts, opts);
+		struct bpf_program *prog;
 		char maps[PATH_MAX];
 		struct bpf_object *obj;
+		void *copy = NULL;
 
+		maps_close(m);
+		m->slots = m->bits = -1;
 		ks_pin_path(maps, sizeof(maps), "%s", KS_PIN_MAPS);
 		opts.pin_root_path = maps;
 		if ((err = ks_btf_open_opts(&opts)))
 			return err;
-		obj = disp_open(&opts);
+		obj = disp_open(&opts, NULL, &copy);
+		if (obj)	/* the maps alone */
+			bpf_object__for_each_program(prog, obj)
+				bpf_program__set_autoload(prog, false);
 		err = obj ? bpf_object__load(obj) : -errno;
 		bpf_object__close(obj);
+		free(copy);
 		if (err)
 			return ks_err(err, "can't load the syscall dispatcher: %s", strerror(-err));
 		m->slots = open_map("ks_sys_slots");
+		m->bits = open_map("ks_sys_bits");
 	}
 	m->progs = open_map("ks_sys_progs");
 	m->chains = open_map("ks_sys_chains");
-	if (m->slots < 0 || m->progs < 0 || m->chains < 0) {
+	if (m->slots < 0 || m->bits < 0 || m->progs < 0 || m->chains < 0) {
 		err = -errno;
 		maps_close(m);
 		return ks_err(err, "can't open the syscall dispatcher's maps under %s/" KS_PIN_MAPS
@@ -275,74 +375,36 @@ static struct ks_sys_slot *slots_read(int fd)
 }
 
 /* Write every chain from the registry @s, and attach what they need.
- * Fails, writing nothing, when a chain would be longer than the kernel's
- * tail-call limit allows. */
+ * Fails, writing nothing, when a chain would be longer than the
+ * dispatcher's segments hold (syschain.c). */
 static int rebuild(struct maps *m, const struct ks_sys_slot *s, char *why, size_t len)
 {
-	const __u32 n = KS_SYS_HOOKS * KS_SYS_NR_MAX;
-	struct ks_sys_chain *ch = calloc(n, sizeof(*ch));
-	bool used[KS_SYS_HOOKS] = {};
-	__u32 *keys = calloc(n, sizeof(*keys)), count = n;
-	int err = 0;
+	struct ks_sys_table *t = malloc(sizeof(*t));
+	__u32 n = KS_SYS_HOOKS * KS_SYS_NR_MAX;
+	__u32 *keys = calloc(n, sizeof(*keys));
+	int err;
 
-	if (!ch || !keys) {
+	if (!t || !keys) {
 		err = -ENOMEM;
 		snprintf(why, len, "out of memory");
 		goto out;
 	}
-	for (__u32 i = 0; i < n; i++) {
+	err = ks_sys_table_build(s, KS_SYS_SLOTS, t, why, len);
+	if (err)
+		goto out;
+	for (__u32 i = 0; i < n; i++)
 		keys[i] = i;
-		ch[i].sock_arg = -2;	/* no program yet */
-	}
-	for (__u32 i = 0; i < KS_SYS_SLOTS; i++) {
-		if (!s[i].prog_id)
-			continue;
-		for (int r = 0; r < s[i].nregs && r < KS_SYS_REGS; r++) {
-			struct ks_sys_chain *c = &ch[KS_SYS_CHAIN(s[i].reg[r].hook, s[i].reg[r].nr)];
-
-			if (s[i].paused && (s[i].reg[r].hook == KS_SYS_EXIT ||
-					    s[i].reg[r].hook == KS_SYS_EXIT32))
-				continue;	/* ks_sysd_set_audit */
-
-			if (c->n == KS_SYS_CHAIN_LEN) {
-				snprintf(why, len, "%s: more than %d programs at %s of syscall %u "
-					 "(the kernel runs at most 33 tail calls in a row)",
-					 s[i].prog, KS_SYS_CHAIN_LEN, hook_name[s[i].reg[r].hook],
-					 s[i].reg[r].nr);
-				err = -E2BIG;
-				goto out;
-			}
-			if (c->sock_arg == -2 || (c->sock_arg >= 0 && c->sock_arg == s[i].sock_arg)) {
-				c->sock_arg = s[i].sock_arg;
-				c->families |= s[i].families;
-			} else {
-				c->sock_arg = -1;	/* some program wants every call */
-			}
-			c->slot[c->n++] = i;
-			used[s[i].reg[r].hook] = true;
-		}
-	}
-	for (__u32 i = 0; i < n; i++) {
-		if (ch[i].sock_arg < 0) {
-			ch[i].sock_arg = -1;
-			ch[i].families = 0;
-		}
-	}
-	for (__u32 nr = 0; nr < KS_SYS_NR_MAX; nr++) {
-		ch[KS_SYS_CHAIN(KS_SYS_ENTER, nr)].abi32 = ch[KS_SYS_CHAIN(KS_SYS_ENTER32, nr)].n > 0;
-		ch[KS_SYS_CHAIN(KS_SYS_EXIT, nr)].abi32 = ch[KS_SYS_CHAIN(KS_SYS_EXIT32, nr)].n > 0;
-	}
-	if (bpf_map_update_batch(m->chains, keys, ch, &count, NULL)) {
+	/* Chains before the programs whose bits send calls to them. */
+	if (bpf_map_update_batch(m->chains, keys, t->ch, &n, NULL)) {
 		err = -errno;
 		snprintf(why, len, "can't write the dispatcher's chains: %s", strerror(-err));
 		goto out;
 	}
-	err = attach(used[KS_SYS_ENTER] || used[KS_SYS_ENTER32],
-		     used[KS_SYS_EXIT] || used[KS_SYS_EXIT32]);
+	err = attach(m->bits, t);
 	if (err)
 		snprintf(why, len, "%s", ks_errmsg());
 out:
-	free(ch);
+	free(t);
 	free(keys);
 	return err;
 }
