@@ -137,10 +137,9 @@ if [ "$base" = vulnerable ]; then
 	done
 	for p in "${patches[@]}"; do
 		shield=$(basename "$(dirname "$p")")
-		patch -p1 -s -N -f --no-backup-if-mismatch -r - -d "$stage" <"$p" >"$stage.log" 2>&1 ||
-			die "shields/$shield/unfix.patch does not apply to $pkg $ver: $(head -1 "$stage.log")"
+		patch -p1 -s -N -f --no-backup-if-mismatch -r - -d "$stage" <"$p" >"$stage/.patch.log" 2>&1 ||
+			die "shields/$shield/unfix.patch does not apply to $pkg $ver: $(head -1 "$stage/.patch.log")"
 	done
-	rm -f "$stage.log"
 	for f in $files; do
 		cmp -s "$stage/$f" "$psrc/$f" && continue
 		cp "$stage/$f" "$psrc/$f.unfix-new" && mv "$psrc/$f.unfix-new" "$psrc/$f"
