@@ -12,6 +12,15 @@
 # the guest). CONFIG_LOCALVERSION is -kshield-NAME, so the guest's
 # `uname -r` names the config.
 #
+# The vulnerable family (BASE vulnerable, issue 35) is built from the source
+# with every shields/*/unfix.patch applied in name order (each shield's bug
+# put back), in a copy of its own (src-VERSION-unfix/: hard links to the
+# pristine tree, which the other families build from and which stays
+# pristine; a file a patch touches is replaced, never written through).
+# The patches' hash is part of the cache key (NAME/unfix; NAME/patches lists
+# them): a new or changed patch rebuilds, incrementally, in the kept object
+# tree. A patch that does not apply stops the build, naming the shield.
+#
 # The cache ($KSHIELD_MATRIX_CACHE/custom/NAME/) holds bzImage, vmlinux
 # (DWARF 5 kept, as a build farm keeps it), System.map, config, build-id
 # (the GNU build ID, as the guest reads it from /sys/kernel/notes),
