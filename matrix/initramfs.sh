@@ -11,7 +11,7 @@
 # modules.dep (modprobe -d KDIR --show-depends) into load order, and
 # decompressed here because busybox insmod may not read .ko.xz. A module
 # the package lacks, or has built in, is listed for the guest to report.
-# $TEST_SHIELD (run.sh --shield), when set, is the one shield the guest
+# $TEST_SHIELD (run.sh --shield), when set, is the shield (or comma list) the guest
 # tests (/etc/kshield/shield); empty: every shield.
 set -euo pipefail
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh - the kernel matrix: prove every shield on real kernels.
 #
-#   matrix/run.sh [--quick] [--list FILE] [--only REGEX] [--shield NAME] [--jobs N] [--out DIR]
+#   matrix/run.sh [--quick] [--list FILE] [--only REGEX] [--shield NAME[,NAME...]] [--jobs N] [--out DIR]
 #
 # For each row of matrix/kernels.list (only quick=yes rows with --quick;
 # only rows whose package or label matches REGEX with --only): fetch the
@@ -11,7 +11,8 @@
 # `kshield test --all -j` on this machine's kernel instead. With --shield
 # NAME each guest (and the host row) runs `kshield test NAME -j` only: one
 # shield proven on every row selected (the guard and the rows' checks still
-# run), as for a shield just written:
+# run), as for a shield just written; several, comma-separated, are tested
+# one after the other in the same boot:
 #   matrix/run.sh --quick --shield cve-2022-0492
 #
 # Output (DIR, default build/matrix): a table kernel x shield, boot-to-result
@@ -49,7 +50,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--list) list=$2; shift ;;
 	--only) only=$2; shift ;;
-	--shield) [ -z "$shield" ] || { echo "matrix: --shield given twice: one shield a run (none: every shield)" >&2; exit 2; }
+	--shield) [ -z "$shield" ] || { echo "matrix: --shield given twice: one list a run (none: every shield)" >&2; exit 2; }
 		shield=$2; shift ;;
 	--out) out=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
@@ -61,15 +62,16 @@ done
 
 # --shield: the object must be built (make all static; its test.c is linked
 # into kshield, so kshield must be rebuilt after the shield is added).
-if [ -n "$shield" ]; then
-	[[ $shield =~ ^[a-z0-9][a-z0-9._-]*$ ]] ||
-		{ echo "matrix: bad shield name '$shield'" >&2; exit 2; }
-	[ -f "$build/shields/$shield.bpf.o" ] ||
-		{ echo "matrix: no $build/shields/$shield.bpf.o: run 'make all static' first" >&2; exit 2; }
-fi
-# The test command's selector: one shield, or all of them.
-test_sel=(--all)
-[ -z "$shield" ] || test_sel=("$shield")
+# NAME,NAME,...: those shields, one test each, in one boot.
+for s in ${shield//,/ }; do
+	[[ $s =~ ^[a-z0-9][a-z0-9._-]*$ ]] ||
+		{ echo "matrix: bad shield name '$s'" >&2; exit 2; }
+	[ -f "$build/shields/$s.bpf.o" ] ||
+		{ echo "matrix: no $build/shields/$s.bpf.o: run 'make all static' first" >&2; exit 2; }
+done
+# The test command's selectors: each shield, or all of them.
+test_sels=(--all)
+[ -z "$shield" ] || test_sels=(${shield//,/ })
 
 # Rows: arch package flavour quick checks, comments and blanks dropped.
 mapfile -t rows < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list" |
@@ -137,8 +139,10 @@ run_host() {	# ARCH PKG FLAVOUR CHECKS LABEL
 	{
 		echo "KSHIELD-BOOT 0"
 		KSHIELD_BPFFS=$root "$build/kshield" probe -j 2>/dev/null | sed 's/^/KSHIELD-PROBE /'
-		KSHIELD_BPFFS=$root "$build/kshield" test "${test_sel[@]}" --dir "$build/shields" -j 2>"$d/stderr" |
-			sed 's/^/KSHIELD-RESULT /'
+		: >"$d/stderr"
+		for s in "${test_sels[@]}"; do
+			KSHIELD_BPFFS=$root "$build/kshield" test "$s" --dir "$build/shields" -j 2>>"$d/stderr"
+		done | sed 's/^/KSHIELD-RESULT /'
 		sed 's/^/KSHIELD-LOG test: /' "$d/stderr"
 		echo "KSHIELD-DONE $(echo "$(date +%s.%N) - $t0" | bc)"
 	} >"$d/console.log"

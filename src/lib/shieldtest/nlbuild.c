@@ -147,6 +147,42 @@ void nlb_nft_chain(struct nlbuild *b, uint8_t family, const char *table, const c
 	nlb_msg_end(b);
 }
 
+void nlb_nft_base_chain(struct nlbuild *b, uint8_t family, const char *table,
+			const char *chain, uint32_t hooknum)
+{
+	nlb_nft_msg(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, family);
+	nlb_put_str(b, NFTA_CHAIN_TABLE, table);
+	nlb_put_str(b, NFTA_CHAIN_NAME, chain);
+	nlb_nest(b, NFTA_CHAIN_HOOK);
+	nlb_put_be32(b, NFTA_HOOK_HOOKNUM, hooknum);
+	nlb_put_be32(b, NFTA_HOOK_PRIORITY, 0);
+	nlb_nest_end(b);
+	nlb_put_str(b, NFTA_CHAIN_TYPE, "filter");
+	nlb_msg_end(b);
+}
+
+int nlb_nft_setup_hooked(int fd, uint8_t family, const char *table, const char *chain,
+			 uint32_t hooknum, char *why, size_t len)
+{
+	char buf[1024];
+	struct nlbuild b;
+	int err, ack;
+
+	nlb_init(&b, buf, sizeof(buf));
+	nlb_nft_begin(&b);
+	nlb_nft_table(&b, family, table);
+	nlb_nft_base_chain(&b, family, table, chain, hooknum);
+	nlb_nft_end(&b);
+	err = nlb_talk(fd, &b, &ack);
+	if (err || ack) {
+		err = err ? err : ack;
+		snprintf(why, len, "nf_tables unavailable: table and base chain batch: %s",
+			 strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int nlb_nft_setup(int fd, uint8_t family, const char *table, const char *chain,
 		  char *why, size_t len)
 {

@@ -54,6 +54,12 @@ void nlb_nft_chain(struct nlbuild *b, uint8_t family, const char *table, const c
  * 0, or the error with @why filled ("nf_tables unavailable: ..."). */
 int nlb_nft_setup(int fd, uint8_t family, const char *table, const char *chain,
 		  char *why, size_t len);
+/* A base chain ("type filter hook @hooknum priority 0", NF_INET_*), and
+ * the same as nlb_nft_setup with it: the chain a packet meets. */
+void nlb_nft_base_chain(struct nlbuild *b, uint8_t family, const char *table,
+			const char *chain, uint32_t hooknum);
+int nlb_nft_setup_hooked(int fd, uint8_t family, const char *table, const char *chain,
+			 uint32_t hooknum, char *why, size_t len);
 /* An immediate expression that sets @verdict (NF_DROP, NF_ACCEPT, NFT_*):
  * one element inside a rule's NFTA_RULE_EXPRESSIONS, as nft's "drop". */
 void nlb_nft_verdict_expr(struct nlbuild *b, uint32_t verdict);

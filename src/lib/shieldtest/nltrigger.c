@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -15,7 +16,12 @@
 #include <unistd.h>
 #include <linux/io_uring.h>
 #include <linux/netlink.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include "nltrigger.h"
+#include "shieldtest_effect.h"
+#include "shieldtest_memerr.h"
 
 static const char *const names[NLT_PATH_MAX] = {
 	[NLT_SENDMSG] = "sendmsg", [NLT_SENDTO] = "sendto", [NLT_WRITE] = "write",
@@ -281,6 +287,12 @@ static int open_socket(const struct nlt_trigger *t, enum nlt_path p, char *why, 
 {
 	int fd, err;
 
+	/* A trigger that observes its effect reads the kernel log from here:
+	 * opened before the namespace (CAP_SYSLOG); without it the effect
+	 * step says so. */
+	if (t->effect)
+		ks_memerr_begin(why, len);
+
 	if (p == NLT_SCM_RIGHTS) {
 		make_proto = t->protocol;
 		fd = ks_test_fd_from_userns(1, make_socket);
@@ -461,4 +473,37 @@ int nlt_after(const struct ks_path *path, char *why, size_t len)
 		return -EBADF;
 	}
 	return finish(path->arg, NLT_SENDMSG, pre_fd, why, len);
+}
+
+int nlt_packet(int fd, char *why, size_t len)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int ns = ioctl(fd, SIOCGSKNS), s, err;
+
+	/* scm-rights: this process is outside the socket's namespace, whose
+	 * owner it is: it may enter it. */
+	if (ns < 0 || setns(ns, CLONE_NEWNET)) {
+		err = -errno;
+		snprintf(why, len, "entering the netlink socket's network namespace: %s",
+			 strerror(errno));
+		if (ns >= 0)
+			close(ns);
+		return err;
+	}
+	close(ns);
+	err = ks_fx_loopback_up();
+	if (err) {
+		snprintf(why, len, "bringing lo up: %s", strerror(-err));
+		return err;
+	}
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		snprintf(why, len, "socket(AF_INET, SOCK_DGRAM): %s", strerror(errno));
+		return -errno;
+	}
+	/* Its fate (sent, dropped, an error) is the rule's business. */
+	(void)!sendto(s, "kshield", 7, 0, (struct sockaddr *)&to, sizeof(to));
+	close(s);
+	return 0;
 }

@@ -81,6 +81,11 @@ int nlt_send(int fd, struct nlbuild *b, enum nlt_path p);
  * REFUSED (EPERM, or the sender killed), <0 with @why (n/a where no 32-bit
  * code runs). */
 int nlt_send_compat(int fd, struct nlbuild *b, enum nlt_path p, char *why, size_t len);
+/* One UDP datagram to 127.0.0.1 in the network namespace of the netlink
+ * socket @fd (entered first: the scm-rights path's process is outside
+ * it; lo brought up): what makes the rules of an effect step run. 0, or
+ * -errno with @why filled. */
+int nlt_packet(int fd, char *why, size_t len);
 /* Run @t by way of @p: a case result. */
 int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len);
 /* The same as a path's case (struct ks_path's @call): the trigger is the
