@@ -619,6 +619,16 @@ static const struct ks_arg_val dp_calls[] = {
 	{ 4, "sendfile" }, { 5, "io_uring" }, { 6, "io_submit" }, { 0, NULL },
 };
 
+/* cve-2022-0492: who lacked CAP_SYS_ADMIN in the initial user namespace,
+ * and the call a release_agent write or option was refused or killed at */
+static const struct ks_arg_val ra_lacks[] = {
+	{ 0x1, "writer" }, { 0x2, "opener" }, { 0x4, "userns_context" }, { 0, NULL },
+};
+static const struct ks_arg_val ra_calls[] = {
+	{ 0, "file_permission" }, { 1, "fs_context_parse_param" }, { 2, "write" },
+	{ 3, "splice" }, { 4, "sendfile" }, { 5, "io_uring" }, { 6, "fsconfig" }, { 0, NULL },
+};
+
 /* linux/fs_context.h, linux/mount.h */
 static const struct ks_arg_val fs_value_types[] = {
 	{ 1, "fs_value_is_flag" }, { 2, "fs_value_is_string" }, { 0, NULL },
@@ -771,6 +781,19 @@ const struct ks_shield_args_def ks_shield_args[] = {
 	  { A("buf_flags", HEX), A("fd", FD), A_NONE, A_ENUM("call", dp_calls) } },
 	{ "cve-2022-0847", "io_uring_submit", ANY,
 	  { A("buf_flags", HEX), A_ENUM("opcode", iouring_ops), A_NONE, A_ENUM("call", dp_calls) } },
+	/* cgroup v1 release_agent without CAP_SYS_ADMIN in the initial user ns */
+	{ "cve-2022-0492", "file_permission", ANY,
+	  { A_FLAGS("lacks", ra_lacks), A("uid", UINT), A_FLAGS("mask", may_mask),
+	    A_ENUM("call", ra_calls) } },
+	{ "cve-2022-0492", "fs_context_parse_param", ANY,
+	  { A_FLAGS("lacks", ra_lacks), A("uid", UINT), A_NONE, A_ENUM("call", ra_calls) } },
+	{ "cve-2022-0492", "sys_enter_write", ANY,
+	  { A_FLAGS("lacks", ra_lacks), A("uid", UINT), A("fd", FD), A_ENUM("call", ra_calls) } },
+	{ "cve-2022-0492", "sys_enter_fsconfig", ANY,
+	  { A_FLAGS("lacks", ra_lacks), A("uid", UINT), A("fd", FD), A_ENUM("call", ra_calls) } },
+	{ "cve-2022-0492", "io_uring_submit", ANY,
+	  { A_FLAGS("lacks", ra_lacks), A("uid", UINT), A_ENUM("opcode", iouring_ops),
+	    A_ENUM("call", ra_calls) } },
 	{ "cve-2026-31431", "sys_bind", ANY,	/* kprobe: the socket_bind layout */
 	  { A("family", FAMILY), A("addrlen", INT), A("name", STR8),
 	    A_ENUM("fail_closed", esn_bind_fail) } },
