@@ -65,8 +65,24 @@ done
 d=$cache/$name
 o=$cache/build-$name
 die() { echo "custom-kernel: $name: $*" >&2; exit 1; }
+# The vulnerable family gets the shields' bugs put back: every
+# shields/*/unfix.patch, in name order. Their hash is part of the cache key
+# (the file unfix in the cached directory), so a new or changed patch
+# rebuilds (incrementally: the object tree is kept).
+patches=()
+unfix=none
+if [ "$base" = vulnerable ]; then
+	top=$(cd "$here/.." && pwd)
+	for p in "$top"/shields/*/unfix.patch; do
+		if [ -f "$p" ]; then patches+=("$p"); fi
+	done
+	if [ ${#patches[@]} -gt 0 ]; then unfix=$(for p in "${patches[@]}"; do
+		echo "$(basename "$(dirname "$p")") $(sha256sum <"$p" | cut -c1-64)"
+	done | sha256sum | cut -c1-16); fi
+fi
 cached() {
 	local bid
+	[ "$(cat "$d/unfix" 2>/dev/null || echo none)" = "$unfix" ] || return 1
 	bid=$(cat "$d/build-id" 2>/dev/null) || return 1
 	for f in bzImage vmlinux System.map config source "$bid.btf"; do
 		[ -s "$d/$f" ] || return 1
@@ -95,6 +111,43 @@ if [ ! -f "$src/Makefile" ]; then
 	rm -rf "$cache/src-$ver"
 	mkdir -p "$cache/src-$ver"
 	tar -xJf "/usr/src/$pkg.tar.xz" -C "$cache/src-$ver" || die "cannot unpack /usr/src/$pkg.tar.xz"
+fi
+# The vulnerable family builds from its own copy of the source (hard
+# links to the pristine tree, which the other families build from and
+# which stays pristine): each file the patches touch, now or at the last
+# build, is made again from the pristine one with the patches applied, and
+# replaced (a new inode, a new mtime) only where its text changed, so Kbuild
+# rebuilds the objects of those files only.
+if [ "$base" = vulnerable ]; then
+	psrc=$cache/src-$ver-unfix/$pkg
+	if [ ! -f "$psrc/Makefile" ]; then
+		rm -rf "$cache/src-$ver-unfix"
+		mkdir -p "$cache/src-$ver-unfix"
+		cp -al "$src" "$psrc" || die "cannot link $src into $psrc"
+		: >"$psrc/.kshield-unfix-files"
+	fi
+	stage=$(mktemp -d "$cache/unfix.XXXXXX")
+	trap 'rm -rf "$stage"' EXIT
+	files=$( { cat "$psrc/.kshield-unfix-files"
+		for p in "${patches[@]}"; do sed -n 's|^+++ [^/]*/\([^\t ]*\).*|\1|p' "$p"; done; } | sort -u)
+	for f in $files; do
+		[ -f "$src/$f" ] || die "a patch names $f, not in $pkg $ver"
+		mkdir -p "$stage/$(dirname "$f")"
+		cp "$src/$f" "$stage/$f"
+	done
+	for p in "${patches[@]}"; do
+		shield=$(basename "$(dirname "$p")")
+		patch -p1 -s -N -f --no-backup-if-mismatch -r - -d "$stage" <"$p" >"$stage.log" 2>&1 ||
+			die "shields/$shield/unfix.patch does not apply to $pkg $ver: $(head -1 "$stage.log")"
+	done
+	rm -f "$stage.log"
+	for f in $files; do
+		cmp -s "$stage/$f" "$psrc/$f" && continue
+		cp "$stage/$f" "$psrc/$f.unfix-new" && mv "$psrc/$f.unfix-new" "$psrc/$f"
+		echo "custom-kernel: $name: $f changed" >&2
+	done
+	echo "$files" >"$psrc/.kshield-unfix-files"
+	src=$psrc
 fi
 # A config that differs from a built base only by a few options rebuilds
 # only the objects those options reach (Kbuild's per-option dependencies).
@@ -135,6 +188,8 @@ cp "$o/.config" "$d.tmp/config"
 ln "$d.tmp/bzImage" "$d.tmp/boot/vmlinuz-$kver"
 echo "$bid" >"$d.tmp/build-id"
 echo "$pkg $ver" >"$d.tmp/source"
+echo "$unfix" >"$d.tmp/unfix"
+for p in "${patches[@]}"; do echo "${p#"$top/"}"; done >"$d.tmp/patches"
 # modules.builtin: initramfs.sh's modprobe --show-depends says "builtin"
 # for what the shields' metadata names and this kernel has built in.
 cp "$o/modules.builtin" "$o/modules.builtin.modinfo" "$d.tmp/lib/modules/$kver/" 2>/dev/null || true

@@ -135,6 +135,10 @@ if [[ ,$checks, == *,dpprobe,* ]]; then
 	cp "$(dirname "$KSHIELD_STATIC")/syscall_loop" "$stage/bin/"
 	cp "$FIXTURES"/dirtypipe-probe-*.bpf.o "$stage/fixtures/"
 fi
+if [[ ,$checks, == *,notramp,* || ,$checks, == *,nokprobe,* ]]; then
+	cp "$(dirname "$KSHIELD_STATIC")/notramp" "$stage/bin/"
+	cp "$FIXTURES"/notramp.bpf.o "$FIXTURES"/notramp-kprobe.bpf.o "$stage/fixtures/"
+fi
 if [[ ,$checks, == *,broken,* || ,$checks, == *,broken-as-shield,* ]]; then
 	cp "$FIXTURES/broken-shield.bpf.o" "$stage/fixtures/"
 	readelf -p .kshield "$FIXTURES/broken-shield.bpf.o" |

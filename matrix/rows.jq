@@ -116,6 +116,19 @@ def nobpf_check:
       end
   end;
 
+# The notramp check (nokprobe too): with trampoline programs refused by the
+# notramp policy (matrix/fixtures/notramp.bpf.c), no lsm or fmod_ret variant
+# may load (nor a kprobe one with nokprobe); the row says which fallback
+# took over (or that none did).
+def notramp: (checks | index("notramp")) != null or (checks | index("nokprobe")) != null;
+def notramp_check:
+  if notramp | not then .
+  elif ((.variant | lsm_variant) or .variant == "fmod_ret") then
+    .check_error = "variant '\(.variant)' loaded with trampolines refused (notramp)"
+  elif (checks | index("nokprobe")) != null and .variant == "kprobe" then
+    .check_error = "variant 'kprobe' loaded with kprobes refused (nokprobe)"
+  else .fallback = (.variant // "none: unprotected") end;
+
 # The ksites check (tests/guest/kernel-sites.sh, `make matrix-dbg`): every
 # copy of an inlined kernel function probed from a sites manifest, each
 # syscall path seen once at a copy of its own and killed there, benign opens
@@ -186,7 +199,7 @@ def ksites_row($s):
     | map((fromjson? // {garbled: .}) as $r
           | if $r.garbled then base + {shield: null, error: "garbled result line: \($r.garbled[:120])"}
             else base + ($r | del(.kernel, .arch)) + {release: $r.kernel, arch: ($r.arch // $arch)}
-                 | nobpf_check end) ) as $results
+                 | nobpf_check | notramp_check end) ) as $results
 | ( [ $lines[] | tagged("KSHIELD-CHECK") | capture("^(?<check>\\S+) (?<json>.*)$") ]
     | map((.json | fromjson? // {error: "garbled check line"}) as $r
           | base + ($r | del(.kernel, .arch)) + {release: $r.kernel, arch: ($r.arch // $arch),
@@ -199,6 +212,15 @@ def ksites_row($s):
            and ($probe.hooks.lsm == true or (($probe.lsms // []) | index("bpf")) != null) then
           base + {shield: null, check: "nobpf",
                   check_error: "probe: BPF LSM active with bpf left out of lsm= (lsms \($probe.lsms))"}
+        else empty end ]
+    + [ if notramp and $probe != null
+           and ($probe.hooks.fmod_ret == true or $probe.hooks.fentry == true or $probe.hooks.lsm == true) then
+          base + {shield: null, check: "notramp",
+                  check_error: "probe: trampolines usable with the notramp policy loaded (hooks \($probe.hooks))"}
+        elif notramp and $k.error == null
+             and ([$log[] | select(startswith("notramp: ") and (contains("attached") | not))] | length) > 0 then
+          base + {shield: null, check: "notramp",
+                  check_error: ([$log[] | select(startswith("notramp: "))] | first)}
         else empty end ]
     # The guard selftest prints nothing on stdout when it cannot load the
     # guard: on a kernel without BTF that kshield found none for, say so.

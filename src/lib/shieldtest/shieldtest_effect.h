@@ -87,4 +87,33 @@ int ks_fx_clone_files(int (*fn)(void *arg), void *arg);
  * free one): for finding what a killed ks_fx_clone_files child opened. */
 int ks_fx_next_fd(void);
 
+/* A kernel memory-safety report in the kernel log (shieldtest_kasan.c):
+ * the effect of a use-after-free or out-of-bounds bug on a kernel built
+ * with KASAN (the matrix's custom-vulnerable rows, issue 35), or the Oops
+ * of one without it.
+ *
+ * ks_fx_kasan_mark() opens /dev/kmsg at its end: the mark, a descriptor
+ * that ks_fx_kasan_since() reads the records written after it from (each
+ * call goes on where the last stopped). Take it before the trigger and
+ * before dropping privileges or entering a user namespace (opening
+ * /dev/kmsg needs CAP_SYSLOG where kernel.dmesg_restrict is 1; reading an
+ * open one does not). The descriptor (>= 0, close it when done) or -errno
+ * with @why filled. */
+int ks_fx_kasan_mark(char *why, size_t len);
+
+/* Did a report appear since @mark? A report begins with "BUG: KASAN:",
+ * "general protection fault", "BUG: unable to handle", "kernel BUG at",
+ * "Oops:" or "UBSAN:"; it names @func when its first line or its call
+ * trace has "@func+" in it (@func NULL: any report will do).
+ * KS_CASE_EFFECT: a report naming @func (its first line in @why);
+ * KS_CASE_NOEFFECT: none (@why empty), or only reports not naming @func
+ * (@why says "a report not naming FUNC: ..."); -errno when /dev/kmsg
+ * cannot be read. Records the kernel overwrote before they were read are
+ * skipped (the log is a ring): a storm of messages can hide a report. */
+int ks_fx_kasan_since(int mark, const char *func, char *why, size_t len);
+
+/* ks_fx_kasan_since(), waiting up to @ms for a report naming @func (one
+ * found in an RCU callback or a worker comes after the call returned). */
+int ks_fx_kasan_wait(int mark, const char *func, int ms, char *why, size_t len);
+
 #endif
