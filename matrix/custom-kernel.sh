@@ -12,6 +12,15 @@
 # the guest). CONFIG_LOCALVERSION is -kshield-NAME, so the guest's
 # `uname -r` names the config.
 #
+# The vulnerable family (BASE vulnerable, issue 35) is built from the source
+# with every shields/*/unfix.patch applied in name order (each shield's bug
+# put back), in a copy of its own (src-VERSION-unfix/: hard links to the
+# pristine tree, which the other families build from and which stays
+# pristine; a file a patch touches is replaced, never written through).
+# The patches' hash is part of the cache key (NAME/unfix; NAME/patches lists
+# them): a new or changed patch rebuilds, incrementally, in the kept object
+# tree. A patch that does not apply stops the build, naming the shield.
+#
 # The cache ($KSHIELD_MATRIX_CACHE/custom/NAME/) holds bzImage, vmlinux
 # (DWARF 5 kept, as a build farm keeps it), System.map, config, build-id
 # (the GNU build ID, as the guest reads it from /sys/kernel/notes),
@@ -137,10 +146,9 @@ if [ "$base" = vulnerable ]; then
 	done
 	for p in "${patches[@]}"; do
 		shield=$(basename "$(dirname "$p")")
-		patch -p1 -s -N -f --no-backup-if-mismatch -r - -d "$stage" <"$p" >"$stage.log" 2>&1 ||
-			die "shields/$shield/unfix.patch does not apply to $pkg $ver: $(head -1 "$stage.log")"
+		patch -p1 -s -N -f --no-backup-if-mismatch -r - -d "$stage" <"$p" >"$stage/.patch.log" 2>&1 ||
+			die "shields/$shield/unfix.patch does not apply to $pkg $ver: $(head -1 "$stage/.patch.log")"
 	done
-	rm -f "$stage.log"
 	for f in $files; do
 		cmp -s "$stage/$f" "$psrc/$f" && continue
 		cp "$stage/$f" "$psrc/$f.unfix-new" && mv "$psrc/$f.unfix-new" "$psrc/$f"
