@@ -121,6 +121,10 @@ if [[ ,$checks, == *,harm,* ]]; then
 	rounds=5
 	[ "$strip_" = strip ] || rounds=3
 	echo "HARM_ROUNDS=${KSHIELD_HARM_ROUNDS:-$rounds}" >"$stage/etc/kshield/harm.env"
+	# KSHIELD_HARM_ALONE: the shields timed one by one instead of
+	# tests/guest/harm.sh's default (a new file_permission shield's cost)
+	[ -z "${KSHIELD_HARM_ALONE:-}" ] ||
+		echo "HARM_ALONE=\"$KSHIELD_HARM_ALONE\"" >>"$stage/etc/kshield/harm.env"
 fi
 if [[ ,$checks, == *,selinux,* ]]; then
 	mkdir -p "$stage/tests"

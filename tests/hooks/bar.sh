@@ -38,6 +38,8 @@ cve-2026-43500 $r61  absent                      0 own: rxrpc is not in Debian's
 cve-2026-43500 $r612 absent                      0 own: rxrpc is not in Debian's cloud flavour
 cve-2022-0847  $r61  syscall:io_submit            6 gap: the shield's nearest hook is its tp io_submit (6); its file_permission is unlisted (the call sits in rw_verify_area, one out-of-line call off the path, where the finder does not look), and it refuses the write that merges, not the splice-side path to the changed code
 cve-2022-0847  $r612 absent                      0 own: the pipe iov_iter (copy_page_to_iter_pipe, push_pipe) is gone by 6.12; the shield loads only before 5.17
+cve-2022-0492  $r61  lsm:fs_context_parse_param  5 own
+cve-2022-0492  $r612 lsm:fs_context_parse_param  5 own
 cve-2022-1015  $r61  lsm:netlink_send            5 own
 cve-2022-1015  $r612 lsm:netlink_send            5 own
 cve-2022-32250 $r61  lsm:netlink_send            5 own
