@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # kshield build. `make` builds build/kshield and build/shields/<name>.bpf.o;
 # `make test` runs every test (host tests, then the quick kernel matrix).
 # V=1 shows full commands.
@@ -265,6 +266,7 @@ test-host: all $(BUILD)/tests/kshield-tests $(BUILD)/tests/unit-tests $(FIXTURES
 	   $(BUILD)/tests/clockshift.so \
 	   $(BUILD)/matrix/fixtures/dirtypipe-probe-anon.bpf.o $(BUILD)/matrix/fixtures/dirtypipe-probe-file.bpf.o
 	$(Q)scripts/check-layers.sh
+	$(Q)scripts/check-spdx.sh	# every source file names its licence (LICENSE)
 	$(Q)scripts/check-commands.sh	# every program the tests run has a package in the set-up
 	$(Q)scripts/sysnr.sh --check
 	$(Q)$(BUILD)/tests/unit-tests --jobs 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* bpf_runtime.c - run a command with the kernel's BPF run-time statistics
  * on (BPF_ENABLE_STATS, held only for the command's lifetime) and print,
  * for each pinned link (or program) given, the program's runs and nanoseconds during

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* bulk.c - loopback traffic for the flow accounting's cost (bench/flow.sh):
  *   bulk tcp BYTES   one TCP connection moving BYTES in 64 KiB writes
  *   bulk udp COUNT   COUNT 64-byte UDP datagrams (the per-packet worst case)

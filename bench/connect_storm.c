@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* connect_storm.c - N loopback TCP connections: connect, accept, close, in
  * one process (the accepting end in a thread); prints wall and CPU seconds
  * and its pid (the owner of every record, for counting what was stored).

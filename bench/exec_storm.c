@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* exec_storm.c - fork + exec /bin/true N times; prints wall and CPU seconds.
  * The monitor's cost on process creation (exec, exit, fork hooks).
  *	exec_storm N [RATE]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # faults.sh - faults under load (issue 28): the agent in its default
 # configuration takes RATE events a second (bench/load.sh: half execs, half
 # connections; default 3125, half the rated load bench/rated.sh measured),

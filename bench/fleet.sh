@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/fleet.sh - the fleet's two numbers, on a loopback 3-node NATS
 # JetStream cluster and PostgreSQL 15 started for the run
 # (tests/fleet/cluster.sh):

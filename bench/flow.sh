@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Cost of the monitor's flow accounting (bpf/monitor_flow.bpf.h: per send/receive
 # call on 6.5+, per packet by cgroup_skb on the cgroup2 root before), as
 # ratios against baselines

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # What the tamper guard costs the syscalls it watches (issue 6), as ratios
 # against the same loop measured in the same run without the guard:
 # create+unlink of a file, kill(self, 0), and a bpf() map lookup, each N

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* guard_syscalls.c - the syscalls the tamper guard watches, in a loop, for
  * bench/guard.sh: "unlink" (create and unlink a file, N times: the
  * unlinkat tracepoint / inode_unlink hook), "kill" (kill(self, 0): the

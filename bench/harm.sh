@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Do no harm (issue 24): what syscalls no shield cares about cost with
 # kshield loaded, as ratios against nothing loaded, measured in the same
 # round, modes alternating:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Shields on inlined functions (issue 9): what probing every copy costs, as
 # ratios against baselines measured in the same run, and what probing the
 # symbol alone misses.

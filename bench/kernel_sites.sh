@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Kernel shields on inlined functions (issue 9), in a QEMU TCG guest (this
 # host has no kprobes): open+close of one file, 20000 times, bare vs with
 # the fixture shield's kprobe at each of do_sys_open's copies (the 64-bit

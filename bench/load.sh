@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # load.sh - what bench/rated.sh and bench/faults.sh share (sourced): the
 # agent in its default configuration on a bpffs root and store of the
 # bench's own, its counters, and a steady exec + connect load.

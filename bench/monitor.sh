@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Monitor, agent and store benchmarks (issues 4 and 17). Every figure is a
 # ratio against a baseline measured in the same run, because these
 # machines are shared and noisy; absolute figures are printed beside.

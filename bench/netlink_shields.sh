@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Cost of the tp (syscall tracepoint) variant of the netlink-parsing shields
 # (cve-2024-1086, cve-2023-32233, cve-2022-2588) on hosts without BPF LSM:
 # they watch write/writev/sendto/sendmsg/sendmmsg of every process, so every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* A cgroup/setsockopt program that does nothing: the floor that any
  * sockopt shield pays, since the kernel's cgroup sockopt path (copying the
  * option, locking the socket) costs the same whatever the program does. */

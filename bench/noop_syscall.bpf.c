@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* Empty programs on raw_tp/sys_enter and raw_tp/sys_exit: the floor that
  * any syscall hook pays on a kernel without BPF trampolines. Attaching
  * either sets the syscall-tracepoint flag on every thread, so each syscall

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # one_shield.sh - what one shield costs, as ratios against nothing loaded
 # in the same round, modes alternating (issue 24: a shield must cost
 # nothing to a syscall it does not care about, and little to one it does):

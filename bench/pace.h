@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pace.h - the storms' steady mode: operation @i of a run started at
  * @start (CLOCK_MONOTONIC) begins no earlier than i / @rate seconds in.
  * A run that falls behind does not sleep, so it catches up at full speed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `kshield probe` cost (issue 2: it runs in every kernel-matrix guest), as
 # ratios against baselines measured in the same run:
 #  - `bpftool feature probe kernel`: the usual way to ask a kernel what BPF

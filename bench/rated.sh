@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # rated.sh - the rated load (issue 28): the highest sustained event rate the
 # agent takes in its default configuration with nothing lost in the ring
 # buffer, on this machine. The load (bench/load.sh) is half execs, half

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* rawtp_attach.c - attach a pinned program to a raw tracepoint and pin
  * the link, so that a bench can put a program on a hook and take it off
  * again (rm of the link pin detaches it):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* setsockopt_loop - N setsockopt calls on one socket: the cost an attached
  * sockopt shield adds to every setsockopt on the machine (the ordinary,
  * non-trigger path, which is what production pays).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Shield benchmarks (issue 2), figures as ratios against baselines measured in
 # the same run, because these machines are noisy:
 #  1. load-to-enforcing latency of fixture-sockopt (tests/fixtures: the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Shields on functions with many inlined copies: what one link per copy
 # costs. A generated target has ks_many() inlined into N callers (N = 5, 64,
 # 300 by default); for each N, the many-sites fixture shield is loaded and

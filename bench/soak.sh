@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Soak (issue 28): the agent in its default configuration
 # (packaging/kshield.conf: monitor, flows, every bundled shield) under a
 # steady mixed load for DURATION seconds, with retention and max_size set

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* store_ingest.c - sustained ingest into the event store (src/lib/store/store.c), the
  * agent's write path without the kernel: decode + INSERT in batched WAL
  * transactions. The baseline, measured in the same run, is raw SQLite at

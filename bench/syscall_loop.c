@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* syscall_loop.c - unrelated syscalls for bench/harm.sh: N calls of one
  * kind, the least ns per call of R runs printed. A syscall no shield cares
  * about must cost what it costs with nothing loaded.

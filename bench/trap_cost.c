@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* trap_cost.c - baseline for bench/inline_sites.sh: the cost of one int3
  * trap delivered to user space as SIGTRAP, the mechanism under every uprobe
  * hit (a uprobe adds a second trap or an emulation step, and the BPF run).

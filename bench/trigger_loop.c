@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* trigger_loop.c - the enforcement check of bench/rated.sh's fault steps:
  * every INTERVAL_MS, a child calls socket(AF_RXRPC), which the
  * cve-2026-43500 shield refuses (tp variant: SIGKILL at sys_enter_socket;

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* fpdispatch.bpf.c - the one program on file_permission for all of
  * kshield's shields (bpf/sdk/fpchain.bpf.h): lsm/file_permission where
  * bpf is an active LSM, else fmod_ret on security_file_permission. A read

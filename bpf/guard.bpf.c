@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* guard.bpf.c - the tamper guard: keeps anyone but kshield's own agent from
  * detaching kshield's links, writing its maps, removing its pins, unmounting
  * the bpffs that holds them, and killing, stopping or tracing the agent.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* inline_probe.bpf.c - count the hits of every copy of a function (a
  * uprobe or a kprobe at each), one counter per site (the link's BPF cookie), and remember the first
  * parameter's value at the last hit. With kill set, SIGKILL the caller

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* monitor.bpf.c - kshield's monitor: what ran, what it connected to, and the
  * symptoms exploits leave (odd socket families, AF_ALG binds, unprivileged
  * user namespaces, BPF loads, credentials that rose without a set-id exec).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* flow.bpf.h - the monitor's per-socket traffic accounting: `flow` records
  * (struct ks_flow_event) for TCP and UDP over IPv4 and IPv6. Included by
  * monitor.bpf.c after its maps.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* probe.bpf.c - one minimal program per attach type that `kshield probe`
  * tests. The loader (src/lib/kernel/probe_hooks.c) enables one program at a time
  * (autoload), loads it, attaches it and, where cheap, checks that it fired,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* sysdispatch.bpf.c - the one program on raw_tp/sys_enter and the one on
  * raw_tp/sys_exit for all of kshield's syscall hooks (bpf/sdk/syscalls.bpf.h).
  * An unregistered syscall costs one bit of a bitmap that user space writes

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # arm64-vmlinux-h.sh PACKAGE - print a vmlinux.h for arm64 BPF builds, made
 # from the BTF inside a Debian arm64 kernel package (fetched into the matrix
 # cache by matrix/fetch.sh).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # boot.sh ARCH KERNEL INITRD LSM LOG - boot one kernel-matrix guest under
 # QEMU and leave its whole serial console in LOG. KERNEL is a vmlinuz, or a
 # package tree unpacked by matrix/fetch.sh (its vmlinuz found by

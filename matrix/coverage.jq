@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # coverage.jq - the coverage table, kernel x shield, as Markdown, from
 # results.json (jq -r -f coverage.jq results.json). One line per kernel boot,
 # one column per shield (and the guard and flow checks): the variant that

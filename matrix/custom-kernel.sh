@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # custom-kernel.sh NAME - build a kernel of our own making (issue 27) from
 # Debian's linux-source-6.1 into the matrix cache, once, and print the
 # directory it is kept in (the layout matrix/kver.sh reads, like a package

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # dbg.sh - `make matrix-dbg`: shields on inlined kernel functions, proven on
 # real kernels. Not part of `make test`: each kernel needs its -dbg package
 # (about 280-320 MB), which CI should not download on every run.

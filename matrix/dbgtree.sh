@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # dbgtree.sh - the whole -dbg tree of a kernel package (vmlinux and every
 # module with DWARF), for `kshield hooks --kernel RELEASE`.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # fetch.sh ARCH PACKAGE - bring one Debian package into the matrix cache and
 # print the directory it is unpacked in.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # initramfs.sh KDIR STAGE OUT CHECKS - build a guest initramfs (uncompressed
 # newc cpio: nothing for the guest to decompress under TCG) for the kernel
 # unpacked in KDIR (matrix/fetch.sh), staging it in STAGE.

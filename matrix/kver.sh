@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # kver.sh KDIR - where a kernel unpacked by matrix/fetch.sh keeps its parts,
 # in either of Debian's layouts: one line "KVER MODROOT VMLINUZ".
 #   up to 6.18: linux-image-KVER holds boot/vmlinuz-KVER and

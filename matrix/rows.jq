@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # rows.jq - turn one kernel's console (or the host's test output) into
 # matrix rows. Run as: jq -R -n -f rows.jq --arg ... <console.log
 # Input: raw lines; only lines starting with a KSHIELD-* tag are read (see

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run.sh - the kernel matrix: prove every shield on real kernels.
 #
 #   matrix/run.sh [--quick] [--list FILE] [--only REGEX] [--shield NAME[,NAME...]] [--jobs N] [--out DIR]

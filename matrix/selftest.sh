@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # selftest.sh [DIR] - test the kernel matrix itself, on the output of a
 # matrix run that just happened (DIR, default build/matrix; `make
 # matrix-quick` runs this after matrix/run.sh --quick). Each check can fail:

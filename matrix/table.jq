@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # table.jq - print the matrix: one line per kernel x shield, then the
 # boot-to-result time per kernel and the totals. Input: results.json;
 # --slurpfile kernels kernels.json.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # verdict.jq - the matrix's pass/fail rule over results.json, for `jq -e`:
 # true (exit 0) unless a row failed or has cases not written yet ("todo"), a check of the matrix did not hold, or
 # a trigger path went through on a variant that claims to prevent it (held

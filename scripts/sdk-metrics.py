@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """sdk-metrics.py - what a shield author meets, per shield: the SDK names
 used (concepts), and lines of logic against lines of ceremony.
 

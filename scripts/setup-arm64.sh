@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # What the arm64 rows of the kernel matrix need, installed only when they are
 # requested (make test runs it: sysnr.sh --check reads the AArch32 headers;
 # matrix/run.sh calls this when its selection holds an aarch64

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install what kshield needs to build, test and run, from Debian packages only.
 # Idempotent: packages already present are not reinstalled; apt-get update runs
 # first only when something is missing. Mounts bpffs and tracefs when absent.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # sysnr.sh - syscall numbers for the SDK's tables (bpf/sdk/fit.bpf.h), read
 # from the kernel UAPI headers the cross compilers install (setup.sh and
 # setup-arm64.sh: x86-64, i386, arm64 and AArch32 EABI).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* agent_harness.h - what the monitor, agent and store tests share: a bpffs
  * root and a store of their own, starting `kshield agent` in the
  * background, waiting for events to reach the store, and reading it.

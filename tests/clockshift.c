@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* clockshift.c - LD_PRELOAD shim for tests/test_agent.c t18: CLOCK_REALTIME
  * (clock_gettime, what kshield reads the wall clock with) moved by the
  * number of seconds in the file $KS_CLOCK_SHIFT_FILE, read at every call,

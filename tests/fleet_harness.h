@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fleet_harness.h - what the fleet tests share: a shell step that must
  * succeed, and the loopback NATS + PostgreSQL cluster (tests/fleet/cluster.sh),
  * one per test runner, started by the first test that needs it and stopped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* harness.h - what every kshield test needs to drive the real binary: run a
  * command line, capture its stdout, stderr and exit status, and parse JSON
  * output with json-c. Header-only (static inline) so every test file includes

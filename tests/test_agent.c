@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_agent.c - the agent's life on this host: adopting the pinned monitor
  * on restart, events made while it is down, SIGKILL mid-ingest, a ring
  * buffer filled on purpose, and stores that are missing, foreign or

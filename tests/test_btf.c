@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_btf.c - kshield on a kernel without BTF of its own (btf_find.h):
  * the BTF found by the kernel's build ID in btf_dir, from a debuginfod
  * server started here on loopback, or made from DWARF by pahole; every

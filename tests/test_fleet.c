@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_fleet.c - the fleet end to end on this host: a real 3-node NATS
  * JetStream cluster and a real PostgreSQL on loopback (tests/fleet/cluster.sh
  * starts them once per test run, the POST_ALL hook stops them), real agents

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_fleet_btf.c - kernels' BTF travelling in a shield's signed bundle
  * (fleet_btf.h): `fleet deploy --btf DIR` stores each <build-id>.btf and
  * lists it in the signed record; a host whose kernel has no BTF (here:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_fleet_sites.c - kernel sites manifests shipped with a shield through
  * the fleet: `fleet deploy --sites` stores one manifest per kernel build,
  * the agent installs only the one for its kernel (here a build ID of our

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_guard_token.c - issue 28 part 1 on this host: with the guard loaded
  * and on (here its recording tp variant: the kernel refuses nothing), every
  * weakening the kshield binary can do still needs a token, because the gate

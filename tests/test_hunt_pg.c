@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_hunt_pg.c - every bundled hunt (built in and from the shields'
  * metadata) run fleet-wide with `hunt --pg` against a real PostgreSQL 15
  * on loopback, over the same events a real store holds, and compared with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_inline.c - shields on inlined functions: every copy of a function
  * found in build-ID matched DWARF and probed at its raw offset
  * (`kshield sites`), and `kshield debuginfo`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_install.c - kshield installs like a service: `make install` lays out
  * the expected tree (binary, shields, systemd unit, config, man page, bash
  * completion), and the Debian package builds, installs on this machine,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_kernel_sites.c - kernel shields on inlined functions, the parts a
  * host without kprobes and without a -dbg package can prove: sites
  * resolved from a non-PIE ELF treated as vmlinux (symbol+offset, never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_lifecycle.c - the agent's lifecycle on this host's real kernel
  * (issue 6): adopting what is pinned without new links, five restarts with
  * a stable link set, kill -9 while a trigger loop runs (nothing gets

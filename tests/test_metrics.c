@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_metrics.c - `kshield agent --metrics` scraped by Debian's real
  * Prometheus server: the test starts prometheus on loopback with a scrape
  * config pointing at the agent, does things on this host (triggers a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_monitor.c - the BPF monitor on this host's kernel, end to end: real
  * processes, sockets and syscalls, then exactly those events, with the
  * right fields, found in the store through `kshield events -j`. Each test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_probe.c - `kshield probe` against this host's real kernel.
  *
  * The expected answers are the measured truth of the development machine

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_scaffold.c - `kshield shield new` end to end on this host: a scaffold
  * written into a temporary folder builds with the shields' flags (make
  * shield-extra: -Werror, BPF and C), loads, and its `kshield test` reports

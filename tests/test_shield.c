@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_shield.c - the shield loader on this host's real kernel, driven
  * through the kshield binary: enforcement, audit, survival of the loader's
  * death, unload, new-before-old replacement, and every bad input's one-line

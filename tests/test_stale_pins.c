@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_stale_pins.c - before any host test runs, remove the bpffs roots that
  * an earlier, crashed run of these tests left behind.
  *

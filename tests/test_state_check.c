@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_state_check.c - a shield whose bug can exist only in a window of
  * kernels ("requires") and whose check is a kernel state that only arises
  * where the bug is live ("state_check"), on this host's real kernel:

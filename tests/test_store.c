@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_store.c - the event store through `kshield events` and `kshield
  * hunt`: every filter, RFC 3339 and relative times, ancestry, the built-in
  * hunts, a shield's hunt from its metadata, and retention by size. The

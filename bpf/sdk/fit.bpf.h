@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* fit.bpf.h - what older kernels lack (and newer ones renamed), hidden
  * behind one call each, in the spirit of libbpf-tools' compat.h. ("compat" in kshield means 32-bit compat syscalls only: __compat32, KS_SYSCALL_ENTER32.) One object
  * for every kernel from 5.10 on: each choice is made at load time, by CO-RE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* fpchain.bpf.h - where a shield's file_permission check runs: in the
  * chain of the one kshield program on that hook (bpf/fpdispatch.bpf.c,
  * src/lib/dispatch/fpdispatch.c), not attached on its own.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* kconst.bpf.h - the kernel's constants that shields test for, once.
  *
  * vmlinux.h has the kernel's types and enums (IPPROTO_*, SOCK_*, enum

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* kshield.bpf.h - what every kshield BPF object shares: the ring buffer to
  * user space, per-kind loss counters, the exec-id table, and the helper that
  * fills the common event header.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* nftexpr.bpf.h - nf_tables expressions seen from an nlwalk walk, for the
  * shields of bugs in expressions (cve-2022-1015, cve-2022-32250): message
  * and attribute numbers, and which expression an NFTA_EXPR_NAME names.

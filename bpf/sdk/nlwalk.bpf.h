@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* nlwalk.bpf.h - a bounded walk over the netlink messages of one send, for
  * shields that must look inside netlink requests (nf_tables batches,
  * rtnetlink traffic-control requests) to refuse only the offending ones.

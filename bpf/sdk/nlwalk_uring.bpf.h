@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* nlwalk_uring.bpf.h - io_uring requests to netlink sockets, for the tp
  * variant of a netlink shield (bpf/sdk/nlwalk.bpf.h includes it): the
  * submission ring scanned at io_uring_enter, and each request judged as

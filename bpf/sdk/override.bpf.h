@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* override.bpf.h - the `kprobe` variant: a kprobe at a syscall's entry
  * function (or another error-injectable function) that refuses the call
  * with bpf_override_return. The function does not run at all: the caller

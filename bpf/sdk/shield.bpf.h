@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* shield.bpf.h - the shield SDK. A shield is one BPF C file:
  *
  *	#include "shield.bpf.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* sites.bpf.h - for uprobe and kprobe programs attached at every
  * DWARF-resolved copy of a function (src/lib/sites/uprobe_sites.c for a shield whose
  * target is PATH:FUNCTION or BUILDID:FUNCTION, src/lib/sites/kernel_sites.c for

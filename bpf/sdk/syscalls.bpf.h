@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* syscalls.bpf.h - syscall hooks for shields: where a tp variant's checks
  * run. A shield writes
  *

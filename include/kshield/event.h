@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* event.h - the one definition of every record kshield's BPF side sends to
  * user space through the shared ring buffer, and of the counters beside it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* fpdispatch.h - the file_permission dispatcher's tables, shared by BPF
  * and user space (bpf/sdk/fpchain.bpf.h, bpf/fpdispatch.bpf.c,
  * src/lib/dispatch/fpdispatch.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* guard.h - the contract between the tamper guard (bpf/guard.bpf.c) and the
  * agent (src/lib/guard/guard.c): its configuration entry and the set of protected BPF
  * object ids. Pinned as <bpffs>/guard/cfg and <bpffs>/guard/ids.

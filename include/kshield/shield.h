@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* shield.h - the contract between a shield object and the loader: runtime
  * configuration, counters and the bpffs layout that outlives the loader.
  */

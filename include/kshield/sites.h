@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* sites.h - the contract between user space and a uprobe or kprobe program
  * attached at many DWARF-resolved sites of one function (out-of-line copies and inlined
  * copies alike; see src/lib/sites/dwsites.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* syscalls.h - the syscall dispatcher's tables, shared by BPF and user
  * space (bpf/sdk/syscalls.bpf.h, bpf/sysdispatch.bpf.c, src/lib/dispatch/).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* compat32.h - for the static 32-bit trigger programs of the shields'
  * compat paths (each shield's compat/ folder, and common/compat/), which
  * kshield test runs on 64-bit kernels. They exit (ks_test_run_compat) 0

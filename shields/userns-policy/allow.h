@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* allow.h - the userns-policy shield's allow-list entry, shared by the BPF
  * side (shield.bpf.c) and user space (test.c, allow.sh documents the same
  * layout for bpftool).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # allow.sh - manage the userns-policy shield's allow-list with bpftool.
 #   allow.sh add PATH...     allow these executables to create user namespaces
 #   allow.sh del PATH...     remove them

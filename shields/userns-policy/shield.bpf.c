@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* userns-policy: unprivileged user namespaces only for allow-listed
  * binaries. Many kernel LPEs (nf_tables, x_tables, fsconfig, cls_route,
  * DirtyFrag ESP, ...) start with an unprivileged user gaining CAP_SYS_ADMIN

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Trigger and benign cases for userns-policy.
  *
  * Trigger paths, each by an unprivileged user (uid 65534) gaining a user

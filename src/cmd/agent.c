@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* agent.c - `kshield agent`: the long-running service. It starts (or
  * adopts) the pinned monitor, keeps the shields directory loaded, and
  * moves every record from the pinned ring buffer into the event store.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* btf.c - the `kshield btf` noun: BTF for kernels built without it.
  *
  *	kshield btf find			which BTF the loaders use here, and from where

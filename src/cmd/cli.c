@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cli.c - command dispatch by unambiguous prefix, error reporting, JSON
  * printing: the pieces every command file uses. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.h - command tables, global options, output and error reporting.
  *
  * Library code (loader, pins, store, ...) never prints: it returns a negative

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* collect.c - `kshield collect`: the fleet's events from the JetStream
  * stream into PostgreSQL.
  *

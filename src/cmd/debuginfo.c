@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* debuginfo.c - the `kshield debuginfo` noun: build IDs, and whether BTF and
  * DWARF are found for them, of binaries, of a running process's mappings, or
  * of the running kernel. Shields on inlined functions (see `kshield sites`)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* eventfmt.c - event rows for people (a line each) and scripts (JSON), and
  * process ancestry through the exec records' parent_exec_id links. */
 #include <inttypes.h>

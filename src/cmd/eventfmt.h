@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* eventfmt.h - show rows of the event store: one line per event for people,
  * one JSON object per event for scripts, and the process ancestry of an
  * event (the chain of exec records through parent_exec_id). Used by the

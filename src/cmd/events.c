@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* events.c - `kshield events`: list recorded events with filters, or the
  * process ancestry of one process.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fleet.c - the `kshield fleet` commands: deploy a signed shield to the
  * fleet's desired state, watch it converge (status, wait), promote an
  * audit-first rollout, roll back (rollout.c does the work); record, publish,

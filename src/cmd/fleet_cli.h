@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fleet_cli.h - the option table entries shared by the commands that talk
  * to the fleet (fleet, agent --fleet, collect): NATS connection options and
  * the fleet agent's options, for ks_opts_parse tables (cli.h). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fleet_keys.c - `kshield fleet keys set|show`: the fleet's signing keys,
  * as a list signed by a root key (agents started with --root-keys trust
  * exactly the listed keys that are neither expired nor revoked). The list

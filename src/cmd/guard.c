@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* guard.c - the `kshield guard` commands: status, on, off, load, unload,
  * token and selftest. The selftest is what the kernel matrix runs in each
  * guest: the library plays both the agent and an attacker (attacks.h) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* hooks.c - the `kshield hooks` noun: where can the paths from user space
  * to a kernel function be refused? (src/lib/hooks/hookfind.h)
  *

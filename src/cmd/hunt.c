@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* hunt.c - `kshield hunt`: look for signs of exploitation in the event
  * store. A hunt is one read-only SELECT; each hit that names an exec is
  * shown with its process ancestry.

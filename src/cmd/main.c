@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* main.c - kshield's entry point: global options, then the noun table.
  *
  *	kshield [-j|-p] [-v] [--bpffs DIR] <noun> <verb> [args]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* probe.c - `kshield probe`: what this kernel offers to BPF shields.
  *
  *	kshield probe [HOOK...]		kernel facts, then every hook (or the named ones)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* proven.c - `kshield shield proven`: per-shield proven summaries from the
  * matrix's results.json, signed to travel with the shields
  * (src/lib/trust/proven.h). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* shield.c - the `kshield shield` commands: load, list, info, mode, unload,
  * stats. They are thin: the work is in loader.c and meta.c. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* sign.c - the `kshield shield keygen|sign|verify` commands over the
  * signing library (src/lib/trust/sign.h). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* sites.c - the `kshield sites` noun: every copy of a user-space function
  * (out-of-line and inlined) from build-ID matched DWARF, and a tracer that
  * counts the hits of each copy or kills at it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* stats.c - `kshield stats`: what the monitor saw, lost and stored.
  *
  *	kshield stats [--store PATH] [-j]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* status.c - `kshield status`: everything an operator checks at a glance,
  * read without changing anything: is the agent running, which shields are
  * pinned (mode, variant, hits), the monitor, ring buffer losses, the event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test.c - `kshield test NAME|--all`: prove shields on this kernel with
  * their own trigger and benign cases (see shieldtest_run.c). Prints one JSON line
  * per shield under -j, which is what the kernel matrix collects. */

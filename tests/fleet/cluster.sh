@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cluster.sh - the fleet tests' own servers, on loopback only: a 3-node NATS
 # JetStream cluster (unique server_name, one cluster.name, routes on
 # 127.0.0.1, separate ports and store dirs) and a PostgreSQL 15 instance

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # kv-put-raw.sh - put FILE's bytes at KEY of JetStream KV bucket BUCKET with
 # a plain NATS publish to $KV.BUCKET.KEY, bypassing kshield: the fleet
 # tests' way to tamper with the objects bucket (a value under a sha256 key

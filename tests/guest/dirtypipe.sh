@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # dirtypipe.sh - matrix check `dpprobe`, sourced by matrix/init: what no
 # Debian kernel lets the shield tests show for cve-2022-0847, whose bug is
 # fixed in every kernel served (its own check never fires there).

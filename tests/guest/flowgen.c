@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* flowgen.c - TCP connections of known size for the guests' flow check
  * (tests/guest/monitor-flow.sh): enough of them, both ends in this
  * guest, that a monitor which loses 1 close record in 1000 is caught.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # guard-agent.sh - issue 28: the agent with `guard = on` and a shield key on
 # a kernel with BPF LSM or fmod_ret (trampolines), run as a guest's /init payload (sourced by pid 1,
 # so that pid 1 plays the service manager). A root shell that is not pid 1

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # harm.sh - do no harm, on a guest kernel: matrix check `harm`
 # (matrix/kernels.list), sourced by matrix/init (pid 1) after the shield
 # tests. Syscalls that no shield cares about (getppid, read+write of

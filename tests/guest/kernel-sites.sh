@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # kernel-sites.sh - shields on an inlined kernel function, in a guest whose
 # kernel has kprobes (matrix check "ksites", `make matrix-dbg`). Sourced by
 # matrix/init. Needs kshield, /bin/ksites-drv (tests/guest/ksites-drv.c),

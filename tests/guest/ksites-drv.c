@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* ksites-drv.c - drive one path into the kernel's do_sys_open from user
  * space, for tests/guest/kernel-sites.sh: each PATH kind reaches a different
  * copy (inlined into its syscall, or the out-of-line one).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # monitor-flow.sh - the monitor's flow accounting on a guest kernel: matrix
 # check `flow` (matrix/kernels.list), sourced by matrix/init after its
 # mounts. The agent with --flow-interval 1s, then:

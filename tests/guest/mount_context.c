@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* mount_context.c - the guests' selinux check (tests/guest/selinux.sh):
  * mount a tmpfs labelled with a context= option, through the new mount API
  * (fsopen, fsconfig(FSCONFIG_SET_STRING, "context", ...), fsmount), as

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # selinux.sh - matrix check `selinux` (matrix/kernels.list), sourced by
 # matrix/init after the shield tests, on a boot with selinux in lsm=
 # (matrix/run.sh): an fmod_ret program that says "no decision" with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/hooks/bar.sh - `kshield hooks` on real kernels' DWARF: for each
 # bundled shield of a kernel bug, the finder, given the shield's
 # fix_function, must list the shield's own hook among its first rows on

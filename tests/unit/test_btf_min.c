@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_btf_min.c - ks_btf_min (src/lib/kernel/btf_find.c): a min BTF keeps,
  * beside what the CO-RE relocations name (bpftool gen min_core_btf), the
  * btf_trace_<tracepoint> typedef of every raw_tp and tp_btf section the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_cidr.c - address lists for `hunt c2-connections --file`
  * (src/lib/base/cidr.c). */
 #include <criterion/criterion.h>

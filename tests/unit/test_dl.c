@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_dl.c - optional libraries loaded on first use (src/lib/base/dl.c):
  * a present one binds every function, typed from its header; an absent
  * library or function is one line naming the package, every time. */

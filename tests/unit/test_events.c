@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_events.c - the event table (src/lib/events): every kind decodes,
  * round-trips through a real store file, and every flag bit reaches the
  * row. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_fit_select.c - ks_fit_select (src/lib/kernel/fit.c): of a
  * program "X" and its twins "X__noloop" and "X__raw" (a tracepoint
  * program's raw twin, KS_TRACEPOINT_SYSCALL_ENTER) exactly one loads,

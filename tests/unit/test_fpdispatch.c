@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_fpdispatch.c - which shield programs the file_permission
  * dispatcher runs (src/lib/dispatch/fpdispatch.c): KS_SECURITY_HOOK on
  * file_permission makes chain members with the filter the shield declares

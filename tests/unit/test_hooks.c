@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_hooks.c - the pure parts of `kshield hooks` (src/lib/hooks/): the
  * order of rows, the shield program sections they match, syscall entry
  * names, the dispatcher table, and the struct-member walk (on this test

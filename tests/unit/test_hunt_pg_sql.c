@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_hunt_pg_sql.c - hunts rewritten for the fleet's PostgreSQL
  * (src/lib/fleet/hunt_pg.c), and the view they run over. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_metrics_text.c - the metrics exposition (src/lib/metrics/) as
  * Prometheus's own linter reads it (promtool check metrics, from Debian's
  * prometheus package), and the store's part of it over a real store file.

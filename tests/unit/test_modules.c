@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_modules.c - ks_module_state (src/lib/kernel/modules.c): what the
  * shield tests read to call a path "n/a here" (a module of the shield
  * neither loaded nor built in) rather than failed. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_opts.c - command option tables (src/cmd/cli.c, ks_opts_parse): the
  * one parser every command's arguments go through. Usage errors return 2
  * with a one-line message (kept by ks_err, also printed to stderr). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_path_note.c - every failed step of a trigger path carries a reason
  * (src/lib/shieldtest/shieldtest_run.c ks_path_note): the JSON of kshield test
  * writes "why": null for an empty one, which the matrix showed for "error"

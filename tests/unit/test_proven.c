@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_proven.c - proven summaries from matrix rows and the gate they give
  * (src/lib/trust/proven.c). The rows are a small hand-made fixture of the
  * shapes matrix/rows.jq writes; the end-to-end proof uses a real matrix run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_scaffold.c - the scaffold's syscall table (src/lib/shield/scaffold.c)
  * against the SDK's numbers (bpf/sdk/fit.bpf.h): every syscall it offers
  * has KS_NR_<name> in both arch tables, and KS_NR32_<name> in both exactly

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_shield_args.c - shield event arguments by name, from the tables the
  * shield objects carry (KSHIELD_ARGS, bpf/sdk/shield.bpf.h; read by
  * src/lib/events/argtab.c): every bundled object's tables parse and are

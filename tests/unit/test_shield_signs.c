@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_shield_signs.c - the shields' hunts (`kshield hunt NAME`: own hits
  * plus the `signs` metadata) run on the store's schema, and the exec
  * shields' signs match the flags they name, not every exec: an exec's

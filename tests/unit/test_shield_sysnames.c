@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_shield_sysnames.c - every syscall a bundled shield registers with the
  * dispatcher (metadata sys.<prog>: "enter NR", "enter32 NR, NR") has a name
  * in ks_syscall_name(): `kshield hooks --shield` lists a shield's syscall

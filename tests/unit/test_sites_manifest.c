@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_sites_manifest.c - sites manifests (src/lib/sites/kernel_sites.c):
  * what `kshield sites export` writes reads back the same, and what is not
  * a manifest of this kernel is refused. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_store_faults.c - the store under faults (issue 28), on a real store
  * file, no kernel: rows keep their own time across wall-clock steps
  * (back and forward), and a file another process damaged is noticed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_store_retain.c - ks_store_retain() under a size cap (issue 28's
  * soak, bench/soak.sh): a store that takes in more than a fifth of its cap
  * between two calls stays at the cap, and its WAL within a quarter of it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_units.c - times, durations and sizes as users type them
  * (src/lib/base/units.c). */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* test_variant_choice.c - which variant of a shield the loader keeps on
  * kernels that offer different things (ks_fit_variant_needs, fit.h): the
  * loader tries the shield's variants in order and passes over those whose

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* exec.c - the 32-bit caller of the set-ID exec tests (cve-2021-4034,
  * cve-2023-4911; src/lib/shieldtest/shieldtest_exec.c), built static for
  * i386 and AArch32: the exec through the 32-bit syscall table

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* nlsend.c - the 32-bit sender of the netlink shields' compat trigger paths
  * (src/lib/shieldtest/nltrigger.c), built static for i386 and AArch32 and run
  * on 64-bit guests. The 64-bit test makes the socket in the attacker's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* socket.c - a socket made by 32-bit code, for shields whose guarded call
  * is the socket's creation (cve-2026-43500): built static for i386 and
  * AArch32, run by ks_test_socket_compat() on 64-bit guests, which goes on

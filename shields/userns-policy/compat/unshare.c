@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* unshare.c - the compat (32-bit) paths of userns-policy, built static for
  * i386 and AArch32 and run by test.c on 64-bit guests after it dropped to
  * an unprivileged uid: a user namespace through the 32-bit syscall table,

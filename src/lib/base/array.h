@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* array.h - the number of elements of an array (not of a pointer). */
 #ifndef KSHIELD_ARRAY_H
 #define KSHIELD_ARRAY_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* buf.c - a growable byte buffer (see buf.h). */
 #include <errno.h>
 #include <stdlib.h>

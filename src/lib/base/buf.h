@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* buf.h - a growable byte buffer: what the fleet's COPY batches and NATS
  * frames are built in. */
 #ifndef KSHIELD_BUF_H

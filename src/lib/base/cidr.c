@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cidr.c - addresses and CIDR blocks (see cidr.h). */
 #include <errno.h>
 #include <stdio.h>

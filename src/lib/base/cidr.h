@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cidr.h - IP addresses and CIDR blocks, as users list them (`hunt
  * c2-connections --file`), and matching addresses as the store shows them
  * ("10.0.0.1", "2001:db8::1") against them. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* clock.c - wall-clock and monotonic time (see clock.h). */
 #include <time.h>
 #include "clock.h"

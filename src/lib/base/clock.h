@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clock.h - wall-clock time as the fleet and the store count it, and the
  * monotonic clock intervals and deadlines are measured on. */
 #ifndef KSHIELD_CLOCK_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* config.c - parse the agent's `key = value` configuration file (see
  * config.h for the keys). Every error names the file and line, in one line,
  * because `kshield agent --check` is what an operator runs before

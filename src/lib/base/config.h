@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config.h - the agent's configuration file (/etc/kshield/kshield.conf).
  *
  * Format: one `key = value` per line; blank lines and lines whose first

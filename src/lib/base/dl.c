@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* dl.c - optional shared libraries (see dl.h). */
 #include <dlfcn.h>
 #include <errno.h>

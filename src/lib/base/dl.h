@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dl.h - optional shared libraries, loaded when a feature first needs
  * them. The fleet (libnats, libpq), the metrics server (libmicrohttpd) and
  * debuginfod bring OpenSSL, GnuTLS, Kerberos, LDAP and curl with them:

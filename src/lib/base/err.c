@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* err.c - per-thread error messages (see err.h). */
 #include <stdarg.h>
 #include <stdio.h>

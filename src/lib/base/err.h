@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* err.h - the library's error discipline. A failing function records one
  * line saying what went wrong and what to do (ks_err), returns a negative
  * errno, and its callers may prepend context (ks_err_ctx). Only the command

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* file.c - small file helpers (see file.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* file.h - small file helpers shared by the subsystems. */
 #ifndef KSHIELD_FILE_H
 #define KSHIELD_FILE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* hex.c - see hex.h. */
 #include "hex.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hex.h - bytes as lowercase hex (build ids, hashes, key ids). */
 #ifndef KSHIELD_HEX_H
 #define KSHIELD_HEX_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* log.c - the library's line log (see log.h): the only place under
  * src/lib that writes to a standard stream. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* log.h - the one way library code says something while it runs (the
  * agent's "migrated ...", "shield X reloaded" lines). The command layer
  * chooses where it goes: by default one line on stderr with the prefix

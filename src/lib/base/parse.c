@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* parse.c - numbers as users type them (see parse.h). */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* parse.h - parsing what users type: numbers (durations and sizes are in
  * config.h). Each returns 0 or -EINVAL with a one-line message recorded. */
 #ifndef KSHIELD_PARSE_H

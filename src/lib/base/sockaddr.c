@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* sockaddr.c - ADDR:PORT parsing (see sockaddr.h). */
 #include <arpa/inet.h>
 #include <errno.h>

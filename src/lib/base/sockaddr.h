@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sockaddr.h - ADDR:PORT as users type it, for the sockets kshield listens on. */
 #ifndef KSHIELD_SOCKADDR_H
 #define KSHIELD_SOCKADDR_H

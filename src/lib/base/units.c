@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* units.c - times, durations and sizes (see units.h). */
 #define _GNU_SOURCE
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* units.h - times, durations and sizes as users type them and as kshield
  * shows them. Each parser returns 0 or -EINVAL with a one-line message
  * naming @what (the option or setting) recorded through err.h. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* pins.c - kshield's bpffs directory tree: checks that it really is bpffs
  * (a plain directory there would make pins vanish silently), creates it, and
  * removes a shield's pins. Also finds the cgroup2 mount, which differs

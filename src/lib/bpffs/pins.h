@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pins.h - kshield's bpffs tree, the one place it is written down.
  *
  * Under the root (--bpffs, $KSHIELD_BPFFS, default KS_PIN_ROOT_DEFAULT):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* debugfile.c - ELF build IDs and the debug file that carries a build's
  * DWARF: the binary itself, the .build-id trees, debuginfod (see
  * debugfile.h).

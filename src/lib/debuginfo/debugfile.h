@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* debugfile.h - ELF build IDs, and the debug file that carries the DWARF
  * of one build.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fpdispatch.c - see fpdispatch.h and bpf/sdk/fpchain.bpf.h. */
 #include <errno.h>
 #include <limits.h>

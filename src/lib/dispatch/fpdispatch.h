@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fpdispatch.h - the file_permission dispatcher's user half: registers
  * the chained file_permission programs of a loaded shield
  * (bpf/sdk/fpchain.bpf.h) under an owner, rebuilds the chains, and keeps

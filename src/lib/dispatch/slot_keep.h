@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* slot_keep.h - which registrations a dispatcher's drop takes away: the
  * slots of one owner (a shield's pin directory) except the programs it
  * keeps (a replaced shield's new ones). Shared by the syscall and the

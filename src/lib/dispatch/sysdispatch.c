@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* sysdispatch.c - see sysdispatch.h and bpf/sdk/syscalls.bpf.h. */
 #include <errno.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sysdispatch.h - the syscall dispatcher's user half: registers the
  * syscall programs of a loaded object (bpf/sdk/syscalls.bpf.h) under an owner,
  * rebuilds the chains, and keeps the dispatcher's two programs attached

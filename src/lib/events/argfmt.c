@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* argfmt.c - one argument word of a shield event as text or JSON, by the
  * format the event table gives it (see argfmt.h). Names are the kernel's
  * own spellings of its constants ("AF_ALG", "SOCK_DGRAM", "EPERM"), syscalls

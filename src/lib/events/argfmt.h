@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* argfmt.h - what one argument word of a shield event says, as text and as
  * JSON, by its format (enum ks_arg_fmt in events.h): address family and
  * syscall names, errno names, device numbers, named values and bits. The

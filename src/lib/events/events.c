@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* events.c - the table of event columns and kinds, and what is derived
  * from it in the library: decoding a record into a row, a row as JSON, a
  * row as one line (see events.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* events.h - the one table of event columns and kinds.
  *
  * Every record the BPF side sends (include/kshield/event.h) becomes one row

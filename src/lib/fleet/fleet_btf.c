@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fleet_btf.c - a kernel's BTF from a shield's signed bundle (fleet_btf.h):
  * look up this kernel's build ID in a verified desired record, fetch the
  * bytes it names, check them against it, keep them in btf_dir.

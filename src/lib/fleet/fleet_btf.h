@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fleet_btf.h - kernels' BTF travelling in a shield's signed bundle, for
  * kernels built without BTF of their own (btf_find.h).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fleet_converge.c - one host's side of the fleet: watch kshield_desired,
  * converge the loaded shields on it, report status into kshield_status.
  *

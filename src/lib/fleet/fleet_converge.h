@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fleet_converge.h - the per-host convergence loop: watch the desired-state
  * bucket, make this host's loaded shields match it (load new-before-old,
  * change mode, unload), refuse desired records and objects whose signature

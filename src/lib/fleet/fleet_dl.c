@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fleet_dl.c - the fleet's client libraries, loaded on first use (see
  * fleet_dl.h). */
 #ifndef KSHIELD_STATIC	/* no static libnats/libpq: the guest binary has no fleet */

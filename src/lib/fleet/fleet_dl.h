@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fleet_dl.h - the fleet's client libraries, libnats (NATS JetStream) and
  * libpq (PostgreSQL), loaded when a fleet feature first connects (base/dl.h):
  * with OpenSSL, Kerberos and LDAP under them they cost an agent that never

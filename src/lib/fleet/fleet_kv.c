@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fleet_kv.c - JSON values in JetStream KV buckets: get, put (or
  * compare-and-set on the revision), read a whole bucket through a watcher,
  * and the host targeting rule of a desired record. */

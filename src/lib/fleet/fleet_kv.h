@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fleet_kv.h - the fleet's desired state and reported status, as JSON
  * values in JetStream KV buckets (bucket names in fleet_nats.h).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fleet_nats.c - one NATS connection for the fleet commands and the agent:
  * options (servers, TLS, credentials) handed to natsOptions unchanged,
  * reconnecting forever, and the four KV buckets plus the events stream,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fleet_nats.h - kshield's NATS connection: servers, TLS and credentials
  * options passed through to natsOptions, reconnect forever, a reconnect
  * generation counter (libnats 3.4 KV watchers can go silent after a

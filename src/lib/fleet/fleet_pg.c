@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fleet_pg.c - writing fleet events into PostgreSQL with COPY, into day
  * partitions created on demand, de-duplicated on (host, seq); retention by
  * dropping whole partitions (no DELETE, no vacuum debt). See fleet_pg.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fleet_pg.h - the fleet's event store in PostgreSQL: one table
  * ks_events(host, seq, ts, kind, data jsonb) partitioned by day on ts,
  * unique on (host, seq, ts) (an event's ts never changes, so this is the

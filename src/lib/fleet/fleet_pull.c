@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fleet_pull.c - fetching from a JetStream pull consumer, bounded by the
  * caller's array (see fleet_pull.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fleet_pull.h - fetching from a JetStream pull consumer into an array of
  * the caller's size, never more.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fleet_ship.c - events out of the local SQLite store into JetStream.
  *
  * Each pass reads the rows above the shipped-up-to mark in rowid order,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fleet_ship.h - ship the local event store to the fleet's JetStream
  * stream. The store is the buffer: a shipped-up-to mark (the store's rowid,
  * the row's time, unique) is kept in the store itself and advanced only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* hunt_pg.c - `kshield hunt --pg CONNINFO NAME|--sql`: the same hunts the
  * agent runs over its SQLite store, run fleet-wide over the collector's
  * PostgreSQL table, results grouped by host.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hunt_pg.h - run a hunt fleet-wide over the collector's PostgreSQL
  * (ks_events), results grouped by host. See hunt_pg.c. */
 #ifndef KSHIELD_HUNT_PG_H

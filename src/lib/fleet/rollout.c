@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* rollout.c - a shield's rollout through the fleet's desired state
  * (rollout.h): deploy (the object, its proven summary and sites manifests
  * into kshield_objects, the signed record into kshield_desired), the

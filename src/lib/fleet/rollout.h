@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rollout.h - a shield's rollout through the fleet's desired state, the
  * operator's side of it (`kshield fleet deploy|status|wait|promote|
  * rollback|renew`; the records are described in fleet_kv.h): store the

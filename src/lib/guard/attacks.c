@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* attacks.c - the tamper guard attacked on purpose (attacks.h): a child
  * process loads the guard and registers as its agent; this process, not
  * the agent, then unlinks and renames pins, detaches links, writes the

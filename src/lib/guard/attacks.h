@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* attacks.h - the tamper guard attacked on purpose (`kshield guard
  * selftest`, what the kernel matrix runs in each guest): one process plays
  * both the agent (a child that loads the guard and pins a decoy) and an

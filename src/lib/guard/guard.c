@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* guard.c - the user side of the tamper guard: load its BPF object (LSM
  * variant first, the recording tracepoint variant where BPF LSM is missing),
  * pin it under <bpffs>/guard, register the agent, and keep the set of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard.h - load, configure and inspect the tamper guard (bpf/guard.bpf.c;
  * threat model and the deliberate way to turn it off in docs/guard.md). */
 #ifndef KSHIELD_GUARD_USER_H

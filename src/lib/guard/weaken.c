@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #define _GNU_SOURCE	/* asprintf */
 /* weaken.c - signed tokens for weakening changes while the guard is on
  * (see weaken.h). */

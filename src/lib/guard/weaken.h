@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weaken.h - while the tamper guard is on, a change that weakens the
  * shields takes effect only with a token signed by one of keys_dir's keys:
  * an attacker with root can edit the config file and send SIGHUP (the

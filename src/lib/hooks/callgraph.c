@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* callgraph.c - a kernel's call graph from DWARF call sites and inlined
  * subroutines, plus the traces function pointers leave (callgraph.h).
  */

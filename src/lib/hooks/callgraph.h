@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* callgraph.h - a kernel's call graph from its DWARF, for `kshield hooks`.
  *
  * Functions are nodes, named as the DWARF names them; a static function of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* dispatch_table.c - the kernel's function-pointer dispatchers that DWARF
  * cannot connect (dispatch_table.h). Each row was read off the kernel
  * source of 6.1 and 6.12 (the call through the member, in the function

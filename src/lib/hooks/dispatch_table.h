@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dispatch_table.h - where the kernel calls through a function pointer: a
  * small, documented table of what the call graph cannot see.
  *

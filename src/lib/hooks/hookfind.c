@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* hookfind.c - refusal points on the paths from user space to a kernel
  * function (hookfind.h): the module set, the breadth-first walk over
  * callers, and the rows each function on the way gives.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hookfind.h - `kshield hooks FUNCTION`: the refusal points on the paths
  * from user space to a kernel function, from one kernel build's DWARF.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* hookrank.c - the order of `kshield hooks` rows (hookrank.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hookrank.h - the rows of `kshield hooks`: refusal points on the paths
  * from user space to a kernel function, and their order.
  *

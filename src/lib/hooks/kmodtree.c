@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* kmodtree.c - a kernel build's modules by their symbol tables (kmodtree.h). */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kmodtree.h - the modules of one kernel build, from a tree of .ko files
  * (a -dbg package's usr/lib/debug/lib/modules/<release>/): which module
  * defines a function, which ones call into it (an undefined symbol of that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* member.c - the struct member holding a function pointer in static data
  * (member.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* member.h - which struct member a function pointer in static data sits in,
  * from the object's DWARF type: the data word at nf_tables_cb + 0x1e0 is
  * nf_tables_cb[12].call, a "nfnl_callback.call".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* btf_find.c - the running kernel's BTF by its build ID when the kernel
  * carries none (see btf_find.h). The build ID and the debug-file lookups
  * are the sites subsystem's (kernel_sites.h, debugfile.h): one reader of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* btf_find.h - the running kernel's BTF, also where the kernel carries none.
  *
  * CO-RE relocates every program against the kernel's BTF. Kernels built

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fit.c - fit one CO-RE object to the running kernel (see fit.h).
  * The kernel's own BTF says what it has: enum bpf_map_type, bpf_func_id and
  * bpf_link_type list exactly what this build knows. */

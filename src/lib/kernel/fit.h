@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fit.h - fit one CO-RE object to the running kernel before it loads:
  * the user-space half of bpf/sdk/fit.bpf.h. What a kernel lacks is named
  * (feature and the release that brought it), never guessed from uname.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* modules.c - whether this kernel has a module: loaded, built in, or only
  * installed (modules.h). */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* modules.h - whether this kernel has a module (the shield tests ask it of
  * each module in a shield's "modules" metadata, to tell "n/a here" from a
  * trigger that failed). */

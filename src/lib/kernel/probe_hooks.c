@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* probe_hooks.c - load one minimal program of each kind from bpf/probe.bpf.c
  * and see whether the kernel takes it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe_hooks.h - does this kernel accept a BPF program of a given kind?
  * Answered by loading (and attaching, and where cheap triggering) a minimal
  * program, never by reading a config file. Used by `kshield probe` and by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* sysinfo.c - read the kernel facts `kshield probe` reports (see sysinfo.h).
  *
  * The kernel build ID comes from the GNU build-id note the kernel exports in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sysinfo.h - facts about the running kernel that decide what kshield can
  * do here: release and build ID, BTF, active LSMs, lockdown mode, and where
  * bpffs and cgroup2 are mounted. Read from /proc and /sys, nothing loaded.

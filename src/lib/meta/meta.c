@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* meta.c - read a shield's metadata from its ".kshield" ELF section with
  * libelf, without loading anything, and hash the object (libsodium SHA-256)
  * so that a changed file on disk can be told from the loaded one. */

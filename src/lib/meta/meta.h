@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* meta.h - a shield object's metadata, read from its ".kshield" ELF section
  * without loading anything into the kernel. */
 #ifndef KSHIELD_META_H

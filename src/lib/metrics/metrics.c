@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* metrics.c - the Prometheus text exposition of kshield's state.
  *
  * Names follow Prometheus conventions: a kshield_ prefix, _total for

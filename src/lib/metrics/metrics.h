@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* metrics.h - kshield's state in the Prometheus text exposition format
  * (0.0.4, what node_exporter, Tetragon and Falco serve). Built here from
  * the pins (shields, losses, flow table, guard), the store and the agent's

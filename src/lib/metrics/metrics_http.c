@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* metrics_http.c - GET /metrics over HTTP for the agent and the collector
  * (see metrics_http.h). */
 #ifndef KSHIELD_STATIC

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* metrics_http.h - GET /metrics over HTTP (libmicrohttpd): the one server
  * behind `kshield agent --metrics` and `kshield collect --metrics`. Not in
  * the static build (no static libmicrohttpd). */

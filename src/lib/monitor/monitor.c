@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* monitor.c - start the BPF monitor or adopt the pinned one.
  *
  * The monitor must outlive the agent (events produced while the agent is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* monitor.h - load the BPF monitor (bpf/monitor.bpf.c) and pin it under
  * <bpffs root>/monitor/, or adopt the one already pinned there, so that it
  * keeps recording into the pinned ring buffer while no agent runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* ringread.c - see ringread.h. The layout is the kernel's
  * (kernel/bpf/ringbuf.c): a consumer page mapped writable, then a
  * producer page and the data pages mapped twice, read-only; each record

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ringread.h - the agent's reader of a BPF ring buffer that gives space
  * back only when told: records read are released (the kernel's consumer
  * position moved past them) once they are stored or counted, not when

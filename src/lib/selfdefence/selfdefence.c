@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* selfdefence.c - the agent's self-defence (see selfdefence.h). On kernels with
  * BPF LSM the guard refuses tampering outright; everywhere, the periodic
  * check below notices what was undone anyway (pins removed, links detached),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* selfdefence.h - the agent's self-defence: what it does around its event
  * loop to survive and resist tampering: hold the tamper guard,
  * and periodically check that what it loaded is still pinned and attached,

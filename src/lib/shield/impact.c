@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* impact.c - a shield's pattern over the past: which binaries and users it
  * would have hit. Rows that are not execs (a socket, a bind, a hit) name
  * their binary through the exec they belong to (exec_id); processes older

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* impact.h - what a shield would have hit on this machine in the past:
  * its declared pattern (metadata key `impact`, else its `hunt`) run over
  * the event store, grouped by binary and user. `kshield shield impact`. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* loader.c - load a shield object, choose its strongest variant that this
  * kernel accepts, attach it and pin it under <bpffs>/shields/<name>/.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loader.h - load a shield object, pick the strongest variant this kernel
  * accepts, attach it and pin it so that it keeps enforcing after we exit.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* scaffold.c - `kshield shield new` (scaffold.h): a new shield's folder,
  * written from the hook(s) and the trigger syscall. The LSM hooks'
  * arguments come from the kernel's BTF (the security_<hook> prototype, as

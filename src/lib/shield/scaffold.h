@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaffold.h - `kshield shield new`: a new shield's folder, written so that
  * it builds and its test runs at once, every case saying "not written yet"
  * (KS_CASE_TODO) until its author writes it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* shieldset.c - reconcile a shields directory with the pinned shields (see
  * shieldset.h), validate it without loading (--check), and verify that what
  * the agent loaded is still pinned and attached (tamper detection on kernels

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shieldset.h - keep what is pinned in line with a shields directory.
  *
  * The agent calls ks_shieldset_sync() at start and on SIGHUP: objects new in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* nlbuild.c - raw netlink request building for shield tests (see nlbuild.h).
  * Messages are laid out exactly as libmnl lays them out: 4-byte aligned
  * attributes, NLA_F_NESTED on nests, one request per sendmsg. */

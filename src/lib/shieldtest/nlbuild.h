@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nlbuild.h - build and send raw netlink requests, for shield tests that
  * must send the exact messages an exploit sends (nf_tables batches,
  * rtnetlink traffic-control requests) without linking libmnl.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* nltrigger.c - netlink trigger paths for shield tests (see nltrigger.h). */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nltrigger.h - the known ways of getting one netlink request to the
  * kernel, as trigger paths for the netlink shields' tests (cve-2022-2588,
  * cve-2023-32233, cve-2024-1086, ...). A shield test describes its trigger

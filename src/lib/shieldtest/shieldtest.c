@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* shieldtest.c - the helpers shield test cases use (shieldtest.h): become
  * root of a user namespace, take a descriptor made inside one, drop
  * privileges, run this shield's 32-bit programs, and the case results of

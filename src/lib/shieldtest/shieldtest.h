@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shieldtest.h - the shield test contract. Each shields/<name>/test.c registers
  * the known paths to the shield's bug, one trigger case each (the exploit's
  * triggering call sequence by that way in: "native", "compat-i386",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* shieldtest_effect.c - helpers for trigger cases that check the exploit's
  * effect (see shieldtest_effect.h). */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shieldtest_effect.h - helpers for trigger cases that check the exploit's
  * effect, not only that the call went through: a scratch file
  * whose page cache the exploit's write primitive is aimed at, read back

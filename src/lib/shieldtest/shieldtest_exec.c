@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* shieldtest_exec.c - set-ID execs for shield tests (shieldtest_exec.h). */
 #define _GNU_SOURCE
 #include <elf.h>

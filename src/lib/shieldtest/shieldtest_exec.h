@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shieldtest_exec.h - set-ID execs for the tests of shields of user-space
  * bugs that are refused at exec (cve-2021-4034 PwnKit, cve-2023-4911
  * Looney Tunables): a set-user-ID program made for the case, and one exec

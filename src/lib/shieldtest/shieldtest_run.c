@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* shieldtest_run.c - runs a shield's registered test cases around a real
  * load of the shield (the contract is in shieldtest.h, the runner's side in
  * shieldtest_run.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shieldtest_run.h - the runner's side of the shield test contract
  * (shieldtest.h): what `kshield test` (src/cmd/test.c) calls and the results
  * it reports. shieldtest_run.c runs a shield's registered cases around a real

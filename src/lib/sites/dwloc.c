@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* dwloc.c - where a parameter lives at one address, from its DWARF
  * location description (see dwloc.h).
  */

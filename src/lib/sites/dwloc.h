@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dwloc.h - where a function's parameter lives at one address, decoded
  * from its DWARF location description: a register, memory at register +
  * offset (DW_OP_fbreg through the frame base, itself through the binary's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* dwsites.c - find every out-of-line and inlined copy of a user-space
  * function in build-ID matched DWARF (see dwsites.h for the contract).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dwsites.h - every copy of a user-space function, from build-ID matched
  * DWARF: the out-of-line copies (DW_TAG_subprogram with code) and the
  * inlined ones (DW_TAG_inlined_subroutine whose abstract origin is the

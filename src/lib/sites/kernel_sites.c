@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* kernel_sites.c - kernel function copies from vmlinux DWARF or a sites
  * manifest, and one kprobe per copy (see kernel_sites.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kernel_sites.h - every copy of a kernel function, out of line and inlined,
  * probed with one kprobe each at symbol+offset (KASLR moves addresses, not
  * offsets into a symbol), each link carrying its site index as BPF cookie.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* uprobe_sites.c - attach a uprobe program at each DWARF-resolved copy of a
  * function: raw file offsets (no symbol lookup, which would find only the
  * out-of-line copy), one link per site, the site index as BPF cookie so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uprobe_sites.h - attach one uprobe program at every copy of a function
  * (dwsites.h), at raw file offsets, each link carrying its site index as the
  * BPF cookie. Used by the loader for shields that declare

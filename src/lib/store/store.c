@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* store.c - the SQLite event store (see store.h for the schema).
  *
  * Written by the agent alone, read by `events`, `hunt` and `stats`. The

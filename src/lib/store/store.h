@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* store.h - kshield's event store: one SQLite database (WAL) holding every
  * record the monitor and the shields sent, one row per record.
  *

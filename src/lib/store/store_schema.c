@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* store_schema.c - the event store's tables, the `events` view that hunts
  * read, and the statements that write them (see store_schema.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* store_schema.h - the event store's layout, private to store.c: which
  * table holds which kinds, the columns of each (derived from the event
  * table, events.h), the `events` view over them and the statements that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* proven.c - proven summaries from the matrix's results.json, and the
  * gate an agent applies with one (proven.h). */
 #include <errno.h>

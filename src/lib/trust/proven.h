@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proven.h - what the kernel matrix proved about one shield object, and
  * the gate an agent applies with it before enforcing.
  *

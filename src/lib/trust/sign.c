@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* sign.c - Ed25519 signatures over shield objects, with libsodium, and the
  * file formats and the error contract are in sign.h (the commands are in
  * src/cmd/sign.c). No cryptography is done here by hand: libsodium

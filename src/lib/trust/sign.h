@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sign.h - Ed25519 signatures over shield objects and kernel sites
  * manifests (libsodium).
  *
