@@ -51,6 +51,17 @@
 #                       function gets its ftrace entry): 3522 s of make at
 #                       load average 5-13 (09:38-10:36), then 55 s to
 #                       relink and cache it
+#   vulnerable          (KASAN, DWARF 5 and BTF, the function tracer, nine
+#                       unfix patches) from scratch 5210 s of make (87 min
+#                       wall, 21:37-23:04 on 2026-12-07, load average
+#                       5-114; about 100 objects of two aborted attempts,
+#                       before the config lost ACPI/PCI/VT/XFRM/RxRPC, were
+#                       in the object tree), 8 s BTF and cache; one patch
+#                       changed (a comment added to cve-2022-0847's hunk:
+#                       lib/iov_iter.o, then vmlinux relinked with its BTF
+#                       and kallsyms) rebuilt incrementally in 514 s of make
+#                       + 11 s (23:10-23:19, beside two TCG guests);
+#                       bzImage 4.4 MB, vmlinux 135 MB, BTF 2.4 MB
 # vmlinux 139 MB (DWARF 5; 15 MB without it), bzImage 3.1 MB, BTF 2.9 MB.
 # The build ID differs from build to build (the version string has the
 # build's date and number): the BTF is always made from this build's vmlinux.
