@@ -5,7 +5,7 @@
 # shield library, each with the hook chosen before the finder was run),
 # the expected hook must be among the first 5 rows on the Debian -dbg
 # builds of 6.1.0-47 and 6.12.111 where the function exists, for at least
-# 90% of the rows of each kernel. Run by `make test-host`.
+# 90% of the rows of each kernel. Run by `make test-heldout`.
 #
 #   tests/hooks/heldout.sh [--min PERCENT] [--top N] [--table]
 #
