@@ -127,6 +127,9 @@ if ! ver=$(dpkg-query -W -f '${Version}' "$pkg" 2>/dev/null) || [ ! -f "/usr/src
 fi
 command -v pahole >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q dwarves >/dev/null ||
 	die "pahole missing: apt-get install dwarves"
+# The vulnerable family applies the shields' unfix.patch files.
+command -v patch >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q patch >/dev/null ||
+	die "patch missing: apt-get install patch"
 src=$cache/src-$ver/$pkg
 if [ ! -f "$src/Makefile" ]; then
 	rm -rf "$cache/src-$ver"
