@@ -146,6 +146,7 @@ struct ks_cg_file {
 	Elf_Data *symdata;		/* its .symtab */
 	size_t strndx;
 	struct ks_cg_osym *objs;	/* object symbols by (section, offset), made on first use */
+	bool odrefs_done;		/* vmlinux: its object-address data words indexed */
 	size_t nobjs;
 };
 

@@ -321,67 +321,68 @@ const char *ks_var_struct(struct ks_cg *g, const char *obj, int fi)
 	return NULL;
 }
 
-/* The object's address in vmlinux (file 0): its symbol. */
-static bool object_addr(struct ks_cg_file *f, const char *obj, uint64_t *addr)
+
+/* vmlinux has no relocations: its data words equal to an object's start
+ * are found in one pass, kept as odrefs of file 0 (made on first use). */
+static int index_vmlinux_objects(struct ks_cg *g)
 {
-	size_t cnt = f->symdata ? f->symdata->d_size / sizeof(Elf64_Sym) : 0;
-
-	for (size_t i = 1; i < cnt; i++) {
-		GElf_Sym sym;
-		const char *n;
-
-		if (!gelf_getsym(f->symdata, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
-			continue;
-		n = elf_strptr(f->ef.elf, f->strndx, sym.st_name);
-		if (n && !strcmp(n, obj)) {
-			*addr = sym.st_value;
-			return true;
-		}
-	}
-	return false;
-}
-
-int ks_obj_refs(struct ks_cg *g, const char *obj, int fi, struct ks_member_at *out, int *outfile,
-		int max)
-{
-	struct ks_cg_file *f = &g->file[fi];
-	int n = 0;
-
-	if (f->rel) {
-		for (size_t i = 0; i < g->nodrefs && n < max; i++) {
-			const struct ks_cg_odref *o = &g->odrefs[i];
-			struct ks_cg_dref d = { .file = o->file, .shndx = o->shndx, .off = o->off };
-
-			if (o->file != fi || strcmp(o->obj, obj))
-				continue;
-			if (ks_member_at(g, &d, &out[n]) == 0) {
-				outfile[n] = fi;
-				n++;
-			}
-		}
-		return n;
-	}
-	uint64_t addr;
+	struct ks_cg_file *f = &g->file[0];
 	Elf_Scn *scn = NULL;
 
-	if (!object_addr(f, obj, &addr))
+	if (f->rel || f->odrefs_done)
 		return 0;
-	while (n < max && (scn = elf_nextscn(f->ef.elf, scn))) {
+	f->odrefs_done = true;
+	if (objects_of(f))
+		return 0;
+	while ((scn = elf_nextscn(f->ef.elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
 
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR) ||
 		    sh.sh_type != SHT_PROGBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
 			continue;
-		for (uint64_t o = 0; o + 8 <= d->d_size && n < max; o += 8) {
-			uint64_t v;
-			struct ks_cg_dref dr = { .file = fi, .shndx = elf_ndxscn(scn), .off = o };
+		for (uint64_t o = 0; o + 8 <= d->d_size; o += 8) {
+			uint64_t v, off;
+			const char *name;
 
 			memcpy(&v, (char *)d->d_buf + o, 8);
-			if (v == addr && ks_member_at(g, &dr, &out[n]) == 0) {
-				outfile[n] = fi;
-				n++;
+			if (v < 0xffffffff80000000ull)
+				continue;
+			name = ks_cg_object_off(g, 0, v, &off);
+			if (!name || off)
+				continue;
+			if (g->nodrefs == g->odrefs_cap) {
+				size_t cap = g->odrefs_cap ? 2 * g->odrefs_cap : 4096;
+				struct ks_cg_odref *p = realloc(g->odrefs, cap * sizeof(*p));
+
+				if (!p)
+					return -ENOMEM;
+				g->odrefs = p;
+				g->odrefs_cap = cap;
 			}
+			g->odrefs[g->nodrefs++] = (struct ks_cg_odref){
+				.obj = name, .file = 0, .shndx = elf_ndxscn(scn), .off = o };
+		}
+	}
+	return 0;
+}
+
+int ks_obj_refs(struct ks_cg *g, const char *obj, int fi, struct ks_member_at *out, int *outfile,
+		int max)
+{
+	int n = 0;
+
+	if (!g->file[fi].rel && index_vmlinux_objects(g))
+		return 0;
+	for (size_t i = 0; i < g->nodrefs && n < max; i++) {
+		const struct ks_cg_odref *o = &g->odrefs[i];
+		struct ks_cg_dref d = { .file = o->file, .shndx = o->shndx, .off = o->off };
+
+		if (o->file != fi || strcmp(o->obj, obj))
+			continue;
+		if (ks_member_at(g, &d, &out[n]) == 0) {
+			outfile[n] = fi;
+			n++;
 		}
 	}
 	return n;
