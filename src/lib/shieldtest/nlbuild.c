@@ -3,6 +3,7 @@
  * Messages are laid out exactly as libmnl lays them out: 4-byte aligned
  * attributes, NLA_F_NESTED on nests, one request per sendmsg. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -162,8 +163,10 @@ void nlb_nft_base_chain(struct nlbuild *b, uint8_t family, const char *table,
 	nlb_msg_end(b);
 }
 
-int nlb_nft_setup_hooked(int fd, uint8_t family, const char *table, const char *chain,
-			 uint32_t hooknum, char *why, size_t len)
+/* Table @table and chain @chain (a base chain on @hooknum when @hooked)
+ * in one acked batch through @fd. */
+static int nft_setup(int fd, uint8_t family, const char *table, const char *chain,
+		     bool hooked, uint32_t hooknum, char *why, size_t len)
 {
 	char buf[1024];
 	struct nlbuild b;
@@ -172,37 +175,45 @@ int nlb_nft_setup_hooked(int fd, uint8_t family, const char *table, const char *
 	nlb_init(&b, buf, sizeof(buf));
 	nlb_nft_begin(&b);
 	nlb_nft_table(&b, family, table);
-	nlb_nft_base_chain(&b, family, table, chain, hooknum);
+	if (hooked)
+		nlb_nft_base_chain(&b, family, table, chain, hooknum);
+	else
+		nlb_nft_chain(&b, family, table, chain);
 	nlb_nft_end(&b);
 	err = nlb_talk(fd, &b, &ack);
 	if (err || ack) {
 		err = err ? err : ack;
-		snprintf(why, len, "nf_tables unavailable: table and base chain batch: %s",
-			 strerror(-err));
+		snprintf(why, len, "nf_tables unavailable: table and %schain batch: %s",
+			 hooked ? "base " : "", strerror(-err));
 		return err;
 	}
 	return 0;
 }
 
+int nlb_nft_setup_hooked(int fd, uint8_t family, const char *table, const char *chain,
+			 uint32_t hooknum, char *why, size_t len)
+{
+	return nft_setup(fd, family, table, chain, true, hooknum, why, len);
+}
+
 int nlb_nft_setup(int fd, uint8_t family, const char *table, const char *chain,
 		  char *why, size_t len)
 {
-	char buf[1024];
-	struct nlbuild b;
-	int err, ack;
+	return nft_setup(fd, family, table, chain, false, 0, why, len);
+}
 
-	nlb_init(&b, buf, sizeof(buf));
-	nlb_nft_begin(&b);
-	nlb_nft_table(&b, family, table);
-	nlb_nft_chain(&b, family, table, chain);
-	nlb_nft_end(&b);
-	err = nlb_talk(fd, &b, &ack);
-	if (err || ack) {
-		err = err ? err : ack;
-		snprintf(why, len, "nf_tables unavailable: table and chain batch: %s", strerror(-err));
-		return err;
-	}
-	return 0;
+void nlb_nft_payload_expr(struct nlbuild *b, uint32_t dreg, uint32_t base, uint32_t offset,
+			  uint32_t len)
+{
+	nlb_nest(b, NFTA_LIST_ELEM);
+	nlb_put_str(b, NFTA_EXPR_NAME, "payload");
+	nlb_nest(b, NFTA_EXPR_DATA);
+	nlb_put_be32(b, NFTA_PAYLOAD_DREG, dreg);
+	nlb_put_be32(b, NFTA_PAYLOAD_BASE, base);
+	nlb_put_be32(b, NFTA_PAYLOAD_OFFSET, offset);
+	nlb_put_be32(b, NFTA_PAYLOAD_LEN, len);
+	nlb_nest_end(b);
+	nlb_nest_end(b);
 }
 
 void nlb_nft_verdict_expr(struct nlbuild *b, uint32_t verdict)

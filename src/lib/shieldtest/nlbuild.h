@@ -61,6 +61,11 @@ void nlb_nft_base_chain(struct nlbuild *b, uint8_t family, const char *table,
 			const char *chain, uint32_t hooknum);
 int nlb_nft_setup_hooked(int fd, uint8_t family, const char *table, const char *chain,
 			 uint32_t hooknum, char *why, size_t len);
+/* A payload expression loading @len bytes at @offset of header @base
+ * (NFT_PAYLOAD_*) into register @dreg: one element inside a rule's
+ * NFTA_RULE_EXPRESSIONS, as nft's "ip saddr". */
+void nlb_nft_payload_expr(struct nlbuild *b, uint32_t dreg, uint32_t base, uint32_t offset,
+			  uint32_t len);
 /* An immediate expression that sets @verdict (NF_DROP, NF_ACCEPT, NFT_*):
  * one element inside a rule's NFTA_RULE_EXPRESSIONS, as nft's "drop". */
 void nlb_nft_verdict_expr(struct nlbuild *b, uint32_t verdict);
