@@ -6,27 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <microhttpd.h>
 #include <sodium.h>
-#include "dl.h"
 #include "err.h"
+#include "mhd.h"
 #include "sockaddr.h"
 #include "view_assets.h"
 #include "view_http.h"
 
-#define MHD_FNS(X) X(MHD_start_daemon) X(MHD_stop_daemon) \
-	X(MHD_create_response_from_buffer) X(MHD_add_response_header) \
-	X(MHD_queue_response) X(MHD_destroy_response) X(MHD_lookup_connection_value)
-static struct { MHD_FNS(KS_DL_PTR) } mhd;
-static struct ks_dl mhd_dl = KS_DL_INIT("libmicrohttpd.so.12", "libmicrohttpd12", "the fleet page");
-
-static int mhd_bind(struct ks_dl *d)
-{
-#define BIND(f) KS_DL_BIND(d, mhd, f)
-	MHD_FNS(BIND)
-#undef BIND
-	return 0;
-}
+static struct ks_dl mhd_dl = KS_MHD_DL("the fleet page");
 
 /* Same origin for everything, nothing inline, nothing framed. */
 #define VIEW_CSP "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " \
@@ -60,20 +47,20 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned code, const cha
 			      void *body, size_t len, enum MHD_ResponseMemoryMode mem,
 			      const char *cookie, const char *location)
 {
-	struct MHD_Response *r = mhd.MHD_create_response_from_buffer(len, body, mem);
+	struct MHD_Response *r = ks_mhd.MHD_create_response_from_buffer(len, body, mem);
 	enum MHD_Result ret;
 
-	mhd.MHD_add_response_header(r, "Content-Type", type);
-	mhd.MHD_add_response_header(r, "Content-Security-Policy", VIEW_CSP);
-	mhd.MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	mhd.MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-	mhd.MHD_add_response_header(r, "Cache-Control", "no-store");
+	ks_mhd.MHD_add_response_header(r, "Content-Type", type);
+	ks_mhd.MHD_add_response_header(r, "Content-Security-Policy", VIEW_CSP);
+	ks_mhd.MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	ks_mhd.MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	ks_mhd.MHD_add_response_header(r, "Cache-Control", "no-store");
 	if (cookie)
-		mhd.MHD_add_response_header(r, "Set-Cookie", cookie);
+		ks_mhd.MHD_add_response_header(r, "Set-Cookie", cookie);
 	if (location)
-		mhd.MHD_add_response_header(r, "Location", location);
-	ret = mhd.MHD_queue_response(c, code, r);
-	mhd.MHD_destroy_response(r);
+		ks_mhd.MHD_add_response_header(r, "Location", location);
+	ret = ks_mhd.MHD_queue_response(c, code, r);
+	ks_mhd.MHD_destroy_response(r);
 	return ret;
 }
 
@@ -93,8 +80,8 @@ static bool token_is(const struct ks_view_http *h, const char *t)
 /* The token from the Authorization header or the cookie. */
 static bool authorized(const struct ks_view_http *h, struct MHD_Connection *c)
 {
-	const char *a = mhd.MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	const char *k = mhd.MHD_lookup_connection_value(c, MHD_COOKIE_KIND, TOKEN_COOKIE);
+	const char *a = ks_mhd.MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	const char *k = ks_mhd.MHD_lookup_connection_value(c, MHD_COOKIE_KIND, TOKEN_COOKIE);
 
 	if (!h->token)
 		return true;
@@ -106,7 +93,7 @@ static bool authorized(const struct ks_view_http *h, struct MHD_Connection *c)
 /* On loopback without a token: the Host header must be ours. */
 static bool host_ok(const struct ks_view_http *h, struct MHD_Connection *c)
 {
-	const char *host = mhd.MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+	const char *host = ks_mhd.MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 
 	if (h->token || !host)
 		return h->token != NULL;
@@ -128,7 +115,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
 		return plain(c, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only: GET only\n");
 	if (!host_ok(h, c))
 		return plain(c, MHD_HTTP_FORBIDDEN, "Host header is not this server's loopback address\n");
-	q = mhd.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+	q = ks_mhd.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
 	if (h->token && !strcmp(url, "/") && q) {
 		static char cookie[512];
 
@@ -142,7 +129,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
 	if (!authorized(h, c))
 		return plain(c, MHD_HTTP_UNAUTHORIZED, "token needed: open /?token=TOKEN once\n");
 	if (!strncmp(url, "/api/", 5)) {
-		const char *name = mhd.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+		const char *name = ks_mhd.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
 		char *body = NULL;
 		size_t len = 0;
 		int code = h->api(h->ctx, url + 5, name ? name : "", &body, &len);
@@ -175,7 +162,7 @@ int ks_view_http_start(const char *spec, const char *token, ks_view_api_fn api, 
 		return err;
 	if (!(h = calloc(1, sizeof(*h))))
 		return ks_err(-ENOMEM, "out of memory");
-	if ((err = ks_view_http_loopback(spec, &h->loopback)) || (err = ks_dl_load(&mhd_dl, mhd_bind)))
+	if ((err = ks_view_http_loopback(spec, &h->loopback)) || (err = ks_dl_load(&mhd_dl, ks_mhd_bind)))
 		goto fail;
 	if (!h->loopback && (!token || !*token)) {
 		err = ks_err(-EPERM, "fleet view: %s is not a loopback address: give --token-file FILE "
@@ -194,7 +181,7 @@ int ks_view_http_start(const char *spec, const char *token, ks_view_api_fn api, 
 	h->ctx = ctx;
 	errno = 0;
 	/* One thread answers everything: the API's connections are not shared. */
-	h->d = mhd.MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+	h->d = ks_mhd.MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 				    (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				    port, NULL, NULL, on_http, h,
 				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
@@ -216,7 +203,7 @@ void ks_view_http_stop(struct ks_view_http *h)
 {
 	if (!h)
 		return;
-	mhd.MHD_stop_daemon(h->d);
+	ks_mhd.MHD_stop_daemon(h->d);
 	free(h->token);
 	free(h);
 }

@@ -6,28 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <microhttpd.h>
-#include "dl.h"
 #include "err.h"
 #include "metrics_http.h"
+#include "mhd.h"
 #include "sockaddr.h"
 
-/* libmicrohttpd (and GnuTLS under it) is mapped only once a server starts
- * (dl.h): an agent with metrics = off never pays for it. */
-#define MHD_FNS(X) X(MHD_start_daemon) X(MHD_stop_daemon) X(MHD_run) \
-	X(MHD_create_response_from_buffer) X(MHD_add_response_header) \
-	X(MHD_queue_response) X(MHD_destroy_response)
-static struct { MHD_FNS(KS_DL_PTR) } mhd;
-static struct ks_dl mhd_dl = KS_DL_INIT("libmicrohttpd.so.12", "libmicrohttpd12",
-					"the metrics server");
-
-static int mhd_bind(struct ks_dl *d)
-{
-#define BIND(f) KS_DL_BIND(d, mhd, f)
-	MHD_FNS(BIND)
-#undef BIND
-	return 0;
-}
+static struct ks_dl mhd_dl = KS_MHD_DL("the metrics server");
 
 struct ks_metrics_http {
 	struct MHD_Daemon *d;
@@ -57,13 +41,13 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
 		static const char msg[] = "kshield: GET /metrics\n";
 
 		free(text);
-		r = mhd.MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+		r = ks_mhd.MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
 	} else {
-		r = mhd.MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-		mhd.MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+		r = ks_mhd.MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+		ks_mhd.MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
 	}
-	ret = mhd.MHD_queue_response(c, code, r);
-	mhd.MHD_destroy_response(r);
+	ret = ks_mhd.MHD_queue_response(c, code, r);
+	ks_mhd.MHD_destroy_response(r);
 	return ret;
 }
 
@@ -77,14 +61,14 @@ int ks_metrics_http_start(const char *spec, const char *what, bool own_thread,
 	*out = NULL;
 	if ((err = ks_addr_port_parse(spec, what, &ss)))
 		return err;
-	if ((err = ks_dl_load(&mhd_dl, mhd_bind)))
+	if ((err = ks_dl_load(&mhd_dl, ks_mhd_bind)))
 		return err;
 	if (!(h = calloc(1, sizeof(*h))))
 		return ks_err(-ENOMEM, "out of memory");
 	h->text = text;
 	h->ctx = ctx;
 	errno = 0;
-	h->d = mhd.MHD_start_daemon((own_thread ? MHD_USE_INTERNAL_POLLING_THREAD : 0) |
+	h->d = ks_mhd.MHD_start_daemon((own_thread ? MHD_USE_INTERNAL_POLLING_THREAD : 0) |
 				(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL, on_http, h,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
@@ -101,14 +85,14 @@ int ks_metrics_http_start(const char *spec, const char *what, bool own_thread,
 void ks_metrics_http_run(struct ks_metrics_http *h)
 {
 	if (h)
-		mhd.MHD_run(h->d);
+		ks_mhd.MHD_run(h->d);
 }
 
 void ks_metrics_http_stop(struct ks_metrics_http *h)
 {
 	if (!h)
 		return;
-	mhd.MHD_stop_daemon(h->d);
+	ks_mhd.MHD_stop_daemon(h->d);
 	free(h);
 }
 #endif /* KSHIELD_STATIC */
