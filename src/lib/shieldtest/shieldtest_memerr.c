@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/btf.h>
 #include "shieldtest.h"
 #include "shieldtest_effect.h"
 #include "shieldtest_memerr.h"
@@ -22,45 +23,20 @@ int ks_memerr_begin(char *why, size_t len)
 	return mark < 0 ? mark : 0;
 }
 
-/* @name as a whole string in @fd's bytes (a BTF string section holds it
- * NUL-delimited). */
-static bool file_has(int fd, const char *name)
-{
-	size_t n = strlen(name), cap = 1 << 16, keep = 0;
-	char *buf = malloc(cap + n + 2);
-	bool found = false;
-	ssize_t r;
-
-	if (!buf)
-		return false;
-	buf[0] = '\0';
-	keep = 1;
-	while (!found && (r = read(fd, buf + keep, cap)) > 0) {
-		size_t have = keep + r;
-
-		for (char *p = buf; !found && (p = memmem(p, have - (p - buf), name, n));
-		     p++)
-			found = p > buf && p[-1] == '\0' && p + n < buf + have && p[n] == '\0';
-		keep = have < n + 1 ? have : n + 1;
-		memmove(buf, buf + have - keep, keep);
-	}
-	free(buf);
-	return found;
-}
-
+/* Whether the kernel has KASAN: its report function is in the kernel's
+ * BTF (or, without BTF, in kallsyms). */
 bool ks_memerr_kasan(void)
 {
+	struct btf *btf = btf__load_vmlinux_btf();
 	char line[256];
 	bool found = false;
-	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
 	FILE *f;
 
-	if (fd >= 0) {
-		found = file_has(fd, "kasan_report");
-		close(fd);
+	if (btf) {
+		found = btf__find_by_name_kind(btf, "kasan_report", BTF_KIND_FUNC) > 0;
+		btf__free(btf);
 		return found;
 	}
-	/* No BTF: kallsyms (slower). */
 	f = fopen("/proc/kallsyms", "re");
 	while (f && !found && fgets(line, sizeof(line), f))
 		found = strstr(line, " kasan_report\n") != NULL;
