@@ -146,63 +146,72 @@ static void maps_close(struct maps *m)
 	ks_zclose(&m->bits);
 }
 
-/* Write @bits into the programs' instructions in @buf (an ELF object):
- * every ld_imm64 of KS_SYS_BITS_MAGIC(dir, seg, word) gets that word.
- * Returns how many were written. Instructions are 8-byte aligned in the
- * object's sections, and the magic's high half ("KSBI") names no kernel
- * address nor any constant of the dispatcher. */
-static int patch_bits(unsigned char *buf, size_t len, const struct ks_sys_bits *bits)
+/* Write @bits into the instructions of @obj's programs (opened, not yet
+ * loaded): every ld_imm64 of KS_SYS_BITS_MAGIC(dir, seg, word) gets that
+ * word. Returns how many were written, or -errno. The magic's high half
+ * ("KSBI") names no kernel address nor any constant of the dispatcher. */
+static int patch_bits(struct bpf_object *obj, const struct ks_sys_bits *bits)
 {
 	const __u32 hi = KS_SYS_BITS_MAGIC(0, 0, 0) >> 32;
+	struct bpf_program *prog;
 	int n = 0;
 
-	for (size_t off = 0; off + 16 <= len; off += 8) {
-		__u32 lo, h;
+	bpf_object__for_each_program(prog, obj) {
+		size_t cnt = bpf_program__insn_cnt(prog);
+		struct bpf_insn *insns = malloc(cnt * sizeof(*insns));
+		int here = 0, err = 0;
 
-		if (buf[off] != 0x18)	/* BPF_LD | BPF_IMM | BPF_DW */
-			continue;
-		memcpy(&lo, buf + off + 4, 4);
-		memcpy(&h, buf + off + 12, 4);
-		if (h != hi || (lo & 0xff000000) || ((lo >> 16) & 0xff) > 1 ||
-		    ((lo >> 8) & 0xff) >= KS_SYS_SEGS || (lo & 0xff) >= KS_SYS_NR_HOOKED / 64)
-			continue;
-		__u64 w = bits->w[(lo >> 16) & 0xff][(lo >> 8) & 0xff][lo & 0xff];
-		__u32 wlo = (__u32)w, whi = w >> 32;
+		if (!insns)
+			return -ENOMEM;
+		memcpy(insns, bpf_program__insns(prog), cnt * sizeof(*insns));
+		for (size_t i = 0; i + 1 < cnt; i++) {
+			__u32 lo = insns[i].imm;
 
-		memcpy(buf + off + 4, &wlo, 4);
-		memcpy(buf + off + 12, &whi, 4);
-		n++;
+			if (insns[i].code != (BPF_LD | BPF_IMM | BPF_DW) || (__u32)insns[i + 1].imm != hi ||
+			    (lo & 0xff000000) || ((lo >> 16) & 0xff) > 1 ||
+			    ((lo >> 8) & 0xff) >= KS_SYS_SEGS || (lo & 0xff) >= KS_SYS_NR_HOOKED / 64)
+				continue;
+			__u64 w = bits->w[(lo >> 16) & 0xff][(lo >> 8) & 0xff][lo & 0xff];
+
+			insns[i].imm = (__u32)w;
+			insns[++i].imm = w >> 32;
+			here++;
+		}
+		if (here)
+			err = bpf_program__set_insns(prog, insns, cnt);
+		free(insns);
+		if (err)
+			return err;
+		n += here;
 	}
 	return n;
 }
 
 /* The dispatcher's object, opened and fitted (ks_fit_nobtf): on a kernel
  * without BTF of its own the twin whose ksyms need none
- * (sysdispatch_nobtf.bpf.c); with @bits written into its programs (a copy
- * of the object, in *@copy: free it after closing the object). */
+ * (sysdispatch_nobtf.bpf.c); with @bits (NULL: none) written into its
+ * programs. */
 static struct bpf_object *disp_open(struct bpf_object_open_opts *opts,
-				    const struct ks_sys_bits *bits, void **copy)
+				    const struct ks_sys_bits *bits)
 {
 	static const struct ks_sys_bits none;
 	size_t len;
 	const void *elf = ks_btf_kernel_has() ? sysdispatch_bpf__elf_bytes(&len)
 					      : sysdispatch_nobtf_bpf__elf_bytes(&len);
 	struct bpf_object *obj;
-	unsigned char *buf;
 	int err;
 
-	*copy = buf = malloc(len);
-	if (!buf)
-		return NULL;
-	memcpy(buf, elf, len);
-	/* two directions, KS_SYS_SEGS programs each, a word per 64 numbers */
-	if (patch_bits(buf, len, bits ? bits : &none) < 2 * KS_SYS_SEGS * (KS_SYS_NR_HOOKED / 64)) {
-		errno = ENOEXEC;	/* a build whose bitmap immediates are not found */
-		return NULL;
-	}
 	opts->object_name = "sysdispatch_bpf";
-	obj = bpf_object__open_mem(buf, len, opts);
-	if (obj && (err = ks_fit_prepare(obj))) {
+	obj = bpf_object__open_mem(elf, len, opts);
+	if (!obj)
+		return NULL;
+	/* two directions, KS_SYS_SEGS programs each, a word per 64 numbers */
+	err = patch_bits(obj, bits ? bits : &none);
+	if (err >= 0 && err < 2 * KS_SYS_SEGS * (KS_SYS_NR_HOOKED / 64))
+		err = -ENOEXEC;	/* a build whose bitmap immediates are not found */
+	if (err >= 0)
+		err = ks_fit_prepare(obj);
+	if (err < 0) {
 		bpf_object__close(obj);
 		errno = -err;
 		return NULL;
@@ -243,7 +252,6 @@ static int attach(int bits_fd, const struct ks_sys_table *t)
 	struct ks_sys_bits cur;
 	struct bpf_object *obj;
 	__u32 zero = 0;
-	void *copy = NULL;
 	int err = 0;
 
 	stale = bpf_map_lookup_elem(bits_fd, &zero, &cur) || memcmp(&cur, &t->bits, sizeof(cur));
@@ -265,12 +273,9 @@ static int attach(int bits_fd, const struct ks_sys_table *t)
 	opts.pin_root_path = maps;
 	if ((err = ks_btf_open_opts(&opts)))
 		return err;
-	obj = disp_open(&opts, &t->bits, &copy);
-	if (!obj) {
-		err = ks_err(-errno, "can't open the syscall dispatcher: %s", strerror(errno));
-		free(copy);
-		return err;
-	}
+	obj = disp_open(&opts, &t->bits);
+	if (!obj)
+		return ks_err(-errno, "can't open the syscall dispatcher: %s", strerror(errno));
 	/* only the programs to attach: each one loaded is one more to verify */
 	for (int d = 0; d < 2; d++) {
 		for (int seg = 0; seg < KS_SYS_SEGS; seg++) {
@@ -309,7 +314,6 @@ static int attach(int bits_fd, const struct ks_sys_table *t)
 	}
 out:
 	bpf_object__close(obj);
-	free(copy);
 	if (err)
 		return err;
 record:
@@ -334,7 +338,6 @@ static int maps_open(struct maps *m)
 		struct bpf_program *prog;
 		char maps[PATH_MAX];
 		struct bpf_object *obj;
-		void *copy = NULL;
 
 		maps_close(m);
 		m->slots = m->bits = -1;
@@ -342,13 +345,12 @@ static int maps_open(struct maps *m)
 		opts.pin_root_path = maps;
 		if ((err = ks_btf_open_opts(&opts)))
 			return err;
-		obj = disp_open(&opts, NULL, &copy);
+		obj = disp_open(&opts, NULL);
 		if (obj)	/* the maps alone */
 			bpf_object__for_each_program(prog, obj)
 				bpf_program__set_autoload(prog, false);
 		err = obj ? bpf_object__load(obj) : -errno;
 		bpf_object__close(obj);
-		free(copy);
 		if (err)
 			return ks_err(err, "can't load the syscall dispatcher: %s", strerror(-err));
 		m->slots = open_map("ks_sys_slots");
