@@ -270,6 +270,12 @@ Test(fleet_ui, page_equals_nats_and_postgres, .fini = fleet_down, .timeout = 300
 	for (int i = 0; i < 600 && pg_int(sql) < TRIGGERS; i++)
 		usleep(100000);
 	cr_assert_eq(pg_int(sql), TRIGGERS, "the %d hits did not reach PostgreSQL in 60 s", TRIGGERS);
+	/* the hits' execs, which name their binary on the host view, may come
+	 * in a later batch than the hits themselves */
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM ks_events WHERE kind = 'exec' AND "
+		 "host = '%s' AND data->>'binary' LIKE '%%/bin/" HOSTILE "'", hostname);
+	for (int i = 0; i < 600 && pg_int(sql) < TRIGGERS; i++)
+		usleep(100000);
 	/* the agent's audit hits reach NATS too (they hold the promotion) */
 	for (int i = 0; i < 100; i++, usleep(100000)) {
 		json_object_put(all);
