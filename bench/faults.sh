@@ -42,11 +42,11 @@
 # The wall-clock steps are not here: they move the host's clock, which other
 # sessions share (tests/test_agent.c t18 steps the agent's clock alone).
 # Knobs: RATE, STOP_S, RO_S, PAGES, SHIP_DOWN_S, STEPS ("sigstop truncate
-# pages readonly oom shipdown"), KSHIELD_BPFFS (/sys/fs/bpf/ks-bench-faults). Run it as root under
+# pages readonly oom shipdown"), KSHIELD_BPFFS (/sys/fs/bpf/ks-bench-faults-<pid>). Run it as root under
 # `flock /tmp/kshield-host.lock`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export KSHIELD_BPFFS=${KSHIELD_BPFFS:-/sys/fs/bpf/ks-bench-faults}
+export KSHIELD_BPFFS=${KSHIELD_BPFFS:-/sys/fs/bpf/ks-bench-faults-$$}
 RATE=${RATE:-3125}
 STOP_S=${STOP_S:-60}
 RO_S=${RO_S:-20}

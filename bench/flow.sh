@@ -24,7 +24,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 KS=$(readlink -f "${KSHIELD:-build/kshield}")
 B=build/bench
-export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-flow
+export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-flow-$$
 BULK_BYTES=${BULK_BYTES:-2000000000}
 UDP_N=${UDP_N:-200000}
 N_CONN=${N_CONN:-15000}

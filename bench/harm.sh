@@ -34,7 +34,7 @@ cd "$(dirname "$0")/.."
 KS=$(readlink -f "${KSHIELD:-build/kshield}")
 LOOP=build/bench/syscall_loop
 SHIELDS=${SHIELDS_DIR:-build/shields}
-export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-harm
+export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-harm-$$
 ROUNDS=${ROUNDS:-3}
 N=${N:-200000}
 MODES=${MODES:-"floor1 floor s11 s55 s110 agent"}

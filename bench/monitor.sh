@@ -46,7 +46,7 @@ cd "$(dirname "$0")/.."
 KS=$(readlink -f "${KSHIELD:-build/kshield}")
 B=build/bench
 SHIELDS=${SHIELDS_DIR:-build/shields}
-export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-mon
+export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-mon-$$
 N_EXEC=${N_EXEC:-2000}
 N_CONN=${N_CONN:-20000}
 FLOW_BYTES=${FLOW_BYTES:-100}

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KS=${KSHIELD:-build/kshield}
-export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-netlink
+export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-netlink-$$
 SHIELDS="cve-2024-1086 cve-2023-32233 cve-2022-2588"
 tmp=$(mktemp -d)
 trap 'for s in $SHIELDS; do $KS shield unload $s >/dev/null 2>&1 || true; done; rm -rf $tmp $KSHIELD_BPFFS' EXIT

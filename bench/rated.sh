@@ -13,10 +13,10 @@
 #
 # Knobs: START (2000), STEP (1.5), SECS (20), MAX (200000), EXEC_PROCS (2),
 # EXEC_SHARE (0.5: the share of events from execs),
-# KSHIELD_BPFFS (/sys/fs/bpf/ks-bench-rated).
+# KSHIELD_BPFFS (/sys/fs/bpf/ks-bench-rated-<pid>).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export KSHIELD_BPFFS=${KSHIELD_BPFFS:-/sys/fs/bpf/ks-bench-rated}
+export KSHIELD_BPFFS=${KSHIELD_BPFFS:-/sys/fs/bpf/ks-bench-rated-$$}
 START=${START:-2000}
 STEP=${STEP:-1.5}
 SECS=${SECS:-20}

@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 KS=${KSHIELD:-build/kshield}
 OBJ=build/tests/fixtures/sockopt-shield.bpf.o
-export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench
+export KSHIELD_BPFFS=/sys/fs/bpf/ks-bench-shield-$$
 LOOP=build/bench/setsockopt_loop
 N=${N:-1000000}
 trap '$KS shield unload fixture-sockopt >/dev/null 2>&1 || true; rm -rf $KSHIELD_BPFFS /sys/fs/bpf/ks-bench-bpftool' EXIT

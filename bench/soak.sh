@@ -43,14 +43,14 @@
 # default a new one under /var/tmp), MAX_SIZE, RETENTION, SAMPLE,
 # RELOAD_EVERY, HUNT_EVERY, EXEC_N (100), CONN_N (200), FLOW_N (50),
 # FLOW_BYTES (16384), SHIELD_EVERY (1), METRICS (127.0.0.1:19477),
-# KSHIELD_BPFFS (/sys/fs/bpf/ks-soak). Loads BPF: run it as
+# KSHIELD_BPFFS (/sys/fs/bpf/ks-bench-soak-<pid>). Loads BPF: run it as
 # `flock /tmp/kshield-host.lock bench/soak.sh`.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 KS=$(readlink -f "${KSHIELD:-build/kshield}")
 B=$(readlink -f build/bench)
 SHIELDS=$(readlink -f "${SHIELDS_DIR:-build/shields}")
-export KSHIELD_BPFFS=${KSHIELD_BPFFS:-/sys/fs/bpf/ks-soak}
+export KSHIELD_BPFFS=${KSHIELD_BPFFS:-/sys/fs/bpf/ks-bench-soak-$$}
 DURATION=${DURATION:-600}
 scaled() { awk -v d="$DURATION" -v full="$1" -v floor="$2" 'BEGIN {v = int(full * d / 7200); print v < floor ? floor : v}'; }
 SAMPLE=${SAMPLE:-$(scaled 60 5)}

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* test_stale_pins.c - before any host test runs, remove the bpffs roots that
- * an earlier, crashed run of these tests left behind.
+ * an earlier, crashed run of these tests or of a benchmark left behind.
  *
- * Every host test pins under /sys/fs/bpf/ks-test-[<kind>-]<pid>[-<tag>] and
- * removes it when it ends. A test killed half-way (timeout, crash, Ctrl-C)
+ * Every host test pins under /sys/fs/bpf/ks-test-[<kind>-]<pid>[-<tag>], and
+ * every benchmark under /sys/fs/bpf/ks-bench-<name>-<pid>, and removes it
+ * when it ends. A test killed half-way (timeout, crash, Ctrl-C)
  * leaves its pins, and with them an attached monitor or shield: it taxes
  * every later benchmark and can refuse a later test's trigger. A root whose
  * pid no longer runs belongs to nobody; a live pid may be a concurrent run
@@ -25,12 +26,16 @@
 
 #define KS_TEST_BPFFS "/sys/fs/bpf"
 
-/* The pid in a test root's name "ks-test-[<kind>-]<pid>[-<tag>]", or 0. */
+/* The pid in a root's name "ks-{test,bench}-[<kind>-]<pid>[-<tag>]", or 0. */
 static pid_t test_root_pid(const char *name)
 {
-	const char *p = name + strlen("ks-test-");
+	const char *p;
 
-	if (strncmp(name, "ks-test-", strlen("ks-test-")))
+	if (!strncmp(name, "ks-test-", strlen("ks-test-")))
+		p = name + strlen("ks-test-");
+	else if (!strncmp(name, "ks-bench-", strlen("ks-bench-")))
+		p = name + strlen("ks-bench-");
+	else
 		return 0;
 	while (*p && !isdigit((unsigned char)*p))
 		p = strchr(p, '-') ? strchr(p, '-') + 1 : p + strlen(p);
@@ -56,7 +61,7 @@ static void sweep_stale_roots(void)
 		if (pid <= 0 || pid_alive(pid))
 			continue;
 		if (!ks_runf(NULL, NULL, "rm -rf '%s/%s'", KS_TEST_BPFFS, de->d_name))
-			fprintf(stderr, "removed %s/%s, left by a test run that ended early (pid %d)\n",
+			fprintf(stderr, "removed %s/%s, left by a run that ended early (pid %d)\n",
 				KS_TEST_BPFFS, de->d_name, pid);
 	}
 	closedir(d);
@@ -74,6 +79,8 @@ Test(stale_pins, root_names)
 	cr_expect_eq(test_root_pid("ks-test-4242"), 4242);
 	cr_expect_eq(test_root_pid("ks-test-lc-4242"), 4242);
 	cr_expect_eq(test_root_pid("ks-test-mon-4242-flow"), 4242);
+	cr_expect_eq(test_root_pid("ks-bench-harm-4242"), 4242);
+	cr_expect_eq(test_root_pid("ks-bench-harm"), 0);
 	cr_expect_eq(test_root_pid("kshield"), 0);
 	cr_expect_eq(test_root_pid("ks-test-mon-"), 0);
 }
