@@ -8,11 +8,17 @@
  * shield's file_permission check runs on both). pipexfer: 512 B blocks
  * written into a pipe that a forked reader drains, what
  * `dd bs=512 | cat` does (ns per block).
+ *   syscall_loop --floor1 getppid|... N [R]
+ * the same with an empty BPF program on raw tracepoint sys_enter for the
+ * whole run: the floor no syscall-entry shield can go below on a kernel
+ * without kprobes or trampolines (raw bpf(2), no libbpf: the matrix's
+ * guests run this static binary).
  *   syscall_loop int80
  * says whether this machine runs 32-bit syscalls ("yes"/"no"): a child
  * asks getpid through int $0x80 (x86-64; elsewhere "unknown"). A kernel
  * may have the 32-bit entry built in and still refuse it at run time. */
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +55,34 @@ static void int80(void)
 #endif
 }
 
+/* An empty program ("r0 = 0; exit") on sys_enter; its fd, or -1. */
+static int floor1_attach(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+	int prog;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT;
+	a.insns = (unsigned long)insns;
+	a.insn_cnt = 2;
+	a.license = (unsigned long)"GPL";
+	prog = syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+	if (prog < 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.raw_tracepoint.name = (unsigned long)"sys_enter";
+	a.raw_tracepoint.prog_fd = prog;
+	return syscall(SYS_bpf, BPF_RAW_TRACEPOINT_OPEN, &a, sizeof(a));
+}
+
 int main(int argc, char **argv)
 {
 	static char buf[4096];
-	long n = argc > 2 ? atol(argv[2]) : 0, r = argc > 3 ? atol(argv[3]) : 3;
+	long n, r;
 	int zero = open("/dev/zero", O_RDONLY), null = open("/dev/null", O_WRONLY);
 	double best = 0;
 	struct stat st;
@@ -62,8 +92,18 @@ int main(int argc, char **argv)
 		int80();
 		return 0;
 	}
+	if (argc > 1 && !strcmp(argv[1], "--floor1")) {
+		if (floor1_attach() < 0) {
+			perror("syscall_loop: an empty program on sys_enter (run as root, on a kernel with BPF)");
+			return 1;
+		}
+		argv++;
+		argc--;
+	}
+	n = argc > 2 ? atol(argv[2]) : 0;
+	r = argc > 3 ? atol(argv[3]) : 3;
 	if (argc < 3 || n <= 0 || zero < 0 || null < 0) {
-		fprintf(stderr, "usage: syscall_loop getppid|stat|rw512|rw4k|pipe512|pipexfer N [RUNS]\n");
+		fprintf(stderr, "usage: syscall_loop [--floor1] getppid|stat|rw512|rw4k|pipe512|pipexfer N [RUNS]\n");
 		return 2;
 	}
 	int p[2] = { -1, -1 }, xfer = !strcmp(argv[1], "pipexfer");

@@ -80,9 +80,10 @@ def status:
   # tests/guest/monitor-flow.sh: exact flow records of TCP over IPv4/IPv6
   elif .check == "flow" then (if .ok == true then "pass" else "check-failed" end)
   # tests/guest/harm.sh: unrelated syscalls with every shield loaded
-  # (median ratios and ranges over alternating rounds, reported, not
-  # judged: TCG on a shared machine is noisy; bench/harm.sh compares)
-  elif .check == "harm" then (if .ok == true then "pass" else "check-failed" end)
+  # (median ratios and ranges over alternating rounds); it fails only
+  # when every round of the agent as packaged is over its goal (.error)
+  elif .check == "harm" then
+    (if .ok != true then "check-failed" elif .error != null then "fail" else "pass" end)
   # tests/guest/selinux.sh: labelled mounts with every shield loaded
   elif .check == "selinux" then (if .ok == true then "pass" else "check-failed" end)
   # tests/guest/guard-agent.sh: every tokenless weakening refused, then a token works
