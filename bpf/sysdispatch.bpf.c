@@ -131,29 +131,12 @@ static __always_inline bool fd_match(int fd, __u64 families)
 {
 	bool pipes = families & (1ULL << KS_SYS_FD_PIPE);
 	const struct file_operations *fop;
-	struct file **fds, *file = NULL;
+	struct file *file;
 	struct socket *sock;
 	struct sock *sk;
 	__u16 family;
 
-	/* ks_fd_file through the typed task (plain loads, 5.11+): only here,
-	 * on the hot path. In ks_fd_file itself the typed walk made Copy
-	 * Fail's io_uring scan too large for arm64 6.1's verifier. */
-	if (ks_typed_helper(get_current_task_btf)) {
-		struct files_struct *files = bpf_get_current_task_btf()->files;
-		struct fdtable *fdt;
-
-		if (fd < 0 || !files)
-			return false;
-		fdt = files->fdt;
-		if (!fdt || (unsigned int)fd >= fdt->max_fds)
-			return false;
-		fds = fdt->fd;
-		if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
-			return false;
-	} else {
-		file = ks_fd_file(fd);
-	}
+	file = ks_fd_file_typed(fd);	/* on the hot path: plain loads */
 	if (!file)
 		return false;
 	if (ks_ksym_exists(socket_file_ops)) {

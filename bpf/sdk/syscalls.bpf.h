@@ -242,31 +242,41 @@ int prog##__socketcall__compat32(struct bpf_raw_tracepoint_args *ctx)	\
 	return 0;							\
 }
 
-/* The file behind descriptor @fd of the current task, or NULL. Through
- * the typed task where the kernel has it (5.11+: plain loads, which a
- * check on every write() of the machine pays), else by probe reads. */
+/* The file behind descriptor @fd of the current task, or NULL, by probe
+ * reads. (The typed walk below, used here, made Copy Fail's io_uring scan
+ * too large for arm64 6.1's verifier: 1,000,001 instructions.) */
 static __always_inline struct file *ks_fd_file(int fd)
 {
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *file = NULL;
+
+	if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
+		return NULL;
+	return file;
+}
+
+/* ks_fd_file through the typed task where the kernel has it (5.11+:
+ * plain loads), for checks that run on every write() of the machine;
+ * elsewhere ks_fd_file. */
+static __always_inline struct file *ks_fd_file_typed(int fd)
+{
+	struct files_struct *files;
 	struct file **fds, *file = NULL;
 	struct fdtable *fdt;
 
-	if (fd < 0)
+	if (!ks_typed_helper(get_current_task_btf))
+		return ks_fd_file(fd);
+	files = bpf_get_current_task_btf()->files;
+	if (fd < 0 || !files)
 		return NULL;
-	if (ks_typed_helper(get_current_task_btf)) {
-		struct files_struct *files = bpf_get_current_task_btf()->files;
-
-		fdt = files ? files->fdt : NULL;
-		if (!fdt || (unsigned int)fd >= fdt->max_fds)
-			return NULL;
-		fds = fdt->fd;
-	} else {
-		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-		fdt = BPF_CORE_READ(task, files, fdt);
-		if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
-			return NULL;
-		fds = BPF_CORE_READ(fdt, fd);
-	}
+	fdt = files->fdt;
+	if (!fdt || (unsigned int)fd >= fdt->max_fds)
+		return NULL;
+	fds = fdt->fd;
 	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
 		return NULL;
 	return file;
