@@ -122,6 +122,8 @@ if [[ ,$checks, == *,harm,* ]]; then
 	rounds=5
 	[ "$strip_" = strip ] || rounds=3
 	echo "HARM_ROUNDS=${KSHIELD_HARM_ROUNDS:-$rounds}" >"$stage/etc/kshield/harm.env"
+	# harmgap (kernels.list): the goal is a known gap on this row
+	[[ ,$checks, != *,harmgap,* ]] || echo "HARM_GAP=1" >>"$stage/etc/kshield/harm.env"
 	# KSHIELD_HARM_ALONE: the shields timed one by one instead of
 	# tests/guest/harm.sh's default (a new file_permission shield's cost)
 	[ -z "${KSHIELD_HARM_ALONE:-}" ] ||

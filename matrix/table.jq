@@ -16,7 +16,8 @@ def paths_note:
     else "" end;
 def vuln: if .vulnerable == null then "-" else .vulnerable end;
 def reason:
-  if .check == "harm" and .status == "pass" then
+  if .check == "harm" and .status == "partial" then "known gap: \(.known_gap)"
+  elif .check == "harm" and .status == "pass" then
     # medians over the rounds, getppid/read+write/stat; ranges in results.json
     def m3: "\(.getppid.median)/\(.rw512.median)/\(.stat.median)";
     def j(w): "\(.judged[w].median) (\(.judged[w].range | join("-")))";

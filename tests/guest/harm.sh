@@ -321,7 +321,13 @@ for w in getppid rw512; do
 done
 goal_json="{\"base\": \"$base\", \"goal\": $GOAL, \"getppid\": $(stats $H/r/judged.getppid), \"rw512\": $(stats $H/r/judged.rw512)}"
 err_json=""
-[ -z "$over" ] || err_json=", \"error\": \"the agent as packaged costs more than ${GOAL}x $base in every round:$over\""
+msg="the agent as packaged costs more than ${GOAL}x $base in every round:$over"
+# HARM_GAP (kernels.list harmgap): a known gap, reported, not failed
+if [ -n "$over" ] && [ -n "${HARM_GAP:-}" ]; then
+	err_json=", \"known_gap\": \"$msg\""
+elif [ -n "$over" ]; then
+	err_json=", \"error\": \"$msg\""
+fi
 ok=false
 [ "$loaded" -gt 0 ] && [ "$complete" = true ] && [ -n "$monsys" ] && [ "${mon_bpfev:-0}" -ge 1 ] &&
 	[ "$def_shields" -gt 0 ] && [ -n "$def_guard" ] && ok=true
