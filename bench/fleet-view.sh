@@ -157,7 +157,8 @@ FROM (SELECT i, ts0 + (i::float8 / $M) * interval '7 days' - interval '1 minute'
         (extract(epoch FROM ts0 + (i::float8 / $M) * interval '7 days') * 1e9)::bigint AS ns,
         CASE WHEN i % 100 < 40 THEN 'exec' WHEN i % 100 < 70 THEN 'exit' WHEN i % 100 < 85 THEN 'connect'
              WHEN i % 100 < 99 THEN 'flow' ELSE 'shield' END AS k
-      FROM generate_series($c0, $c1 - 1) i, (SELECT now() - interval '7 days' AS ts0) z) g;
+      FROM generate_series($c0, $c1 - 1) i, (SELECT now() - interval '7 days' AS ts0) z
+      ORDER BY i / 16384, i % 100 = 99, i) g;
 SQL
     printf '  %d of %d events (%d s)\r' "$c1" "$M" $((($(ms) - t0) / 1000))
   done
