@@ -9,8 +9,10 @@
 #     version with --audit-first AF until all enforce again.
 #  2. PostgreSQL loaded with VIEW_EVENTS events of VIEW_HOSTS hosts (the same
 #     cp-N names) over the last 7 days (generate_series, into the
-#     collector's own ks_events and day partitions; 1% shield hits): the
-#     load time and rows/s.
+#     collector's own ks_events and day partitions; 1% shield hits, each
+#     16,384 events' hits after the rest as the collector writes a batch,
+#     rolled up by ks_events' trigger as the collector's are): the load
+#     time and rows/s.
 #  3. `kshield fleet view` over both: each API's time (curl), the first
 #     call and the median of VIEW_RUNS (the view keeps the buckets in
 #     memory through KV watchers: no call reads them whole).
@@ -157,11 +159,12 @@ FROM (SELECT i, ts0 + (i::float8 / $M) * interval '7 days' - interval '1 minute'
         (extract(epoch FROM ts0 + (i::float8 / $M) * interval '7 days') * 1e9)::bigint AS ns,
         CASE WHEN i % 100 < 40 THEN 'exec' WHEN i % 100 < 70 THEN 'exit' WHEN i % 100 < 85 THEN 'connect'
              WHEN i % 100 < 99 THEN 'flow' ELSE 'shield' END AS k
-      FROM generate_series($c0, $c1 - 1) i, (SELECT now() - interval '7 days' AS ts0) z) g;
+      FROM generate_series($c0, $c1 - 1) i, (SELECT now() - interval '7 days' AS ts0) z
+      ORDER BY i / 16384, i % 100 = 99, i) g;
 SQL
     printf '  %d of %d events (%d s)\r' "$c1" "$M" $((($(ms) - t0) / 1000))
   done
-  psql "$PG_CONNINFO" -qc "ANALYZE ks_events"
+  psql "$PG_CONNINFO" -qc "ANALYZE ks_events" -c "ANALYZE ks_hits_day" -c "ANALYZE ks_hits_hour"
   t1=$(ms)
   printf 'load: %d events of %d hosts in %d ms, %d rows/s (load %s); %s on disk\n' "$M" "$H" $((t1 - t0)) \
     $((M * 1000 / (t1 - t0))) "$(load)" "$(psql "$PG_CONNINFO" -Atc "SELECT pg_size_pretty(sum(pg_total_relation_size(c.oid))) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'ks_events'::regclass")"
@@ -187,10 +190,17 @@ if [[ " $PARTS " == *" view "* ]]; then
   done
   # the plans of the PostgreSQL queries, for the record
   psql "$PG_CONNINFO" -At <<SQL > "$D/plans.txt"
-EXPLAIN (ANALYZE, COSTS OFF) SELECT data->>'shield', count(*), count(DISTINCT host), max(ts) FROM ks_events WHERE kind = 'shield' GROUP BY 1;
-EXPLAIN (ANALYZE, COSTS OFF) SELECT host, data->>'verdict', count(*) FROM ks_events WHERE kind = 'shield' AND data->>'shield' = '$SHIELD' GROUP BY 1, 2;
+EXPLAIN (ANALYZE, COSTS OFF) SELECT shield, verdict, sum(hits), count(DISTINCT host), max(last_ts) FROM ks_hits_day GROUP BY GROUPING SETS ((shield, verdict), (shield));
+EXPLAIN (ANALYZE, COSTS OFF) SELECT host, verdict, sum(hits) FROM ks_hits_day WHERE shield = '$SHIELD' GROUP BY 1, 2;
 EXPLAIN (ANALYZE, COSTS OFF) SELECT * FROM ks_events WHERE host = 'cp4-242' AND kind = 'exec' ORDER BY seq DESC LIMIT 100;
 SQL
   grep -E "Execution Time|Index|Seq Scan" "$D/plans.txt" | sort | uniq -c | sort -rn | head -12
+  # the rollups the page counts against the rows (after the timings: this
+  # reads every hit row)
+  psql "$PG_CONNINFO" -At <<SQL
+SELECT 'rollups: ' || (SELECT count(*) FROM ks_hits_day) || ' day rows, ' || (SELECT count(*) FROM ks_hits_hour)
+  || ' hour rows; hits ' || (SELECT sum(hits) FROM ks_hits_day) || ' rolled up, '
+  || (SELECT count(*) FROM ks_events WHERE kind = 'shield') || ' rows';
+SQL
 fi
 echo "== load average $(load) at the end"

@@ -21,7 +21,59 @@
 #include "fleet_pg.h"
 #include "fleet_dl.h"
 
+/* The hits rolled up, for the fleet page (view_pg.c): counting 100,000
+ * hit rows' JSON took it seconds at 10,000 hosts. ks_hits_day is per
+ * shield, host, verdict and UTC day (the day partitions' days, so that
+ * retention drops exactly the rows of the partitions it drops);
+ * ks_hits_hour per shield, verdict and UTC hour, for the hits-over-time
+ * chart. A statement trigger on ks_events adds each INSERT's or COPY's
+ * new shield rows (its transition table: only the rows stored, not the
+ * duplicates ON CONFLICT skipped) in the writer's own transaction, so
+ * the rollups equal the rows whoever writes them, an older collector
+ * included. Rows are locked in key order: two writers wait, never
+ * deadlock. Measured here (16,384-row COPYs, 1% hits, 20 with the
+ * trigger and 20 without, interleaved, 3 runs): medians 7%, 4% and -3%
+ * apart, about 3% on average.
+ *
+ * A store made before the rollups gets them filled from its rows under a
+ * SHARE lock (writers wait for the fill), once: the advisory lock makes
+ * collectors that start together do it (and make ks_events) one at a
+ * time. */
+#define KS_PG_SCHEMA_LOCK	"1802728291"	/* "kssc" */
+#define HIT_KEY "coalesce(data->>'shield', ''), host, coalesce(data->>'verdict', '')"
+#define HIT_DAY "(ts AT TIME ZONE 'UTC')::date"
+#define HIT_HOUR "date_trunc('hour', ts AT TIME ZONE 'UTC')"
+#define HITS_DAY_FROM(src) "SELECT " HIT_KEY ", " HIT_DAY ", count(*), min(ts), max(ts) FROM " src \
+	" WHERE kind = 'shield' GROUP BY 1, 2, 3, 4"
+#define HITS_HOUR_FROM(src) "SELECT coalesce(data->>'shield', ''), coalesce(data->>'verdict', ''), " \
+	HIT_HOUR ", count(*) FROM " src " WHERE kind = 'shield' GROUP BY 1, 2, 3"
+
+#define HITS_SQL \
+	"DO $$ BEGIN" \
+	" IF to_regclass('ks_hits_day') IS NOT NULL THEN RETURN; END IF;" \
+	" LOCK TABLE ks_events IN SHARE MODE;" \
+	" CREATE TABLE ks_hits_day (shield text NOT NULL, host text NOT NULL, verdict text NOT NULL," \
+	"  day date NOT NULL, hits bigint NOT NULL, first_ts timestamptz NOT NULL," \
+	"  last_ts timestamptz NOT NULL, PRIMARY KEY (shield, host, verdict, day));" \
+	" CREATE TABLE ks_hits_hour (shield text NOT NULL, verdict text NOT NULL," \
+	"  hour timestamp NOT NULL, hits bigint NOT NULL, PRIMARY KEY (shield, verdict, hour));" \
+	" INSERT INTO ks_hits_day " HITS_DAY_FROM("ks_events") ";" \
+	" INSERT INTO ks_hits_hour " HITS_HOUR_FROM("ks_events") ";" \
+	" CREATE FUNCTION ks_hits_add() RETURNS trigger LANGUAGE plpgsql" \
+	"  SET search_path FROM CURRENT AS $f$ BEGIN" \
+	"  INSERT INTO ks_hits_day AS t " HITS_DAY_FROM("ks_new") " ORDER BY 1, 2, 3, 4" \
+	"   ON CONFLICT (shield, host, verdict, day) DO UPDATE SET hits = t.hits + excluded.hits," \
+	"   first_ts = least(t.first_ts, excluded.first_ts), last_ts = greatest(t.last_ts, excluded.last_ts);" \
+	"  INSERT INTO ks_hits_hour AS t " HITS_HOUR_FROM("ks_new") " ORDER BY 1, 2, 3" \
+	"   ON CONFLICT (shield, verdict, hour) DO UPDATE SET hits = t.hits + excluded.hits;" \
+	"  RETURN NULL;" \
+	" END $f$;" \
+	" CREATE TRIGGER ks_hits_add AFTER INSERT ON ks_events REFERENCING NEW TABLE AS ks_new" \
+	"  FOR EACH STATEMENT EXECUTE FUNCTION ks_hits_add();" \
+	" END $$;"
+
 static const char schema_sql[] =
+	"SELECT pg_advisory_xact_lock(" KS_PG_SCHEMA_LOCK ");"
 	"CREATE TABLE IF NOT EXISTS ks_events ("
 	" host text NOT NULL, seq bigint NOT NULL, ts timestamptz NOT NULL,"
 	" kind text NOT NULL DEFAULT '', data jsonb NOT NULL,"
@@ -37,7 +89,8 @@ static const char schema_sql[] =
 	 * (view_pg.c). Hits are rare, so these cost ingest next to nothing. */
 	"CREATE INDEX IF NOT EXISTS ks_events_hits_shield ON ks_events ((data->>'shield'), ts)"
 	" WHERE kind = 'shield';"
-	"CREATE INDEX IF NOT EXISTS ks_events_hits_host ON ks_events (host, ts) WHERE kind = 'shield';";
+	"CREATE INDEX IF NOT EXISTS ks_events_hits_host ON ks_events (host, ts) WHERE kind = 'shield';"
+	HITS_SQL;
 
 /* The COPY column list, in the order ks_pg_batch_add writes them. */
 #define PG_COLUMNS "host, seq, ts, kind, data"
@@ -162,7 +215,7 @@ static void put_escaped(struct ks_pg_batch *b, const char *s, size_t n)
 int ks_pg_batch_add(struct ks_pg_batch *b, const char *host, int64_t seq, int64_t ts_ms,
 		    const char *kind, const char *data, size_t dlen, int brace)
 {
-	size_t hl = strlen(host), kl = strlen(kind);
+	size_t hl = strlen(host), kl = strlen(kind), start = b->len;
 	int64_t day = ts_ms >= 0 ? ts_ms / 86400000 : (ts_ms - 86399999) / 86400000;
 	int64_t sec = day * 86400 + (ts_ms - day * 86400000) / 1000;
 	bool known = false;
@@ -187,6 +240,16 @@ int ks_pg_batch_add(struct ks_pg_batch *b, const char *host, int64_t seq, int64_
 	put_escaped(b, data, dlen);
 	b->buf[b->len++] = '\n';
 	b->rows++;
+	/* A hit goes after the batch's other rows (see fleet_pg.h). */
+	if (!strcmp(kind, "shield")) {
+		size_t n = b->len - start;
+
+		if (ks_buf_reserve(&b->hits, &b->hcap, b->hlen + n, 1 << 16))
+			return -ENOMEM;
+		memcpy(b->hits + b->hlen, b->buf + start, n);
+		b->hlen += n;
+		b->len = start;
+	}
 	for (int i = 0; i < b->ndays && !known; i++)
 		known = b->days[i] == day;
 	if (!known && b->ndays < (int)ARRAY_SIZE(b->days))
@@ -197,6 +260,7 @@ int ks_pg_batch_add(struct ks_pg_batch *b, const char *host, int64_t seq, int64_
 void ks_pg_batch_reset(struct ks_pg_batch *b)
 {
 	b->len = 0;
+	b->hlen = 0;
 	b->rows = 0;
 	b->ndays = 0;
 }
@@ -204,6 +268,7 @@ void ks_pg_batch_reset(struct ks_pg_batch *b)
 void ks_pg_batch_free(struct ks_pg_batch *b)
 {
 	free(b->buf);
+	free(b->hits);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -220,7 +285,9 @@ static int copy_in(struct ks_pg *pg, const struct ks_pg_batch *b, const char *ta
 	if (pq_fn.PQresultStatus(r) != PGRES_COPY_IN)
 		return res_fail(pg, r, "copy");
 	pq_fn.PQclear(r);
-	if (pq_fn.PQputCopyData(pg->c, b->buf, b->len) != 1 || pq_fn.PQputCopyEnd(pg->c, NULL) != 1)
+	if ((b->len && pq_fn.PQputCopyData(pg->c, b->buf, b->len) != 1) ||
+	    (b->hlen && pq_fn.PQputCopyData(pg->c, b->hits, b->hlen) != 1) ||
+	    pq_fn.PQputCopyEnd(pg->c, NULL) != 1)
 		return pg_fail(pg, "copy data");
 	while ((r = pq_fn.PQgetResult(pg->c))) {
 		if (pq_fn.PQresultStatus(r) != PGRES_COMMAND_OK) {
@@ -256,8 +323,8 @@ static int64_t write_staged(struct ks_pg *pg, const struct ks_pg_batch *b)
 	    (err = copy_in(pg, b, "ks_stage", &n)))
 		goto rollback;
 	r = pq_fn.PQexec(pg->c, "INSERT INTO ks_events (" PG_COLUMNS ") "
-		   "SELECT DISTINCT ON (host, seq, ts) host, seq, ts, kind, data::jsonb FROM ks_stage "
-		   "ON CONFLICT DO NOTHING");
+		   "SELECT * FROM (SELECT DISTINCT ON (host, seq, ts) host, seq, ts, kind, data::jsonb"
+		   " FROM ks_stage) s ORDER BY kind = 'shield' ON CONFLICT DO NOTHING");
 	if (pq_fn.PQresultStatus(r) != PGRES_COMMAND_OK) {
 		err = res_fail(pg, r, "insert");
 		goto rollback;
@@ -310,7 +377,7 @@ out:
 }
 int ks_pg_retain(struct ks_pg *pg, int days)
 {
-	char sql[256], cut[16];
+	char sql[512], cut[16];
 	time_t t = time(NULL) - (time_t)days * 86400;
 	struct tm tm;
 	PGresult *r;
@@ -331,7 +398,11 @@ int ks_pg_retain(struct ks_pg *pg, int days)
 
 		if (strlen(name) != 18 || strcmp(name + 10, cut) >= 0)
 			continue;
-		snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", name);
+		/* The day's rolled-up hits go with it, in one transaction. */
+		snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s;"
+			 "DELETE FROM ks_hits_day WHERE day = '%s'::date;"
+			 "DELETE FROM ks_hits_hour WHERE hour >= '%s'::date AND hour < '%s'::date + 1",
+			 name, name + 10, name + 10, name + 10);
 		if (!exec_ok(pg, sql, "dropping a partition"))
 			dropped++;
 	}

@@ -10,6 +10,14 @@
  * unique key (a re-sent or redelivered event) again through a staging
  * table and INSERT ... ON CONFLICT DO NOTHING. Either way each (host, seq)
  * is stored once.
+ *
+ * A batch's shield hits are written after its other rows: the heap is
+ * filled in COPY order, so a batch's hits share a few pages instead of
+ * one page each among 100 times as many execs and flows, and what reads
+ * the hits (a shield's hunt, a host's hits) reads that many fewer pages.
+ * Hits are also rolled up per shield, host, verdict and day (ks_hits_day)
+ * and per shield, verdict and hour (ks_hits_hour) by a trigger, in the
+ * same transaction (fleet_pg.c): what the fleet page counts.
  */
 #ifndef KSHIELD_FLEET_PG_H
 #define KSHIELD_FLEET_PG_H
@@ -30,6 +38,8 @@ struct ks_pg {
 struct ks_pg_batch {
 	char *buf;
 	size_t len, cap;
+	char *hits;		/* the shield hits' rows, sent after buf */
+	size_t hlen, hcap;
 	int rows;
 	int ndays;
 	int64_t days[8];	/* day numbers the rows fall in */
@@ -52,7 +62,8 @@ void ks_pg_close(struct ks_pg *pg);
  * itself (a malformed row: retrying cannot help), or another negative
  * errno (PostgreSQL away: retry). Nothing is written on error. */
 int64_t ks_pg_write(struct ks_pg *pg, struct ks_pg_batch *b);
-/* Drop day partitions entirely older than @days days. Returns how many. */
+/* Drop day partitions entirely older than @days days, each with its day's
+ * rolled-up hits. Returns how many. */
 int ks_pg_retain(struct ks_pg *pg, int days);
 
 #endif

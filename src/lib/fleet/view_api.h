@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* view_api.h - the JSON the fleet page reads (`kshield fleet view`), from
  * the fleet's NATS KV (desired state, per-host status, audit hits, host
- * registrations) and the collector's PostgreSQL (ks_events):
+ * registrations) and the collector's PostgreSQL (ks_events and its hit rollups):
  *
  *   /api/coverage          one row per shield: hosts enforcing, auditing,
  *                          refused (grouped by reason), failed, not

@@ -2,9 +2,11 @@
 /* view_pg.c - the fleet page's PostgreSQL half (view_api.h): hits per
  * shield, per host and over time, a host's recent events, a shield's hunt.
  *
- * Every query reads ks_events through an index the collector's schema
- * makes (fleet_pg.c): hits through the partial indexes on kind = 'shield'
- * (by shield, by host), a host's events through (host, seq, ts), newest
+ * Every query reads what the collector's schema makes for it (fleet_pg.c):
+ * hits per shield from the rollups a trigger keeps equal to the rows
+ * (ks_hits_day: per shield, host, verdict and day; ks_hits_hour: per
+ * shield, verdict and hour), a host's hits through the partial index on
+ * kind = 'shield' by host, its events through (host, seq, ts), newest
  * first, partition by partition. The connection is read-only
  * (default_transaction_read_only) with a statement timeout: the page never
  * writes and never holds the database for long.
@@ -12,6 +14,7 @@
 #ifndef KSHIELD_STATIC
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,12 +65,15 @@ static PGresult *query(struct ks_view *v, const char *sql, int n, const char *co
 		return NULL;
 	r = pq_fn.PQexecParams(v->pg, sql, n, NULL, params, NULL, NULL, 0);
 	if (pq_fn.PQresultStatus(r) != PGRES_TUPLES_OK) {
+		const char *state = pq_fn.PQresultErrorField(r, PG_DIAG_SQLSTATE);
+		bool no_table = state && !strcmp(state, "42P01");
 		char msg[512];
 
 		snprintf(msg, sizeof(msg), "%s", pq_fn.PQresultErrorMessage(r));
 		pq_fn.PQclear(r);
-		/* No table yet: the collector has not run. */
-		ks_err(-EIO, "postgresql: %s", strtok(msg, "\n") ?: "?");
+		/* No table yet: no collector, or one older than the rollups. */
+		ks_err(-EIO, "postgresql: %s%s", strtok(msg, "\n") ?: "?", no_table ?
+		       " (start this version's `kshield collect` once: it makes the tables the page reads)" : "");
 		return NULL;
 	}
 	return r;
@@ -106,11 +112,12 @@ static json_object *child(json_object *o, const char *k)
 
 int ks_view_pg_hits(struct ks_view *v, json_object *o)
 {
-	/* Per shield and verdict, and per shield (verdict NULL). */
+	/* Per shield and verdict, and per shield (verdict NULL): each
+	 * ks_hits_day row is one host's hits of a day. */
 	static const char sql[] =
-		"SELECT data->>'shield', coalesce(data->>'verdict', ''), grouping(data->>'verdict'),"
-		" count(*), count(DISTINCT host), " MS("max(ts)") " FROM ks_events WHERE kind = 'shield'"
-		" GROUP BY GROUPING SETS ((data->>'shield', data->>'verdict'), (data->>'shield'))";
+		"SELECT shield, verdict, grouping(verdict), sum(hits), count(DISTINCT host), "
+		MS("max(last_ts)") " FROM ks_hits_day"
+		" GROUP BY GROUPING SETS ((shield, verdict), (shield))";
 	json_object *hits = json_object_new_object();
 	PGresult *r = query(v, sql, 0, NULL);
 
@@ -134,14 +141,14 @@ int ks_view_pg_hits(struct ks_view *v, json_object *o)
 
 int ks_view_pg_shield(struct ks_view *v, const char *name, json_object *o)
 {
+	/* The last 7 days by UTC hour (the hour 7 days ago whole). */
 	static const char hourly[] =
-		"SELECT " MS("date_trunc('hour', ts)") ", data->>'verdict', count(*) FROM ks_events"
-		" WHERE kind = 'shield' AND data->>'shield' = $1 AND ts > now() - interval '7 days'"
-		" GROUP BY 1, 2 ORDER BY 1";
+		"SELECT (extract(epoch FROM hour) * 1000)::bigint, verdict, hits FROM ks_hits_hour"
+		" WHERE shield = $1 AND hour >= date_trunc('hour', now() AT TIME ZONE 'UTC' - interval '7 days')"
+		" ORDER BY hour, verdict";
 	static const char by_host[] =
-		"SELECT host, data->>'verdict', count(*), " MS("min(ts)") ", " MS("max(ts)") ","
-		" count(*) OVER (), sum(count(*)) OVER () FROM ks_events"
-		" WHERE kind = 'shield' AND data->>'shield' = $1"
+		"SELECT host, verdict, sum(hits), " MS("min(first_ts)") ", " MS("max(last_ts)") ","
+		" count(*) OVER (), sum(sum(hits)) OVER () FROM ks_hits_day WHERE shield = $1"
 		" GROUP BY 1, 2 ORDER BY 3 DESC, 1 LIMIT " KS_STR(HIT_GROUPS);
 	json_object *hours = json_object_new_array(), *hosts = json_object_new_array();
 	PGresult *r;

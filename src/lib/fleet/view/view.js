@@ -97,7 +97,7 @@ async function coverage() {
       ['hits', 'hits_pg', 'n'], ['by verdict', 'verdicts'], ['hosts hit', 'hit_hosts', 'n'],
       ['last hit', r => fmtTime(r.last_hit)],
     ], rows, r => ({ 'data-shield': r.shield })),
-    el('p', { class: 'note' }, 'Counts from each host\'s report in NATS (kshield_status); hits from PostgreSQL (ks_events).'));
+    el('p', { class: 'note' }, 'Counts from each host\'s report in NATS (kshield_status); hits from PostgreSQL (ks_events, counted through its rollup ks_hits_day).'));
 }
 
 // ---- a shield ----
