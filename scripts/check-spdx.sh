@@ -12,7 +12,17 @@
 # start with "#!". Kernel patches (*.patch) carry the kernel's licence and
 # are not checked. --apply adds the line where it is missing (after a
 # shebang; "//" in .c files, "/* */" in headers, "#" in the rest).
+# --as PATH FILE checks one FILE written elsewhere as if it were the
+# tracked PATH (tests/unit/test_scaffold.c: what `kshield shield new`
+# writes into shields/NAME/).
 set -euo pipefail
+as=
+if [ "${1:-}" = --as ]; then
+	[ $# = 3 ] || { echo "usage: check-spdx.sh --as PATH FILE" >&2; exit 2; }
+	[ -f "$3" ] || { echo "check-spdx: $3: no such file" >&2; exit 1; }
+	as=$2
+	file=$(realpath "$3")
+fi
 cd "$(dirname "$0")/.."
 apply=0
 [ "${1:-}" = --apply ] && apply=1
@@ -25,18 +35,28 @@ licence_of() {
 	*) echo MIT ;;
 	esac
 }
+# $1: the path (its name decides), $2: the file to read (a shebang)
 is_source() {
 	case $1 in
 	*.c|*.h|*.sh|*.py|*.jq|Makefile|*.mk) return 0 ;;
 	*.md|*.png|*.csv|*.patch|*.json|*.tsv) return 1 ;;
 	esac
-	[ "$(head -c2 "$1" 2>/dev/null)" = '#!' ]
+	[ "$(head -c2 "$2" 2>/dev/null)" = '#!' ]
+}
+
+# List the files to check, NUL-separated, as "PATH FILE" pairs.
+files() {
+	if [ -n "$as" ]; then
+		printf '%s\0%s\0' "$as" "$file"
+	else
+		git ls-files -z | while IFS= read -r -d '' f; do printf '%s\0%s\0' "$f" "$f"; done
+	fi
 }
 
 fail=0 n=0
-while IFS= read -r -d '' f; do
-	[ -f "$f" ] && is_source "$f" || continue
-	want=$(licence_of "$f")
+while IFS= read -r -d '' p && IFS= read -r -d '' f; do
+	[ -f "$f" ] && is_source "$p" "$f" || continue
+	want=$(licence_of "$p")
 	[ "$want" = - ] && continue
 	n=$((n + 1))
 	have=$(head -3 "$f" | sed -n 's/.*SPDX-License-Identifier: *\(.*[^ */]\) *\(\*\/\)\? *$/\1/p' | head -1)
@@ -60,6 +80,6 @@ while IFS= read -r -d '' f; do
 		echo "check-spdx: $f says '$have', its folder's licence is '$want' (see LICENSE)" >&2
 	fi
 	fail=1
-done < <(git ls-files -z)
+done < <(files)
 [ $fail = 0 ] && [ $apply = 0 ] && echo "check-spdx: $n source files, each with its SPDX line"
 exit $fail

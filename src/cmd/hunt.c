@@ -441,9 +441,11 @@ int do_hunt(int argc, char **argv)
 		char *arr = file ? ks_cidrs_pg_array(h.cidrs, h.ncidrs) : NULL;
 
 		struct json_object *hosts = json_object_new_array();
+		const struct ks_hunt_pg_opts ho = { .since = h.since, .until = h.until,
+						    .binary = h.binary, .bytes = h.bytes,
+						    .cidrs = arr, .limit = h.limit };
 
-		err = ks_hunt_pg(pg, name ? name : "sql", sql, h.since, h.until, h.binary, h.bytes,
-				 arr, h.limit, ks_pg_host_row, hosts);
+		err = ks_hunt_pg(pg, name ? name : "sql", sql, ks_pg_host_row, hosts, &ho);
 		free(arr);
 		if (!err)
 			print_pg_hosts(name ? name : "sql", hosts);

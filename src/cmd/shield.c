@@ -461,8 +461,10 @@ static int do_impact(int argc, char **argv)
 	rows = json_object_new_array();
 	if (pg) {
 #ifndef KSHIELD_STATIC
-		err = ks_hunt_pg(pg, name, sql, since, until, NULL, 0, NULL, 1000000 /* hosts */,
-				 ks_pg_host_row, rows);
+		const struct ks_hunt_pg_opts ho = { .since = since, .until = until,
+						    .limit = 1000000 /* hosts */ };
+
+		err = ks_hunt_pg(pg, name, sql, ks_pg_host_row, rows, &ho);
 		free(sql);
 		if (err) {
 			json_object_put(rows);

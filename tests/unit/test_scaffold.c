@@ -3,10 +3,12 @@
  * against the SDK's numbers (bpf/sdk/fit.bpf.h): every syscall it offers
  * has KS_NR_<name> in both arch tables, and KS_NR32_<name> in both exactly
  * where it writes KS_SYSCALL_ENTER32; every native syscall of the SDK is
- * offered. Read from the header itself, so the two cannot drift. */
+ * offered. Read from the header itself, so the two cannot drift. And what
+ * it writes passes scripts/check-spdx.sh as shields/NAME/ would. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "err.h"
 #include "scaffold.h"
@@ -108,4 +110,49 @@ Test(scaffold, a_bad_filter_says_what_it_wants)
 	s.hooks[0] = "file_open";
 	cr_assert_eq(ks_scaffold_write(&s, out, sizeof(out)), -EINVAL);
 	cr_expect(strstr(ks_errmsg(), "--filter is for file_permission"), "%s", ks_errmsg());
+}
+
+/* scripts/check-spdx.sh --as shields/@name/@as @dir/@file: its exit
+ * status, and whether it counted the file as a source file. */
+static int check_spdx(const char *dir, const char *name, const char *as, const char *file,
+		      bool *counted)
+{
+	char cmd[1024], out[512] = "";
+	FILE *p;
+	size_t n;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "scripts/check-spdx.sh --as shields/%s/%s %s/%s/%s 2>&1",
+		 name, as, dir, name, file);
+	p = popen(cmd, "r");
+	cr_assert(p, "%s", cmd);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	*counted = strstr(out, "check-spdx: 1 source files") != NULL;
+	cr_log_info("%s: %s", cmd, out);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The two C files a scaffold writes carry the licence their folder calls
+ * for (GPL-2.0-only for shield.bpf.c, MIT for test.c): the project's own
+ * check passes them, and fails the one under the other's rule. */
+Test(scaffold, a_scaffold_passes_the_spdx_check)
+{
+	char tmp[] = "/tmp/ks-unit-scaffold-XXXXXX", out[256], cmd[300];
+	struct ks_scaffold s = { .name = "spdx-t", .cve = "CVE-2024-99999",
+				 .hooks = { "socket_setsockopt" }, .nhooks = 1,
+				 .syscall = "setsockopt", .dir = tmp };
+	bool counted;
+
+	cr_assert(mkdtemp(tmp));
+	cr_assert_eq(ks_scaffold_write(&s, out, sizeof(out)), 0, "%s", ks_errmsg());
+	cr_expect_eq(check_spdx(tmp, s.name, "shield.bpf.c", "shield.bpf.c", &counted), 0);
+	cr_expect(counted, "shield.bpf.c was not checked");
+	cr_expect_eq(check_spdx(tmp, s.name, "test.c", "test.c", &counted), 0);
+	cr_expect(counted, "test.c was not checked");
+	/* the rule bites: test.c's MIT line is wrong for a BPF object */
+	cr_expect_eq(check_spdx(tmp, s.name, "shield.bpf.c", "test.c", &counted), 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	cr_expect_eq(system(cmd), 0);
 }

@@ -391,8 +391,12 @@ static int attach_direct(const char *dir, struct bpf_program *prog, char *why, s
 static void drop_ids(struct maps *m, struct ks_fp_slot *s, const __u32 *ids, int n);
 
 int ks_fpd_add(const char *owner, const char *dir, struct bpf_object *obj,
-	       const struct ks_meta *meta, __u32 *ids, int max, int *n, char *why, size_t len)
+	       const struct ks_meta *meta, const struct ks_fpd_add_opts *o)
 {
+	__u32 *ids = o->ids;
+	int max = o->max, *n = o->n;
+	char *why = o->why;
+	size_t len = o->whylen;
 	struct bpf_program *prog;
 	struct ks_fp_slot *s = NULL;
 	struct maps m = { .progs = { -1, -1 }, .chains = -1, .slots = -1 };

@@ -32,14 +32,23 @@ struct ks_fp_slot;
 int ks_fpd_filter(const struct ks_meta *meta, const char *prog, struct ks_fp_slot *s,
 		  char *why, size_t len);
 
+/* Where ks_fpd_add() says what it did (as ks_sysd_add_opts). */
+struct ks_fpd_add_opts {
+	__u32 *ids;		/* the registered programs' ids: at most max, */
+	int max;
+	int *n;			/* ... *n of them */
+	char *why;		/* on error, what to do (whylen bytes) */
+	size_t whylen;
+};
+
 /* Register every loaded chain member of @obj under @owner (as
  * ks_sysd_add), pinned as prog_<name> in @dir by the caller. A member
  * the kernel will not chain is attached on its own instead, its link
  * pinned in @dir (and its prog_ pin removed). The registered programs'
- * ids go to @ids (at most @max; *@n of them). On error (a fallback
- * attach failed too) nothing of @obj stays registered and @why says so. */
+ * ids go to o->ids. On error (a fallback attach failed too) nothing of
+ * @obj stays registered and o->why says so. */
 int ks_fpd_add(const char *owner, const char *dir, struct bpf_object *obj,
-	       const struct ks_meta *meta, __u32 *ids, int max, int *n, char *why, size_t len);
+	       const struct ks_meta *meta, const struct ks_fpd_add_opts *o);
 
 /* Unregister @owner's programs but those whose ids are in @keep. */
 int ks_fpd_drop(const char *owner, const __u32 *keep, int nkeep);

@@ -168,10 +168,11 @@ char *ks_hunt_pg_translate(const char *sql, int *nparams)
 #include <postgresql/libpq-fe.h>
 #include "fleet_dl.h"
 
-int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, long long since,
-	       long long until, const char *binary, long long bytes, const char *cidrs,
-	       long long limit, ks_hunt_pg_row_fn row, void *ctx)
+int ks_hunt_pg(const char *conninfo, const char *name, const char *sql, ks_hunt_pg_row_fn row,
+	       void *ctx, const struct ks_hunt_pg_opts *o)
 {
+	long long since = o->since, until = o->until, bytes = o->bytes, limit = o->limit;
+	const char *binary = o->binary, *cidrs = o->cidrs;
 	PGconn *c;
 	char *q = NULL, *grouped = NULL, sv[32], uv[32], bv[32];
 	const char *params[5];

@@ -209,7 +209,8 @@ int ks_rollout_preview(const char *path, const char *pg, const char *since_s, co
 		sayf(say, "impact: %s", ks_errmsg());
 		return 0;
 	}
-	err = ks_hunt_pg(pg, name, sql, since, INT64_MAX, NULL, 0, NULL, 1000000, preview_host, &p);
+	err = ks_hunt_pg(pg, name, sql, preview_host, &p, &(const struct ks_hunt_pg_opts){
+		.since = since, .until = INT64_MAX, .limit = 1000000 });
 	free(sql);
 	if (err)
 		return err;

@@ -313,6 +313,7 @@ int ks_view_pg_hunt(struct ks_view *v, const char *name, const char *sql, json_o
 
 	(void)v;
 	json_object_object_add(o, "rows", rows);
-	return ks_hunt_pg(v->pginfo, name, sql, 0, INT64_MAX, NULL, 0, NULL, HIT_GROUPS, hunt_row, rows);
+	return ks_hunt_pg(v->pginfo, name, sql, hunt_row, rows, &(const struct ks_hunt_pg_opts){
+		.since = 0, .until = INT64_MAX, .limit = HIT_GROUPS });
 }
 #endif /* KSHIELD_STATIC */

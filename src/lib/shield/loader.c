@@ -608,6 +608,10 @@ static int try_variant(const struct variant_req *rq, struct ks_variant_try *try,
 			.ids = res->sys_ids, .max = ARRAY_SIZE(res->sys_ids), .n = &res->nsys,
 			.why = try->why, .whylen = sizeof(try->why),
 		};
+		const struct ks_fpd_add_opts fo = {
+			.ids = res->fp_ids, .max = ARRAY_SIZE(res->fp_ids), .n = &res->nfp,
+			.why = try->why, .whylen = sizeof(try->why),
+		};
 
 		/* Last, so that nothing after it can fail: the syscall
 		 * programs go into the dispatcher's chains under the name the
@@ -617,9 +621,7 @@ static int try_variant(const struct variant_req *rq, struct ks_variant_try *try,
 		err = ks_sysd_add(owner, at.obj, meta, &so);
 		/* Its file_permission checks into that hook's chain (or
 		 * attached on their own where the kernel refuses it). */
-		if (!err && (err = ks_fpd_add(owner, dir, at.obj, meta, res->fp_ids,
-					      ARRAY_SIZE(res->fp_ids), &res->nfp, try->why,
-					      sizeof(try->why)))) {
+		if (!err && (err = ks_fpd_add(owner, dir, at.obj, meta, &fo))) {
 			ks_sysd_drop_ids(res->sys_ids, res->nsys);
 			res->nsys = 0;
 		}

@@ -401,7 +401,9 @@ static const char *way_enum[] = {
 static void write_shield(FILE *f, const struct ks_scaffold *s, const struct hook *h,
 			 const struct ks_scaffold_syscall *sc)
 {
+	/* what loads into the kernel is GPL-2.0-only (LICENSE) */
 	fprintf(f,
+"// SPDX-License-Identifier: GPL-2.0-only\n"
 "/* %s: %s. Written by `kshield shield new`: it loads,\n"
 " * refuses nothing and kills nothing until the TODOs below are written.\n"
 " *\n"
@@ -489,6 +491,7 @@ static void write_test(FILE *f, const struct ks_scaffold *s, const struct ks_sca
 {
 	char line[256];
 
+	fputs("// SPDX-License-Identifier: MIT\n", f);	/* user space (LICENSE) */
 	snprintf(line, sizeof(line), "/* Trigger and benign cases for %s (%s). Written by", s->name,
 		 s->cve);
 	wrap(f, line, " * ", "`kshield shield new`: every case says \"not written yet\" (KS_CASE_TODO) "

@@ -16,7 +16,7 @@
 
 #define ALIGN4(n) (((n) + 3) & ~(size_t)3)
 
-void nlb_init(struct nlbuild *b, void *buf, size_t cap)
+void ks_nlb_init(struct ks_nlbuild *b, void *buf, size_t cap)
 {
 	memset(b, 0, sizeof(*b));
 	b->buf = buf;
@@ -25,7 +25,7 @@ void nlb_init(struct nlbuild *b, void *buf, size_t cap)
 	memset(buf, 0, cap);
 }
 
-static void *reserve(struct nlbuild *b, size_t n)
+static void *reserve(struct ks_nlbuild *b, size_t n)
 {
 	void *p;
 
@@ -38,7 +38,7 @@ static void *reserve(struct nlbuild *b, size_t n)
 	return p;
 }
 
-void nlb_msg(struct nlbuild *b, uint16_t type, uint16_t flags, const void *hdr, size_t hdrlen)
+void ks_nlb_msg(struct ks_nlbuild *b, uint16_t type, uint16_t flags, const void *hdr, size_t hdrlen)
 {
 	struct nlmsghdr *h;
 	void *fh;
@@ -54,14 +54,14 @@ void nlb_msg(struct nlbuild *b, uint16_t type, uint16_t flags, const void *hdr, 
 		memcpy(fh, hdr, hdrlen);
 }
 
-void nlb_msg_end(struct nlbuild *b)
+void ks_nlb_msg_end(struct ks_nlbuild *b)
 {
 	if (b->overflow)
 		return;
 	((struct nlmsghdr *)(b->buf + b->msg))->nlmsg_len = b->len - b->msg;
 }
 
-void nlb_put(struct nlbuild *b, uint16_t type, const void *data, size_t len)
+void ks_nlb_put(struct ks_nlbuild *b, uint16_t type, const void *data, size_t len)
 {
 	struct nlattr *a = reserve(b, NLA_HDRLEN + len);
 
@@ -73,33 +73,33 @@ void nlb_put(struct nlbuild *b, uint16_t type, const void *data, size_t len)
 		memcpy((char *)a + NLA_HDRLEN, data, len);
 }
 
-void nlb_put_str(struct nlbuild *b, uint16_t type, const char *s)
+void ks_nlb_put_str(struct ks_nlbuild *b, uint16_t type, const char *s)
 {
-	nlb_put(b, type, s, strlen(s) + 1);
+	ks_nlb_put(b, type, s, strlen(s) + 1);
 }
 
-void nlb_put_u32(struct nlbuild *b, uint16_t type, uint32_t v)
+void ks_nlb_put_u32(struct ks_nlbuild *b, uint16_t type, uint32_t v)
 {
-	nlb_put(b, type, &v, sizeof(v));
+	ks_nlb_put(b, type, &v, sizeof(v));
 }
 
-void nlb_put_be32(struct nlbuild *b, uint16_t type, uint32_t v)
+void ks_nlb_put_be32(struct ks_nlbuild *b, uint16_t type, uint32_t v)
 {
 	v = htonl(v);
-	nlb_put(b, type, &v, sizeof(v));
+	ks_nlb_put(b, type, &v, sizeof(v));
 }
 
-void nlb_nest(struct nlbuild *b, uint16_t type)
+void ks_nlb_nest(struct ks_nlbuild *b, uint16_t type)
 {
 	if (b->depth >= NLB_MAX_NEST) {
 		b->overflow = 1;
 		return;
 	}
 	b->nest[b->depth++] = b->len;
-	nlb_put(b, type | NLA_F_NESTED, NULL, 0);
+	ks_nlb_put(b, type | NLA_F_NESTED, NULL, 0);
 }
 
-void nlb_nest_end(struct nlbuild *b)
+void ks_nlb_nest_end(struct ks_nlbuild *b)
 {
 	if (b->overflow || b->depth <= 0)
 		return;
@@ -107,60 +107,60 @@ void nlb_nest_end(struct nlbuild *b)
 	((struct nlattr *)(b->buf + b->nest[b->depth]))->nla_len = b->len - b->nest[b->depth];
 }
 
-void nlb_nft_begin(struct nlbuild *b)
+void ks_nlb_nft_begin(struct ks_nlbuild *b)
 {
 	struct nfgenmsg g = { .nfgen_family = 0, .version = NFNETLINK_V0,
 			      .res_id = htons(NFNL_SUBSYS_NFTABLES) };
 
-	nlb_msg(b, NFNL_MSG_BATCH_BEGIN, 0, &g, sizeof(g));
+	ks_nlb_msg(b, NFNL_MSG_BATCH_BEGIN, 0, &g, sizeof(g));
 	((struct nlmsghdr *)(b->buf + b->msg))->nlmsg_flags = NLM_F_REQUEST;
-	nlb_msg_end(b);
+	ks_nlb_msg_end(b);
 }
 
-void nlb_nft_msg(struct nlbuild *b, uint16_t nft_type, uint16_t flags, uint8_t family)
+void ks_nlb_nft_msg(struct ks_nlbuild *b, uint16_t nft_type, uint16_t flags, uint8_t family)
 {
 	struct nfgenmsg g = { .nfgen_family = family, .version = NFNETLINK_V0 };
 
-	nlb_msg(b, (NFNL_SUBSYS_NFTABLES << 8) | nft_type, flags, &g, sizeof(g));
+	ks_nlb_msg(b, (NFNL_SUBSYS_NFTABLES << 8) | nft_type, flags, &g, sizeof(g));
 }
 
-void nlb_nft_end(struct nlbuild *b)
+void ks_nlb_nft_end(struct ks_nlbuild *b)
 {
 	struct nfgenmsg g = { .nfgen_family = 0, .version = NFNETLINK_V0,
 			      .res_id = htons(NFNL_SUBSYS_NFTABLES) };
 
-	nlb_msg(b, NFNL_MSG_BATCH_END, 0, &g, sizeof(g));
+	ks_nlb_msg(b, NFNL_MSG_BATCH_END, 0, &g, sizeof(g));
 	((struct nlmsghdr *)(b->buf + b->msg))->nlmsg_flags = NLM_F_REQUEST;
-	nlb_msg_end(b);
+	ks_nlb_msg_end(b);
 }
 
-void nlb_nft_table(struct nlbuild *b, uint8_t family, const char *table)
+void ks_nlb_nft_table(struct ks_nlbuild *b, uint8_t family, const char *table)
 {
-	nlb_nft_msg(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, family);
-	nlb_put_str(b, NFTA_TABLE_NAME, table);
-	nlb_msg_end(b);
+	ks_nlb_nft_msg(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, family);
+	ks_nlb_put_str(b, NFTA_TABLE_NAME, table);
+	ks_nlb_msg_end(b);
 }
 
-void nlb_nft_chain(struct nlbuild *b, uint8_t family, const char *table, const char *chain)
+void ks_nlb_nft_chain(struct ks_nlbuild *b, uint8_t family, const char *table, const char *chain)
 {
-	nlb_nft_msg(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, family);
-	nlb_put_str(b, NFTA_CHAIN_TABLE, table);
-	nlb_put_str(b, NFTA_CHAIN_NAME, chain);
-	nlb_msg_end(b);
+	ks_nlb_nft_msg(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, family);
+	ks_nlb_put_str(b, NFTA_CHAIN_TABLE, table);
+	ks_nlb_put_str(b, NFTA_CHAIN_NAME, chain);
+	ks_nlb_msg_end(b);
 }
 
-void nlb_nft_base_chain(struct nlbuild *b, uint8_t family, const char *table,
+void ks_nlb_nft_base_chain(struct ks_nlbuild *b, uint8_t family, const char *table,
 			const char *chain, uint32_t hooknum)
 {
-	nlb_nft_msg(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, family);
-	nlb_put_str(b, NFTA_CHAIN_TABLE, table);
-	nlb_put_str(b, NFTA_CHAIN_NAME, chain);
-	nlb_nest(b, NFTA_CHAIN_HOOK);
-	nlb_put_be32(b, NFTA_HOOK_HOOKNUM, hooknum);
-	nlb_put_be32(b, NFTA_HOOK_PRIORITY, 0);
-	nlb_nest_end(b);
-	nlb_put_str(b, NFTA_CHAIN_TYPE, "filter");
-	nlb_msg_end(b);
+	ks_nlb_nft_msg(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, family);
+	ks_nlb_put_str(b, NFTA_CHAIN_TABLE, table);
+	ks_nlb_put_str(b, NFTA_CHAIN_NAME, chain);
+	ks_nlb_nest(b, NFTA_CHAIN_HOOK);
+	ks_nlb_put_be32(b, NFTA_HOOK_HOOKNUM, hooknum);
+	ks_nlb_put_be32(b, NFTA_HOOK_PRIORITY, 0);
+	ks_nlb_nest_end(b);
+	ks_nlb_put_str(b, NFTA_CHAIN_TYPE, "filter");
+	ks_nlb_msg_end(b);
 }
 
 /* Table @table and chain @chain (a base chain on @hooknum when @hooked)
@@ -169,18 +169,18 @@ static int nft_setup(int fd, uint8_t family, const char *table, const char *chai
 		     bool hooked, uint32_t hooknum, char *why, size_t len)
 {
 	char buf[1024];
-	struct nlbuild b;
+	struct ks_nlbuild b;
 	int err, ack;
 
-	nlb_init(&b, buf, sizeof(buf));
-	nlb_nft_begin(&b);
-	nlb_nft_table(&b, family, table);
+	ks_nlb_init(&b, buf, sizeof(buf));
+	ks_nlb_nft_begin(&b);
+	ks_nlb_nft_table(&b, family, table);
 	if (hooked)
-		nlb_nft_base_chain(&b, family, table, chain, hooknum);
+		ks_nlb_nft_base_chain(&b, family, table, chain, hooknum);
 	else
-		nlb_nft_chain(&b, family, table, chain);
-	nlb_nft_end(&b);
-	err = nlb_talk(fd, &b, &ack);
+		ks_nlb_nft_chain(&b, family, table, chain);
+	ks_nlb_nft_end(&b);
+	err = ks_nlb_talk(fd, &b, &ack);
 	if (err || ack) {
 		err = err ? err : ack;
 		snprintf(why, len, "nf_tables unavailable: table and %schain batch: %s",
@@ -190,50 +190,50 @@ static int nft_setup(int fd, uint8_t family, const char *table, const char *chai
 	return 0;
 }
 
-int nlb_nft_setup_hooked(int fd, uint8_t family, const char *table, const char *chain,
+int ks_nlb_nft_setup_hooked(int fd, uint8_t family, const char *table, const char *chain,
 			 uint32_t hooknum, char *why, size_t len)
 {
 	return nft_setup(fd, family, table, chain, true, hooknum, why, len);
 }
 
-int nlb_nft_setup(int fd, uint8_t family, const char *table, const char *chain,
+int ks_nlb_nft_setup(int fd, uint8_t family, const char *table, const char *chain,
 		  char *why, size_t len)
 {
 	return nft_setup(fd, family, table, chain, false, 0, why, len);
 }
 
-void nlb_nft_payload_expr(struct nlbuild *b, uint32_t dreg, uint32_t base, uint32_t offset,
+void ks_nlb_nft_payload_expr(struct ks_nlbuild *b, uint32_t dreg, uint32_t base, uint32_t offset,
 			  uint32_t len)
 {
-	nlb_nest(b, NFTA_LIST_ELEM);
-	nlb_put_str(b, NFTA_EXPR_NAME, "payload");
-	nlb_nest(b, NFTA_EXPR_DATA);
-	nlb_put_be32(b, NFTA_PAYLOAD_DREG, dreg);
-	nlb_put_be32(b, NFTA_PAYLOAD_BASE, base);
-	nlb_put_be32(b, NFTA_PAYLOAD_OFFSET, offset);
-	nlb_put_be32(b, NFTA_PAYLOAD_LEN, len);
-	nlb_nest_end(b);
-	nlb_nest_end(b);
+	ks_nlb_nest(b, NFTA_LIST_ELEM);
+	ks_nlb_put_str(b, NFTA_EXPR_NAME, "payload");
+	ks_nlb_nest(b, NFTA_EXPR_DATA);
+	ks_nlb_put_be32(b, NFTA_PAYLOAD_DREG, dreg);
+	ks_nlb_put_be32(b, NFTA_PAYLOAD_BASE, base);
+	ks_nlb_put_be32(b, NFTA_PAYLOAD_OFFSET, offset);
+	ks_nlb_put_be32(b, NFTA_PAYLOAD_LEN, len);
+	ks_nlb_nest_end(b);
+	ks_nlb_nest_end(b);
 }
 
-void nlb_nft_verdict_expr(struct nlbuild *b, uint32_t verdict)
+void ks_nlb_nft_verdict_expr(struct ks_nlbuild *b, uint32_t verdict)
 {
-	nlb_nest(b, NFTA_LIST_ELEM);
-	nlb_put_str(b, NFTA_EXPR_NAME, "immediate");
-	nlb_nest(b, NFTA_EXPR_DATA);
-	nlb_put_be32(b, NFTA_IMMEDIATE_DREG, NFT_REG_VERDICT);
-	nlb_nest(b, NFTA_IMMEDIATE_DATA);
-	nlb_nest(b, NFTA_DATA_VERDICT);
-	nlb_put_be32(b, NFTA_VERDICT_CODE, verdict);
-	nlb_nest_end(b);
-	nlb_nest_end(b);
-	nlb_nest_end(b);
-	nlb_nest_end(b);
+	ks_nlb_nest(b, NFTA_LIST_ELEM);
+	ks_nlb_put_str(b, NFTA_EXPR_NAME, "immediate");
+	ks_nlb_nest(b, NFTA_EXPR_DATA);
+	ks_nlb_put_be32(b, NFTA_IMMEDIATE_DREG, NFT_REG_VERDICT);
+	ks_nlb_nest(b, NFTA_IMMEDIATE_DATA);
+	ks_nlb_nest(b, NFTA_DATA_VERDICT);
+	ks_nlb_put_be32(b, NFTA_VERDICT_CODE, verdict);
+	ks_nlb_nest_end(b);
+	ks_nlb_nest_end(b);
+	ks_nlb_nest_end(b);
+	ks_nlb_nest_end(b);
 }
 
 static char errmsg[128];
 
-const char *nlb_errmsg(void)
+const char *ks_nlb_errmsg(void)
 {
 	return errmsg;
 }
@@ -264,7 +264,7 @@ static void save_errmsg(const struct nlmsghdr *h)
 	}
 }
 
-int nlb_replies(int fd, int *ack)
+int ks_nlb_replies(int fd, int *ack)
 {
 	char rbuf[8192];
 	int count = 0;
@@ -289,7 +289,7 @@ int nlb_replies(int fd, int *ack)
 	return count;
 }
 
-int nlb_talk(int fd, struct nlbuild *b, int *ack)
+int ks_nlb_talk(int fd, struct ks_nlbuild *b, int *ack)
 {
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 
@@ -298,11 +298,11 @@ int nlb_talk(int fd, struct nlbuild *b, int *ack)
 		return -ENOBUFS;
 	if (sendto(fd, b->buf, b->len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
 		return -errno;
-	nlb_replies(fd, ack);
+	ks_nlb_replies(fd, ack);
 	return 0;
 }
 
-int nlb_talk_iov(int fd, struct nlbuild *b, int *ack)
+int ks_nlb_talk_iov(int fd, struct ks_nlbuild *b, int *ack)
 {
 	struct iovec iov[NLB_MAX_IOV];
 	struct msghdr m = { .msg_iov = iov };
@@ -322,6 +322,6 @@ int nlb_talk_iov(int fd, struct nlbuild *b, int *ack)
 	}
 	if (sendmsg(fd, &m, 0) < 0)
 		return -errno;
-	nlb_replies(fd, ack);
+	ks_nlb_replies(fd, ack);
 	return 0;
 }

@@ -37,13 +37,13 @@ static const char *const names[NLT_PATH_MAX] = {
 	[NLT_COMPAT_SOCKETCALL] = "32-bit socketcall",
 };
 
-const char *nlt_path_name(enum nlt_path p)
+const char *ks_nlt_path_name(enum ks_nlt_path p)
 {
 	return p < NLT_PATH_MAX ? names[p] : "?";
 }
 
 /* One iovec per message, as libmnl batches are sent. */
-static int split_iov(struct nlbuild *b, struct iovec *iov, int max)
+static int split_iov(struct ks_nlbuild *b, struct iovec *iov, int max)
 {
 	size_t off = 0;
 	int n = 0;
@@ -199,7 +199,7 @@ static int uring_send(int fd, struct msghdr *m, int sqpoll, int fixed, int op)
 	return res;
 }
 
-int nlt_send(int fd, struct nlbuild *b, enum nlt_path p)
+int ks_nlt_send(int fd, struct ks_nlbuild *b, enum ks_nlt_path p)
 {
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	struct iovec iov[NLB_MAX_IOV];
@@ -284,7 +284,7 @@ static int make_socket(void)
 
 /* The socket of a path, in a new user+network namespace: made there, or
  * made there and passed out to this process (scm-rights). */
-static int open_socket(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
+static int open_socket(const struct ks_nlt_trigger *t, enum ks_nlt_path p, char *why, size_t len)
 {
 	int fd, err;
 
@@ -318,7 +318,7 @@ static int open_socket(const struct nlt_trigger *t, enum nlt_path p, char *why, 
 /* clone-files: a process sharing this one's descriptor table sends the
  * request by way @way and ends (or is killed). Its exit status carries the
  * send's errno (0: sent). */
-static int send_from_sibling(int fd, struct nlbuild *b, enum nlt_path way, int *killed)
+static int send_from_sibling(int fd, struct ks_nlbuild *b, enum ks_nlt_path way, int *killed)
 {
 	int status;
 	pid_t pid = syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
@@ -326,7 +326,7 @@ static int send_from_sibling(int fd, struct nlbuild *b, enum nlt_path way, int *
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		_exit(-nlt_send(fd, b, way) & 0xff);
+		_exit(-ks_nlt_send(fd, b, way) & 0xff);
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
 	*killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
@@ -336,7 +336,7 @@ static int send_from_sibling(int fd, struct nlbuild *b, enum nlt_path way, int *
 /* The 32-bit nlsend (shields/common/compat/nlsend.c) is run in this
  * process's namespaces; the descriptors reach it by exec (copies without
  * O_CLOEXEC), the request in a memfd. */
-int nlt_send_compat(int fd, struct nlbuild *b, enum nlt_path p, char *why, size_t len)
+int ks_nlt_send_compat(int fd, struct ks_nlbuild *b, enum ks_nlt_path p, char *why, size_t len)
 {
 	static const char *const way[NLT_PATH_MAX] = {
 		[NLT_COMPAT_SENDMSG] = "sendmsg", [NLT_COMPAT_WRITE] = "write",
@@ -347,7 +347,7 @@ int nlt_send_compat(int fd, struct nlbuild *b, enum nlt_path p, char *why, size_
 	int mfd, dfd, rc;
 
 	if (b->overflow)
-		return ks_case_from(-1, ENOBUFS, nlt_path_name(p), why, len);
+		return ks_case_from(-1, ENOBUFS, ks_nlt_path_name(p), why, len);
 	mfd = memfd_create("kshield-nl32", 0);
 	if (mfd < 0)
 		return ks_case_from(-1, errno, "memfd_create", why, len);
@@ -370,7 +370,7 @@ int nlt_send_compat(int fd, struct nlbuild *b, enum nlt_path p, char *why, size_
 }
 
 /* The socket of @t for way @p, in the attacker's position, set up. */
-static int prepare(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
+static int prepare(const struct ks_nlt_trigger *t, enum ks_nlt_path p, char *why, size_t len)
 {
 	int fd, err;
 
@@ -387,19 +387,19 @@ static int prepare(const struct nlt_trigger *t, enum nlt_path p, char *why, size
 
 /* Send the trigger on the prepared @fd by way of @p, judge the replies,
  * observe the effect; consumes @fd. */
-static int finish(const struct nlt_trigger *t, enum nlt_path p, int fd, char *why, size_t len)
+static int finish(const struct ks_nlt_trigger *t, enum ks_nlt_path p, int fd, char *why, size_t len)
 {
 	char buf[4096];
-	struct nlbuild b;
+	struct ks_nlbuild b;
 	int err, ack, n, killed = 0;
 
-	nlb_init(&b, buf, sizeof(buf));
+	ks_nlb_init(&b, buf, sizeof(buf));
 	t->build(&b);
 	if (p >= NLT_COMPAT_SENDMSG) {
 		/* The 32-bit sender refused or killed is the attacker stopped,
 		 * as for the native ways (this process only holds the socket
 		 * to read what went through). */
-		err = nlt_send_compat(fd, &b, p, why, len);
+		err = ks_nlt_send_compat(fd, &b, p, why, len);
 		if (err != KS_CASE_PASSED) {
 			close(fd);
 			return err;
@@ -409,8 +409,8 @@ static int finish(const struct nlt_trigger *t, enum nlt_path p, int fd, char *wh
 	else if (p == NLT_CLONE_FILES_SQPOLL)
 		err = send_from_sibling(fd, &b, NLT_IO_URING_SQPOLL, &killed);
 	else	/* scm-rights: the exploit's own sendmsg on the passed socket */
-		err = nlt_send(fd, &b, p == NLT_SCM_RIGHTS ? NLT_SENDMSG : p);
-	n = nlb_replies(fd, &ack);
+		err = ks_nlt_send(fd, &b, p == NLT_SCM_RIGHTS ? NLT_SENDMSG : p);
+	n = ks_nlb_replies(fd, &ack);
 	if (err || n == 0 || !t->effect)
 		close(fd);
 	if (err == -ENOSYS && p == NLT_IO_URING) {
@@ -428,13 +428,13 @@ static int finish(const struct nlt_trigger *t, enum nlt_path p, int fd, char *wh
 		return -ENOSYS;
 	}
 	if (err)
-		return ks_case_from(-1, -err, nlt_path_name(p), why, len);
+		return ks_case_from(-1, -err, ks_nlt_path_name(p), why, len);
 	/* No reply: the request never reached its handler (the sibling of
 	 * clone-files was killed before it sent, or the send was refused). */
 	if (n == 0) {
 		if (killed)
 			return KS_CASE_REFUSED;
-		snprintf(why, len, "%s: sent, but the kernel answered nothing", nlt_path_name(p));
+		snprintf(why, len, "%s: sent, but the kernel answered nothing", ks_nlt_path_name(p));
 		return -EPROTO;
 	}
 	if (!t->effect)
@@ -446,28 +446,28 @@ static int finish(const struct nlt_trigger *t, enum nlt_path p, int fd, char *wh
 	return err;
 }
 
-int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len)
+int ks_nlt_run(const struct ks_nlt_trigger *t, enum ks_nlt_path p, char *why, size_t len)
 {
 	int fd = prepare(t, p, why, len);
 
 	return fd < 0 ? fd : finish(t, p, fd, why, len);
 }
 
-int nlt_case(const struct ks_path *path, char *why, size_t len)
+int ks_nlt_case(const struct ks_path *path, char *why, size_t len)
 {
-	return nlt_run(path->arg, path->way, why, len);
+	return ks_nlt_run(path->arg, path->way, why, len);
 }
 
 /* pre-existing: the socket of the case's child, made before the load. */
 static int pre_fd = -1;
 
-int nlt_before(const struct ks_path *path, char *why, size_t len)
+int ks_nlt_before(const struct ks_path *path, char *why, size_t len)
 {
 	pre_fd = prepare(path->arg, NLT_SENDMSG, why, len);
 	return pre_fd < 0 ? pre_fd : 0;
 }
 
-int nlt_after(const struct ks_path *path, char *why, size_t len)
+int ks_nlt_after(const struct ks_path *path, char *why, size_t len)
 {
 	if (pre_fd < 0) {
 		snprintf(why, len, "pre-existing: no socket from before the load");
@@ -476,7 +476,7 @@ int nlt_after(const struct ks_path *path, char *why, size_t len)
 	return finish(path->arg, NLT_SENDMSG, pre_fd, why, len);
 }
 
-int nlt_packet(int fd, char *why, size_t len)
+int ks_nlt_packet(int fd, char *why, size_t len)
 {
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };

@@ -2,10 +2,10 @@
 /* nltrigger.h - the known ways of getting one netlink request to the
  * kernel, as trigger paths for the netlink shields' tests (cve-2022-2588,
  * cve-2023-32233, cve-2024-1086, ...). A shield test describes its trigger
- * once (struct nlt_trigger) and registers one path per way in, as rows
+ * once (struct ks_nlt_trigger) and registers one path per way in, as rows
  * of its table:
  *
- *	static const struct nlt_trigger trig = { NETLINK_ROUTE, setup, build, judge };
+ *	static const struct ks_nlt_trigger trig = { NETLINK_ROUTE, setup, build, judge };
  *	KSHIELD_TEST_PATHS("cve-x", benign, NLT_PATHS(trig, sendmsg, sendto),
  *		NLT_PATH("no-kind", trig_no_kind, NLT_SENDMSG));
  *
@@ -14,7 +14,7 @@
  * and reads the replies: the kernel queues one for each message it
  * processed (every message asks for an ack), which is how a path that
  * outlives a SIGKILL shows that its request still went through. The
- * compat ways hand the built request to a 32-bit sender (nlt_send_compat)
+ * compat ways hand the built request to a 32-bit sender (ks_nlt_send_compat)
  * and read the replies here, so each message is written once.
  */
 #ifndef KSHIELD_NLTRIGGER_H
@@ -25,7 +25,7 @@
 #include "shieldtest.h"
 
 /* Ways in. */
-enum nlt_path {
+enum ks_nlt_path {
 	NLT_SENDMSG,		/* sendmsg, one iovec per message (nft, libmnl) */
 	NLT_SENDTO,		/* sendto of the whole request (tc, iproute2) */
 	NLT_WRITE,
@@ -55,13 +55,13 @@ enum nlt_path {
 	NLT_PATH_MAX,
 };
 
-struct nlt_trigger {
+struct ks_nlt_trigger {
 	int protocol;	/* NETLINK_* */
 	/* Prepare the fresh socket (table and chain, a qdisc). 0 or <0 with
 	 * @why filled. */
 	int (*setup)(int fd, char *why, size_t len);
 	/* The trigger request. */
-	void (*build)(struct nlbuild *b);
+	void (*build)(struct ks_nlbuild *b);
 	/* Case result of the first error the kernel answered (0: none),
 	 * once the request was processed: KS_CASE_PASSED or <0. */
 	int (*judge)(int ack, char *why, size_t len);
@@ -71,36 +71,36 @@ struct nlt_trigger {
 	int (*effect)(int fd, char *why, size_t len);
 };
 
-const char *nlt_path_name(enum nlt_path p);
+const char *ks_nlt_path_name(enum ks_nlt_path p);
 /* Send everything built in @b on @fd by way of @p (socket ways only: not
  * NLT_SCM_RIGHTS / NLT_CLONE_FILES* / NLT_COMPAT_*). 0 or -errno; -ENOSYS when this
  * kernel lacks the way (io_uring; an SQPOLL ring for this user). */
-int nlt_send(int fd, struct nlbuild *b, enum nlt_path p);
+int ks_nlt_send(int fd, struct ks_nlbuild *b, enum ks_nlt_path p);
 /* Send @b on @fd by a 32-bit process (NLT_COMPAT_*: the shared
  * shields/common/compat/nlsend, in this process's namespaces); the replies
  * stay queued on @fd for this process. A case result: PASSED (sent),
  * REFUSED (EPERM, or the sender killed), <0 with @why (n/a where no 32-bit
  * code runs). */
-int nlt_send_compat(int fd, struct nlbuild *b, enum nlt_path p, char *why, size_t len);
+int ks_nlt_send_compat(int fd, struct ks_nlbuild *b, enum ks_nlt_path p, char *why, size_t len);
 /* One UDP datagram to 127.0.0.1 in the network namespace of the netlink
  * socket @fd (entered first: the scm-rights path's process is outside
  * it; lo brought up): what makes the rules of an effect step run. 0, or
  * -errno with @why filled. */
-int nlt_packet(int fd, char *why, size_t len);
+int ks_nlt_packet(int fd, char *why, size_t len);
 /* Run @t by way of @p: a case result. */
-int nlt_run(const struct nlt_trigger *t, enum nlt_path p, char *why, size_t len);
+int ks_nlt_run(const struct ks_nlt_trigger *t, enum ks_nlt_path p, char *why, size_t len);
 /* The same as a path's case (struct ks_path's @call): the trigger is the
  * path's @arg, the way its @way. */
-int nlt_case(const struct ks_path *path, char *why, size_t len);
-/* The "pre-existing" path: nlt_before() enters the namespace, opens the
+int ks_nlt_case(const struct ks_path *path, char *why, size_t len);
+/* The "pre-existing" path: ks_nlt_before() enters the namespace, opens the
  * socket and sets it up (a path's @call_before, run before the shield
- * loads); nlt_after() sends the trigger on it (sendmsg) afterwards. The
+ * loads); ks_nlt_after() sends the trigger on it (sendmsg) afterwards. The
  * trigger is the path's @arg. */
-int nlt_before(const struct ks_path *path, char *why, size_t len);
-int nlt_after(const struct ks_path *path, char *why, size_t len);
+int ks_nlt_before(const struct ks_path *path, char *why, size_t len);
+int ks_nlt_after(const struct ks_path *path, char *why, size_t len);
 
-/* A table row: trigger @t (a struct nlt_trigger) sent by way @way. */
-#define NLT_PATH(name, t, way_)							{ name, .call = nlt_case, .arg = &(t), .way = (way_) }
+/* A table row: trigger @t (a struct ks_nlt_trigger) sent by way @way. */
+#define NLT_PATH(name, t, way_)							{ name, .call = ks_nlt_case, .arg = &(t), .way = (way_) }
 
 /* The compat paths: the request sent by a 32-bit program (the shared
  * shields/common/compat/nlsend.c), named by the 32-bit ABI of this
@@ -133,7 +133,7 @@ int nlt_after(const struct ks_path *path, char *why, size_t len);
 	NLT_PATH("scm-rights", t, NLT_SCM_RIGHTS),			\
 	NLT_PATH("clone-files", t, NLT_CLONE_FILES),			\
 	NLT_PATH("clone-files-sqpoll", t, NLT_CLONE_FILES_SQPOLL),	\
-	{ "pre-existing", .call = nlt_after, .call_before = nlt_before, .arg = &(t) }, \
+	{ "pre-existing", .call = ks_nlt_after, .call_before = ks_nlt_before, .arg = &(t) }, \
 	NLT_PATH(#other, t, __NLT_WAY_##other),				\
 	NLT_COMPAT_PATHS(t)
 
