@@ -5,7 +5,10 @@
 # loaded, the row's status, and whether the kernel is vulnerable to the
 # shield's bug (the row's `vulnerable`: yes, no, or unknown when the test did
 # not establish it). Below: why each shield did not load or could not be
-# tested where it did not (the missing feature, as the loader named it).
+# tested where it did not (the missing feature, as the loader named it), and
+# the effect proven on a live bug per shield, from $live (the text of
+# matrix/live-bugs.tsv: measured runs, kept by hand, so that a run of a few
+# rows does not drop what other runs measured).
 def vuln: if . == true or . == "yes" then "yes" elif . == false or . == "no" then "no"
           else "unknown" end;
 def cell: if .check then .status
@@ -41,4 +44,17 @@ def key: "\(.kernel) (\(.arch))";
    | if length == 0 then "(none)" else .[] end),
   "",
   ([.[] | select(.shield == null and .check == null)
-    | "- \(key) (kernel): \(.status): \(.error // "")"] | .[])
+    | "- \(key) (kernel): \(.status): \(.error // "")"] | .[]),
+  "",
+  "## Effect proven on a live bug",
+  "",
+  "From matrix/live-bugs.tsv (runs on kernels where the shield's bug is live, each named;",
+  "\"not measured\" where no run has shown it). Without the shield: the bug's effect",
+  "observed; removed by: the variants whose refusal left no effect; only detected: paths",
+  "whose tp kill lands after the damage (the effect is there with the shield).",
+  "",
+  "| shield | effect proven on a live bug | kernel (row) | effect without the shield | removed by | only detected | measured |",
+  "|---|---|---|---|---|---|---|",
+  ($live | split("\n")[] | select(length > 0 and (startswith("#") | not))
+   | split("\t") | "| " + join(" | ") + " |")
+

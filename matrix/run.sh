@@ -239,7 +239,7 @@ done | jq -s 'map(.kernel)' >"$out/kernels.json"
 jq -r -f "$here/table.jq" --slurpfile kernels "$out/kernels.json" "$out/results.json"
 # The coverage table (kernel x shield: variant, status, vulnerable), printed
 # and kept beside the results; `make matrix` copies it to docs/coverage.md.
-jq -r -f "$here/coverage.jq" "$out/results.json" >"$out/coverage.md"
+jq -r -f "$here/coverage.jq" --rawfile live "$here/live-bugs.tsv" "$out/results.json" >"$out/coverage.md"
 echo
 cat "$out/coverage.md"
 echo "matrix: results in $out/results.json, coverage table in $out/coverage.md"
