@@ -20,7 +20,7 @@ def reason:
   elif .check == "harm" and .status == "pass" then
     # medians over the rounds, getppid/read+write/stat; ranges in results.json
     def m3: "\(.getppid.median)/\(.rw512.median)/\(.stat.median)";
-    def j(w): "\(.judged[w].median) (\(.judged[w].range | join("-")))";
+    def j(w): if .judged[w] == null then "not judged" else "\(.judged[w].median) (\(.judged[w].range | join("-")))" end;
     "default/\(.judged.base // "?") getppid \(j("getppid")), rw \(j("rw512")); \(.loaded)/\(.shields) shields \(.modes.shields | m3); monitor \(.modes.monitor | m3); default \(.modes.default | m3); none/none \(.noise | m3)"
   elif .check == "selinux" and .check_error == null then
     "policy \(.policy_loaded), \(.loaded) shields (\(.variants | .[:60])): fsconfig context= \(.shields.fsconfig // "?"), label \(.shields.fsmount_label // "?"); mount(2) \(.shields.mount // "?"); without shields \(.none.fsconfig // "?")"

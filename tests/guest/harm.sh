@@ -284,7 +284,7 @@ json_mode() {	# json_mode MODE WORKLOADS
 }
 med() { [ -s "$1" ] && sort -n "$1" | awk '{v[NR] = $1} END {printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}' || echo null; }
 complete=true
-for m in shields monitor default floor1; do
+for m in shields monitor default; do
 	for w in $W; do [ "$(wc -l <$H/r/$m.$w 2>/dev/null)" = "$R" ] || complete=false; done
 done
 alone_json=""; sep=""
@@ -306,7 +306,7 @@ GOAL=${HARM_GOAL:-1.05}
 base=none
 case "$def_dispatch" in *"sys_enter attached"*) base=floor1 ;; esac
 [ "$monsys" = tracepoints ] && base=floor1
-over=""
+over=""; unjudged=""
 for w in getppid rw512; do
 	if [ $base = floor1 ]; then
 		awk 'NR == FNR {f[FNR] = $1; next} f[FNR] > 0 {printf "%.3f\n", $1 / f[FNR]}' \
@@ -314,12 +314,17 @@ for w in getppid rw512; do
 	else
 		cat $H/r/default.$w
 	fi >$H/r/judged.$w 2>/dev/null
-	[ "$(wc -l <$H/r/judged.$w)" = "$R" ] || complete=false
+	# a floor that did not run (an empty raw_tp refused: the log says
+	# "floor1 ... did not run") leaves the row unjudged, said in the JSON
+	if [ "$(wc -l <$H/r/judged.$w)" != "$R" ]; then
+		unjudged="$unjudged $w"
+		continue
+	fi
 	least=$(sort -n $H/r/judged.$w | head -1)
 	[ $w = getppid ] && awk -v l="${least:-0}" -v g="$GOAL" 'BEGIN {exit !(l > g)}' &&
 		over="$over $w $(sort -n $H/r/judged.$w | awk 'NR == 1 {a = $1} {b = $1} END {print a "-" b}')x"
 done
-goal_json="{\"base\": \"$base\", \"goal\": $GOAL, \"getppid\": $(stats $H/r/judged.getppid), \"rw512\": $(stats $H/r/judged.rw512)}"
+goal_json="{\"base\": \"$base\", \"goal\": $GOAL, \"unjudged\": \"${unjudged# }\", \"getppid\": $(stats $H/r/judged.getppid), \"rw512\": $(stats $H/r/judged.rw512)}"
 err_json=""
 msg="the agent as packaged costs more than ${GOAL}x $base in every round:$over"
 # HARM_GAP (kernels.list harmgap): a known gap, reported, not failed
